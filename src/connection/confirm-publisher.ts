@@ -1,0 +1,271 @@
+import type * as amqp from 'amqplib';
+import { jitteredBackoff, PublishError, ShutdownError, type Logger, type WarrenErrorContext } from '../core';
+import type { ConnectionManager } from './connection-manager';
+import { ManagedChannel } from './managed-channel';
+
+export interface OutgoingMessage {
+  readonly exchange: string;
+  readonly routingKey: string;
+  readonly content: Buffer;
+  readonly properties: amqp.Options.Publish;
+  /** Give up (PUBLISH_TIMEOUT) when no confirm arrived by this time (ms since epoch). */
+  readonly deadline: number;
+  readonly context: WarrenErrorContext;
+}
+
+export interface ConfirmPublisherOptions {
+  /** Messages held while the broker is away, blocked or the socket is full; one more fails at once. */
+  readonly maxBuffered: number;
+}
+
+interface Pending {
+  readonly message: OutgoingMessage;
+  readonly resolve: () => void;
+  readonly reject: (error: Error) => void;
+  settled: boolean;
+  returned: boolean;
+  nacks: number;
+  /** Generation of the channel it was written to; 0 while buffered. */
+  writtenOn: number;
+}
+
+/**
+ * Publishing with broker confirms on one confirm channel, many messages in flight. A promise
+ * resolves only on the broker's ack. Unroutable messages (`mandatory`, basic.return) reject with
+ * PUBLISH_UNROUTABLE; nacks are retried with backoff; messages in flight when the channel or the
+ * connection dies are sent again on the next channel (at-least-once: a duplicate is possible, a loss
+ * is not). While disconnected, blocked by a broker alarm or waiting for the socket to drain, messages
+ * wait in a bounded buffer and fail with PUBLISH_TIMEOUT at their deadline: never unbounded, never silent.
+ */
+export class ConfirmPublisher {
+  private readonly managed: ManagedChannel<amqp.ConfirmChannel>;
+  private buffer: Pending[] = [];
+  private readonly inFlight = new Set<Pending>();
+  private awaitingDrain = false;
+  private sweeper: NodeJS.Timeout | undefined;
+  private closed = false;
+  private channelGeneration = 0;
+  private readonly idleWaiters: (() => void)[] = [];
+
+  constructor(
+    private readonly manager: ConnectionManager,
+    private readonly options: ConfirmPublisherOptions,
+    private readonly log: Logger,
+    name = 'publisher',
+  ) {
+    this.managed = new ManagedChannel(
+      manager,
+      {
+        name,
+        confirm: true,
+        setup: async (channel) => {
+          this.channelGeneration += 1;
+          this.awaitingDrain = false;
+          channel.on('return', (message: amqp.Message) => this.handleReturn(message));
+          channel.on('drain', () => {
+            this.awaitingDrain = false;
+            this.writeBuffered();
+          });
+          // Let the channel finish opening before the backlog is written to it.
+          setImmediate(() => this.writeBuffered());
+        },
+        onClosed: (error) => this.failMissingExchange(error),
+      },
+      log,
+    );
+    manager.on('unblocked', () => this.writeBuffered());
+  }
+
+  /** The manager's ready hook calls this after every (re)connect. */
+  open(generation: number): Promise<void> {
+    return this.managed.open(generation);
+  }
+
+  get pendingCount(): number {
+    return this.buffer.length + this.inFlight.size;
+  }
+
+  send(message: OutgoingMessage): Promise<void> {
+    if (this.closed) return Promise.reject(new ShutdownError('publisher is closed'));
+    return new Promise<void>((resolve, reject) => {
+      const pending: Pending = { message, resolve, reject, settled: false, returned: false, nacks: 0, writtenOn: 0 };
+      if (this.canWrite() && this.buffer.length === 0) {
+        this.write(pending);
+      } else if (this.buffer.length >= this.options.maxBuffered) {
+        reject(
+          new PublishError('PUBLISH_BUFFER_FULL', `publish buffer is full (${this.options.maxBuffered} messages waiting for the broker${this.waitReason()})`, {
+            ...message.context,
+            cause: this.manager.lastError,
+          }),
+        );
+        return;
+      } else {
+        this.buffer.push(pending);
+      }
+      this.ensureSweeper();
+    });
+  }
+
+  /** Resolves when nothing is buffered or in flight, or after `timeoutMs`. */
+  async flush(timeoutMs: number): Promise<boolean> {
+    if (this.pendingCount === 0) return true;
+    return new Promise<boolean>((resolve) => {
+      const timer = setTimeout(() => resolve(this.pendingCount === 0), timeoutMs);
+      this.idleWaiters.push(() => {
+        clearTimeout(timer);
+        resolve(true);
+      });
+    });
+  }
+
+  /** Stops accepting messages; whatever is still waiting fails with SHUTTING_DOWN. */
+  async close(): Promise<void> {
+    this.closed = true;
+    for (const pending of [...this.buffer, ...this.inFlight]) this.fail(pending, new ShutdownError('publisher closed before the broker confirmed the message'));
+    this.buffer = [];
+    if (this.sweeper) clearInterval(this.sweeper);
+    await this.managed.close();
+  }
+
+  private canWrite(): boolean {
+    return this.managed.current !== undefined && !this.manager.isBlocked && !this.awaitingDrain;
+  }
+
+  private waitReason(): string {
+    if (!this.manager.isConnected) return ', broker unreachable';
+    if (this.manager.isBlocked) return ', connection blocked by a broker alarm';
+    return '';
+  }
+
+  private write(pending: Pending): void {
+    const channel = this.managed.current!;
+    const generation = this.channelGeneration;
+    const { exchange, routingKey, content, properties } = pending.message;
+    pending.writtenOn = generation;
+    this.inFlight.add(pending);
+    try {
+      const ok = channel.publish(exchange, routingKey, content, properties, (error: unknown) => this.handleConfirm(pending, generation, error));
+      if (!ok) this.awaitingDrain = true;
+    } catch {
+      // The channel closed under us: amqplib throws synchronously. Send it again on the next channel.
+      this.requeue(pending, generation);
+    }
+  }
+
+  private writeBuffered(): void {
+    while (this.buffer.length > 0 && this.canWrite()) {
+      const pending = this.buffer.shift()!;
+      if (!pending.settled) this.write(pending);
+    }
+  }
+
+  private handleConfirm(pending: Pending, generation: number, error: unknown): void {
+    if (pending.settled || pending.writtenOn !== generation) return;
+    if (!error) {
+      this.inFlight.delete(pending);
+      if (pending.returned) {
+        const { exchange, routingKey } = pending.message;
+        this.fail(
+          pending,
+          new PublishError('PUBLISH_UNROUTABLE', `no queue is bound for routing key '${routingKey}' on exchange '${exchange || '(default)'}': the message was returned`, pending.message.context),
+        );
+      } else {
+        this.succeed(pending);
+      }
+      return;
+    }
+    if ((error as Error).message === 'message nacked') {
+      pending.nacks += 1;
+      this.inFlight.delete(pending);
+      pending.writtenOn = 0;
+      const delay = jitteredBackoff(pending.nacks, 50, 2000, 0.3);
+      this.log.debug({ ...pending.message.context, nacks: pending.nacks, delay }, 'publish nacked by the broker; retrying');
+      setTimeout(() => {
+        if (pending.settled) return;
+        if (this.canWrite() && this.buffer.length === 0) this.write(pending);
+        else this.buffer.unshift(pending);
+      }, delay);
+      return;
+    }
+    this.requeue(pending, generation);
+  }
+
+  private requeue(pending: Pending, generation: number): void {
+    if (pending.settled || pending.writtenOn !== generation) return;
+    this.inFlight.delete(pending);
+    pending.writtenOn = 0;
+    pending.returned = false;
+    this.buffer.unshift(pending);
+  }
+
+  /**
+   * A publish to an exchange that does not exist closes the channel (404). Re-sending would close it
+   * again until the deadline, so the messages for that exchange fail now, with the broker's reason.
+   */
+  private failMissingExchange(error: Error | undefined): void {
+    const missing = (error as { code?: number } | undefined)?.code === 404 ? /no exchange '([^']*)'/.exec(error?.message ?? '')?.[1] : undefined;
+    if (missing === undefined) return;
+    for (const pending of [...this.inFlight, ...this.buffer]) {
+      if (pending.message.exchange === missing) {
+        this.fail(pending, new PublishError('PUBLISH_UNROUTABLE', `exchange '${missing}' does not exist on the broker`, { ...pending.message.context, cause: error }));
+      }
+    }
+    this.buffer = this.buffer.filter((p) => !p.settled);
+  }
+
+  private handleReturn(message: amqp.Message): void {
+    const id = message.properties.messageId;
+    for (const pending of this.inFlight) {
+      const m = pending.message;
+      if (!pending.returned && m.properties.messageId === id && m.routingKey === message.fields.routingKey && m.exchange === message.fields.exchange) {
+        pending.returned = true;
+        return;
+      }
+    }
+  }
+
+  private succeed(pending: Pending): void {
+    pending.settled = true;
+    pending.resolve();
+    this.notifyIdle();
+  }
+
+  private fail(pending: Pending, error: Error): void {
+    if (pending.settled) return;
+    pending.settled = true;
+    this.inFlight.delete(pending);
+    pending.reject(error);
+    this.notifyIdle();
+  }
+
+  private notifyIdle(): void {
+    if (this.pendingCount > 0 || this.idleWaiters.length === 0) return;
+    for (const waiter of this.idleWaiters.splice(0)) waiter();
+  }
+
+  /** One timer for all deadlines, running only while something is pending. */
+  private ensureSweeper(): void {
+    if (this.sweeper) return;
+    this.sweeper = setInterval(() => this.sweep(), 100);
+    this.sweeper.unref();
+  }
+
+  private sweep(): void {
+    const now = Date.now();
+    const expired = (p: Pending) => !p.settled && p.message.deadline <= now;
+    const timedOut = [...this.buffer.filter(expired), ...[...this.inFlight].filter(expired)];
+    if (timedOut.length > 0) this.buffer = this.buffer.filter((p) => !expired(p));
+    for (const pending of timedOut) {
+      const what =
+        pending.writtenOn === 0
+          ? `publish timed out waiting to be sent${this.waitReason()}; it was not sent`
+          : 'publish timed out waiting for the broker to confirm it; it may or may not have reached the broker';
+      this.fail(pending, new PublishError('PUBLISH_TIMEOUT', what, { ...pending.message.context, cause: this.manager.lastError }));
+    }
+    this.buffer = this.buffer.filter((p) => !p.settled);
+    if (this.pendingCount === 0 && this.sweeper) {
+      clearInterval(this.sweeper);
+      this.sweeper = undefined;
+    }
+  }
+}

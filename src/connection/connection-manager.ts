@@ -1,0 +1,186 @@
+import { EventEmitter } from 'node:events';
+import * as amqp from 'amqplib';
+import { ConnectionError, jitteredBackoff, WarrenError, type Logger } from '../core';
+import { redactUrl, type ResolvedConnectionOptions } from './options';
+
+export interface ConnectionEvents {
+  connected: [{ url: string; generation: number }];
+  disconnected: [{ error: Error | undefined }];
+  blocked: [{ reason: string }];
+  unblocked: [];
+}
+
+/** Run after every (re)connect, in registration order, before `connected` is emitted. */
+export type ReadyHook = (model: amqp.ChannelModel, generation: number) => Promise<void>;
+
+/**
+ * One AMQP connection that heals itself: tries the URL list in turn with backoff and jitter, re-runs
+ * the ready hooks (topology, channels, consumers) after every reconnect, and keeps the reason of the
+ * last close so later errors can carry it as `cause`. Detects loss on `close` (a broker-forced close,
+ * 320, emits no `error`).
+ */
+export class ConnectionManager extends EventEmitter<ConnectionEvents> {
+  private model: amqp.ChannelModel | undefined;
+  private readonly hooks: ReadyHook[] = [];
+  private urlIndex = 0;
+  private attempt = 0;
+  private reconnectTimer: NodeJS.Timeout | undefined;
+  private closing = false;
+  private blockedReason: string | undefined;
+  /** Incremented on every successful connect; channels remember the generation they belong to. */
+  generation = 0;
+  lastError: Error | undefined;
+
+  constructor(
+    private readonly options: ResolvedConnectionOptions,
+    private readonly log: Logger,
+  ) {
+    super();
+  }
+
+  get isConnected(): boolean {
+    return this.model !== undefined;
+  }
+
+  get isBlocked(): boolean {
+    return this.blockedReason !== undefined;
+  }
+
+  get current(): amqp.ChannelModel | undefined {
+    return this.model;
+  }
+
+  onReady(hook: ReadyHook): void {
+    this.hooks.push(hook);
+  }
+
+  /** First connection: keeps trying every URL until `connectTimeoutMs`, then fails with CONNECTION_FAILED. */
+  async start(): Promise<void> {
+    const deadline = Date.now() + this.options.connectTimeoutMs;
+    for (;;) {
+      try {
+        await this.connectOnce();
+        return;
+      } catch (error) {
+        this.lastError = error as Error;
+        // A hook's own failure (a topology conflict, say) will not heal by retrying.
+        if (this.closing || error instanceof WarrenError) throw error;
+        const delay = this.nextDelay();
+        if (Date.now() + delay > deadline) {
+          const tried = this.options.urls.map(redactUrl).join(', ');
+          throw new ConnectionError('CONNECTION_FAILED', `cannot reach RabbitMQ at ${tried}: ${(error as Error).message}`, {
+            urls: this.options.urls.map(redactUrl),
+            cause: error,
+          });
+        }
+        await sleep(delay);
+      }
+    }
+  }
+
+  async openChannel(): Promise<amqp.Channel> {
+    const model = this.requireModel();
+    return model.createChannel();
+  }
+
+  async openConfirmChannel(): Promise<amqp.ConfirmChannel> {
+    const model = this.requireModel();
+    return model.createConfirmChannel();
+  }
+
+  async close(): Promise<void> {
+    this.closing = true;
+    if (this.reconnectTimer) clearTimeout(this.reconnectTimer);
+    const model = this.model;
+    this.model = undefined;
+    if (model) await model.close().catch(() => undefined);
+  }
+
+  private requireModel(): amqp.ChannelModel {
+    if (!this.model) throw new ConnectionError('CONNECTION_LOST', 'not connected to RabbitMQ', { cause: this.lastError });
+    return this.model;
+  }
+
+  private nextDelay(): number {
+    this.attempt += 1;
+    const { initialDelayMs, maxDelayMs, jitter } = this.options.reconnect;
+    return jitteredBackoff(this.attempt, initialDelayMs, maxDelayMs, jitter);
+  }
+
+  private async connectOnce(): Promise<void> {
+    const url = this.options.urls[this.urlIndex % this.options.urls.length]!;
+    this.urlIndex += 1;
+    const model = await amqp.connect(withHeartbeat(url, this.options.heartbeatSeconds), {
+      clientProperties: { connection_name: this.options.connectionName },
+      timeout: 5000,
+    });
+    model.on('error', (error: Error) => {
+      this.lastError = error;
+      this.log.warn({ err: error }, 'connection error');
+    });
+    model.on('close', (error?: Error) => this.handleClose(model, error));
+    model.on('blocked', (reason: string) => {
+      this.blockedReason = reason;
+      this.log.warn({ reason }, 'connection blocked by the broker');
+      this.emit('blocked', { reason });
+    });
+    model.on('unblocked', () => {
+      this.blockedReason = undefined;
+      this.log.info('connection unblocked');
+      this.emit('unblocked');
+    });
+    this.model = model;
+    this.blockedReason = undefined;
+    this.generation += 1;
+    const generation = this.generation;
+    try {
+      for (const hook of this.hooks) {
+        if (this.model !== model) return;
+        await hook(model, generation);
+      }
+    } catch (error) {
+      if (this.model === model) {
+        this.model = undefined;
+        await model.close().catch(() => undefined);
+      }
+      throw error;
+    }
+    this.attempt = 0;
+    this.log.info({ url: redactUrl(url), generation }, 'connected');
+    this.emit('connected', { url: redactUrl(url), generation });
+  }
+
+  private handleClose(model: amqp.ChannelModel, error: Error | undefined): void {
+    if (this.model !== model) return;
+    this.model = undefined;
+    this.blockedReason = undefined;
+    if (error) this.lastError = error;
+    if (this.closing) return;
+    this.log.warn({ err: error }, 'connection lost; reconnecting');
+    this.emit('disconnected', { error });
+    this.scheduleReconnect();
+  }
+
+  private scheduleReconnect(): void {
+    if (this.closing || this.reconnectTimer) return;
+    const delay = this.nextDelay();
+    this.reconnectTimer = setTimeout(() => {
+      this.reconnectTimer = undefined;
+      if (this.closing || this.model) return;
+      this.connectOnce().catch((error: Error) => {
+        this.lastError = error;
+        this.log.warn({ err: error, attempt: this.attempt }, 'reconnect failed');
+        this.scheduleReconnect();
+      });
+    }, delay);
+  }
+}
+
+function withHeartbeat(url: string, seconds: number): string {
+  if (/[?&]heartbeat=/.test(url)) return url;
+  return `${url}${url.includes('?') ? '&' : '?'}heartbeat=${seconds}`;
+}
+
+function sleep(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}

@@ -1,0 +1,162 @@
+/**
+ * Every error warren throws extends {@link WarrenError}. Check with `instanceof` or `code`, never by
+ * matching message text: messages are for humans and may change, codes are a stable contract.
+ */
+
+/** Stable error codes. Documented in the README ("Errors"). */
+export type WarrenErrorCode =
+  | 'CONFIGURATION_INVALID'
+  | 'TOPOLOGY_INVALID'
+  | 'TOPOLOGY_CONFLICT'
+  | 'CONNECTION_FAILED'
+  | 'CONNECTION_LOST'
+  | 'PUBLISH_NACKED'
+  | 'PUBLISH_UNROUTABLE'
+  | 'PUBLISH_TIMEOUT'
+  | 'PUBLISH_BUFFER_FULL'
+  | 'PAYLOAD_INVALID'
+  | 'DECODE_FAILED'
+  | 'UNKNOWN_JOB'
+  | 'JOB_TIMEOUT'
+  | 'CIRCUIT_OPEN'
+  | 'SHUTTING_DOWN';
+
+export interface WarrenErrorContext {
+  jobName?: string;
+  jobId?: string;
+  queue?: string;
+  attempt?: number;
+}
+
+export class WarrenError extends Error {
+  readonly code: WarrenErrorCode;
+  readonly jobName?: string;
+  readonly jobId?: string;
+  readonly queue?: string;
+  readonly attempt?: number;
+
+  constructor(code: WarrenErrorCode, message: string, options: WarrenErrorContext & { cause?: unknown } = {}) {
+    super(message, options.cause === undefined ? undefined : { cause: options.cause });
+    this.name = new.target.name;
+    this.code = code;
+    if (options.jobName !== undefined) this.jobName = options.jobName;
+    if (options.jobId !== undefined) this.jobId = options.jobId;
+    if (options.queue !== undefined) this.queue = options.queue;
+    if (options.attempt !== undefined) this.attempt = options.attempt;
+  }
+}
+
+/** Invalid options or declarations; thrown at construction, never at first use. */
+export class ConfigurationError extends WarrenError {
+  constructor(message: string, options: { cause?: unknown } = {}) {
+    super('CONFIGURATION_INVALID', message, options);
+  }
+}
+
+/** A topology declaration contradicts itself (unknown queue, priority on a quorum queue, ...). */
+export class TopologyError extends WarrenError {
+  constructor(message: string, options: { queue?: string; jobName?: string } = {}) {
+    super('TOPOLOGY_INVALID', message, options);
+  }
+}
+
+/**
+ * The broker already holds an entity of that name with other settings (AMQP 406). warren never
+ * deletes and re-creates an entity to make it fit: migrate it explicitly.
+ */
+export class TopologyConflictError extends WarrenError {
+  readonly entity: 'queue' | 'exchange';
+  readonly entityName: string;
+  readonly declared: Readonly<Record<string, unknown>>;
+  readonly brokerReply: string;
+
+  constructor(entity: 'queue' | 'exchange', entityName: string, declared: Record<string, unknown>, brokerReply: string, cause?: unknown) {
+    super(
+      'TOPOLOGY_CONFLICT',
+      `${entity} '${entityName}' already exists on the broker with other settings. ` +
+        `warren declared ${JSON.stringify(declared)}; the broker answered: ${brokerReply}. ` +
+        `Delete or migrate the existing ${entity}, or change the declaration to match it.`,
+      { cause, ...(entity === 'queue' ? { queue: entityName } : {}) },
+    );
+    this.entity = entity;
+    this.entityName = entityName;
+    this.declared = declared;
+    this.brokerReply = brokerReply;
+  }
+}
+
+/** The broker could not be reached, or the connection was lost. `transient` errors may succeed on retry. */
+export class ConnectionError extends WarrenError {
+  readonly transient: boolean;
+  readonly urls: readonly string[];
+
+  constructor(code: 'CONNECTION_FAILED' | 'CONNECTION_LOST', message: string, options: { urls?: readonly string[]; transient?: boolean; cause?: unknown } = {}) {
+    super(code, message, options);
+    this.urls = options.urls ?? [];
+    this.transient = options.transient ?? true;
+  }
+}
+
+/** A publish did not reach the broker's confirm: nacked, unroutable, timed out, or the buffer was full. */
+export class PublishError extends WarrenError {
+  constructor(
+    code: 'PUBLISH_NACKED' | 'PUBLISH_UNROUTABLE' | 'PUBLISH_TIMEOUT' | 'PUBLISH_BUFFER_FULL',
+    message: string,
+    options: WarrenErrorContext & { cause?: unknown } = {},
+  ) {
+    super(code, message, options);
+  }
+}
+
+/** A job's payload failed its schema (on publish, or on the worker for jobs published by others). */
+export class PayloadValidationError extends WarrenError {
+  readonly issues: readonly { message: string; path?: string }[];
+
+  constructor(jobName: string, issues: readonly { message: string; path?: string }[]) {
+    const summary = issues.map((i) => (i.path ? `${i.path}: ${i.message}` : i.message)).join('; ');
+    super('PAYLOAD_INVALID', `payload of job '${jobName}' is invalid: ${summary}`, { jobName });
+    this.issues = issues;
+  }
+}
+
+/** A delivered message is not a warren job (not JSON, no `type`, ...). */
+export class DecodeError extends WarrenError {
+  constructor(message: string, options: WarrenErrorContext & { cause?: unknown } = {}) {
+    super('DECODE_FAILED', message, options);
+  }
+}
+
+/** No job of that name is registered (on publish) or handled (on the worker). */
+export class UnknownJobError extends WarrenError {
+  constructor(jobName: string, options: { queue?: string; known?: readonly string[] } = {}) {
+    const known = options.known && options.known.length > 0 ? ` Known jobs: ${options.known.join(', ')}.` : '';
+    super('UNKNOWN_JOB', `no job named '${jobName}' is registered.${known}`, { jobName, ...(options.queue ? { queue: options.queue } : {}) });
+  }
+}
+
+/** A job ran longer than its `timeoutMs`; its `ctx.signal` was aborted and the attempt counts as failed. */
+export class JobTimeoutError extends WarrenError {
+  readonly timeoutMs: number;
+
+  constructor(timeoutMs: number, context: WarrenErrorContext) {
+    super('JOB_TIMEOUT', `job '${context.jobName}' timed out after ${timeoutMs} ms`, context);
+    this.timeoutMs = timeoutMs;
+  }
+}
+
+/** A call was refused because the named circuit breaker is open. */
+export class CircuitOpenError extends WarrenError {
+  readonly breaker: string;
+
+  constructor(breaker: string, options: { cause?: unknown } = {}) {
+    super('CIRCUIT_OPEN', `circuit breaker '${breaker}' is open`, options);
+    this.breaker = breaker;
+  }
+}
+
+/** The instance is closing or closed. */
+export class ShutdownError extends WarrenError {
+  constructor(message = 'warren is shutting down') {
+    super('SHUTTING_DOWN', message);
+  }
+}

@@ -1,0 +1,36 @@
+/**
+ * The typed event map of a warren instance (`warren.on('completed', ...)`). Names are past tense.
+ * Listeners must not throw; a listener error is logged and swallowed.
+ */
+export interface JobEventBase {
+  readonly jobId: string;
+  readonly name: string;
+  readonly queue: string;
+  readonly attempt: number;
+}
+
+export interface WarrenEvents {
+  /** A handler finished; the job is acked. */
+  completed: [JobEventBase & { readonly durationMs: number; readonly result: unknown }];
+  /** An attempt failed (any cause: error, timeout, invalid payload). Followed by `retried` or `deadLettered`. */
+  failed: [JobEventBase & { readonly error: unknown; readonly willRetry: boolean }];
+  /** A failed attempt was republished through the delay levels; it runs again after `delayMs`. */
+  retried: [JobEventBase & { readonly error: unknown; readonly delayMs: number; readonly nextAttempt: number }];
+  /** A job was postponed without spending an attempt (its circuit breaker is open). */
+  postponed: [JobEventBase & { readonly delayMs: number; readonly breaker: string }];
+  /** A job was moved to its queue's dead letters. */
+  deadLettered: [Omit<JobEventBase, 'name'> & { readonly name: string | undefined; readonly reason: string; readonly error: unknown }];
+  /** A job id that already completed arrived again; it was acked without running. */
+  duplicate: [JobEventBase];
+  connected: [{ readonly url: string }];
+  disconnected: [{ readonly error: Error | undefined }];
+  blocked: [{ readonly reason: string }];
+  unblocked: [];
+  /** A circuit breaker changed state. */
+  breakerStateChanged: [{ readonly breaker: string; readonly state: 'open' | 'halfOpen' | 'closed' }];
+  /** This process became (or stopped being) the cron leader. */
+  leadershipChanged: [{ readonly isLeader: boolean }];
+}
+
+/** How parts report events to the instance without depending on it. */
+export type EmitEvent = <K extends keyof WarrenEvents>(event: K, ...args: WarrenEvents[K]) => void;

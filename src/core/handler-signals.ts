@@ -1,0 +1,26 @@
+/**
+ * Signals a handler throws to steer its own job. They are not library failures: warren never throws
+ * them, it reacts to them.
+ */
+
+/** Throw from a handler to skip the remaining attempts: the job goes straight to dead letters. */
+export class UnrecoverableError extends Error {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = 'UnrecoverableError';
+  }
+}
+
+/**
+ * Throw from a handler to retry after a delay of the handler's choosing. It still spends an attempt;
+ * when no attempt is left the job is dead-lettered like any other failure.
+ */
+export class RetryLaterError extends Error {
+  readonly delayMs: number;
+
+  constructor(delayMs: number, message = `retry requested in ${delayMs} ms`, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = 'RetryLaterError';
+    this.delayMs = delayMs;
+  }
+}

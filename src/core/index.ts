@@ -1,0 +1,10 @@
+export * from './errors';
+export * from './handler-signals';
+export * from './job-types';
+export * from './logger';
+export * from './standard-schema';
+export { jitteredBackoff } from './jittered-backoff';
+export { validationMessage } from './validation-message';
+export * from './option-checks';
+export * from './job-defaults';
+export * from './events';

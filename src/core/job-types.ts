@@ -1,0 +1,112 @@
+import type { Logger } from './logger';
+import type { StandardSchemaV1 } from './standard-schema';
+
+/** How long to wait before the next attempt. `attempt` is the attempt that just failed (1 = first run). */
+export type BackoffFunction = (attempt: number, error: unknown) => number;
+
+export type BackoffOptions =
+  | { readonly type: 'fixed'; readonly delayMs: number }
+  | {
+      readonly type: 'exponential';
+      /** Delay after the first failure; doubles with every further attempt. */
+      readonly delayMs: number;
+      /** Upper bound of any single delay. Default 1 hour. */
+      readonly maxDelayMs?: number;
+      /** Fraction (0..1) of each delay drawn at random, to spread retries of jobs that failed together. Default 0.2. */
+      readonly jitter?: number;
+    }
+  | BackoffFunction;
+
+/** Options of a job class (`@Job(name, options)`); per-publish options override some of them. */
+export interface JobOptions<TData = unknown> {
+  /** Key of the topology queue the job is consumed from. Required. */
+  readonly queue: string;
+  /** Attempts including the first run. Default 3. */
+  readonly attempts?: number;
+  /** Delay between attempts. Default exponential from 1 s, capped at 1 h, 20 % jitter. */
+  readonly backoff?: BackoffOptions;
+  /**
+   * Abort the handler's `ctx.signal` and count the attempt as failed after this many ms. Default 15 min.
+   * Must stay below the broker's `consumer_timeout` (30 min by default), see the README.
+   */
+  readonly timeoutMs?: number;
+  /** Jobs of this queue run at most this many at once per worker process (the consumer's prefetch). Default 10. */
+  readonly concurrency?: number;
+  /** Default priority of published jobs (needs `maxPriority` on the queue). */
+  readonly priority?: number;
+  /** Standard Schema (zod, valibot, arktype, ...) checked on publish and before the handler runs. */
+  readonly schema?: StandardSchemaV1<TData>;
+  /** Names of the circuit breakers the handler uses: their queue pauses while one is open. */
+  readonly breakers?: readonly string[];
+}
+
+/** A job as the rest of warren sees it: plain data, derived from decorators or written by hand. */
+export interface JobDefinition {
+  readonly name: string;
+  readonly queue: string;
+  readonly attempts?: number;
+  readonly backoff?: BackoffOptions;
+  readonly timeoutMs?: number;
+  readonly concurrency?: number;
+  readonly priority?: number;
+  readonly schema?: StandardSchemaV1;
+  readonly breakers?: readonly string[];
+}
+
+/** What a handler gets besides its payload. */
+export interface JobContext {
+  readonly jobId: string;
+  readonly name: string;
+  /** 1 for the first run. */
+  readonly attempt: number;
+  readonly maxAttempts: number;
+  readonly queue: string;
+  /** Aborted when the job times out or the worker shuts down past its grace period. */
+  readonly signal: AbortSignal;
+  /** A pino child logger carrying jobId, job, attempt and queue. */
+  readonly log: Logger;
+  readonly headers: Readonly<Record<string, unknown>>;
+  /** ms since epoch when the job was first enqueued. */
+  readonly enqueuedAt: number;
+  /** True when the broker delivers this message again (a worker died or a channel closed before the ack). */
+  readonly redelivered: boolean;
+  /** Publish a follow-up job; confirmed like `warren.publish`. */
+  readonly publish: (name: string, data: unknown, options?: PublishOptions) => Promise<PublishedJob>;
+  /** The named circuit breaker: `ctx.breaker('mailer').fire(() => mailer.send(...))`. */
+  readonly breaker: (name: string) => BreakerHandle;
+}
+
+/** The slice of a circuit breaker a handler uses. */
+export interface BreakerHandle {
+  fire<T>(call: () => Promise<T>): Promise<T>;
+  readonly isOpen: boolean;
+}
+
+/** The contract of a handler class. */
+export interface JobHandler<TData = unknown> {
+  handle(data: TData, ctx: JobContext): Promise<unknown> | unknown;
+}
+
+export interface PublishOptions {
+  /** The message id; the idempotency key. Default: a random UUID. */
+  readonly jobId?: string;
+  /** 0..maxPriority of the queue. Overrides the job class's priority. */
+  readonly priority?: number;
+  /** Run no earlier than this many ms from now (rounded up to the delay unit). */
+  readonly delayMs?: number;
+  /** Run no earlier than this time. Exclusive with delayMs. */
+  readonly runAt?: Date;
+  /** Extra application headers (names starting with `x-` or `warren-` are reserved). */
+  readonly headers?: Readonly<Record<string, string | number | boolean>>;
+  readonly correlationId?: string;
+  /** Override the job class's attempts for this one job. */
+  readonly attempts?: number;
+  /** Give up (typed PublishError, code PUBLISH_TIMEOUT) if no confirm arrived within this time. */
+  readonly timeoutMs?: number;
+}
+
+export interface PublishedJob {
+  readonly jobId: string;
+  readonly name: string;
+  readonly queue: string;
+}

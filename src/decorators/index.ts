@@ -1,0 +1,3 @@
+export { Job, type JobClass, type JobData, type JobMetadata } from './job';
+export { readJobDefinition, readJobMetadata } from './read-job-definition';
+export { JOB_METADATA, CRON_METADATA } from './job-metadata';

@@ -1,0 +1,64 @@
+/**
+ * warren — background jobs on RabbitMQ. The public API: explicit named exports only.
+ */
+import 'reflect-metadata';
+
+export { createWarren, Warren, type WarrenJobs, type JobMap, type HealthReport } from './warren';
+export type { WarrenOptions } from './warren-options';
+export { Job, readJobDefinition, type JobClass, type JobData } from './decorators';
+export { defineTopology, mergeTopologies, planTopology, resolveTopologyOptions, delayRoute } from './topology';
+export type {
+  TopologyDeclaration,
+  ExchangeDeclaration,
+  QueueDeclaration,
+  BindingDeclaration,
+  ExchangeType,
+  QueueType,
+  QueueOverflow,
+  TopologyPlan,
+  PlannedQueue,
+  PlannedExchange,
+  PlannedBinding,
+  PlannedJob,
+  DelayOptions,
+  TopologyOptions,
+} from './topology';
+export {
+  WarrenError,
+  ConfigurationError,
+  TopologyError,
+  TopologyConflictError,
+  ConnectionError,
+  PublishError,
+  PayloadValidationError,
+  DecodeError,
+  UnknownJobError,
+  JobTimeoutError,
+  CircuitOpenError,
+  ShutdownError,
+  UnrecoverableError,
+  RetryLaterError,
+  JOB_DEFAULTS,
+} from './core';
+export type {
+  WarrenErrorCode,
+  JobOptions,
+  JobDefinition,
+  JobContext,
+  JobHandler,
+  BackoffOptions,
+  BackoffFunction,
+  PublishOptions,
+  PublishedJob,
+  BreakerHandle,
+  WarrenEvents,
+  JobEventBase,
+  JobDefaults,
+  Logger,
+  StandardSchemaV1,
+} from './core';
+export { HEADERS, JSON_CONTENT_TYPE, type DeadReason } from './message';
+export type { ConnectionOptions, ReconnectOptions } from './connection';
+export type { PublisherOptions } from './publisher';
+export type { WorkerOptions, ConsumerHealth, DeadLetter, ReplayOptions, IdempotencyGuard } from './worker';
+export type { BreakerOptions } from './breaker';

@@ -1,0 +1,153 @@
+import { randomUUID } from 'node:crypto';
+import type { Message, Options } from 'amqplib';
+import { DecodeError } from '../core';
+import { BROKER_DEATH_HEADERS, HEADERS, JSON_CONTENT_TYPE, LAST_ERROR_MAX_CHARS, type DeadReason } from './headers';
+
+/**
+ * The wire format (README, "Wire format"): the payload is the body as UTF-8 JSON, unwrapped;
+ * `type` is the job name, `message_id` the job id, persistent, `timestamp` in seconds, warren's
+ * state in `warren-*` headers. Any AMQP client in any language can enqueue a job this way.
+ */
+export interface OutgoingJob {
+  readonly name: string;
+  readonly jobId: string;
+  readonly body: Buffer;
+  readonly attempt: number;
+  readonly enqueuedAt: number;
+  readonly priority?: number | undefined;
+  readonly correlationId?: string | undefined;
+  readonly headers?: Readonly<Record<string, unknown>> | undefined;
+  readonly deliverAt?: number | undefined;
+  readonly maxAttempts?: number | undefined;
+}
+
+export interface DecodedJob {
+  readonly name: string;
+  readonly jobId: string;
+  readonly data: unknown;
+  readonly attempt: number;
+  readonly enqueuedAt: number;
+  readonly deliverAt: number | undefined;
+  readonly maxAttempts: number | undefined;
+  readonly redeliveries: number;
+  readonly headers: Readonly<Record<string, unknown>>;
+}
+
+export function encodeBody(data: unknown): Buffer {
+  const json = JSON.stringify(data);
+  // JSON.stringify(undefined) is undefined: a job without data travels as JSON null.
+  return Buffer.from(json === undefined ? 'null' : json, 'utf8');
+}
+
+export function jobProperties(job: OutgoingJob): Options.Publish {
+  const headers: Record<string, unknown> = { ...job.headers, [HEADERS.attempt]: job.attempt, [HEADERS.enqueuedAt]: job.enqueuedAt };
+  if (job.deliverAt !== undefined) headers[HEADERS.deliverAt] = job.deliverAt;
+  if (job.maxAttempts !== undefined) headers[HEADERS.maxAttempts] = job.maxAttempts;
+  const properties: Options.Publish = {
+    contentType: JSON_CONTENT_TYPE,
+    contentEncoding: 'utf-8',
+    type: job.name,
+    messageId: job.jobId,
+    persistent: true,
+    mandatory: true,
+    timestamp: Math.floor(job.enqueuedAt / 1000),
+    headers,
+  };
+  if (job.priority !== undefined) properties.priority = job.priority;
+  if (job.correlationId !== undefined) properties.correlationId = job.correlationId;
+  return properties;
+}
+
+/** Decodes a delivery into a job, or throws a DecodeError that says what is wrong with it. */
+export function decodeJob(message: Pick<Message, 'content' | 'properties'>, now: number): DecodedJob {
+  const props = message.properties;
+  const headers = (props.headers ?? {}) as Record<string, unknown>;
+  const name = typeof props.type === 'string' ? props.type : '';
+  const jobId = typeof props.messageId === 'string' && props.messageId.length > 0 ? props.messageId : randomUUID();
+  if (name.length === 0) throw new DecodeError('message has no `type` property naming its job', { jobId });
+  const contentType = typeof props.contentType === 'string' ? props.contentType.toLowerCase() : undefined;
+  if (contentType !== undefined && !contentType.startsWith(JSON_CONTENT_TYPE)) {
+    throw new DecodeError(`content type '${props.contentType}' is not ${JSON_CONTENT_TYPE}`, { jobName: name, jobId });
+  }
+  let data: unknown;
+  try {
+    data = JSON.parse(message.content.toString('utf8'));
+  } catch (error) {
+    throw new DecodeError(`body is not valid JSON: ${(error as Error).message}`, { jobName: name, jobId, cause: error });
+  }
+  const timestampMs = typeof props.timestamp === 'number' ? props.timestamp * 1000 : undefined;
+  return {
+    name,
+    jobId,
+    data,
+    attempt: positiveInteger(headers[HEADERS.attempt]) ?? 1,
+    enqueuedAt: positiveInteger(headers[HEADERS.enqueuedAt]) ?? timestampMs ?? now,
+    deliverAt: positiveInteger(headers[HEADERS.deliverAt]),
+    maxAttempts: positiveInteger(headers[HEADERS.maxAttempts]),
+    redeliveries: positiveInteger(headers[HEADERS.redeliveries]) ?? 0,
+    headers,
+  };
+}
+
+/** Header values from foreign publishers can be strings, bigints or garbage: accept only sane integers. */
+function positiveInteger(value: unknown): number | undefined {
+  const n = typeof value === 'number' ? value : typeof value === 'string' && value.trim() !== '' ? Number(value) : typeof value === 'bigint' ? Number(value) : NaN;
+  return Number.isSafeInteger(n) && n >= 0 ? n : undefined;
+}
+
+/**
+ * Properties for a republish of a received message (retry, re-delay, redelivery count, replay):
+ * everything the original carried except the broker's death headers, which would make the broker's
+ * dead-letter cycle detection silently drop the message in the delay levels.
+ */
+export function republishProperties(original: Message['properties'], headerChanges: Readonly<Record<string, unknown>>): Options.Publish {
+  const headers: Record<string, unknown> = { ...(original.headers ?? {}) };
+  for (const name of BROKER_DEATH_HEADERS) delete headers[name];
+  for (const [key, value] of Object.entries(headerChanges)) {
+    if (value === undefined) delete headers[key];
+    else headers[key] = value;
+  }
+  const properties: Options.Publish = { headers, persistent: true, mandatory: true };
+  copyDefined(original, properties, ['contentType', 'contentEncoding', 'type', 'messageId', 'timestamp', 'priority', 'correlationId', 'appId', 'replyTo', 'userId']);
+  return properties;
+}
+
+function copyDefined(from: Message['properties'], to: Options.Publish, keys: readonly (keyof Message['properties'] & keyof Options.Publish)[]): void {
+  const source = from as unknown as Record<string, unknown>;
+  const target = to as unknown as Record<string, unknown>;
+  for (const key of keys) if (source[key] !== undefined && source[key] !== null) target[key] = source[key];
+}
+
+export interface DeadLetterInfo {
+  readonly reason: DeadReason;
+  readonly error?: unknown;
+  readonly queue: string;
+  readonly attempt?: number;
+  readonly deadAt: number;
+}
+
+/** Properties of a dead letter: the original message plus why it died, where, when and after which attempt. */
+export function deadLetterProperties(original: Message['properties'], info: DeadLetterInfo): Options.Publish {
+  const changes: Record<string, unknown> = {
+    [HEADERS.deadReason]: info.reason,
+    [HEADERS.deadAt]: info.deadAt,
+    [HEADERS.queue]: info.queue,
+  };
+  if (info.error !== undefined) changes[HEADERS.lastError] = describeError(info.error);
+  if (info.attempt !== undefined) changes[HEADERS.attempt] = info.attempt;
+  return republishProperties(original, changes);
+}
+
+/** `Name: message` plus the top of the stack, capped so the header table stays far below 64 KiB. */
+export function describeError(error: unknown): string {
+  let text: string;
+  if (error instanceof Error) text = error.stack && error.stack.includes(error.message) ? error.stack : `${error.name}: ${error.message}\n${error.stack ?? ''}`;
+  else {
+    try {
+      text = typeof error === 'string' ? error : JSON.stringify(error) ?? String(error);
+    } catch {
+      text = String(error);
+    }
+  }
+  return text.length > LAST_ERROR_MAX_CHARS ? `${text.slice(0, LAST_ERROR_MAX_CHARS - 15)}… [truncated]` : text;
+}

@@ -1,0 +1,44 @@
+/**
+ * warren's header names: the one place they are spelled. They carry no `x-` prefix because the broker
+ * owns `x-`. Part of the wire format contract (README, "Wire format").
+ *
+ * - `warren-attempt`      1 for the first run, incremented on every retry.
+ * - `warren-enqueued-at`  ms since epoch when the job was first published (kept across retries).
+ * - `warren-deliver-at`   ms since epoch before which the job must not run (delays longer than the
+ *                         delay levels' range re-enter the levels until then).
+ * - `warren-max-attempts` per-publish override of the job's attempts.
+ * - `warren-redeliveries` on classic queues: how often the broker redelivered this job (crash loops).
+ * - `warren-dead-reason`, `warren-last-error`, `warren-dead-at`, `warren-queue`: on dead letters.
+ * - `traceparent`         W3C trace context, passed through untouched.
+ */
+export const HEADERS = {
+  attempt: 'warren-attempt',
+  enqueuedAt: 'warren-enqueued-at',
+  deliverAt: 'warren-deliver-at',
+  maxAttempts: 'warren-max-attempts',
+  redeliveries: 'warren-redeliveries',
+  deadReason: 'warren-dead-reason',
+  lastError: 'warren-last-error',
+  deadAt: 'warren-dead-at',
+  queue: 'warren-queue',
+  traceparent: 'traceparent',
+} as const;
+
+/** Broker-owned headers that must never be copied onto a republished message (DESIGN: cycle detection). */
+export const BROKER_DEATH_HEADERS = ['x-death', 'x-first-death-queue', 'x-first-death-reason', 'x-first-death-exchange', 'x-last-death-queue', 'x-last-death-reason', 'x-last-death-exchange', 'x-delivery-count'] as const;
+
+/** Why a job is in dead letters. */
+export type DeadReason =
+  | 'attempts-exhausted'
+  | 'unrecoverable'
+  | 'undecodable'
+  | 'unknown-job'
+  | 'invalid-payload'
+  | 'delivery-limit'
+  | 'expired'
+  | 'rejected';
+
+/** Keeps `warren-last-error` well below amqplib's 64 KiB header-table limit. */
+export const LAST_ERROR_MAX_CHARS = 4000;
+
+export const JSON_CONTENT_TYPE = 'application/json';

@@ -1,0 +1,12 @@
+export { HEADERS, BROKER_DEATH_HEADERS, JSON_CONTENT_TYPE, LAST_ERROR_MAX_CHARS, type DeadReason } from './headers';
+export {
+  encodeBody,
+  jobProperties,
+  decodeJob,
+  republishProperties,
+  deadLetterProperties,
+  describeError,
+  type OutgoingJob,
+  type DecodedJob,
+  type DeadLetterInfo,
+} from './envelope';

@@ -1,0 +1,2 @@
+export { JobPublisher } from './job-publisher';
+export { resolvePublisherOptions, PUBLISHER_DEFAULTS, type PublisherOptions, type ResolvedPublisherOptions } from './options';

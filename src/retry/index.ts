@@ -1,0 +1,1 @@
+export { decideFailure, backoffDelay, type FailureDecision, type FailureInput } from './decide-failure';

@@ -1,0 +1,109 @@
+import { TopologyError } from '../core';
+
+/**
+ * Topology as code: exchanges, queues and bindings as plain, typed data. `defineTopology` only
+ * freezes and types the declaration; `planTopology` checks it and derives every broker entity.
+ */
+
+export type ExchangeType = 'direct' | 'topic' | 'fanout' | 'headers';
+export type QueueType = 'quorum' | 'classic';
+export type QueueOverflow = 'drop-head' | 'reject-publish' | 'reject-publish-dlx';
+
+export interface ExchangeDeclaration {
+  readonly type: ExchangeType;
+  /** Default true. */
+  readonly durable?: boolean;
+  readonly autoDelete?: boolean;
+  /** Only reachable from other exchanges. */
+  readonly internal?: boolean;
+  /** Key of another declared exchange that receives what this one cannot route. */
+  readonly alternateExchange?: string;
+  readonly arguments?: Readonly<Record<string, unknown>>;
+}
+
+export interface BindingDeclaration {
+  /** Key of a declared exchange. */
+  readonly exchange: string;
+  /** Routing key or topic pattern; default '#' for topic, '' otherwise. */
+  readonly pattern?: string;
+  /** Match arguments for headers exchanges. */
+  readonly arguments?: Readonly<Record<string, unknown>>;
+}
+
+export interface QueueDeclaration {
+  /** Default 'quorum'; a queue with `maxPriority` must be classic (RabbitMQ 3.10 quorum queues reject priorities). */
+  readonly type?: QueueType;
+  /** 1..10 (RabbitMQ allows 255, but each level costs throughput: 255 is 10-30x slower). Classic only. */
+  readonly maxPriority?: number;
+  /** Messages older than this expire (and are dead-lettered with reason `expired`). */
+  readonly messageTtlMs?: number;
+  readonly maxLength?: number;
+  readonly overflow?: QueueOverflow;
+  /** Only one consumer at a time receives messages; the broker fails over to the next. */
+  readonly singleActiveConsumer?: boolean;
+  /**
+   * Quorum only: deliveries of one message before the broker dead-letters it (reason `delivery_limit`),
+   * the backstop against jobs that crash the worker process. Default 10.
+   */
+  readonly deliveryLimit?: number;
+  /** Classic only; default true. Quorum queues are always durable. */
+  readonly durable?: boolean;
+  readonly bind?: BindingDeclaration | readonly BindingDeclaration[];
+  /** Raw x-arguments for what the typed fields do not cover. Contradicting a typed field is an error. */
+  readonly arguments?: Readonly<Record<string, unknown>>;
+}
+
+export interface TopologyDeclaration {
+  readonly exchanges?: Readonly<Record<string, ExchangeDeclaration>>;
+  readonly queues?: Readonly<Record<string, QueueDeclaration>>;
+  /** Exchange-to-exchange bindings: `{ from: 'jobs', to: 'audit', pattern: '#' }`. */
+  readonly exchangeBindings?: readonly { readonly from: string; readonly to: string; readonly pattern?: string; readonly arguments?: Readonly<Record<string, unknown>> }[];
+}
+
+/**
+ * Declares a topology. Queue and exchange keys are logical names: warren prefixes them with the
+ * instance's namespace and derives dead-letter and delay entities from them.
+ *
+ * @example
+ * export const topology = defineTopology({
+ *   exchanges: { jobs: { type: 'topic' } },
+ *   queues: {
+ *     email: { bind: { exchange: 'jobs', pattern: 'email.*' } },
+ *     reports: { type: 'classic', maxPriority: 5 },
+ *   },
+ * });
+ */
+export function defineTopology<const T extends TopologyDeclaration>(declaration: T): T {
+  return deepFreeze(declaration);
+}
+
+/** Merges topologies contributed by several modules; the same key declared twice must be identical. */
+export function mergeTopologies(...declarations: readonly TopologyDeclaration[]): TopologyDeclaration {
+  const exchanges: Record<string, ExchangeDeclaration> = {};
+  const queues: Record<string, QueueDeclaration> = {};
+  const exchangeBindings: NonNullable<TopologyDeclaration['exchangeBindings']>[number][] = [];
+  for (const declaration of declarations) {
+    mergeEntries('exchange', exchanges, declaration.exchanges);
+    mergeEntries('queue', queues, declaration.queues);
+    exchangeBindings.push(...(declaration.exchangeBindings ?? []));
+  }
+  return deepFreeze({ exchanges, queues, exchangeBindings });
+}
+
+function mergeEntries<T>(kind: string, into: Record<string, T>, from: Readonly<Record<string, T>> | undefined): void {
+  for (const [key, value] of Object.entries(from ?? {})) {
+    const existing = into[key];
+    if (existing !== undefined && JSON.stringify(existing) !== JSON.stringify(value)) {
+      throw new TopologyError(`${kind} '${key}' is declared twice with different settings: ${JSON.stringify(existing)} and ${JSON.stringify(value)}`);
+    }
+    into[key] = value;
+  }
+}
+
+function deepFreeze<T>(value: T): T {
+  if (value !== null && typeof value === 'object' && !Object.isFrozen(value)) {
+    Object.freeze(value);
+    for (const inner of Object.values(value as object)) deepFreeze(inner);
+  }
+  return value;
+}

@@ -1,0 +1,17 @@
+export { defineTopology, mergeTopologies } from './define-topology';
+export type {
+  TopologyDeclaration,
+  ExchangeDeclaration,
+  QueueDeclaration,
+  BindingDeclaration,
+  ExchangeType,
+  QueueType,
+  QueueOverflow,
+} from './define-topology';
+export { createNaming, type TopologyNaming } from './naming';
+export { planTopology, type PlanInput } from './plan-topology';
+export type { TopologyPlan, PlannedExchange, PlannedQueue, PlannedBinding, PlannedJob, QueueRole } from './topology-plan';
+export { delayRoute, type DelayPlan, type DelayLevel, type DelayRoute } from './delay-levels';
+export { applyTopology, deleteTopology } from './apply-topology';
+export { resolveTopologyOptions, TOPOLOGY_DEFAULTS, type TopologyOptions, type ResolvedTopologyOptions, type DelayOptions } from './options';
+export { X_ARGS } from './queue-arguments';

@@ -1,0 +1,42 @@
+/**
+ * The only place broker entity names are made. Everything warren declares carries the instance's
+ * namespace, so that several applications (or tests) share one vhost without touching each other.
+ */
+export interface TopologyNaming {
+  readonly namespace: string;
+  queue(key: string): string;
+  exchange(key: string): string;
+  /** The parking queue of a job queue. */
+  deadQueue(queueKey: string): string;
+  /** The dead-letter exchange of a job queue (fanout to its parking queue). */
+  deadExchange(queueKey: string): string;
+  /** Level k of the delay levels: exchange and queue share the name. */
+  delayLevel(level: number): string;
+  /** Where a delayed message leaves the levels for its destination queue. */
+  delayDelivery(): string;
+  /** The single-active-consumer token queue of the cron leader election. */
+  leaderQueue(): string;
+  /** The queue a rate limiter's permits wait in. */
+  permitQueue(limiterKey: string): string;
+}
+
+const NAMESPACE_PATTERN = /^[A-Za-z0-9_.:-]*$/;
+
+export function isValidNamespace(namespace: string): boolean {
+  return NAMESPACE_PATTERN.test(namespace) && !namespace.startsWith('amq.');
+}
+
+export function createNaming(namespace: string): TopologyNaming {
+  const prefix = namespace === '' ? '' : `${namespace}.`;
+  return Object.freeze({
+    namespace,
+    queue: (key: string) => `${prefix}${key}`,
+    exchange: (key: string) => `${prefix}${key}`,
+    deadQueue: (key: string) => `${prefix}${key}.dead`,
+    deadExchange: (key: string) => `${prefix}${key}.dlx`,
+    delayLevel: (level: number) => `${prefix}warren.delay.${String(level).padStart(2, '0')}`,
+    delayDelivery: () => `${prefix}warren.delay.delivery`,
+    leaderQueue: () => `${prefix}warren.leader`,
+    permitQueue: (limiterKey: string) => `${prefix}warren.permits.${limiterKey}`,
+  });
+}

@@ -1,0 +1,104 @@
+import { TopologyError } from '../core';
+import type { QueueDeclaration, QueueType } from './define-topology';
+
+/**
+ * The only translation of warren options into AMQP `x-` arguments. Every `x-` name warren uses is
+ * spelled in this file.
+ */
+export const X_ARGS = {
+  queueType: 'x-queue-type',
+  maxPriority: 'x-max-priority',
+  messageTtl: 'x-message-ttl',
+  maxLength: 'x-max-length',
+  overflow: 'x-overflow',
+  singleActiveConsumer: 'x-single-active-consumer',
+  deliveryLimit: 'x-delivery-limit',
+  deadLetterExchange: 'x-dead-letter-exchange',
+  deadLetterRoutingKey: 'x-dead-letter-routing-key',
+  deadLetterStrategy: 'x-dead-letter-strategy',
+  expires: 'x-expires',
+  alternateExchange: 'alternate-exchange',
+} as const;
+
+export interface QueueAssertion {
+  readonly durable: boolean;
+  readonly exclusive: false;
+  readonly autoDelete: false;
+  readonly arguments: Readonly<Record<string, unknown>>;
+}
+
+export interface QueueArgumentInput {
+  readonly declaration: QueueDeclaration;
+  readonly type: QueueType;
+  readonly deadLetterExchange?: string | undefined;
+  readonly defaultDeliveryLimit: number;
+  /** Safety net for tests: queues left unused this long are deleted by the broker. */
+  readonly expiresMs?: number | undefined;
+  readonly path: string;
+}
+
+export function jobQueueAssertion(input: QueueArgumentInput): QueueAssertion {
+  const { declaration: d, type } = input;
+  const typed: Record<string, unknown> = { [X_ARGS.queueType]: type };
+  if (d.maxPriority !== undefined) typed[X_ARGS.maxPriority] = d.maxPriority;
+  if (d.messageTtlMs !== undefined) typed[X_ARGS.messageTtl] = d.messageTtlMs;
+  if (d.maxLength !== undefined) typed[X_ARGS.maxLength] = d.maxLength;
+  if (d.overflow !== undefined) typed[X_ARGS.overflow] = d.overflow;
+  if (d.singleActiveConsumer) typed[X_ARGS.singleActiveConsumer] = true;
+  if (type === 'quorum') typed[X_ARGS.deliveryLimit] = d.deliveryLimit ?? input.defaultDeliveryLimit;
+  if (input.deadLetterExchange !== undefined) typed[X_ARGS.deadLetterExchange] = input.deadLetterExchange;
+  if (input.expiresMs !== undefined) typed[X_ARGS.expires] = input.expiresMs;
+  return {
+    durable: type === 'quorum' ? true : d.durable ?? true,
+    exclusive: false,
+    autoDelete: false,
+    arguments: Object.freeze(mergeRawArguments(typed, d.arguments, input.path)),
+  };
+}
+
+/** A plain durable queue (parking queues, token queues): same type as its job queue. */
+export function plainQueueAssertion(type: QueueType, durable: boolean, extra: Readonly<Record<string, unknown>> = {}, expiresMs?: number): QueueAssertion {
+  const args: Record<string, unknown> = { [X_ARGS.queueType]: type, ...extra };
+  if (expiresMs !== undefined) args[X_ARGS.expires] = expiresMs;
+  return { durable: type === 'quorum' ? true : durable, exclusive: false, autoDelete: false, arguments: Object.freeze(args) };
+}
+
+/**
+ * A delay level: every message waits the level's TTL, then dead-letters into the next level down.
+ * Quorum levels dead-letter at-least-once, which needs reject-publish overflow.
+ */
+export function delayLevelAssertion(type: QueueType, ttlMs: number, nextExchange: string, durable: boolean, expiresMs?: number): QueueAssertion {
+  const extra: Record<string, unknown> = { [X_ARGS.messageTtl]: ttlMs, [X_ARGS.deadLetterExchange]: nextExchange };
+  if (type === 'quorum') {
+    extra[X_ARGS.deadLetterStrategy] = 'at-least-once';
+    extra[X_ARGS.overflow] = 'reject-publish';
+  }
+  return plainQueueAssertion(type, durable, extra, expiresMs);
+}
+
+/** The leader-election token queue: one active consumer, at most one token. */
+export function leaderQueueAssertion(expiresMs?: number): QueueAssertion {
+  return plainQueueAssertion('quorum', true, { [X_ARGS.singleActiveConsumer]: true, [X_ARGS.maxLength]: 1, [X_ARGS.overflow]: 'reject-publish' }, expiresMs);
+}
+
+/** A rate limiter's permit queue: permits beyond one window's worth are refused. */
+export function permitQueueAssertion(maxPermits: number, expiresMs?: number): QueueAssertion {
+  return plainQueueAssertion('classic', false, { [X_ARGS.maxLength]: maxPermits, [X_ARGS.overflow]: 'reject-publish' }, expiresMs);
+}
+
+export function exchangeArguments(alternateExchange: string | undefined, raw: Readonly<Record<string, unknown>> | undefined, path: string): Record<string, unknown> {
+  const typed: Record<string, unknown> = {};
+  if (alternateExchange !== undefined) typed[X_ARGS.alternateExchange] = alternateExchange;
+  return mergeRawArguments(typed, raw, path);
+}
+
+function mergeRawArguments(typed: Record<string, unknown>, raw: Readonly<Record<string, unknown>> | undefined, path: string): Record<string, unknown> {
+  const merged = { ...typed };
+  for (const [key, value] of Object.entries(raw ?? {})) {
+    if (key in typed && typed[key] !== value) {
+      throw new TopologyError(`${path}.arguments['${key}'] contradicts a typed option: ${JSON.stringify(value)} vs ${JSON.stringify(typed[key])}`);
+    }
+    merged[key] = value;
+  }
+  return merged;
+}

@@ -1,0 +1,41 @@
+import type { BreakerOptions } from './breaker';
+import type { ConnectionOptions } from './connection';
+import type { JobDefaults, Logger } from './core';
+import type { JobClass } from './decorators';
+import type { PublisherOptions } from './publisher';
+import type { DelayOptions, TopologyDeclaration } from './topology';
+import type { IdempotencyGuard, WorkerOptions } from './worker';
+
+/** Everything `createWarren` takes. Only `topology` and a handler or job class are needed in practice. */
+export interface WarrenOptions {
+  /** Broker URL or cluster node list; see ConnectionOptions.url for the default. */
+  readonly url?: string | readonly string[];
+  readonly connection?: Omit<ConnectionOptions, 'url'>;
+  /** Prefix of every queue and exchange name. Default ''. */
+  readonly namespace?: string;
+  readonly topology?: TopologyDeclaration;
+  /** Instances of @Job classes this process runs. */
+  readonly handlers?: readonly object[];
+  /** @Job classes this process only publishes (their handlers run elsewhere). */
+  readonly jobs?: readonly JobClass[];
+  /** A pino logger; default silent. */
+  readonly logger?: Logger;
+  /** Attempts, backoff, timeout and concurrency for jobs that do not set their own. */
+  readonly jobDefaults?: JobDefaults;
+  readonly delay?: DelayOptions;
+  readonly queues?: {
+    /** Default quorum x-delivery-limit (crash-loop backstop). Default 10. */
+    readonly deliveryLimit?: number;
+    /** Classic queues durable? Default true. */
+    readonly durable?: boolean;
+    /** x-expires on every queue: a safety net for throwaway test namespaces. */
+    readonly expiresMs?: number;
+  };
+  readonly publisher?: PublisherOptions;
+  readonly worker?: WorkerOptions;
+  /** Settings per named circuit breaker; unnamed ones use `breakerDefaults`. */
+  readonly breakers?: Readonly<Record<string, BreakerOptions>>;
+  readonly breakerDefaults?: BreakerOptions;
+  /** Skip jobs whose id already completed (see IdempotencyStore). Default: none. */
+  readonly idempotency?: IdempotencyGuard;
+}

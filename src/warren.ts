@@ -1,0 +1,260 @@
+import 'reflect-metadata';
+import { EventEmitter } from 'node:events';
+import { BreakerRegistry, resolveBreakerOptions, type BreakerState } from './breaker';
+import { ConfirmPublisher, ConnectionManager, resolveConnectionOptions } from './connection';
+import {
+  checkBackoff,
+  ConfigurationError,
+  checkInteger,
+  createSilentLogger,
+  resolveJobDefaults,
+  ShutdownError,
+  type EmitEvent,
+  type JobDefinition,
+  type JobHandler,
+  type Logger,
+  type PublishedJob,
+  type PublishOptions,
+  type WarrenEvents,
+} from './core';
+import { readJobDefinition, type JobClass, type JobData } from './decorators';
+import { JobPublisher, resolvePublisherOptions } from './publisher';
+import { applyTopology, deleteTopology, planTopology, resolveTopologyOptions, type TopologyPlan } from './topology';
+import { DeadLetters, resolveWorkerOptions, Worker, type ConsumerHealth, type RegisteredJob } from './worker';
+import type { WarrenOptions } from './warren-options';
+
+/**
+ * Augment this interface to type `publish` by job name:
+ * `declare module 'warren' { interface WarrenJobs { 'email.welcome': { userId: string } } }`.
+ */
+// eslint-disable-next-line @typescript-eslint/no-empty-interface
+export interface WarrenJobs {}
+
+/** A map of job name to payload type. */
+export type JobMap = Record<string, unknown>;
+type JobName<TJobs> = [keyof TJobs] extends [never] ? string : Extract<keyof TJobs, string>;
+type JobPayload<TJobs, K> = K extends keyof TJobs ? TJobs[K] : unknown;
+
+export interface HealthReport {
+  readonly connected: boolean;
+  readonly blocked: boolean;
+  readonly consumers: readonly ConsumerHealth[];
+  /** Connected, and every started queue consumer (not paused) is subscribed. */
+  readonly healthy: boolean;
+}
+
+/**
+ * A warren instance: one connection, one confirm channel for publishing, a consumer channel per
+ * queue with handlers. Create it with {@link createWarren}.
+ */
+export class Warren<TJobs extends object = WarrenJobs> extends EventEmitter<WarrenEvents> {
+  /** List, replay and purge dead letters. */
+  readonly deadLetters: DeadLetters;
+  private closing: Promise<void> | undefined;
+  private readonly signalHandlers: (() => void)[] = [];
+
+  /** @internal use createWarren */
+  constructor(
+    readonly plan: TopologyPlan,
+    private readonly manager: ConnectionManager,
+    private readonly confirms: ConfirmPublisher,
+    private readonly publisher: JobPublisher,
+    private readonly worker: Worker,
+    private readonly breakers: BreakerRegistry,
+    private readonly shutdownGraceMs: number,
+    readonly log: Logger,
+    deadLetters: DeadLetters,
+  ) {
+    super();
+    this.deadLetters = deadLetters;
+  }
+
+  /**
+   * Publishes a job and resolves once the broker confirmed it (persistent, mandatory).
+   *
+   * @example
+   * await warren.publish('email.welcome', { userId: '123' }, { jobId: 'welcome-123', delayMs: 60_000 });
+   * await warren.publish(WelcomeEmail, { userId: '123' });
+   */
+  publish<K extends JobName<TJobs>>(name: K, data: JobPayload<TJobs, K>, options?: PublishOptions): Promise<PublishedJob>;
+  publish<C extends JobClass>(job: C, data: JobData<C>, options?: PublishOptions): Promise<PublishedJob>;
+  publish(job: string | JobClass, data: unknown, options?: PublishOptions): Promise<PublishedJob> {
+    if (this.closing) return Promise.reject(new ShutdownError('warren is closed; publish refused'));
+    const name = typeof job === 'string' ? job : readJobDefinition(job).name;
+    return this.publisher.publish(name, data, options);
+  }
+
+  /** Starts consuming every queue this process has handlers for. */
+  async start(): Promise<void> {
+    if (this.closing) throw new ShutdownError('warren is closed; cannot start');
+    await this.worker.start();
+  }
+
+  /** Stops consuming a queue (by topology key) until `resume`; running jobs finish. Survives reconnects. */
+  pause(queue: string): Promise<void> {
+    return this.worker.pause(queue);
+  }
+
+  resume(queue: string): Promise<void> {
+    return this.worker.resume(queue);
+  }
+
+  health(): HealthReport {
+    const consumers = this.worker.health();
+    const connected = this.manager.isConnected;
+    const healthy = connected && (!this.worker.isStarted || consumers.every((c) => c.paused || c.consuming));
+    return { connected, blocked: this.manager.isBlocked, consumers, healthy };
+  }
+
+  /**
+   * Graceful shutdown: cancel consumers, let running jobs finish within the grace period, abort the
+   * rest and return them to their queue, wait for outstanding publisher confirms, close.
+   */
+  close(options: { graceMs?: number } = {}): Promise<void> {
+    this.closing ??= this.shutdown(options.graceMs ?? this.shutdownGraceMs);
+    return this.closing;
+  }
+
+  /** Closes gracefully on SIGTERM and SIGINT, then lets the process exit. Returns a function that removes the handlers. */
+  closeOnSignals(signals: readonly NodeJS.Signals[] = ['SIGTERM', 'SIGINT']): () => void {
+    const handler = (signal: NodeJS.Signals) => {
+      this.log.info({ signal }, 'signal received; closing gracefully');
+      this.close().then(
+        () => process.exit(0),
+        (error: unknown) => {
+          this.log.error({ err: error }, 'graceful close failed');
+          process.exit(1);
+        },
+      );
+    };
+    for (const signal of signals) process.once(signal, handler);
+    const remove = () => signals.forEach((signal) => process.removeListener(signal, handler));
+    this.signalHandlers.push(remove);
+    return remove;
+  }
+
+  /** Deletes every queue and exchange of this instance's plan, messages included. For tests and tooling. */
+  async deleteTopology(): Promise<void> {
+    await deleteTopology(this.plan, () => this.manager.openChannel());
+  }
+
+  private async shutdown(graceMs: number): Promise<void> {
+    for (const remove of this.signalHandlers) remove();
+    await this.worker.stop(graceMs);
+    const flushed = await this.confirms.flush(graceMs);
+    if (!flushed) this.log.warn({ pending: this.confirms.pendingCount }, 'closing with publishes the broker has not confirmed; they fail with SHUTTING_DOWN');
+    await this.confirms.close();
+    this.breakers.shutdown();
+    await this.manager.close();
+    this.log.info('closed');
+  }
+}
+
+/**
+ * Creates a warren: checks every option and declaration, plans the topology, connects, declares the
+ * topology and opens the publisher. Call `start()` to run handlers.
+ *
+ * @example
+ * const warren = await createWarren({ url: process.env.AMQP_URL, topology, handlers: [new WelcomeEmail(mailer)] });
+ * await warren.start();
+ * await warren.publish('email.welcome', { userId: '123' });
+ * warren.closeOnSignals();
+ */
+export async function createWarren<TJobs extends object = WarrenJobs>(options: WarrenOptions = {}): Promise<Warren<TJobs>> {
+  const log = options.logger ?? createSilentLogger();
+  const connectionOptions = resolveConnectionOptions({ ...options.connection, ...(options.url !== undefined ? { url: options.url } : {}) });
+  const topologyOptions = resolveTopologyOptions({
+    ...(options.namespace !== undefined ? { namespace: options.namespace } : {}),
+    ...(options.delay ? { delay: options.delay } : {}),
+    ...(options.queues?.deliveryLimit !== undefined ? { deliveryLimit: options.queues.deliveryLimit } : {}),
+    ...(options.queues?.durable !== undefined ? { durable: options.queues.durable } : {}),
+    ...(options.queues?.expiresMs !== undefined ? { queueExpiresMs: options.queues.expiresMs } : {}),
+  });
+  const publisherOptions = resolvePublisherOptions(options.publisher);
+  const workerOptions = resolveWorkerOptions(options.worker);
+  const jobDefaults = resolveJobDefaults(options.jobDefaults);
+  const breakerDefaults = resolveBreakerOptions(options.breakerDefaults, 'breakerDefaults');
+
+  const handlers = new Map<string, JobHandler>();
+  const definitions: JobDefinition[] = [];
+  for (const handler of options.handlers ?? []) {
+    if (typeof handler === 'function') throw new ConfigurationError(`handlers takes instances (new ${(handler as { name: string }).name}(...)); pass classes you only publish as jobs`);
+    const definition = readJobDefinition(handler);
+    if (handlers.has(definition.name)) throw new ConfigurationError(`two handlers for job '${definition.name}'`);
+    handlers.set(definition.name, handler as JobHandler);
+    definitions.push(definition);
+  }
+  for (const job of options.jobs ?? []) definitions.push(readJobDefinition(job));
+  const plan = planTopology({ topology: options.topology ?? {}, jobs: definitions, options: topologyOptions });
+
+  const registered = new Map<string, RegisteredJob>();
+  for (const [name, handler] of handlers) {
+    const planned = plan.jobs.get(name)!;
+    const path = `@Job('${name}')`;
+    registered.set(name, {
+      planned,
+      handler,
+      attempts: checkInteger(`${path}.attempts`, planned.attempts ?? jobDefaults.attempts, 1),
+      backoff: checkBackoff(`${path}.backoff`, planned.backoff ?? jobDefaults.backoff),
+      timeoutMs: checkInteger(`${path}.timeoutMs`, planned.timeoutMs ?? jobDefaults.timeoutMs, 1),
+      schema: planned.schema,
+      breakers: planned.breakers ?? [],
+    });
+  }
+
+  const manager = new ConnectionManager(connectionOptions, log.child({ component: 'connection' }));
+  const confirms = new ConfirmPublisher(manager, { maxBuffered: publisherOptions.maxBuffered }, log.child({ component: 'publisher' }));
+  const publisher = new JobPublisher(plan, confirms, publisherOptions);
+  let warren: Warren<TJobs> | undefined;
+  const emit: EmitEvent = (event, ...args) => {
+    try {
+      (warren as EventEmitter | undefined)?.emit(event, ...(args as unknown[]));
+    } catch (error) {
+      log.error({ err: error, event }, 'an event listener threw; ignored');
+    }
+  };
+  let worker: Worker | undefined;
+  const breakers = new BreakerRegistry(options.breakers ?? {}, breakerDefaults, (name, state) => onBreakerState(name, state), log.child({ component: 'breaker' }));
+  const reapplyTopology = () => applyTopology(plan, () => manager.openChannel());
+  worker = new Worker(
+    {
+      plan,
+      jobs: registered,
+      publisher: confirms,
+      options: workerOptions,
+      emit,
+      log: log.child({ component: 'worker' }),
+      publishJob: (name, data, publishOptions) => publisher.publish(name, data, publishOptions),
+      breaker: (name) => breakers.get(name),
+      idempotency: options.idempotency,
+      manager,
+      reapplyTopology,
+      concurrencyOf: (queueName) =>
+        Math.max(...[...registered.values()].filter((job) => job.planned.queueName === queueName).map((job) => job.planned.concurrency ?? jobDefaults.concurrency)),
+    },
+    log.child({ component: 'worker' }),
+  );
+
+  function onBreakerState(name: string, state: BreakerState): void {
+    emit('breakerStateChanged', { breaker: name, state });
+    const queues = new Set([...registered.values()].filter((job) => job.breakers.includes(name)).map((job) => job.planned.queue));
+    for (const queue of queues) {
+      const change = state === 'open' ? worker!.pause(queue) : worker!.resume(queue);
+      change.catch((error: unknown) => log.warn({ err: error, queue, breaker: name }, 'could not pause or resume the queue'));
+    }
+  }
+
+  manager.onReady(async () => reapplyTopology());
+  manager.onReady(async (_model, generation) => {
+    await confirms.open(generation);
+    await worker!.open(generation);
+  });
+  manager.on('connected', ({ url }) => emit('connected', { url }));
+  manager.on('disconnected', ({ error }) => emit('disconnected', { error }));
+  manager.on('blocked', ({ reason }) => emit('blocked', { reason }));
+  manager.on('unblocked', () => emit('unblocked'));
+  await manager.start();
+
+  warren = new Warren<TJobs>(plan, manager, confirms, publisher, worker, breakers, workerOptions.shutdownGraceMs, log, new DeadLetters(plan, manager, confirms, workerOptions.republishTimeoutMs, log.child({ component: 'dead-letters' })));
+  return warren;
+}

@@ -1,0 +1,77 @@
+import type * as amqp from 'amqplib';
+
+/**
+ * Acks for one channel, batched without weakening the guarantee: everything acked within one turn
+ * of the event loop goes out together, the contiguous run of finished deliveries as a single
+ * `multiple` ack, finished deliveries behind a still-running one individually (so a slow job never
+ * holds the prefetch window hostage). A job is acked only after it finished.
+ */
+export class AckBatcher {
+  /** Delivery tags not yet settled on the broker, in delivery order. */
+  private readonly outstanding = new Set<number>();
+  private readonly finished = new Set<number>();
+  private scheduled = false;
+
+  constructor(private readonly channel: amqp.Channel) {}
+
+  get unsettled(): number {
+    return this.outstanding.size;
+  }
+
+  track(tag: number): void {
+    this.outstanding.add(tag);
+  }
+
+  ack(tag: number): void {
+    if (!this.outstanding.has(tag)) return;
+    this.finished.add(tag);
+    if (!this.scheduled) {
+      this.scheduled = true;
+      setImmediate(() => this.flush());
+    }
+  }
+
+  /** Returns a delivery to the queue (it is redelivered, marked `redelivered`). */
+  requeue(message: amqp.Message): void {
+    const tag = message.fields.deliveryTag;
+    if (!this.outstanding.has(tag)) return;
+    this.flush();
+    this.outstanding.delete(tag);
+    settleQuietly(() => this.channel.nack(message, false, true));
+  }
+
+  flush(): void {
+    this.scheduled = false;
+    if (this.finished.size === 0) return;
+    let upTo: number | undefined;
+    for (const tag of this.outstanding) {
+      if (!this.finished.has(tag)) break;
+      upTo = tag;
+      this.outstanding.delete(tag);
+      this.finished.delete(tag);
+    }
+    if (upTo !== undefined) settleQuietly(() => this.channel.ack(fakeMessage(upTo!), true));
+    for (const tag of this.finished) {
+      this.outstanding.delete(tag);
+      settleQuietly(() => this.channel.ack(fakeMessage(tag), false));
+    }
+    this.finished.clear();
+  }
+}
+
+/** amqplib's ack only reads `fields.deliveryTag`. */
+function fakeMessage(deliveryTag: number): amqp.Message {
+  return { fields: { deliveryTag } } as amqp.Message;
+}
+
+/**
+ * A settle on a closed channel throws synchronously; the broker requeues that delivery anyway, so
+ * it is not an error worth crashing for.
+ */
+function settleQuietly(settle: () => void): void {
+  try {
+    settle();
+  } catch {
+    /* channel already closed: the message will be redelivered */
+  }
+}

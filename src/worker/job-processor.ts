@@ -1,0 +1,214 @@
+import type * as amqp from 'amqplib';
+import {
+  formatIssuePath,
+  PayloadValidationError,
+  UnknownJobError,
+  CircuitOpenError,
+  type BreakerHandle,
+  type EmitEvent,
+  type JobContext,
+  type Logger,
+} from '../core';
+import type { ConfirmPublisher } from '../connection';
+import { deadLetterProperties, decodeJob, HEADERS, republishProperties, type DeadReason, type DecodedJob } from '../message';
+import { decideFailure } from '../retry';
+import { delayRoute, type PlannedQueue, type TopologyPlan } from '../topology';
+import type { IdempotencyGuard } from './idempotency-guard';
+import type { ResolvedWorkerOptions } from './options';
+import type { RegisteredJob } from './registered-job';
+import { runHandler, type RunningJob } from './run-handler';
+
+export interface ProcessorDeps {
+  readonly plan: TopologyPlan;
+  readonly jobs: ReadonlyMap<string, RegisteredJob>;
+  readonly publisher: ConfirmPublisher;
+  readonly options: ResolvedWorkerOptions;
+  readonly emit: EmitEvent;
+  readonly log: Logger;
+  readonly publishJob: JobContext['publish'];
+  readonly breaker: (name: string) => BreakerHandle;
+  readonly idempotency: IdempotencyGuard | undefined;
+}
+
+/** How the consumer settles one delivery on the channel it came from. */
+export interface Settler {
+  ack(): void;
+  requeue(): void;
+}
+
+/**
+ * The life of one delivery: decode, dispatch on `type`, run the handler, then carry out what the
+ * retry policy decides. Every path settles the delivery exactly once; a message that cannot run is
+ * dead-lettered with its reason, never requeued in a loop. Republishes (retries, dead letters) are
+ * confirmed by the broker before the original is acked: at-least-once, never at-most-once.
+ */
+export class JobProcessor {
+  constructor(private readonly deps: ProcessorDeps) {}
+
+  async process(message: amqp.ConsumeMessage, queue: PlannedQueue, settle: Settler, track: (running: RunningJob) => void): Promise<void> {
+    const now = Date.now();
+    let job: DecodedJob;
+    try {
+      job = decodeJob(message, now);
+    } catch (error) {
+      return this.deadLetter(message, queue, settle, 'undecodable', error, undefined);
+    }
+    const registered = this.deps.jobs.get(job.name);
+    if (registered === undefined) {
+      const error = new UnknownJobError(job.name, { queue: queue.key!, known: [...this.deps.jobs.keys()] });
+      return this.deadLetter(message, queue, settle, 'unknown-job', error, job);
+    }
+    if (job.deliverAt !== undefined && job.deliverAt > now) {
+      await this.redelay(message, queue, settle, job, job.deliverAt - now);
+      return;
+    }
+    if (queue.type === 'classic' && message.fields.redelivered) return this.countRedelivery(message, queue, settle, job);
+    if (this.deps.idempotency && (await this.deps.idempotency.isCompleted(job.jobId))) {
+      settle.ack();
+      this.deps.log.info({ jobId: job.jobId, job: job.name, queue: queue.key }, 'duplicate of a completed job; acked without running');
+      this.deps.emit('duplicate', { jobId: job.jobId, name: job.name, queue: queue.key!, attempt: job.attempt });
+      return;
+    }
+
+    let data = job.data;
+    if (registered.schema) {
+      const result = await registered.schema['~standard'].validate(data);
+      if (result.issues) {
+        const error = new PayloadValidationError(job.name, result.issues.map((i) => ({ message: i.message, ...(formatIssuePath(i) ? { path: formatIssuePath(i)! } : {}) })));
+        return this.deadLetter(message, queue, settle, 'invalid-payload', error, job);
+      }
+      data = result.value;
+    }
+
+    const maxAttempts = job.maxAttempts ?? registered.attempts;
+    const started = Date.now();
+    const running = runHandler(registered.handler, data, (signal) => this.context(job, queue, maxAttempts, message, signal), registered.timeoutMs);
+    track(running);
+    const outcome = await running.outcome;
+    const base = { jobId: job.jobId, name: job.name, queue: queue.key!, attempt: job.attempt };
+    if (outcome.kind === 'aborted') {
+      settle.requeue();
+      return;
+    }
+    if (outcome.kind === 'completed') {
+      if (this.deps.idempotency) await this.deps.idempotency.markCompleted(job.jobId).catch((error: unknown) => this.deps.log.warn({ err: error, ...base }, 'could not record completion'));
+      settle.ack();
+      this.deps.emit('completed', { ...base, durationMs: Date.now() - started, result: outcome.result });
+      return;
+    }
+    await this.handleFailure(message, queue, settle, job, registered, maxAttempts, outcome.error);
+  }
+
+  private async handleFailure(
+    message: amqp.ConsumeMessage,
+    queue: PlannedQueue,
+    settle: Settler,
+    job: DecodedJob,
+    registered: RegisteredJob,
+    maxAttempts: number,
+    error: unknown,
+  ): Promise<void> {
+    const decision = decideFailure({ attempt: job.attempt, maxAttempts, backoff: registered.backoff, error, postponeDelayMs: this.deps.options.postponeDelayMs });
+    const base = { jobId: job.jobId, name: job.name, queue: queue.key!, attempt: job.attempt };
+    if (decision.action === 'postpone') {
+      const breaker = error instanceof CircuitOpenError ? error.breaker : 'unknown';
+      if (await this.republishDelayed(message, queue, settle, decision.delayMs, {}, base)) {
+        this.deps.emit('postponed', { ...base, delayMs: decision.delayMs, breaker });
+      }
+      return;
+    }
+    this.deps.emit('failed', { ...base, error, willRetry: decision.action === 'retry' });
+    if (decision.action === 'dead-letter') return this.deadLetter(message, queue, settle, decision.reason, error, job);
+    this.deps.log.info({ ...base, err: error, delayMs: decision.delayMs }, 'attempt failed; retrying');
+    if (await this.republishDelayed(message, queue, settle, decision.delayMs, { [HEADERS.attempt]: decision.nextAttempt }, base)) {
+      this.deps.emit('retried', { ...base, error, delayMs: decision.delayMs, nextAttempt: decision.nextAttempt });
+    }
+  }
+
+  /** Delays longer than one pass through the levels carry their due time and re-enter the levels. */
+  private redelay(message: amqp.ConsumeMessage, queue: PlannedQueue, settle: Settler, job: DecodedJob, remainingMs: number): Promise<unknown> {
+    return this.republishDelayed(message, queue, settle, remainingMs, {}, { jobId: job.jobId, name: job.name, queue: queue.key!, attempt: job.attempt });
+  }
+
+  private async republishDelayed(
+    message: amqp.ConsumeMessage,
+    queue: PlannedQueue,
+    settle: Settler,
+    delayMs: number,
+    headers: Record<string, unknown>,
+    context: { jobId: string; name: string; queue: string; attempt: number },
+  ): Promise<boolean> {
+    const delay = this.deps.plan.delay;
+    const changes: Record<string, unknown> = { ...headers, [HEADERS.deliverAt]: delayMs > delay.maxDelayMs ? Date.now() + delayMs : undefined };
+    const route = delayMs > 0 ? delayRoute(delay, delayMs, queue.name) : { exchange: '', routingKey: queue.name };
+    return this.republish(message, settle, route.exchange, route.routingKey, republishProperties(message.properties, changes), context);
+  }
+
+  private async countRedelivery(message: amqp.ConsumeMessage, queue: PlannedQueue, settle: Settler, job: DecodedJob): Promise<void> {
+    const count = job.redeliveries + 1;
+    const context = { jobId: job.jobId, name: job.name, queue: queue.key!, attempt: job.attempt };
+    if (count >= this.deps.options.redeliveryLimit) {
+      return this.deadLetter(message, queue, settle, 'delivery-limit', new Error(`delivered ${count + 1} times without being settled (the worker crashed or lost its channel each time)`), job);
+    }
+    await this.republish(message, settle, '', queue.name, republishProperties(message.properties, { [HEADERS.redeliveries]: count }), context);
+  }
+
+  private async deadLetter(message: amqp.ConsumeMessage, queue: PlannedQueue, settle: Settler, reason: DeadReason, error: unknown, job: DecodedJob | undefined): Promise<void> {
+    const attempt = job?.attempt ?? 1;
+    const context = { jobId: job?.jobId ?? String(message.properties.messageId ?? ''), name: job?.name ?? message.properties.type, queue: queue.key!, attempt };
+    const properties = deadLetterProperties(message.properties, { reason, error, queue: queue.key!, attempt, deadAt: Date.now() });
+    if (await this.republish(message, settle, queue.deadExchange!, queue.name, properties, { ...context, name: context.name ?? '' })) {
+      this.deps.log.warn({ ...context, reason, err: error }, 'job dead-lettered');
+      this.deps.emit('deadLettered', { ...context, name: context.name, reason, error });
+    }
+  }
+
+  /** Confirm first, then ack. If the broker does not confirm, the original goes back to the queue. */
+  private async republish(
+    message: amqp.ConsumeMessage,
+    settle: Settler,
+    exchange: string,
+    routingKey: string,
+    properties: amqp.Options.Publish,
+    context: { jobId: string; name: string; queue: string; attempt: number },
+  ): Promise<boolean> {
+    try {
+      await this.deps.publisher.send({
+        exchange,
+        routingKey,
+        content: message.content,
+        properties,
+        deadline: Date.now() + this.deps.options.republishTimeoutMs,
+        context: { jobId: context.jobId, jobName: context.name, queue: context.queue, attempt: context.attempt },
+      });
+      settle.ack();
+      return true;
+    } catch (error) {
+      this.deps.log.error({ ...context, err: error }, 'republish was not confirmed; returning the job to its queue');
+      settle.requeue();
+      return false;
+    }
+  }
+
+  private context(job: DecodedJob, queue: PlannedQueue, maxAttempts: number, message: amqp.ConsumeMessage, signal: AbortSignal): JobContext {
+    const log = this.deps.log;
+    let child: Logger | undefined;
+    return {
+      jobId: job.jobId,
+      name: job.name,
+      attempt: job.attempt,
+      maxAttempts,
+      queue: queue.key!,
+      signal,
+      get log() {
+        child ??= log.child({ jobId: job.jobId, job: job.name, attempt: job.attempt, queue: queue.key });
+        return child;
+      },
+      headers: job.headers,
+      enqueuedAt: job.enqueuedAt,
+      redelivered: message.fields.redelivered,
+      publish: this.deps.publishJob,
+      breaker: this.deps.breaker,
+    };
+  }
+}

@@ -1,0 +1,53 @@
+import { JobTimeoutError, ShutdownError, type JobContext, type JobHandler } from '../core';
+
+export type RunOutcome =
+  | { readonly kind: 'completed'; readonly result: unknown }
+  | { readonly kind: 'failed'; readonly error: unknown }
+  /** Stopped by a shutdown past its grace period: the job goes back to the queue, no attempt spent. */
+  | { readonly kind: 'aborted' };
+
+export interface RunningJob {
+  readonly outcome: Promise<RunOutcome>;
+  /** Aborts `ctx.signal` and settles the outcome as `aborted`. */
+  abortForShutdown(): void;
+}
+
+/**
+ * Runs one handler call with its timeout. On timeout the signal aborts and the attempt fails at once
+ * (a handler that ignores its signal keeps running, but its result no longer counts).
+ */
+export function runHandler(handler: JobHandler, data: unknown, makeContext: (signal: AbortSignal) => JobContext, timeoutMs: number): RunningJob {
+  const controller = new AbortController();
+  let settle!: (outcome: RunOutcome) => void;
+  let settled = false;
+  const outcome = new Promise<RunOutcome>((resolve) => {
+    settle = (o) => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(timer);
+      resolve(o);
+    };
+  });
+  const ctx = makeContext(controller.signal);
+  const timer = setTimeout(() => {
+    const error = new JobTimeoutError(timeoutMs, { jobName: ctx.name, jobId: ctx.jobId, queue: ctx.queue, attempt: ctx.attempt });
+    controller.abort(error);
+    settle({ kind: 'failed', error });
+  }, timeoutMs);
+  try {
+    Promise.resolve(handler.handle(data, ctx)).then(
+      (result) => settle({ kind: 'completed', result }),
+      (error: unknown) => settle({ kind: 'failed', error }),
+    );
+  } catch (error) {
+    settle({ kind: 'failed', error });
+  }
+  return {
+    outcome,
+    abortForShutdown() {
+      if (settled) return;
+      controller.abort(new ShutdownError('worker shut down before the job finished; it returns to the queue'));
+      settle({ kind: 'aborted' });
+    },
+  };
+}

@@ -1,0 +1,80 @@
+import { randomBytes } from 'node:crypto';
+import * as amqp from 'amqplib';
+import { createWarren, type Warren, type WarrenOptions } from '../../src';
+
+export const BROKER_URL = process.env.WARREN_TEST_URL ?? process.env.AMQP_URL ?? 'amqp://guest:guest@127.0.0.1:5672';
+
+/** A random namespace per test: every entity name carries it. */
+export function testNamespace(label = 't'): string {
+  return `wt-${label}-${randomBytes(4).toString('hex')}`;
+}
+
+/**
+ * The test profile: throwaway namespace, classic non-durable delay levels (16 × 100 ms ≈ 109 min),
+ * `x-expires` as a safety net should a test die before its cleanup, short shutdown grace.
+ */
+export function testProfile(namespace: string): WarrenOptions {
+  return {
+    url: BROKER_URL,
+    namespace,
+    delay: { queueType: 'classic', levels: 16, unitMs: 100 },
+    queues: { durable: false, expiresMs: 15 * 60_000 },
+    worker: { shutdownGraceMs: 2_000 },
+    connection: { connectionName: `warren-test ${namespace}`, connectTimeoutMs: 5_000 },
+  };
+}
+
+const open: Warren<object>[] = [];
+
+/** createWarren with the test profile; `cleanup()` closes it and deletes its entities. */
+// eslint-disable-next-line @typescript-eslint/ban-types
+export async function testWarren<T extends object = {}>(options: WarrenOptions & { namespace?: string }): Promise<Warren<T>> {
+  const namespace = options.namespace ?? testNamespace();
+  const base = testProfile(namespace);
+  const warren = await createWarren<T>({
+    ...base,
+    ...options,
+    namespace,
+    queues: { ...base.queues, ...options.queues },
+    worker: { ...base.worker, ...options.worker },
+    connection: { ...base.connection, ...options.connection },
+  });
+  open.push(warren as unknown as Warren<object>);
+  return warren;
+}
+
+/** Closes every warren made by testWarren and deletes what it declared. Call from `after`/`afterEach`. */
+export async function cleanup(): Promise<void> {
+  const warrens = open.splice(0);
+  for (const warren of warrens) {
+    const plan = warren.plan;
+    await warren.close({ graceMs: 500 }).catch(() => undefined);
+    await deletePlanEntities(plan);
+  }
+}
+
+/** Deletes a plan's queues and exchanges over a fresh connection (the warren may be closed already). */
+export async function deletePlanEntities(plan: Warren<object>['plan']): Promise<void> {
+  const connection = await amqp.connect(BROKER_URL);
+  try {
+    for (const queue of plan.queues) {
+      const ch = await connection.createChannel();
+      ch.on('error', () => undefined);
+      await ch.deleteQueue(queue.name).catch(() => undefined);
+      await ch.close().catch(() => undefined);
+    }
+    const ch = await connection.createChannel();
+    ch.on('error', () => undefined);
+    for (const exchange of plan.exchanges) await ch.deleteExchange(exchange.name).catch(() => undefined);
+    await ch.close().catch(() => undefined);
+  } finally {
+    await connection.close().catch(() => undefined);
+  }
+}
+
+/** A plain amqplib connection for tests that play a foreign publisher or inspect queues. */
+export async function rawConnection(): Promise<amqp.ChannelModel> {
+  const connection = await amqp.connect(BROKER_URL);
+  connection.on('error', () => undefined);
+  return connection;
+}
