@@ -1,0 +1,32 @@
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { delayRoute, planTopology, resolveTopologyOptions } from '../../../src';
+
+const plan = planTopology({ topology: { queues: { q: {} } }, jobs: [], options: resolveTopologyOptions({ delay: { levels: 8, unitMs: 100 } }) });
+
+describe('delayRoute', () => {
+  it('spells the delay in bits, most significant first, then the destination queue', () => {
+    const route = delayRoute(plan.delay, 1300, 'q');
+    assert.equal(route.routingKey, '0.0.0.0.1.1.0.1.q');
+    assert.equal(route.exchange, 'warren.delay.07');
+    assert.equal(route.delayedMs, 1300);
+  });
+
+  it('rounds up to the unit, never early', () => {
+    assert.equal(delayRoute(plan.delay, 101, 'q').delayedMs, 200);
+    assert.equal(delayRoute(plan.delay, 1, 'q').routingKey, '0.0.0.0.0.0.0.1.q');
+  });
+
+  it('caps one pass at the longest delay the levels hold', () => {
+    const route = delayRoute(plan.delay, 10 * 60_000, 'q');
+    assert.equal(route.delayedMs, 25_500);
+    assert.equal(route.routingKey, '1.1.1.1.1.1.1.1.q');
+  });
+
+  it('handles more levels than 32-bit shifts allow', () => {
+    const wide = planTopology({ topology: {}, jobs: [], options: resolveTopologyOptions({ delay: { levels: 36, unitMs: 1 } }) });
+    const route = delayRoute(wide.delay, 2 ** 33 + 1, 'q');
+    assert.equal(route.routingKey.split('.').filter((b) => b === '1').length, 2);
+    assert.equal(route.delayedMs, 2 ** 33 + 1);
+  });
+});
