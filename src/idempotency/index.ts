@@ -1,0 +1,14 @@
+export type { IdempotencyStore, ClaimResult } from './idempotency-store';
+export { IdempotencyStoreError, type IdempotencyOperation } from './idempotency-store-error';
+export { MemoryIdempotencyStore } from './memory-idempotency-store';
+export { PostgresIdempotencyStore } from './postgres-idempotency-store';
+export {
+  IDEMPOTENCY_DEFAULTS,
+  resolveMemoryIdempotencyStoreOptions,
+  resolvePostgresIdempotencyStoreOptions,
+  type IdempotencyStoreOptions,
+  type MemoryIdempotencyStoreOptions,
+  type PostgresIdempotencyStoreOptions,
+  type ResolvedMemoryIdempotencyStoreOptions,
+  type ResolvedPostgresIdempotencyStoreOptions,
+} from './options';
