@@ -6,6 +6,8 @@ import 'reflect-metadata';
 export { createWarren, Warren, type WarrenJobs, type JobMap, type HealthReport } from './warren';
 export type { WarrenOptions } from './warren-options';
 export { Job, readJobDefinition, type JobClass, type JobData } from './decorators';
+/** For integrations (warren/nest) that tell @Job classes apart without validating them. */
+export { readJobMetadata, type JobMetadata } from './decorators';
 export { defineTopology, mergeTopologies, planTopology, resolveTopologyOptions, delayRoute } from './topology';
 export type {
   TopologyDeclaration,
@@ -61,4 +63,5 @@ export { HEADERS, JSON_CONTENT_TYPE, type DeadReason } from './message';
 export type { ConnectionOptions, ReconnectOptions } from './connection';
 export type { PublisherOptions } from './publisher';
 export type { WorkerOptions, ConsumerHealth, DeadLetter, ReplayOptions, IdempotencyGuard } from './worker';
+export { WORKER_DEFAULTS } from './worker';
 export type { BreakerOptions } from './breaker';

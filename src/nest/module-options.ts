@@ -1,0 +1,59 @@
+import type { FactoryProvider, ModuleMetadata } from '@nestjs/common';
+import { ConfigurationError, type JobClass, type TopologyDeclaration, type WarrenOptions } from '../index';
+
+/**
+ * What `WarrenModule.forRoot` takes: every `createWarren` option except `handlers`, which the module
+ * finds itself among the app's providers (every class decorated with `@Job`).
+ */
+export interface WarrenModuleOptions extends Omit<WarrenOptions, 'handlers'> {
+  /**
+   * Start consuming when the application bootstraps. Default true. Set false in an app that only
+   * publishes (an API in front of separate worker processes): it still declares the topology.
+   */
+  readonly startWorkers?: boolean;
+}
+
+/** `WarrenModule.forRootAsync`: options from other providers, e.g. Nest's ConfigService. */
+export interface WarrenModuleAsyncOptions {
+  /** Modules that export what `inject` names (e.g. ConfigModule). */
+  readonly imports?: ModuleMetadata['imports'];
+  /** Providers handed to `useFactory`, in order. */
+  readonly inject?: FactoryProvider['inject'];
+  readonly useFactory: (...args: never[]) => WarrenModuleOptions | Promise<WarrenModuleOptions>;
+  /** Make Warren, WarrenPublisher and WarrenHealthIndicator injectable everywhere without importing the module. Default true. */
+  readonly isGlobal?: boolean;
+}
+
+/** `WarrenModule.forFeature`: what a feature module contributes to the app's one warren. */
+export interface WarrenFeatureOptions {
+  /** Merged with the root topology and other features (`mergeTopologies`): the same key twice must be identical. */
+  readonly topology?: TopologyDeclaration;
+  /** @Job classes this app publishes but does not run (their handlers live in another service). */
+  readonly jobs?: readonly JobClass[];
+}
+
+export interface ResolvedWarrenModuleOptions {
+  readonly startWorkers: boolean;
+  /** The rest, handed to createWarren. */
+  readonly warren: Omit<WarrenOptions, 'handlers'>;
+}
+
+export const WARREN_MODULE_DEFAULTS = Object.freeze({
+  startWorkers: true,
+  isGlobal: true,
+});
+
+/** Injection token of the module's options (the value given to forRoot or returned by forRootAsync's factory). */
+export const WARREN_MODULE_OPTIONS = Symbol.for('warren:nest-module-options');
+
+export function resolveWarrenModuleOptions(input: WarrenModuleOptions | undefined): ResolvedWarrenModuleOptions {
+  if (input === null || typeof input !== 'object') {
+    throw new ConfigurationError(`WarrenModule options must be an object (got ${input === null ? 'null' : typeof input}); did the forRootAsync factory return them?`);
+  }
+  const { startWorkers = WARREN_MODULE_DEFAULTS.startWorkers, ...warren } = input;
+  if (typeof startWorkers !== 'boolean') throw new ConfigurationError(`startWorkers must be a boolean (got ${JSON.stringify(startWorkers)})`);
+  if ('handlers' in warren) {
+    throw new ConfigurationError('WarrenModule finds @Job handlers among your providers: list the classes in a module\'s providers instead of passing handlers');
+  }
+  return Object.freeze({ startWorkers, warren });
+}

@@ -1,0 +1,179 @@
+import { randomUUID } from 'node:crypto';
+import {
+  CircuitOpenError,
+  JOB_DEFAULTS,
+  JobTimeoutError,
+  PayloadValidationError,
+  readJobDefinition,
+  RetryLaterError,
+  UnrecoverableError,
+  type BreakerHandle,
+  type JobContext,
+  type JobHandler,
+  type PublishedJob,
+  type PublishOptions,
+} from '../index';
+import { createRecordingLogger, type LogEntry } from './recording-logger';
+
+export interface RunJobOptions {
+  /** Default: a random UUID. */
+  readonly jobId?: string;
+  /** The attempt being run, 1 for the first. Default 1. */
+  readonly attempt?: number;
+  /** Default: the @Job's `attempts`, else warren's default (3). */
+  readonly maxAttempts?: number;
+  readonly headers?: Readonly<Record<string, unknown>>;
+  /** ms since epoch. Default: now. */
+  readonly enqueuedAt?: number;
+  readonly redelivered?: boolean;
+  /** Fail the run with JobTimeoutError (and abort `ctx.signal`) after this long. Default: the @Job's `timeoutMs`, else 15 min. */
+  readonly timeoutMs?: number;
+  /** Abort it to see how the handler reacts to a shutdown: `ctx.signal` aborts with its reason. */
+  readonly signal?: AbortSignal;
+  /** State of the named circuit breakers the handler fires. Default: all closed (the call runs). */
+  readonly breakers?: Readonly<Record<string, 'closed' | 'open'>>;
+  /** Answers `ctx.publish` after recording the call (to make a follow-up publish fail, say). Default: resolves with the job id and an empty queue. */
+  readonly publish?: (name: string, data: unknown, options: PublishOptions | undefined) => Promise<PublishedJob>;
+  /** Check the payload against the @Job's `schema` first, as the worker does. Default true. */
+  readonly validate?: boolean;
+  /** Lowest level recorded in `logs`. Default 'trace'. */
+  readonly logLevel?: 'trace' | 'debug' | 'info' | 'warn' | 'error' | 'fatal' | 'silent';
+}
+
+/** A `ctx.publish` call the handler made. */
+export interface PublishedCall {
+  readonly name: string;
+  readonly data: unknown;
+  readonly options: PublishOptions | undefined;
+}
+
+/**
+ * What the worker would do after this run (the retry policy, minus the backoff's random delay).
+ * `retry.delayMs` is set when the handler chose it (RetryLaterError).
+ */
+export type JobOutcome =
+  | { readonly action: 'complete' }
+  | { readonly action: 'retry'; readonly nextAttempt: number; readonly delayMs?: number }
+  | { readonly action: 'postpone'; readonly breaker: string }
+  | { readonly action: 'dead-letter'; readonly reason: 'unrecoverable' | 'attempts-exhausted' | 'invalid-payload' };
+
+export interface RunJobResult<TResult = unknown> {
+  readonly status: 'completed' | 'failed';
+  /** What `handle` returned, when it completed. */
+  readonly result: TResult | undefined;
+  /** What `handle` threw (or PayloadValidationError, JobTimeoutError), when it failed. */
+  readonly error: unknown;
+  readonly outcome: JobOutcome;
+  /** Every `ctx.publish` call, in order. */
+  readonly published: readonly PublishedCall[];
+  /** Everything logged through `ctx.log`. */
+  readonly logs: readonly LogEntry[];
+  /** The handler's `ctx.signal` (aborted on timeout or when `options.signal` aborted). */
+  readonly signal: AbortSignal;
+  /** Names of the circuit breakers the handler fired, in order. */
+  readonly breakersFired: readonly string[];
+  readonly context: JobContext;
+  readonly durationMs: number;
+}
+
+/**
+ * Runs a @Job handler instance once, without a broker: a context like the worker's, `ctx.publish`
+ * recorded, `ctx.log` recorded, the payload validated and the timeout enforced like on a worker.
+ * Never throws for a failing handler: the failure is in `error`, and `outcome` says what would follow.
+ *
+ * @example
+ * const run = await runJob(new WelcomeEmail(fakeMailer), { userId: 'u1' }, { attempt: 3 });
+ * assert.equal(run.status, 'completed');
+ * assert.deepEqual(run.published.map((p) => p.name), ['audit.record']);
+ */
+export async function runJob<H extends JobHandler>(handler: H, data: Parameters<H['handle']>[0], options: RunJobOptions = {}): Promise<RunJobResult<Awaited<ReturnType<H['handle']>>>> {
+  const definition = readJobDefinition(handler);
+  const attempt = options.attempt ?? 1;
+  const maxAttempts = options.maxAttempts ?? definition.attempts ?? JOB_DEFAULTS.attempts;
+  const timeoutMs = options.timeoutMs ?? definition.timeoutMs ?? JOB_DEFAULTS.timeoutMs;
+  const jobId = options.jobId ?? randomUUID();
+  const recording = createRecordingLogger(options.logLevel);
+  const published: PublishedCall[] = [];
+  const breakersFired: string[] = [];
+  const controller = new AbortController();
+  const onAbort = () => controller.abort(options.signal!.reason);
+  if (options.signal?.aborted) onAbort();
+  else options.signal?.addEventListener('abort', onAbort, { once: true });
+
+  const context: JobContext = {
+    jobId,
+    name: definition.name,
+    attempt,
+    maxAttempts,
+    queue: definition.queue,
+    signal: controller.signal,
+    log: recording.logger.child({ jobId, job: definition.name, attempt, queue: definition.queue }),
+    headers: options.headers ?? {},
+    enqueuedAt: options.enqueuedAt ?? Date.now(),
+    redelivered: options.redelivered ?? false,
+    publish: async (name, payload, publishOptions) => {
+      published.push({ name, data: payload, options: publishOptions });
+      if (options.publish) return options.publish(name, payload, publishOptions);
+      return { jobId: publishOptions?.jobId ?? randomUUID(), name, queue: '' };
+    },
+    breaker: (name) => fakeBreaker(name, options.breakers?.[name] ?? 'closed', breakersFired),
+  };
+
+  const started = Date.now();
+  const finish = (status: 'completed' | 'failed', result: unknown, error: unknown, outcome: JobOutcome) => {
+    options.signal?.removeEventListener('abort', onAbort);
+    return { status, result, error, outcome, published, logs: recording.entries, signal: controller.signal, breakersFired, context, durationMs: Date.now() - started } as RunJobResult<Awaited<ReturnType<H['handle']>>>;
+  };
+
+  let payload: unknown = data;
+  if (definition.schema && options.validate !== false) {
+    const checked = await definition.schema['~standard'].validate(data);
+    if (checked.issues) {
+      const error = new PayloadValidationError(definition.name, checked.issues.map((issue) => ({ message: issue.message, ...pathOf(issue.path) })));
+      return finish('failed', undefined, error, { action: 'dead-letter', reason: 'invalid-payload' });
+    }
+    payload = checked.value;
+  }
+
+  let timer: NodeJS.Timeout | undefined;
+  const timedOut = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => {
+      const error = new JobTimeoutError(timeoutMs, { jobName: definition.name, jobId, queue: definition.queue, attempt });
+      controller.abort(error);
+      reject(error);
+    }, timeoutMs);
+  });
+  try {
+    const result = await Promise.race([Promise.resolve().then(() => handler.handle(payload, context)), timedOut]);
+    return finish('completed', result, undefined, { action: 'complete' });
+  } catch (error) {
+    return finish('failed', undefined, error, outcomeOf(error, attempt, maxAttempts));
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/** The retry policy's decision, as the worker takes it (src/retry/decide-failure.ts). */
+function outcomeOf(error: unknown, attempt: number, maxAttempts: number): JobOutcome {
+  if (error instanceof UnrecoverableError) return { action: 'dead-letter', reason: 'unrecoverable' };
+  if (error instanceof CircuitOpenError) return { action: 'postpone', breaker: error.breaker };
+  if (attempt >= maxAttempts) return { action: 'dead-letter', reason: 'attempts-exhausted' };
+  if (error instanceof RetryLaterError) return { action: 'retry', nextAttempt: attempt + 1, delayMs: Math.max(0, error.delayMs) };
+  return { action: 'retry', nextAttempt: attempt + 1 };
+}
+
+function fakeBreaker(name: string, state: 'closed' | 'open', fired: string[]): BreakerHandle {
+  return {
+    isOpen: state === 'open',
+    async fire<T>(call: () => Promise<T>): Promise<T> {
+      fired.push(name);
+      if (state === 'open') throw new CircuitOpenError(name);
+      return call();
+    },
+  };
+}
+
+function pathOf(path: ReadonlyArray<PropertyKey | { readonly key: PropertyKey }> | undefined): { path?: string } {
+  if (!path || path.length === 0) return {};
+  return { path: path.map((p) => String(typeof p === 'object' && p !== null ? p.key : p)).join('.') };
+}
