@@ -1,0 +1,305 @@
+/**
+ * Private RabbitMQ nodes for fault and resilience tests.
+ *
+ * Tests in `test/resilience/` stop, kill and restart brokers. They must never do that to the shared
+ * broker on 127.0.0.1:5672 (other tests run against it), so they start their own nodes through
+ * `test/support/rabbit-node.sh`:
+ *
+ * | node    | AMQP            | what for                                           |
+ * | ------- | --------------- | -------------------------------------------------- |
+ * | `wsolo` | 127.0.0.1:5690  | one standalone node: restart, crash, alarms        |
+ * | `w1..3` | 127.0.0.1:5681-3| a 3-node cluster: node loss, quorum leader failover|
+ *
+ * Every function here is safe to call repeatedly (start on a running node returns at once, stop/kill
+ * on a stopped node is a no-op) and concurrently from several test processes (the script serialises
+ * state changes with a lock file). The clean functions never throw: they are meant for `after()`
+ * hooks and log what went wrong instead.
+ *
+ * @example
+ * ```ts
+ * const node = await startSingleNode();          // fresh or existing data, AMQP accepted on return
+ * const conn = await amqp.connect(node.url);
+ * await rabbitCtl(node.name, 'close_all_connections', 'fault test');
+ * await restartSingleNode();                     // graceful: durable queues + persistent messages survive
+ * after(() => cleanSingleNode());                // stop and delete the data
+ * ```
+ */
+import { spawn } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as net from 'node:net';
+import * as os from 'node:os';
+import * as path from 'node:path';
+
+/** One private RabbitMQ node as tests see it. */
+export interface PrivateNode {
+  /** Erlang node name, `wsolo@<short-host>` or `w1@<short-host>`; what {@link rabbitCtl} takes. */
+  name: string;
+  /** AMQP port on 127.0.0.1. */
+  port: number;
+  /** AMQP URL for amqplib, `amqp://guest:guest@127.0.0.1:<port>` (guest works over loopback). */
+  url: string;
+}
+
+/** Cluster node index: w1, w2 or w3. */
+export type ClusterNodeIndex = 1 | 2 | 3;
+
+const SINGLE_NODE = 'wsolo';
+const SINGLE_PORT = 5690;
+const CLUSTER_PORT_BASE = 5680;
+const CLUSTER_INDEXES: readonly ClusterNodeIndex[] = [1, 2, 3];
+
+/**
+ * Upper bounds for one script call. Measured on a busy 2-vCPU VM: single start 4-8 s, restart
+ * ~7 s, cluster start 15-25 s; each rabbitmqctl call ~1 s. The script's own boot timeout is 120 s.
+ */
+const TIMEOUT_MS = {
+  start: 180_000,
+  restart: 270_000,
+  stop: 100_000,
+  kill: 60_000,
+  clean: 120_000,
+  clusterStart: 400_000,
+  ctl: 90_000,
+} as const;
+
+const SCRIPT_RELATIVE_PATH = path.join('test', 'support', 'rabbit-node.sh');
+
+function shortHostname(): string {
+  return os.hostname().split('.')[0] ?? os.hostname();
+}
+
+function nodeInfo(shortName: string, port: number): PrivateNode {
+  return {
+    name: `${shortName}@${shortHostname()}`,
+    port,
+    url: `amqp://guest:guest@127.0.0.1:${port}`,
+  };
+}
+
+/** The single node's coordinates (whether or not it runs). */
+export function singleNode(): PrivateNode {
+  return nodeInfo(SINGLE_NODE, SINGLE_PORT);
+}
+
+/** Cluster node `i`'s coordinates (whether or not it runs). */
+export function clusterNode(i: ClusterNodeIndex): PrivateNode {
+  return nodeInfo(`w${i}`, CLUSTER_PORT_BASE + i);
+}
+
+/**
+ * Finds `test/support/rabbit-node.sh` by walking up from this file to the repository root (the
+ * first directory holding package.json and the script), so it works from `test/support/*.ts` and
+ * from the compiled `dist/test/support/*.js` alike.
+ */
+function scriptPath(): string {
+  let dir = __dirname;
+  for (;;) {
+    const candidate = path.join(dir, SCRIPT_RELATIVE_PATH);
+    if (fs.existsSync(path.join(dir, 'package.json')) && fs.existsSync(candidate)) return candidate;
+    const parent = path.dirname(dir);
+    if (parent === dir) {
+      throw new Error(`private-broker: cannot find ${SCRIPT_RELATIVE_PATH} above ${__dirname}`);
+    }
+    dir = parent;
+  }
+}
+
+/** Raised when the script fails or times out; carries its output for the test report. */
+export class PrivateBrokerError extends Error {
+  constructor(
+    message: string,
+    readonly args: readonly string[],
+    readonly exitCode: number | null,
+    readonly stdout: string,
+    readonly stderr: string,
+  ) {
+    super(message);
+    this.name = 'PrivateBrokerError';
+  }
+}
+
+/**
+ * Runs the script and resolves with its stdout. The script runs in its own process group so a
+ * timeout kills it together with the rabbitmqctl/runuser processes it started; the broker VMs are
+ * not in that group (rabbitmq-server -detached puts them in a session of their own).
+ */
+function runScript(args: readonly string[], timeoutMs: number): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const child = spawn('bash', [scriptPath(), ...args], {
+      detached: true,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    const stdout: Buffer[] = [];
+    const stderr: Buffer[] = [];
+    child.stdout.on('data', (chunk: Buffer) => stdout.push(chunk));
+    child.stderr.on('data', (chunk: Buffer) => stderr.push(chunk));
+    let timedOut = false;
+    const timer = setTimeout(() => {
+      timedOut = true;
+      killGroup(child.pid);
+    }, timeoutMs);
+    const text = (chunks: Buffer[]): string => Buffer.concat(chunks).toString('utf8');
+    child.on('error', (err) => {
+      clearTimeout(timer);
+      reject(new PrivateBrokerError(`rabbit-node.sh ${args.join(' ')}: ${err.message}`, args, null, text(stdout), text(stderr)));
+    });
+    child.on('close', (code, signal) => {
+      clearTimeout(timer);
+      const out = text(stdout);
+      const err = text(stderr);
+      if (code === 0 && !timedOut) {
+        resolve(out);
+        return;
+      }
+      const why = timedOut ? `timed out after ${timeoutMs} ms` : signal ? `killed by ${signal}` : `exited with ${code}`;
+      const detail = (err.trim() || out.trim()).split('\n').slice(-15).join('\n');
+      reject(new PrivateBrokerError(`rabbit-node.sh ${args.join(' ')} ${why}\n${detail}`, args, code, out, err));
+    });
+  });
+}
+
+function killGroup(pid: number | undefined): void {
+  if (pid === undefined) return;
+  try {
+    process.kill(-pid, 'SIGKILL');
+  } catch {
+    // already gone
+  }
+}
+
+async function cleanup(what: string, args: readonly string[]): Promise<void> {
+  try {
+    await runScript(args, TIMEOUT_MS.clean);
+  } catch (err) {
+    console.warn(`private-broker: ${what} failed (ignored): ${(err as Error).message}`);
+  }
+}
+
+/** Starts the standalone node (keeping any data it has) and resolves once it accepts AMQP. */
+export async function startSingleNode(): Promise<PrivateNode> {
+  await runScript(['single', 'start'], TIMEOUT_MS.start);
+  return singleNode();
+}
+
+/** Stops the standalone node gracefully (`rabbitmqctl stop`); its data stays for the next start. */
+export async function stopSingleNode(): Promise<void> {
+  await runScript(['single', 'stop'], TIMEOUT_MS.stop);
+}
+
+/** Graceful stop, then start on the same data; resolves once the node accepts AMQP again. */
+export async function restartSingleNode(): Promise<void> {
+  await runScript(['single', 'restart'], TIMEOUT_MS.restart);
+}
+
+/** Crashes the standalone node with SIGKILL (no shutdown work); resolves once it is gone. */
+export async function killSingleNode(): Promise<void> {
+  await runScript(['single', 'kill'], TIMEOUT_MS.kill);
+}
+
+/** Stops the standalone node (killing it if it will not stop) and deletes its data. Never throws. */
+export async function cleanSingleNode(): Promise<void> {
+  await cleanup('cleanSingleNode', ['single', 'clean']);
+}
+
+/**
+ * Starts the 3-node cluster (w1..w3) or makes sure the running one is complete, and resolves once all
+ * three accept AMQP and are cluster members.
+ */
+export async function startCluster(): Promise<PrivateNode[]> {
+  await runScript(['cluster', 'start'], TIMEOUT_MS.clusterStart);
+  return CLUSTER_INDEXES.map(clusterNode);
+}
+
+/** Crashes cluster node `i` with SIGKILL; its data stays, so {@link startClusterNode} rejoins it. */
+export async function killClusterNode(i: ClusterNodeIndex): Promise<void> {
+  await runScript(['cluster', 'kill-node', String(checkIndex(i))], TIMEOUT_MS.kill);
+}
+
+/** Starts cluster node `i` from its data dir (it rejoins the cluster); resolves once it accepts AMQP. */
+export async function startClusterNode(i: ClusterNodeIndex): Promise<void> {
+  await runScript(['cluster', 'start-node', String(checkIndex(i))], TIMEOUT_MS.start);
+}
+
+/** Stops all cluster nodes (killing any that will not stop) and deletes their data. Never throws. */
+export async function cleanCluster(): Promise<void> {
+  await cleanup('cleanCluster', ['cluster', 'clean']);
+}
+
+/** Running members of the cluster as w1 reports them (w1 must be up), e.g. `['w1@vm', 'w2@vm']`. */
+export async function runningClusterNodes(via: ClusterNodeIndex = 1): Promise<string[]> {
+  const out = await rabbitCtl(`w${checkIndex(via)}`, 'cluster_status', '--formatter', 'json');
+  const status = JSON.parse(jsonPart(out)) as { running_nodes?: string[] };
+  return [...(status.running_nodes ?? [])].sort();
+}
+
+/**
+ * Runs `rabbitmqctl -n <node> args...` against one of the private nodes (`wsolo`, `w1`..`w3`, with or
+ * without `@host`; the script refuses any other node) and resolves with its stdout.
+ *
+ * @example rabbitCtl('wsolo', 'set_vm_memory_high_watermark', '0.0001')
+ */
+export async function rabbitCtl(node: string, ...args: string[]): Promise<string> {
+  return runScript(['ctl', node, ...args], TIMEOUT_MS.ctl);
+}
+
+/**
+ * The node currently leading quorum queue `queue`, asked through `node` (`rabbitmq-queues
+ * quorum_status`). `undefined` while there is no leader (election in progress), when the queue
+ * does not exist, or when `node` cannot answer; poll it with a deadline after killing a node.
+ */
+export async function quorumLeader(node: string, queue: string, vhost = '/'): Promise<string | undefined> {
+  let out: string;
+  try {
+    out = await runScript(
+      ['queues', node, 'quorum_status', queue, '--vhost', vhost, '--formatter', 'json'],
+      TIMEOUT_MS.ctl,
+    );
+  } catch {
+    return undefined;
+  }
+  try {
+    const members = JSON.parse(jsonPart(out)) as Array<Record<string, unknown>>;
+    const leader = members.find((m) => m['Raft State'] === 'leader');
+    return typeof leader?.['Node Name'] === 'string' ? leader['Node Name'] : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** Resolves once something accepts TCP connections on 127.0.0.1:`port`; rejects after `timeoutMs`. */
+export async function waitForPort(port: number, timeoutMs: number): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    if (await canConnect(port, Math.max(100, Math.min(1000, deadline - Date.now())))) return;
+    if (Date.now() >= deadline) {
+      throw new Error(`waitForPort: nothing accepted connections on 127.0.0.1:${port} within ${timeoutMs} ms`);
+    }
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+function canConnect(port: number, timeoutMs: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = net.connect({ host: '127.0.0.1', port });
+    const done = (ok: boolean): void => {
+      socket.removeAllListeners();
+      socket.on('error', () => undefined);
+      socket.destroy();
+      resolve(ok);
+    };
+    socket.setTimeout(timeoutMs, () => done(false));
+    socket.once('connect', () => done(true));
+    socket.once('error', () => done(false));
+  });
+}
+
+function checkIndex(i: number): ClusterNodeIndex {
+  if (i !== 1 && i !== 2 && i !== 3) throw new RangeError(`cluster node index must be 1, 2 or 3 (got ${i})`);
+  return i;
+}
+
+/** rabbitmqctl prints banner lines unless -q; keep from the first JSON bracket on. */
+function jsonPart(out: string): string {
+  const start = out.search(/[[{]/);
+  return start < 0 ? out : out.slice(start);
+}
