@@ -1,0 +1,54 @@
+import { fork } from 'node:child_process';
+import { join } from 'node:path';
+import { afterEach, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { defineTopology, Job, type JobHandler } from '../../src';
+import { cleanup, testNamespace, testWarren } from '../support/test-broker';
+import { waitFor } from '../support/wait-for';
+
+@Job('poison.crash', { queue: 'poison' })
+class CrashJob implements JobHandler<object> {
+  async handle() {}
+}
+
+/** Runs the crash worker until it stops crashing (the job is gone); returns how often the job started. */
+async function runCrashLoop(namespace: string, queueType: string, limit: number): Promise<number> {
+  let runs = 0;
+  for (let round = 0; round < limit + 5; round++) {
+    const child = fork(join(__dirname, '../fixtures/crash-worker.js'), [], { env: { ...process.env, NAMESPACE: namespace, QUEUE_TYPE: queueType, LIMIT: String(limit) }, stdio: ['ignore', 'pipe', 'inherit', 'ipc'] });
+    let output = '';
+    child.stdout!.on('data', (chunk: Buffer) => (output += chunk.toString()));
+    const exit = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+    // a worker that is still alive 3 s after it started consuming found nothing more to crash on
+    const outcome = await Promise.race([exit, waitFor(() => output.includes('started'), { timeoutMs: 20_000 }).then(() => new Promise((r) => setTimeout(() => r('idle'), 3000)))]);
+    runs += (output.match(/running/g) ?? []).length;
+    if (outcome === 'idle') {
+      child.kill('SIGKILL');
+      await exit;
+      return runs;
+    }
+  }
+  throw new Error(`still crashing after ${limit + 5} worker processes`);
+}
+
+for (const queueType of ['quorum', 'classic'] as const) {
+  describe(`a job that crashes the worker process on ${queueType} queues`, () => {
+    afterEach(cleanup);
+
+    it('ends in dead letters after a bounded number of deliveries', async () => {
+      const namespace = testNamespace(`poison-${queueType}`);
+      const limit = 3;
+      const topology = defineTopology({ queues: { poison: { type: queueType } } });
+      const warren = await testWarren({ namespace, topology, jobs: [CrashJob], queues: { deliveryLimit: limit }, worker: { redeliveryLimit: limit } });
+      await warren.publish(CrashJob, {}, { jobId: `crash-${queueType}` });
+      const runs = await runCrashLoop(namespace, queueType, limit);
+      assert.ok(runs >= 1 && runs <= limit + 1, `the job ran ${runs} times`);
+      const letters = await waitFor(async () => {
+        const list = await warren.deadLetters.list('poison');
+        return list.length === 1 ? list : undefined;
+      }, { what: 'the dead letter' });
+      assert.equal(letters[0]!.jobId, `crash-${queueType}`);
+      assert.equal(letters[0]!.reason, 'delivery-limit');
+    });
+  });
+}
