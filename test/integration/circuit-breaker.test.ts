@@ -1,5 +1,6 @@
 import { after, afterEach, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
+import pino from 'pino';
 import { defineTopology, Job, type ConsumerHealth, type JobContext, type JobEventBase, type JobHandler, type Warren, type WarrenEvents } from '../../src';
 import { FakeThirdParty } from '../support/fake-third-party';
 import { cleanup, testWarren } from '../support/test-broker';
@@ -177,7 +178,9 @@ describe('circuit breakers', () => {
   it('leaves a queue the user paused paused when its breaker half-opens, and a user resume waits for the breaker', async () => {
     const mailer = apis.mailer!;
     mailer.goDown();
-    const warren = await testWarren({ topology, handlers: [new SendMail()], breakers: { mailer: quickBreaker(400) }, worker: { postponeDelayMs: 200 } });
+    const lines: { component?: string; breaker?: string; state?: string; msg?: string }[] = [];
+    const logger = pino({ level: 'warn' }, { write: (line: string) => void lines.push(JSON.parse(line)) });
+    const warren = await testWarren({ topology, handlers: [new SendMail()], breakers: { mailer: quickBreaker(400) }, worker: { postponeDelayMs: 200 }, logger });
     const seen = record(warren);
     await warren.start();
     await warren.publish(SendMail, {}, { jobId: 'held-1' });
@@ -198,6 +201,10 @@ describe('circuit breakers', () => {
     await warren.resume('mail');
     await waitFor(() => seen.completed.length === 1, { what: 'the job to complete after the user resumed' });
     assert.equal(consumer(warren, 'mail').consuming, true);
+    // Every state change is also a log line of the breaker component.
+    const logged = lines.filter((l) => l.component === 'breaker').map((l) => [l.breaker, l.state, l.msg]);
+    assert.deepEqual(logged, seen.states.map((s) => [s.breaker, s.state, s.state === 'open' ? 'circuit breaker opened' : s.state === 'halfOpen' ? 'circuit breaker half-open' : 'circuit breaker closed']));
+    assert.deepEqual(seen.states.map((s) => s.state), ['open', 'halfOpen', 'closed']);
   });
 
   it('consumes a queue that was paused before start once it is resumed', async () => {
