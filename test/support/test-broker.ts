@@ -20,7 +20,7 @@ export function testProfile(namespace: string): WarrenOptions {
     delay: { queueType: 'classic', levels: 16, unitMs: 100 },
     queues: { durable: false, expiresMs: 15 * 60_000 },
     worker: { shutdownGraceMs: 2_000 },
-    connection: { connectionName: `warren-test ${namespace}`, connectTimeoutMs: 5_000 },
+    connection: { connectionName: `warren-test ${namespace}`, connectTimeoutMs: 20_000 },
   };
 }
 
