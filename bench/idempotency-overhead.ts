@@ -9,8 +9,9 @@
  */
 import { randomBytes } from 'node:crypto';
 import { parseArgs } from 'node:util';
+import * as amqp from 'amqplib';
 import { Pool } from 'pg';
-import { createWarren, defineTopology, Job, MemoryIdempotencyStore, PostgresIdempotencyStore, type IdempotencyStore, type JobHandler } from '../src';
+import { createWarren, defineTopology, Job, MemoryIdempotencyStore, PostgresIdempotencyStore, type IdempotencyStore, type JobHandler, type TopologyPlan, type Warren } from '../src';
 
 const { values } = parseArgs({
   options: {
@@ -42,36 +43,54 @@ async function runOnce(variant: Variant, pools: { sync: Pool; async: Pool }): Pr
   if (variant === 'memory') store = new MemoryIdempotencyStore();
   if (variant === 'postgres') store = new PostgresIdempotencyStore({ pool: pools.sync, tableName: table });
   if (variant === 'postgres-async') store = new PostgresIdempotencyStore({ pool: pools.async, tableName: table });
-  const warren = await createWarren({
-    url: AMQP_URL,
-    namespace: `bench-idem-${suffix}`,
-    topology,
-    handlers: [new NoopJob()],
-    queues: { expiresMs: 30 * 60_000 },
-    delay: { levels: 8 },
-    ...(store ? { idempotency: store } : {}),
-  });
+  let warren: Warren | undefined;
   try {
+    const running = await createWarren({
+      url: AMQP_URL,
+      namespace: `bench-idem-${suffix}`,
+      topology,
+      handlers: [new NoopJob()],
+      // A safety net only: every run deletes what it declared.
+      queues: { expiresMs: 5 * 60_000 },
+      delay: { levels: 8 },
+      ...(store ? { idempotency: store } : {}),
+    });
+    warren = running;
     for (let i = 0; i < JOBS; i += 500) {
-      await Promise.all(Array.from({ length: Math.min(500, JOBS - i) }, (_, k) => warren.publish(NoopJob, { n: i + k }, { jobId: `job-${i + k}` })));
+      await Promise.all(Array.from({ length: Math.min(500, JOBS - i) }, (_, k) => running.publish(NoopJob, { n: i + k }, { jobId: `job-${i + k}` })));
     }
     let completed = 0;
     let duplicates = 0;
     const done = new Promise<void>((resolve) => {
-      warren.on('completed', () => {
+      running.on('completed', () => {
         if (++completed === JOBS) resolve();
       });
     });
-    warren.on('duplicate', () => duplicates++);
+    running.on('duplicate', () => duplicates++);
     const started = process.hrtime.bigint();
-    await warren.start();
+    await running.start();
     await done;
     const seconds = Number(process.hrtime.bigint() - started) / 1e9;
     return { jobsPerSecond: JOBS / seconds, duplicates };
   } finally {
-    await warren.close();
-    await warren.deleteTopology().catch(() => undefined);
+    if (warren) {
+      await warren.close();
+      // After close: deleting queues under live consumers would make them re-declare the topology.
+      await deletePlan(warren.plan);
+    }
     if (store instanceof PostgresIdempotencyStore) await pools.sync.query(`DROP TABLE IF EXISTS "${table}"`);
+  }
+}
+
+/** Deletes every queue and exchange of a plan over a fresh connection (the broker is shared: leave nothing behind). */
+async function deletePlan(plan: TopologyPlan): Promise<void> {
+  const connection = await amqp.connect(AMQP_URL);
+  try {
+    const channel = await connection.createChannel();
+    for (const queue of plan.queues) await channel.deleteQueue(queue.name);
+    for (const exchange of plan.exchanges) await channel.deleteExchange(exchange.name);
+  } finally {
+    await connection.close();
   }
 }
 
