@@ -6,6 +6,9 @@ import 'reflect-metadata';
 export { createWarren, Warren, type WarrenJobs, type JobMap, type HealthReport } from './warren';
 export type { WarrenOptions } from './warren-options';
 export { Job, readJobDefinition, type JobClass, type JobData } from './decorators';
+export { Cron, type CronOptions } from './decorators';
+export { SCHEDULER_DEFAULTS, firingJobId, type SchedulerOptions, type ScheduleOptions, type ScheduleInfo, type ScheduleSource } from './scheduler';
+export { LIMITER_DEFAULTS } from './worker';
 /** For integrations (warren/nest) that tell @Job classes apart without validating them. */
 export { readJobMetadata, type JobMetadata } from './decorators';
 export { defineTopology, mergeTopologies, planTopology, resolveTopologyOptions, delayRoute } from './topology';
@@ -58,6 +61,8 @@ export type {
   JobDefaults,
   Logger,
   StandardSchemaV1,
+  RateLimitOptions,
+  MissedTickPolicy,
 } from './core';
 export { HEADERS, JSON_CONTENT_TYPE, type DeadReason } from './message';
 export type { ConnectionOptions, ReconnectOptions } from './connection';

@@ -3,6 +3,7 @@ import type { ConnectionOptions } from './connection';
 import type { JobDefaults, Logger } from './core';
 import type { JobClass } from './decorators';
 import type { PublisherOptions } from './publisher';
+import type { SchedulerOptions } from './scheduler';
 import type { DelayOptions, TopologyDeclaration } from './topology';
 import type { IdempotencyGuard, WorkerOptions } from './worker';
 
@@ -32,6 +33,8 @@ export interface WarrenOptions {
     readonly expiresMs?: number;
   };
   readonly publisher?: PublisherOptions;
+  /** Cron: whether this process takes part in the leader election, default time zone and missed-tick policy. */
+  readonly scheduler?: SchedulerOptions;
   readonly worker?: WorkerOptions;
   /** Settings per named circuit breaker; unnamed ones use `breakerDefaults`. */
   readonly breakers?: Readonly<Record<string, BreakerOptions>>;

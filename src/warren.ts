@@ -22,6 +22,8 @@ import { JobPublisher, resolvePublisherOptions } from './publisher';
 import { applyTopology, deleteTopology, planTopology, resolveTopologyOptions, type TopologyPlan } from './topology';
 import { DeadLetters, resolveWorkerOptions, Worker, type ConsumerHealth, type RegisteredJob } from './worker';
 import type { WarrenOptions } from './warren-options';
+import type { ScheduleInfo, ScheduleOptions } from './scheduler';
+import { checkCronData, readSchedulingDeclarations, Scheduling } from './warren-scheduling';
 
 /**
  * Augment this interface to type `publish` by job name:
@@ -64,6 +66,7 @@ export class Warren<TJobs extends object = WarrenJobs> extends EventEmitter<Warr
     private readonly shutdownGraceMs: number,
     readonly log: Logger,
     deadLetters: DeadLetters,
+    private readonly scheduling: Scheduling,
   ) {
     super();
     this.deadLetters = deadLetters;
@@ -84,10 +87,43 @@ export class Warren<TJobs extends object = WarrenJobs> extends EventEmitter<Warr
     return this.publisher.publish(name, data, options);
   }
 
-  /** Starts consuming every queue this process has handlers for. */
+  /** Starts consuming every queue this process has handlers for, and joins the cron leader election (if the scheduler is enabled). */
   async start(): Promise<void> {
     if (this.closing) throw new ShutdownError('warren is closed; cannot start');
     await this.worker.start();
+    await this.scheduling.start();
+  }
+
+  /**
+   * Publishes `job` with `data` on a cron pattern (5 fields, or 6 with seconds first), once per tick
+   * across every process: whichever process leads fires it. The schedule lives in this process; to
+   * keep it through restarts and leader changes, every process declares the same schedules at
+   * startup (README, "Cron"). Replaces a schedule of the same id (default: the job name).
+   *
+   * @example
+   * await warren.schedule('report.daily', '0 9 * * *', { kind: 'daily' }, { tz: 'Asia/Tokyo' });
+   */
+  schedule<K extends JobName<TJobs>>(job: K, pattern: string, data?: JobPayload<TJobs, K>, options?: ScheduleOptions): Promise<ScheduleInfo>;
+  schedule<C extends JobClass>(job: C, pattern: string, data?: JobData<C>, options?: ScheduleOptions): Promise<ScheduleInfo>;
+  schedule(job: string | JobClass, pattern: string, data?: unknown, options?: ScheduleOptions): Promise<ScheduleInfo> {
+    if (this.closing) return Promise.reject(new ShutdownError('warren is closed; schedule refused'));
+    const name = typeof job === 'string' ? job : readJobDefinition(job).name;
+    return this.scheduling.schedule(name, pattern, data, options);
+  }
+
+  /** Removes a schedule (declared by `schedule` or `@Cron`) from this process. False when there was none with that id. */
+  unschedule(id: string): boolean {
+    return this.scheduling.unschedule(id);
+  }
+
+  /** The schedules this process knows, with their next tick. */
+  schedules(): ScheduleInfo[] {
+    return this.scheduling.schedules();
+  }
+
+  /** Whether this process is the cron leader now (see the `leadershipChanged` event). */
+  get isLeader(): boolean {
+    return this.scheduling.isLeader;
   }
 
   /** Stops consuming a queue (by topology key) until `resume`; running jobs finish. Survives reconnects. */
@@ -140,6 +176,8 @@ export class Warren<TJobs extends object = WarrenJobs> extends EventEmitter<Warr
 
   private async shutdown(graceMs: number): Promise<void> {
     for (const remove of this.signalHandlers) remove();
+    // First, so that another process leads (and refills permits) while this one drains its jobs.
+    await this.scheduling.stop();
     await this.worker.stop(graceMs);
     const flushed = await this.confirms.flush(graceMs);
     if (!flushed) this.log.warn({ pending: this.confirms.pendingCount }, 'closing with publishes the broker has not confirmed; they fail with SHUTTING_DOWN');
@@ -185,7 +223,15 @@ export async function createWarren<TJobs extends object = WarrenJobs>(options: W
     definitions.push(definition);
   }
   for (const job of options.jobs ?? []) definitions.push(readJobDefinition(job));
-  const plan = planTopology({ topology: options.topology ?? {}, jobs: definitions, options: topologyOptions });
+  const schedulingDeclarations = readSchedulingDeclarations(options.scheduler, [...handlers.values()], options.jobs ?? []);
+  const plan = planTopology({
+    topology: options.topology ?? {},
+    jobs: definitions,
+    options: topologyOptions,
+    leaderElection: schedulingDeclarations.scheduler.enabled,
+    limiters: [...schedulingDeclarations.limiters.values()].map((limiter) => ({ key: limiter.key, maxPermits: limiter.max })),
+  });
+  await checkCronData(plan, schedulingDeclarations);
 
   const registered = new Map<string, RegisteredJob>();
   for (const [name, handler] of handlers) {
@@ -216,6 +262,17 @@ export async function createWarren<TJobs extends object = WarrenJobs>(options: W
   let worker: Worker | undefined;
   const breakers = new BreakerRegistry(options.breakers ?? {}, breakerDefaults, (name, state) => onBreakerState(name, state), log.child({ component: 'breaker' }));
   const reapplyTopology = () => applyTopology(plan, () => manager.openChannel());
+  const scheduling = new Scheduling({
+    plan,
+    declarations: schedulingDeclarations,
+    manager,
+    confirms,
+    publish: (job, data, jobId) => publisher.publish(job, data, { jobId }),
+    publishTimeoutMs: publisherOptions.timeoutMs,
+    reapplyTopology,
+    emit,
+    log,
+  });
   worker = new Worker(
     {
       plan,
@@ -227,6 +284,7 @@ export async function createWarren<TJobs extends object = WarrenJobs>(options: W
       publishJob: (name, data, publishOptions) => publisher.publish(name, data, publishOptions),
       breaker: (name) => breakers.get(name),
       idempotency: options.idempotency,
+      limiterFor: (jobName) => scheduling.limiterFor(jobName),
       manager,
       reapplyTopology,
       concurrencyOf: (queueName) =>
@@ -248,6 +306,7 @@ export async function createWarren<TJobs extends object = WarrenJobs>(options: W
   manager.onReady(async (_model, generation) => {
     await confirms.open(generation);
     await worker!.open(generation);
+    await scheduling.open(generation);
   });
   manager.on('connected', ({ url }) => emit('connected', { url }));
   manager.on('disconnected', ({ error }) => emit('disconnected', { error }));
@@ -255,6 +314,6 @@ export async function createWarren<TJobs extends object = WarrenJobs>(options: W
   manager.on('unblocked', () => emit('unblocked'));
   await manager.start();
 
-  warren = new Warren<TJobs>(plan, manager, confirms, publisher, worker, breakers, workerOptions.shutdownGraceMs, log, new DeadLetters(plan, manager, confirms, workerOptions.republishTimeoutMs, log.child({ component: 'dead-letters' })));
+  warren = new Warren<TJobs>(plan, manager, confirms, publisher, worker, breakers, workerOptions.shutdownGraceMs, log, new DeadLetters(plan, manager, confirms, workerOptions.republishTimeoutMs, log.child({ component: 'dead-letters' })), scheduling);
   return warren;
 }

@@ -18,6 +18,8 @@ export interface WarrenEvents {
   retried: [JobEventBase & { readonly error: unknown; readonly delayMs: number; readonly nextAttempt: number }];
   /** A job was postponed without spending an attempt (its circuit breaker is open). */
   postponed: [JobEventBase & { readonly delayMs: number; readonly breaker: string }];
+  /** A job waited `waitMs` for a rate-limit permit in vain; it was re-delayed by `delayMs` without spending an attempt. */
+  rateLimited: [JobEventBase & { readonly limiter: string; readonly delayMs: number }];
   /** A job was moved to its queue's dead letters. */
   deadLettered: [Omit<JobEventBase, 'name'> & { readonly name: string | undefined; readonly reason: string; readonly error: unknown }];
   /** A job id that already completed arrived again; it was acked without running. */

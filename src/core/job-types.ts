@@ -38,7 +38,38 @@ export interface JobOptions<TData = unknown> {
   readonly schema?: StandardSchemaV1<TData>;
   /** Names of the circuit breakers the handler uses: their queue pauses while one is open. */
   readonly breakers?: readonly string[];
+  /**
+   * At most `max` runs per `durationMs` across every worker process of the namespace (permits live
+   * on the broker). A job waiting for a permit spends no attempt. See the README, "Rate limits".
+   */
+  readonly limiter?: RateLimitOptions;
 }
+
+/**
+ * A global rate limit: at most `max` jobs start per `durationMs` window, however many worker
+ * processes run them. Jobs that name the same `key` share one limit (and must agree on it).
+ */
+export interface RateLimitOptions {
+  /** Runs allowed per window: an integer >= 1. */
+  readonly max: number;
+  /** Window length in ms: an integer >= 10. */
+  readonly durationMs: number;
+  /** Limits with the same key are one limit. Default: the job name. */
+  readonly key?: string;
+  /**
+   * How long a delivered job may hold its worker slot waiting for a permit before it is put back
+   * (re-delayed by about one window, no attempt spent), so that a tight limit never starves the
+   * queue's other jobs. Default `min(2 * durationMs, 5000)`: long enough to see the next refill.
+   */
+  readonly waitMs?: number;
+}
+
+/**
+ * What a newly elected cron leader does about ticks that fell while no process was leader (all were
+ * down, or during a failover): `'skip'` ignores them and fires from the next tick on; `'run-once'`
+ * fires the latest missed tick once (if it is later than the last tick any leader fired).
+ */
+export type MissedTickPolicy = 'skip' | 'run-once';
 
 /** A job as the rest of warren sees it: plain data, derived from decorators or written by hand. */
 export interface JobDefinition {
@@ -51,6 +82,7 @@ export interface JobDefinition {
   readonly priority?: number;
   readonly schema?: StandardSchemaV1;
   readonly breakers?: readonly string[];
+  readonly limiter?: RateLimitOptions;
 }
 
 /** What a handler gets besides its payload. */

@@ -18,6 +18,10 @@ export interface TopologyNaming {
   leaderQueue(): string;
   /** The queue a rate limiter's permits wait in. */
   permitQueue(limiterKey: string): string;
+  /** The cron leader's record of the last tick it fired per schedule (for the run-once missed-tick policy). */
+  cronLedgerQueue(): string;
+  /** The single-active-consumer token queue electing the process that refills a rate limiter's permits. */
+  limiterLeaderQueue(limiterKey: string): string;
 }
 
 const NAMESPACE_PATTERN = /^[A-Za-z0-9_.:-]*$/;
@@ -38,5 +42,7 @@ export function createNaming(namespace: string): TopologyNaming {
     delayDelivery: () => `${prefix}warren.delay.delivery`,
     leaderQueue: () => `${prefix}warren.leader`,
     permitQueue: (limiterKey: string) => `${prefix}warren.permits.${limiterKey}`,
+    cronLedgerQueue: () => `${prefix}warren.cron-ledger`,
+    limiterLeaderQueue: (limiterKey: string) => `${prefix}warren.refill.${limiterKey}`,
   });
 }

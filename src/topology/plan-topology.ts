@@ -3,7 +3,7 @@ import type { BindingDeclaration, ExchangeDeclaration, QueueDeclaration, QueueTy
 import { delayDeliveryPattern, delayLevelPattern, planDelayLevels } from './delay-levels';
 import { createNaming, type TopologyNaming } from './naming';
 import type { ResolvedTopologyOptions } from './options';
-import { delayLevelAssertion, exchangeArguments, jobQueueAssertion, leaderQueueAssertion, plainQueueAssertion, permitQueueAssertion } from './queue-arguments';
+import { delayLevelAssertion, exchangeArguments, jobQueueAssertion, leaderQueueAssertion, ledgerQueueAssertion, plainQueueAssertion, permitQueueAssertion } from './queue-arguments';
 import { topicMatches } from './topic-match';
 import type { PlannedBinding, PlannedExchange, PlannedJob, PlannedQueue, TopologyPlan } from './topology-plan';
 
@@ -11,9 +11,9 @@ export interface PlanInput {
   readonly topology: TopologyDeclaration;
   readonly jobs: readonly JobDefinition[];
   readonly options: ResolvedTopologyOptions;
-  /** Declare the cron leader-election token queue. */
+  /** Declare the cron leader-election token queue and the cron ledger. */
   readonly leaderElection?: boolean;
-  /** Rate limiters: permit queue per key, holding at most `maxPermits`. */
+  /** Rate limiters: permit queue per key, holding at most `maxPermits`, and the token queue electing its refiller. */
   readonly limiters?: readonly { readonly key: string; readonly maxPermits: number }[];
 }
 
@@ -96,9 +96,12 @@ export function planTopology(input: PlanInput): TopologyPlan {
 
   if (input.leaderElection) {
     queues.push({ name: naming.leaderQueue(), role: 'leader', type: 'quorum', assertion: leaderQueueAssertion(options.queueExpiresMs) });
+    queues.push({ name: naming.cronLedgerQueue(), role: 'leader', type: 'quorum', assertion: ledgerQueueAssertion(options.queueExpiresMs) });
   }
   for (const limiter of input.limiters ?? []) {
+    if (!KEY_PATTERN.test(limiter.key)) throw new TopologyError(`rate limiter key '${limiter.key}' may contain only letters, digits and . _ : -`);
     queues.push({ name: naming.permitQueue(limiter.key), role: 'permit', type: 'classic', assertion: permitQueueAssertion(limiter.maxPermits, options.queueExpiresMs) });
+    queues.push({ name: naming.limiterLeaderQueue(limiter.key), role: 'leader', type: 'quorum', assertion: leaderQueueAssertion(options.queueExpiresMs) });
   }
 
   const jobs = planJobs(input.jobs, queueDecls, exchangeDecls, naming);

@@ -81,6 +81,14 @@ export function leaderQueueAssertion(expiresMs?: number): QueueAssertion {
   return plainQueueAssertion('quorum', true, { [X_ARGS.singleActiveConsumer]: true, [X_ARGS.maxLength]: 1, [X_ARGS.overflow]: 'reject-publish' }, expiresMs);
 }
 
+/**
+ * The cron ledger: one message, the latest record wins (a new one pushes the old one out at the
+ * head). Quorum, like the token queue, so that it outlives a node and a broker restart.
+ */
+export function ledgerQueueAssertion(expiresMs?: number): QueueAssertion {
+  return plainQueueAssertion('quorum', true, { [X_ARGS.maxLength]: 1, [X_ARGS.overflow]: 'drop-head' }, expiresMs);
+}
+
 /** A rate limiter's permit queue: permits beyond one window's worth are refused. */
 export function permitQueueAssertion(maxPermits: number, expiresMs?: number): QueueAssertion {
   return plainQueueAssertion('classic', false, { [X_ARGS.maxLength]: maxPermits, [X_ARGS.overflow]: 'reject-publish' }, expiresMs);

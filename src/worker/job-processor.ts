@@ -15,6 +15,7 @@ import { decideFailure } from '../retry';
 import { delayRoute, type PlannedQueue, type TopologyPlan } from '../topology';
 import type { IdempotencyGuard } from './idempotency-guard';
 import type { ResolvedWorkerOptions } from './options';
+import type { PermitGate } from './rate-limiter';
 import type { RegisteredJob } from './registered-job';
 import { runHandler, type RunningJob } from './run-handler';
 
@@ -28,6 +29,8 @@ export interface ProcessorDeps {
   readonly publishJob: JobContext['publish'];
   readonly breaker: (name: string) => BreakerHandle;
   readonly idempotency: IdempotencyGuard | undefined;
+  /** The rate limit a job must take a permit from before it runs (`@Job({ limiter })`), if any. */
+  readonly limiterFor?: (jobName: string) => PermitGate | undefined;
 }
 
 /** How the consumer settles one delivery on the channel it came from. */
@@ -80,6 +83,8 @@ export class JobProcessor {
       data = result.value;
     }
 
+    const limiter = this.deps.limiterFor?.(job.name);
+    if (limiter && !(await this.takePermit(limiter, message, queue, settle, job))) return;
     const maxAttempts = job.maxAttempts ?? registered.attempts;
     const started = Date.now();
     const running = runHandler(registered.handler, data, (signal) => this.context(job, queue, maxAttempts, message, signal), registered.timeoutMs);
@@ -97,6 +102,24 @@ export class JobProcessor {
       return;
     }
     await this.handleFailure(message, queue, settle, job, registered, maxAttempts, outcome.error);
+  }
+
+  /**
+   * True once a rate-limit permit is taken. When none comes within the limiter's wait, the job is
+   * re-delayed by about a window without spending an attempt, which frees its worker slot for the
+   * queue's other jobs; on shutdown it goes back to its queue.
+   */
+  private async takePermit(limiter: PermitGate, message: amqp.ConsumeMessage, queue: PlannedQueue, settle: Settler, job: DecodedJob): Promise<boolean> {
+    const outcome = await limiter.acquire();
+    if (outcome === 'granted') return true;
+    if (outcome === 'closed') {
+      settle.requeue();
+      return false;
+    }
+    const base = { jobId: job.jobId, name: job.name, queue: queue.key!, attempt: job.attempt };
+    const delayMs = limiter.postponeDelayMs();
+    if (await this.republishDelayed(message, queue, settle, delayMs, {}, base)) this.deps.emit('rateLimited', { ...base, limiter: limiter.key, delayMs });
+    return false;
   }
 
   private async handleFailure(

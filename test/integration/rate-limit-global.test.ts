@@ -33,6 +33,10 @@ describe('a rate limit across three processes', () => {
     const inWindow = ran().filter((r) => r.at < start + WINDOWS * LIMIT.durationMs);
     const perSecond = Array.from({ length: WINDOWS }, (_, i) => inWindow.filter((r) => r.at >= start + i * 1000 && r.at < start + (i + 1) * 1000).length);
     const perProcess = children.map((c) => inWindow.filter((r) => r.pid === c.pid).length);
+    const aligned = new Map<number, number>();
+    for (const r of inWindow) aligned.set(Math.floor(r.at / 1000), (aligned.get(Math.floor(r.at / 1000)) ?? 0) + 1);
+    const postponed = children.flatMap((c) => c.messages.filter((m) => m.kind === 'rateLimited')).length;
+    console.log(`# runs per wall-clock second (the refill windows): ${[...aligned.values()].join(' ')}; jobs re-delayed for want of a permit: ${postponed}`);
     console.log(`# ${inWindow.length} runs in ${WINDOWS} s (limit ${LIMIT.max}/s, ideal ${LIMIT.max * WINDOWS}); per second ${perSecond.join(' ')}; per process ${perProcess.join(' ')}`);
     assert.ok(inWindow.length <= LIMIT.max * (WINDOWS + 1), `${inWindow.length} runs: more than one window over the limit`);
     assert.ok(inWindow.length >= LIMIT.max * WINDOWS * 0.9, `${inWindow.length} runs: less than 90 % of the limit`);
