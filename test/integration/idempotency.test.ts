@@ -191,6 +191,26 @@ describe('idempotency keys', () => {
     ]);
   });
 
+  it('postpones a job without spending an attempt or a delivery while the store is down, and runs it once the store is back', async () => {
+    // The store's own failure modes are tested against PostgreSQL; here the point is what the worker does about one.
+    const memory = new MemoryIdempotencyStore();
+    let outages = 4;
+    const flakyStore: IdempotencyStore = {
+      claim: (jobId, leaseMs) => (outages-- > 0 ? Promise.reject(new Error('database is restarting')) : memory.claim(jobId, leaseMs)),
+      complete: (jobId) => memory.complete(jobId),
+      release: (jobId) => memory.release(jobId),
+    };
+    const { runs, handler } = runCounter();
+    // deliveryLimit 2: returning the job to its queue on every store failure would dead-letter it on the third.
+    const warren = await testWarren({ topology: dedupTopology, handlers: [handler], idempotency: flakyStore, queues: { deliveryLimit: 2 }, worker: { postponeDelayMs: 100 } });
+    await warren.start();
+    const completed = nextEvent<JobEventBase>(warren, 'completed', () => true, 15_000);
+    await warren.publish(DedupJob, { workMs: 0 }, { jobId: 'during-outage' });
+    assert.equal((await completed).attempt, 1);
+    assert.deepEqual(runs, ['during-outage']);
+    assert.equal(await warren.deadLetters.count('dedup'), 0);
+  });
+
   it('fails createWarren with a typed error when the store cannot be prepared', async () => {
     const deadPool = new Pool({ connectionString: 'postgres://postgres@127.0.0.1:1/test', connectionTimeoutMillis: 1_000 });
     try {
