@@ -44,7 +44,7 @@ export class PermitRefiller {
     const term = ++this.term;
     const { max, durationMs } = this.limiter;
     const now = Date.now();
-    const remaining = (Math.floor(now / durationMs) + 1) * durationMs - now;
+    const remaining = this.boundaryAfter(now) - now;
     void this.refill(term, Math.ceil((max * remaining) / durationMs));
     this.armNext(term);
   }
@@ -55,15 +55,24 @@ export class PermitRefiller {
     this.timer = undefined;
   }
 
-  private armNext(term: number): void {
-    const { durationMs } = this.limiter;
-    const now = Date.now();
-    const next = (Math.floor(now / durationMs) + 1) * durationMs;
+  /**
+   * Refills at `boundary` (by default the next one), then at each following one. The next boundary
+   * is the previous one plus a window, never derived from the clock at firing time: a timer may fire
+   * a millisecond before Date.now() reaches its target, and would then refill the same window twice.
+   */
+  private armNext(term: number, boundary = this.boundaryAfter(Date.now())): void {
     this.timer = setTimeout(() => {
       if (term !== this.term) return;
       void this.refill(term, this.limiter.max);
-      this.armNext(term);
-    }, next - now);
+      const following = boundary + this.limiter.durationMs;
+      // After a blocked event loop, skip the windows that passed rather than refill them all at once.
+      this.armNext(term, following > Date.now() ? following : this.boundaryAfter(Date.now()));
+    }, Math.max(0, boundary - Date.now()));
+  }
+
+  private boundaryAfter(ms: number): number {
+    const { durationMs } = this.limiter;
+    return (Math.floor(ms / durationMs) + 1) * durationMs;
   }
 
   /** Tops the queue up to `target` permits. */
