@@ -12,10 +12,15 @@ export class CronPattern {
   private constructor(
     readonly pattern: string,
     readonly tz: string,
+    private readonly hashSeed: string,
   ) {}
 
-  /** Checks the pattern and the zone; a ConfigurationError names the path (`pathOfTz` for the zone) and the reason. */
-  static parse(path: string, pattern: string, tz: string, pathOfTz = `${path}.tz`): CronPattern {
+  /**
+   * Checks the pattern and the zone; a ConfigurationError names the path (`pathOfTz` for the zone)
+   * and the reason. `hashSeed` fixes what cron-parser's `H` fields pick (the schedule id, so that
+   * every process picks the same minute and the pick survives restarts).
+   */
+  static parse(path: string, pattern: string, tz: string, pathOfTz = `${path}.tz`, hashSeed = pattern): CronPattern {
     if (typeof pattern !== 'string' || pattern.trim().length === 0) throw new ConfigurationError(validationMessage(path, 'must be a cron pattern like "0 9 * * *"', pattern));
     checkTimeZone(pathOfTz, tz);
     const fields = pattern.trim().startsWith('@') ? 1 : pattern.trim().split(/\s+/).length;
@@ -23,22 +28,22 @@ export class CronPattern {
       throw new ConfigurationError(validationMessage(path, 'must have 5 fields (minute hour day-of-month month day-of-week), or 6 with seconds first', pattern));
     }
     try {
-      CronExpressionParser.parse(pattern, { tz, currentDate: new Date(0) }).next();
+      CronExpressionParser.parse(pattern, { tz, currentDate: new Date(0), hashSeed }).next();
     } catch (error) {
       throw new ConfigurationError(validationMessage(path, `is not a valid cron pattern: ${(error as Error).message}`, pattern), { cause: error });
     }
-    return new CronPattern(pattern, tz);
+    return new CronPattern(pattern, tz, hashSeed);
   }
 
   /** The first tick strictly after `ms` (ms since epoch). */
   nextAfter(ms: number): number {
-    return CronExpressionParser.parse(this.pattern, { tz: this.tz, currentDate: new Date(ms) }).next().getTime();
+    return CronExpressionParser.parse(this.pattern, { tz: this.tz, currentDate: new Date(ms), hashSeed: this.hashSeed }).next().getTime();
   }
 
   /** The latest tick at or before `ms`, if there is one. */
   latestAtOrBefore(ms: number): number | undefined {
     try {
-      return CronExpressionParser.parse(this.pattern, { tz: this.tz, currentDate: new Date(ms + 1) }).prev().getTime();
+      return CronExpressionParser.parse(this.pattern, { tz: this.tz, currentDate: new Date(ms + 1), hashSeed: this.hashSeed }).prev().getTime();
     } catch {
       return undefined;
     }

@@ -67,7 +67,7 @@ export function resolveSchedule(
   return Object.freeze({
     id,
     job: input.job,
-    cron: CronPattern.parse(`${at}.pattern`, input.pattern, input.tz ?? defaults.tz, `${at}.tz`),
+    cron: CronPattern.parse(`${at}.pattern`, input.pattern, input.tz ?? defaults.tz, `${at}.tz`, id),
     data: input.data ?? {},
     missedTicks: checkOneOf(`${at}.missedTicks`, input.missedTicks ?? defaults.missedTicks, MISSED_TICK_POLICIES),
     source: input.source,

@@ -49,6 +49,14 @@ describe('cron next-run arithmetic', () => {
     assert.deepEqual(ticks('0 * * * *', 'Europe/Berlin', '2025-10-26T00:30:00Z', 3), ['2025-10-26T01:00:00.000Z', '2025-10-26T02:00:00.000Z', '2025-10-26T03:00:00.000Z']);
   });
 
+  it("picks the same value for an 'H' field on every call and in every process, seeded by the schedule", () => {
+    const a = CronPattern.parse('test', 'H H * * *', 'UTC', 'test.tz', 'report.daily');
+    const b = CronPattern.parse('test', 'H H * * *', 'UTC', 'test.tz', 'report.daily');
+    const from = at('2025-01-01T00:00:00Z');
+    assert.equal(a.nextAfter(from), b.nextAfter(from));
+    assert.equal(a.nextAfter(from + 86_400_000) - a.nextAfter(from), 86_400_000);
+  });
+
   it('finds the latest tick at or before a time, the tick itself included', () => {
     const cron = CronPattern.parse('test', '*/5 * * * * *', 'UTC');
     assert.equal(iso(cron.latestAtOrBefore(at('2025-01-01T00:00:03Z'))), '2025-01-01T00:00:00.000Z');
