@@ -7,6 +7,7 @@ export {
   resolveMemoryIdempotencyStoreOptions,
   resolvePostgresIdempotencyStoreOptions,
   type IdempotencyStoreOptions,
+  type PgPool,
   type MemoryIdempotencyStoreOptions,
   type PostgresIdempotencyStoreOptions,
   type ResolvedMemoryIdempotencyStoreOptions,

@@ -1,5 +1,12 @@
-import type { Pool } from 'pg';
 import { checkInteger, ConfigurationError, validationMessage } from '../core';
+
+/**
+ * The part of a `pg.Pool` the PostgreSQL store uses. Structural, so that warren's type declarations
+ * do not need `pg` (an optional peer dependency) installed.
+ */
+export interface PgPool {
+  query<R extends Record<string, any> = Record<string, any>>(text: string, values?: unknown[]): Promise<{ rows: R[]; rowCount: number | null }>;
+}
 
 /** Settings every idempotency store shares. */
 export interface IdempotencyStoreOptions {
@@ -30,7 +37,7 @@ export interface MemoryIdempotencyStoreOptions extends IdempotencyStoreOptions {
 /** Options of {@link PostgresIdempotencyStore}. */
 export interface PostgresIdempotencyStoreOptions extends IdempotencyStoreOptions {
   /** The application's node-postgres pool. The store only runs queries on it and never ends it. */
-  readonly pool: Pool;
+  readonly pool: PgPool;
   /**
    * The table, created if missing: lowercase letters, digits and `_`, optionally schema-qualified
    * (`jobs.warren_idempotency`). Default `warren_idempotency`.
@@ -55,7 +62,7 @@ export interface ResolvedMemoryIdempotencyStoreOptions extends ResolvedIdempoten
 }
 
 export interface ResolvedPostgresIdempotencyStoreOptions extends ResolvedIdempotencyStoreOptions {
-  readonly pool: Pool;
+  readonly pool: PgPool;
   /** The table as written by the user, and its parts. */
   readonly tableName: string;
   readonly schema: string | undefined;

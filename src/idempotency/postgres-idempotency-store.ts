@@ -1,8 +1,7 @@
 import { randomUUID } from 'node:crypto';
-import type { Pool } from 'pg';
 import { IdempotencyStoreError, type IdempotencyOperation } from './idempotency-store-error';
 import type { ClaimResult, IdempotencyStore } from './idempotency-store';
-import { resolvePostgresIdempotencyStoreOptions, type PostgresIdempotencyStoreOptions, type ResolvedPostgresIdempotencyStoreOptions } from './options';
+import { resolvePostgresIdempotencyStoreOptions, type PgPool, type PostgresIdempotencyStoreOptions, type ResolvedPostgresIdempotencyStoreOptions } from './options';
 
 /**
  * The table (created if missing). One row per job id:
@@ -39,7 +38,7 @@ const PG = { uniqueViolation: '23505', duplicateTable: '42P07', undefinedTable: 
  */
 export class PostgresIdempotencyStore implements IdempotencyStore {
   private readonly options: ResolvedPostgresIdempotencyStoreOptions;
-  private readonly pool: Pool;
+  private readonly pool: PgPool;
   private readonly sql: { readonly claim: string; readonly complete: string; readonly release: string; readonly sweep: string };
   private readonly owners = new Map<string, string>();
   private ready: Promise<void> | undefined;
