@@ -71,18 +71,9 @@ export interface RateLimitOptions {
  */
 export type MissedTickPolicy = 'skip' | 'run-once';
 
-/** A job as the rest of warren sees it: plain data, derived from decorators or written by hand. */
-export interface JobDefinition {
+/** A job as the rest of warren sees it: its name and options as plain data, from decorators or written by hand. */
+export interface JobDefinition extends JobOptions {
   readonly name: string;
-  readonly queue: string;
-  readonly attempts?: number;
-  readonly backoff?: BackoffOptions;
-  readonly timeoutMs?: number;
-  readonly concurrency?: number;
-  readonly priority?: number;
-  readonly schema?: StandardSchemaV1;
-  readonly breakers?: readonly string[];
-  readonly limiter?: RateLimitOptions;
 }
 
 /** What a handler gets besides its payload. */
