@@ -67,6 +67,19 @@ export type {
 export { HEADERS, JSON_CONTENT_TYPE, type DeadReason } from './message';
 export type { ConnectionOptions, ReconnectOptions } from './connection';
 export type { PublisherOptions } from './publisher';
-export type { WorkerOptions, ConsumerHealth, DeadLetter, ReplayOptions, IdempotencyGuard } from './worker';
+export type { WorkerOptions, ConsumerHealth, DeadLetter, ReplayOptions } from './worker';
+export {
+  MemoryIdempotencyStore,
+  PostgresIdempotencyStore,
+  IdempotencyStoreError,
+  IDEMPOTENCY_DEFAULTS,
+  type IdempotencyStore,
+  type ClaimResult,
+  type IdempotencyOperation,
+  type IdempotencyStoreOptions,
+  type MemoryIdempotencyStoreOptions,
+  type PostgresIdempotencyStoreOptions,
+  type PgPool,
+} from './idempotency';
 export { WORKER_DEFAULTS } from './worker';
 export type { BreakerOptions } from './breaker';

@@ -5,7 +5,8 @@ import type { JobClass } from './decorators';
 import type { PublisherOptions } from './publisher';
 import type { SchedulerOptions } from './scheduler';
 import type { DelayOptions, TopologyDeclaration } from './topology';
-import type { IdempotencyGuard, WorkerOptions } from './worker';
+import type { IdempotencyStore } from './idempotency';
+import type { WorkerOptions } from './worker';
 
 /** Everything `createWarren` takes. Only `topology` and a handler or job class are needed in practice. */
 export interface WarrenOptions {
@@ -39,6 +40,10 @@ export interface WarrenOptions {
   /** Settings per named circuit breaker; unnamed ones use `breakerDefaults`. */
   readonly breakers?: Readonly<Record<string, BreakerOptions>>;
   readonly breakerDefaults?: BreakerOptions;
-  /** Skip jobs whose id already completed (see IdempotencyStore). Default: none. */
-  readonly idempotency?: IdempotencyGuard;
+  /**
+   * Run each job id once: claimed before the handler runs, remembered after it completed; a copy of
+   * a completed id is acked without running and reported as `duplicate`. `MemoryIdempotencyStore`
+   * (one process) or `PostgresIdempotencyStore` (every worker). Default: none (at-least-once).
+   */
+  readonly idempotency?: IdempotencyStore;
 }

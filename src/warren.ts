@@ -1,6 +1,6 @@
 import 'reflect-metadata';
 import { EventEmitter } from 'node:events';
-import { BreakerRegistry, resolveBreakerOptions, type BreakerState } from './breaker';
+import { BreakerPauses, BreakerRegistry, resolveBreakerOptions, type BreakerState } from './breaker';
 import { ConfirmPublisher, ConnectionManager, resolveConnectionOptions } from './connection';
 import {
   checkBackoff,
@@ -67,6 +67,7 @@ export class Warren<TJobs extends object = WarrenJobs> extends EventEmitter<Warr
     readonly log: Logger,
     deadLetters: DeadLetters,
     private readonly scheduling: Scheduling,
+    private readonly pauses: BreakerPauses,
   ) {
     super();
     this.deadLetters = deadLetters;
@@ -128,11 +129,12 @@ export class Warren<TJobs extends object = WarrenJobs> extends EventEmitter<Warr
 
   /** Stops consuming a queue (by topology key) until `resume`; running jobs finish. Survives reconnects. */
   pause(queue: string): Promise<void> {
-    return this.worker.pause(queue);
+    return this.pauses.pauseByUser(queue);
   }
 
+  /** Undoes `pause`. A queue whose circuit breaker is open stays paused until the breaker half-opens. */
   resume(queue: string): Promise<void> {
-    return this.worker.resume(queue);
+    return this.pauses.resumeByUser(queue);
   }
 
   health(): HealthReport {
@@ -169,8 +171,13 @@ export class Warren<TJobs extends object = WarrenJobs> extends EventEmitter<Warr
     return remove;
   }
 
-  /** Deletes every queue and exchange of this instance's plan, messages included. For tests and tooling. */
+  /**
+   * Deletes every queue and exchange of this instance's plan, messages included. For tests and
+   * tooling. Stops this instance's consumers first (running jobs get the grace period): they would
+   * otherwise re-declare the queues they lost. Publishing still works until `close()`.
+   */
   async deleteTopology(): Promise<void> {
+    await this.worker.stop(this.shutdownGraceMs);
     await deleteTopology(this.plan, () => this.manager.openChannel());
   }
 
@@ -248,6 +255,8 @@ export async function createWarren<TJobs extends object = WarrenJobs>(options: W
     });
   }
 
+  // A store that cannot work (database down, table of another shape) fails here, not on the first job.
+  await options.idempotency?.prepare?.();
   const manager = new ConnectionManager(connectionOptions, log.child({ component: 'connection' }));
   const confirms = new ConfirmPublisher(manager, { maxBuffered: publisherOptions.maxBuffered }, log.child({ component: 'publisher' }));
   const publisher = new JobPublisher(plan, confirms, publisherOptions);
@@ -260,6 +269,8 @@ export async function createWarren<TJobs extends object = WarrenJobs>(options: W
     }
   };
   let worker: Worker | undefined;
+  const pauses = new BreakerPauses({ pause: (queue) => worker!.pause(queue), resume: (queue) => worker!.resume(queue) }, log.child({ component: 'breaker' }));
+  for (const job of registered.values()) for (const breaker of job.breakers) pauses.use(breaker, job.planned.queue);
   const breakers = new BreakerRegistry(options.breakers ?? {}, breakerDefaults, (name, state) => onBreakerState(name, state), log.child({ component: 'breaker' }));
   const reapplyTopology = () => applyTopology(plan, () => manager.openChannel());
   const scheduling = new Scheduling({
@@ -282,7 +293,10 @@ export async function createWarren<TJobs extends object = WarrenJobs>(options: W
       emit,
       log: log.child({ component: 'worker' }),
       publishJob: (name, data, publishOptions) => publisher.publish(name, data, publishOptions),
-      breaker: (name) => breakers.get(name),
+      breaker: (name, queue) => {
+        pauses.use(name, queue);
+        return breakers.get(name);
+      },
       idempotency: options.idempotency,
       limiterFor: (jobName) => scheduling.limiterFor(jobName),
       manager,
@@ -295,11 +309,7 @@ export async function createWarren<TJobs extends object = WarrenJobs>(options: W
 
   function onBreakerState(name: string, state: BreakerState): void {
     emit('breakerStateChanged', { breaker: name, state });
-    const queues = new Set([...registered.values()].filter((job) => job.breakers.includes(name)).map((job) => job.planned.queue));
-    for (const queue of queues) {
-      const change = state === 'open' ? worker!.pause(queue) : worker!.resume(queue);
-      change.catch((error: unknown) => log.warn({ err: error, queue, breaker: name }, 'could not pause or resume the queue'));
-    }
+    pauses.stateChanged(name, state);
   }
 
   manager.onReady(async () => reapplyTopology());
@@ -314,6 +324,6 @@ export async function createWarren<TJobs extends object = WarrenJobs>(options: W
   manager.on('unblocked', () => emit('unblocked'));
   await manager.start();
 
-  warren = new Warren<TJobs>(plan, manager, confirms, publisher, worker, breakers, workerOptions.shutdownGraceMs, log, new DeadLetters(plan, manager, confirms, workerOptions.republishTimeoutMs, log.child({ component: 'dead-letters' })), scheduling);
+  warren = new Warren<TJobs>(plan, manager, confirms, publisher, worker, breakers, workerOptions.shutdownGraceMs, log, new DeadLetters(plan, manager, confirms, workerOptions.republishTimeoutMs, log.child({ component: 'dead-letters' })), scheduling, pauses);
   return warren;
 }

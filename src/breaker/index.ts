@@ -1,2 +1,3 @@
 export { BreakerRegistry, type BreakerState } from './breaker-registry';
+export { BreakerPauses, type QueueSwitch } from './breaker-pauses';
 export { resolveBreakerOptions, BREAKER_DEFAULTS, type BreakerOptions, type ResolvedBreakerOptions } from './options';

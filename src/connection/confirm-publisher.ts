@@ -18,6 +18,14 @@ export interface ConfirmPublisherOptions {
   readonly maxBuffered: number;
 }
 
+/**
+ * A publish nacked this many times on one channel renews the channel. RabbitMQ 3.10 nacks every
+ * publish to a quorum queue on a channel that first touched the queue while its leader's node was
+ * down, until that node returns (measured: 30 s and counting after a new leader was elected); a new
+ * channel reaches the new leader at once. A normal election nacks for 0.3-0.5 s, about 3 retries.
+ */
+const NACKS_BEFORE_NEW_CHANNEL = 4;
+
 interface Pending {
   readonly message: OutgoingMessage;
   readonly resolve: () => void;
@@ -41,7 +49,16 @@ export class ConfirmPublisher {
   private readonly managed: ManagedChannel<amqp.ConfirmChannel>;
   private buffer: Pending[] = [];
   private readonly inFlight = new Set<Pending>();
+  /** Nacked, waiting out their backoff before they are sent again. */
+  private readonly backingOff = new Set<Pending>();
+  private renewedGeneration = 0;
   private awaitingDrain = false;
+  /**
+   * False from the moment a write finds the channel closing or closed (amqplib throws at once, but
+   * emits `close` only later) until the next channel is set up: writing the backlog to it would
+   * throw and requeue in a loop that never yields.
+   */
+  private channelWritable = false;
   private sweeper: NodeJS.Timeout | undefined;
   private closed = false;
   private channelGeneration = 0;
@@ -61,6 +78,7 @@ export class ConfirmPublisher {
         setup: async (channel) => {
           this.channelGeneration += 1;
           this.awaitingDrain = false;
+          this.channelWritable = true;
           channel.on('return', (message: amqp.Message) => this.handleReturn(message));
           channel.on('drain', () => {
             this.awaitingDrain = false;
@@ -82,7 +100,7 @@ export class ConfirmPublisher {
   }
 
   get pendingCount(): number {
-    return this.buffer.length + this.inFlight.size;
+    return this.buffer.length + this.inFlight.size + this.backingOff.size;
   }
 
   send(message: OutgoingMessage): Promise<void> {
@@ -121,14 +139,14 @@ export class ConfirmPublisher {
   /** Stops accepting messages; whatever is still waiting fails with SHUTTING_DOWN. */
   async close(): Promise<void> {
     this.closed = true;
-    for (const pending of [...this.buffer, ...this.inFlight]) this.fail(pending, new ShutdownError('publisher closed before the broker confirmed the message'));
+    for (const pending of [...this.buffer, ...this.inFlight, ...this.backingOff]) this.fail(pending, new ShutdownError('publisher closed before the broker confirmed the message'));
     this.buffer = [];
     if (this.sweeper) clearInterval(this.sweeper);
     await this.managed.close();
   }
 
   private canWrite(): boolean {
-    return this.managed.current !== undefined && !this.manager.isBlocked && !this.awaitingDrain;
+    return this.managed.current !== undefined && this.channelWritable && !this.manager.isBlocked && !this.awaitingDrain;
   }
 
   private waitReason(): string {
@@ -146,8 +164,15 @@ export class ConfirmPublisher {
     try {
       const ok = channel.publish(exchange, routingKey, content, properties, (error: unknown) => this.handleConfirm(pending, generation, error));
       if (!ok) this.awaitingDrain = true;
-    } catch {
-      // The channel closed under us: amqplib throws synchronously. Send it again on the next channel.
+    } catch (error) {
+      if (error instanceof RangeError || error instanceof TypeError) {
+        // amqplib cannot encode the message (a header table over 64 KiB, a value of no AMQP type) and
+        // sent nothing. Sending it again would fail the same way, and block the messages behind it.
+        this.fail(pending, new PublishError('PUBLISH_UNENCODABLE', `the message cannot be encoded for AMQP: ${error.message}`, { ...pending.message.context, cause: error }));
+        return;
+      }
+      // The channel is closing or closed: amqplib throws synchronously. Send it again on the next channel.
+      this.channelWritable = false;
       this.requeue(pending, generation);
     }
   }
@@ -180,14 +205,30 @@ export class ConfirmPublisher {
       pending.writtenOn = 0;
       const delay = jitteredBackoff(pending.nacks, 50, 2000, 0.3);
       this.log.debug({ ...pending.message.context, nacks: pending.nacks, delay }, 'publish nacked by the broker; retrying');
+      if (pending.nacks % NACKS_BEFORE_NEW_CHANNEL === 0) this.renewChannel(generation);
+      // Still pending while it waits: it counts for flush and close, and its deadline holds.
+      this.backingOff.add(pending);
       setTimeout(() => {
+        this.backingOff.delete(pending);
         if (pending.settled) return;
         if (this.canWrite() && this.buffer.length === 0) this.write(pending);
-        else this.buffer.unshift(pending);
+        else {
+          this.buffer.unshift(pending);
+          this.writeBuffered();
+        }
       }, delay);
       return;
     }
     this.requeue(pending, generation);
+  }
+
+  /** Once per channel: close it, so that the next publishes go out on a fresh one (see NACKS_BEFORE_NEW_CHANNEL). */
+  private renewChannel(generation: number): void {
+    if (generation !== this.channelGeneration || this.renewedGeneration === generation) return;
+    this.renewedGeneration = generation;
+    this.log.warn({ nacks: NACKS_BEFORE_NEW_CHANNEL }, 'the broker keeps nacking publishes on this channel; opening a new one');
+    this.channelWritable = false;
+    this.managed.renew();
   }
 
   private requeue(pending: Pending, generation: number): void {
@@ -253,9 +294,15 @@ export class ConfirmPublisher {
   private sweep(): void {
     const now = Date.now();
     const expired = (p: Pending) => !p.settled && p.message.deadline <= now;
-    const timedOut = [...this.buffer.filter(expired), ...[...this.inFlight].filter(expired)];
+    const timedOut = [...this.buffer.filter(expired), ...[...this.inFlight].filter(expired), ...[...this.backingOff].filter(expired)];
     if (timedOut.length > 0) this.buffer = this.buffer.filter((p) => !expired(p));
     for (const pending of timedOut) {
+      this.backingOff.delete(pending);
+      if (pending.nacks > 0 && pending.writtenOn === 0) {
+        const what = `the broker nacked the publish ${pending.nacks} time(s) until its deadline; it was not stored`;
+        this.fail(pending, new PublishError('PUBLISH_NACKED', what, pending.message.context));
+        continue;
+      }
       const what =
         pending.writtenOn === 0
           ? `publish timed out waiting to be sent${this.waitReason()}; it was not sent`

@@ -49,6 +49,17 @@ export class ManagedChannel<C extends amqp.Channel = amqp.Channel> {
     this.reopenAttempt = 0;
   }
 
+  /**
+   * Closes the channel and opens a new one on the same connection (setup re-run): for broker-side
+   * channel state that went bad while the connection is fine.
+   */
+  renew(): void {
+    const channel = this.channel;
+    if (!channel || this.closed) return;
+    this.lastError = undefined;
+    channel.close().catch(() => undefined);
+  }
+
   async close(): Promise<void> {
     this.closed = true;
     if (this.reopenTimer) clearTimeout(this.reopenTimer);

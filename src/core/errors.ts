@@ -14,11 +14,13 @@ export type WarrenErrorCode =
   | 'PUBLISH_UNROUTABLE'
   | 'PUBLISH_TIMEOUT'
   | 'PUBLISH_BUFFER_FULL'
+  | 'PUBLISH_UNENCODABLE'
   | 'PAYLOAD_INVALID'
   | 'DECODE_FAILED'
   | 'UNKNOWN_JOB'
   | 'JOB_TIMEOUT'
   | 'CIRCUIT_OPEN'
+  | 'IDEMPOTENCY_STORE_FAILED'
   | 'SHUTTING_DOWN';
 
 export interface WarrenErrorContext {
@@ -97,10 +99,13 @@ export class ConnectionError extends WarrenError {
   }
 }
 
-/** A publish did not reach the broker's confirm: nacked, unroutable, timed out, or the buffer was full. */
+/**
+ * A publish did not reach the broker's confirm: nacked until its deadline, unroutable, timed out, the
+ * buffer was full, or the message cannot be encoded (headers over amqplib's 64 KiB table limit).
+ */
 export class PublishError extends WarrenError {
   constructor(
-    code: 'PUBLISH_NACKED' | 'PUBLISH_UNROUTABLE' | 'PUBLISH_TIMEOUT' | 'PUBLISH_BUFFER_FULL',
+    code: 'PUBLISH_NACKED' | 'PUBLISH_UNROUTABLE' | 'PUBLISH_TIMEOUT' | 'PUBLISH_BUFFER_FULL' | 'PUBLISH_UNENCODABLE',
     message: string,
     options: WarrenErrorContext & { cause?: unknown } = {},
   ) {

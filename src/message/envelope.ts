@@ -112,6 +112,23 @@ export function republishProperties(original: Message['properties'], headerChang
   return properties;
 }
 
+/**
+ * The same properties with only warren's own headers, each a number, a boolean or a string of at
+ * most LAST_ERROR_MAX_CHARS: for a republish whose headers amqplib cannot encode (a foreign
+ * publisher's table near the 64 KiB limit, which warren's dead-letter headers push over it, or a
+ * value of no AMQP type). The result always encodes.
+ */
+export function withOwnHeadersOnly(properties: Options.Publish): Options.Publish {
+  const own = new Set<string>(Object.values(HEADERS));
+  const headers: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(properties.headers ?? {})) {
+    if (!own.has(key)) continue;
+    const fits = typeof value === 'boolean' || (typeof value === 'number' && Number.isFinite(value)) || (typeof value === 'string' && value.length <= LAST_ERROR_MAX_CHARS);
+    if (fits) headers[key] = value;
+  }
+  return { ...properties, headers };
+}
+
 function copyDefined(from: Message['properties'], to: Options.Publish, keys: readonly (keyof Message['properties'] & keyof Options.Publish)[]): void {
   const source = from as unknown as Record<string, unknown>;
   const target = to as unknown as Record<string, unknown>;

@@ -6,6 +6,7 @@ export {
   republishProperties,
   deadLetterProperties,
   describeError,
+  withOwnHeadersOnly,
   type OutgoingJob,
   type DecodedJob,
   type DeadLetterInfo,

@@ -1,7 +1,7 @@
 export { Worker, type WorkerDeps, type ConsumerHealth } from './worker';
 export { resolveWorkerOptions, WORKER_DEFAULTS, type WorkerOptions, type ResolvedWorkerOptions } from './options';
 export type { RegisteredJob } from './registered-job';
-export type { IdempotencyGuard } from './idempotency-guard';
+export type { IdempotencyGuard, ClaimResult } from './idempotency-guard';
 export { DeadLetters, type DeadLetter, type ReplayOptions } from './dead-letters';
 export { LeaderElection } from './leader-election';
 export { CronLedger } from './cron-ledger';

@@ -2,6 +2,7 @@ import type * as amqp from 'amqplib';
 import {
   formatIssuePath,
   PayloadValidationError,
+  PublishError,
   UnknownJobError,
   CircuitOpenError,
   type BreakerHandle,
@@ -10,14 +11,19 @@ import {
   type Logger,
 } from '../core';
 import type { ConfirmPublisher } from '../connection';
-import { deadLetterProperties, decodeJob, HEADERS, republishProperties, type DeadReason, type DecodedJob } from '../message';
+import { deadLetterProperties, decodeJob, HEADERS, republishProperties, withOwnHeadersOnly, type DeadReason, type DecodedJob } from '../message';
 import { decideFailure } from '../retry';
 import { delayRoute, type PlannedQueue, type TopologyPlan } from '../topology';
-import type { IdempotencyGuard } from './idempotency-guard';
+import type { ClaimResult, IdempotencyGuard } from './idempotency-guard';
 import type { ResolvedWorkerOptions } from './options';
 import type { PermitGate } from './rate-limiter';
 import type { RegisteredJob } from './registered-job';
 import { runHandler, type RunningJob } from './run-handler';
+
+/** A claim outlives the job's timeout by this much, so a slow finish is not mistaken for a dead worker. */
+const CLAIM_MARGIN_MS = 30_000;
+/** Classic queues: a redelivered job re-enters its queue after this many ms times its redelivery count. */
+const REDELIVERY_BACKOFF_MS = 1_000;
 
 export interface ProcessorDeps {
   readonly plan: TopologyPlan;
@@ -27,7 +33,8 @@ export interface ProcessorDeps {
   readonly emit: EmitEvent;
   readonly log: Logger;
   readonly publishJob: JobContext['publish'];
-  readonly breaker: (name: string) => BreakerHandle;
+  /** The named breaker, for a job of `queue` (a queue whose jobs use a breaker pauses while it is open). */
+  readonly breaker: (name: string, queue: string) => BreakerHandle;
   readonly idempotency: IdempotencyGuard | undefined;
   /** The rate limit a job must take a permit from before it runs (`@Job({ limiter })`), if any. */
   readonly limiterFor?: (jobName: string) => PermitGate | undefined;
@@ -35,7 +42,11 @@ export interface ProcessorDeps {
 
 /** How the consumer settles one delivery on the channel it came from. */
 export interface Settler {
-  ack(): void;
+  /**
+   * `immediate` sends the ack now instead of with the next batch: used after a republish, whose copy
+   * may come back before the batch goes out (a crash in between would leave both copies alive).
+   */
+  ack(immediate?: boolean): void;
   requeue(): void;
 }
 
@@ -66,13 +77,6 @@ export class JobProcessor {
       return;
     }
     if (queue.type === 'classic' && message.fields.redelivered) return this.countRedelivery(message, queue, settle, job);
-    if (this.deps.idempotency && (await this.deps.idempotency.isCompleted(job.jobId))) {
-      settle.ack();
-      this.deps.log.info({ jobId: job.jobId, job: job.name, queue: queue.key }, 'duplicate of a completed job; acked without running');
-      this.deps.emit('duplicate', { jobId: job.jobId, name: job.name, queue: queue.key!, attempt: job.attempt });
-      return;
-    }
-
     let data = job.data;
     if (registered.schema) {
       const result = await registered.schema['~standard'].validate(data);
@@ -85,6 +89,7 @@ export class JobProcessor {
 
     const limiter = this.deps.limiterFor?.(job.name);
     if (limiter && !(await this.takePermit(limiter, message, queue, settle, job))) return;
+    if (this.deps.idempotency && !(await this.claim(message, queue, settle, job, registered.timeoutMs))) return;
     const maxAttempts = job.maxAttempts ?? registered.attempts;
     const started = Date.now();
     const running = runHandler(registered.handler, data, (signal) => this.context(job, queue, maxAttempts, message, signal), registered.timeoutMs);
@@ -92,15 +97,17 @@ export class JobProcessor {
     const outcome = await running.outcome;
     const base = { jobId: job.jobId, name: job.name, queue: queue.key!, attempt: job.attempt };
     if (outcome.kind === 'aborted') {
+      if (this.deps.idempotency) await this.deps.idempotency.release(job.jobId).catch(() => undefined);
       settle.requeue();
       return;
     }
     if (outcome.kind === 'completed') {
-      if (this.deps.idempotency) await this.deps.idempotency.markCompleted(job.jobId).catch((error: unknown) => this.deps.log.warn({ err: error, ...base }, 'could not record completion'));
+      if (this.deps.idempotency) await this.deps.idempotency.complete(job.jobId).catch((error: unknown) => this.deps.log.warn({ err: error, ...base }, 'could not record the completion'));
       settle.ack();
       this.deps.emit('completed', { ...base, durationMs: Date.now() - started, result: outcome.result });
       return;
     }
+    if (this.deps.idempotency) await this.deps.idempotency.release(job.jobId).catch((error: unknown) => this.deps.log.warn({ err: error, ...base }, 'could not release the claim'));
     await this.handleFailure(message, queue, settle, job, registered, maxAttempts, outcome.error);
   }
 
@@ -119,6 +126,31 @@ export class JobProcessor {
     const base = { jobId: job.jobId, name: job.name, queue: queue.key!, attempt: job.attempt };
     const delayMs = limiter.postponeDelayMs();
     if (await this.republishDelayed(message, queue, settle, delayMs, {}, base)) this.deps.emit('rateLimited', { ...base, limiter: limiter.key, delayMs });
+    return false;
+  }
+
+  /** True when this delivery may run; otherwise it was settled here (a duplicate, or postponed while another worker runs it). */
+  private async claim(message: amqp.ConsumeMessage, queue: PlannedQueue, settle: Settler, job: DecodedJob, timeoutMs: number): Promise<boolean> {
+    const base = { jobId: job.jobId, name: job.name, queue: queue.key!, attempt: job.attempt };
+    let claim: ClaimResult;
+    try {
+      claim = await this.deps.idempotency!.claim(job.jobId, timeoutMs + CLAIM_MARGIN_MS);
+    } catch (error) {
+      // Re-delayed rather than requeued: a requeue counts against the queue's delivery limit, so a
+      // store outage of a few seconds would dead-letter every job that arrived meanwhile.
+      const delayMs = this.deps.options.postponeDelayMs;
+      this.deps.log.error({ ...base, err: error, delayMs }, 'idempotency store unavailable; postponing the job without spending an attempt');
+      await this.republishDelayed(message, queue, settle, delayMs, {}, base);
+      return false;
+    }
+    if (claim.status === 'claimed') return true;
+    if (claim.status === 'completed') {
+      settle.ack();
+      this.deps.log.info(base, 'duplicate of a completed job; acked without running');
+      this.deps.emit('duplicate', base);
+      return false;
+    }
+    await this.republishDelayed(message, queue, settle, Math.max(this.deps.plan.delay.unitMs, claim.retryInMs), {}, base);
     return false;
   }
 
@@ -173,7 +205,9 @@ export class JobProcessor {
     if (count >= this.deps.options.redeliveryLimit) {
       return this.deadLetter(message, queue, settle, 'delivery-limit', new Error(`delivered ${count + 1} times without being settled (the worker crashed or lost its channel each time)`), job);
     }
-    await this.republish(message, settle, '', queue.name, republishProperties(message.properties, { [HEADERS.redeliveries]: count }), context);
+    // The copy waits a moment in the delay levels: time for the original's ack to reach the broker
+    // before a crash-looping job can take the process down again, and a backoff for the loop itself.
+    await this.republishDelayed(message, queue, settle, Math.min(REDELIVERY_BACKOFF_MS * count, 10_000), { [HEADERS.redeliveries]: count }, context);
   }
 
   private async deadLetter(message: amqp.ConsumeMessage, queue: PlannedQueue, settle: Settler, reason: DeadReason, error: unknown, job: DecodedJob | undefined): Promise<void> {
@@ -186,7 +220,12 @@ export class JobProcessor {
     }
   }
 
-  /** Confirm first, then ack. If the broker does not confirm, the original goes back to the queue. */
+  /**
+   * Confirm first, then ack. If the broker does not confirm, the original goes back to the queue.
+   * A message whose own headers cannot be encoded again (a foreign table near amqplib's 64 KiB limit
+   * that warren's headers push over it, a value of no AMQP type) travels on with warren's headers
+   * only: requeued as it is, it would fail the same way on every delivery.
+   */
   private async republish(
     message: amqp.ConsumeMessage,
     settle: Settler,
@@ -195,16 +234,22 @@ export class JobProcessor {
     properties: amqp.Options.Publish,
     context: { jobId: string; name: string; queue: string; attempt: number },
   ): Promise<boolean> {
-    try {
-      await this.deps.publisher.send({
+    const send = (props: amqp.Options.Publish) =>
+      this.deps.publisher.send({
         exchange,
         routingKey,
         content: message.content,
-        properties,
+        properties: props,
         deadline: Date.now() + this.deps.options.republishTimeoutMs,
         context: { jobId: context.jobId, jobName: context.name, queue: context.queue, attempt: context.attempt },
       });
-      settle.ack();
+    try {
+      await send(properties).catch((error: unknown) => {
+        if (!(error instanceof PublishError && error.code === 'PUBLISH_UNENCODABLE')) throw error;
+        this.deps.log.warn({ ...context, err: error }, "the message's headers cannot be republished; it goes on with warren's headers only");
+        return send(withOwnHeadersOnly(properties));
+      });
+      settle.ack(true);
       return true;
     } catch (error) {
       this.deps.log.error({ ...context, err: error }, 'republish was not confirmed; returning the job to its queue');
@@ -231,7 +276,7 @@ export class JobProcessor {
       enqueuedAt: job.enqueuedAt,
       redelivered: message.fields.redelivered,
       publish: this.deps.publishJob,
-      breaker: this.deps.breaker,
+      breaker: (name) => this.deps.breaker(name, queue.key!),
     };
   }
 }

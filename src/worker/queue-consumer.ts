@@ -60,7 +60,8 @@ export class QueueConsumer {
   }
 
   async resume(): Promise<void> {
-    if (this.state !== 'paused') return;
+    // 'idle': the queue was paused before the worker started, so start() skipped it.
+    if (this.state !== 'paused' && this.state !== 'idle') return;
     this.state = 'consuming';
     await this.subscribe();
   }
@@ -113,10 +114,11 @@ export class QueueConsumer {
     this.pending += 1;
     let settled = false;
     const settle = {
-      ack: () => {
+      ack: (immediate?: boolean) => {
         if (settled) return;
         settled = true;
         batcher.ack(message.fields.deliveryTag);
+        if (immediate) batcher.flush();
       },
       requeue: () => {
         if (settled) return;
