@@ -3,6 +3,7 @@ import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { Pool } from 'pg';
 import { IdempotencyStoreError, PostgresIdempotencyStore } from '../../src';
+import { waitFor } from '../support/wait-for';
 
 const PG_URL = process.env.WARREN_TEST_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 
@@ -97,6 +98,8 @@ describe('PostgresIdempotencyStore', () => {
     await waitForClaim(store, 'a');
     const count = async () => Number((await pool.query(`SELECT count(*) FROM "${name}"`)).rows[0].count);
     assert.equal(await count(), 2, "'a' is claimed again (its row reused), 'b' expired but not swept yet");
+    // 'b' completed a moment after 'a', so its retention may end a moment later too
+    await waitFor(async () => Number((await pool.query(`SELECT count(*) FROM "${name}" WHERE job_id = 'b' AND expires_at <= now()`)).rows[0].count) === 1, { what: "'b' to expire" });
     assert.equal(await store.sweep(), 1);
     assert.equal(await count(), 1);
   });
