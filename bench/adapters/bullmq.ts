@@ -1,0 +1,67 @@
+import { Queue, Worker } from 'bullmq';
+import type { Job } from '../job';
+import type { Consumer, Contender, ContenderEnv } from './contender';
+
+/** addBulk runs as one MULTI; chunks keep each one short, as an application enqueuing many jobs would. */
+const BULK_CHUNK = 1000;
+const JOB_NAME = 'bench';
+
+/**
+ * Completed jobs are removed, as an AMQP ack removes the message; BullMQ's default keeps them all in Redis.
+ * Durability differs by construction: Redis acknowledges from memory (this machine's Redis has no AOF/RDB).
+ */
+export class BullmqContender implements Contender {
+  readonly name = 'bullmq';
+  private queue?: Queue<Job>;
+  private queueName = '';
+
+  constructor(private readonly env: ContenderEnv) {}
+
+  async setup(queue: string): Promise<void> {
+    this.queueName = queue;
+    this.queue = new Queue<Job>(queue, {
+      connection: { host: this.env.redisHost, port: this.env.redisPort },
+      prefix: this.env.redisPrefix,
+      defaultJobOptions: { removeOnComplete: true, removeOnFail: true },
+    });
+    this.queue.on('error', (err) => console.error(`bullmq queue error: ${err.message}`));
+    await this.queue.waitUntilReady();
+  }
+
+  async publish(job: Job): Promise<void> {
+    await this.requireQueue().add(JOB_NAME, job);
+  }
+
+  async publishBulk(jobs: Job[]): Promise<void> {
+    const queue = this.requireQueue();
+    for (let i = 0; i < jobs.length; i += BULK_CHUNK) {
+      await queue.addBulk(jobs.slice(i, i + BULK_CHUNK).map((data) => ({ name: JOB_NAME, data })));
+    }
+  }
+
+  prefill(jobs: Job[]): Promise<void> {
+    return this.publishBulk(jobs);
+  }
+
+  async consume(concurrency: number, handler: (job: Job) => void): Promise<Consumer> {
+    const worker = new Worker<Job>(this.queueName, async (job) => handler(job.data), {
+      connection: { host: this.env.redisHost, port: this.env.redisPort, maxRetriesPerRequest: null },
+      prefix: this.env.redisPrefix,
+      concurrency,
+    });
+    worker.on('error', (err) => console.error(`bullmq worker error: ${err.message}`));
+    await worker.waitUntilReady();
+    return { stop: () => worker.close() };
+  }
+
+  async teardown(opts: { deleteQueue: boolean }): Promise<void> {
+    if (!this.queue) return;
+    if (opts.deleteQueue) await this.queue.obliterate({ force: true });
+    await this.queue.close();
+  }
+
+  private requireQueue(): Queue<Job> {
+    if (!this.queue) throw new Error('bullmq contender used before setup()');
+    return this.queue;
+  }
+}

@@ -1,0 +1,34 @@
+import type { Job } from '../job';
+
+/** Where a contender finds its brokers; the same value is handed to the worker process. */
+export interface ContenderEnv {
+  amqpUrl: string;
+  redisHost: string;
+  redisPort: number;
+  /** Redis key prefix, unique per run, so BullMQ keys never collide with other users of the server. */
+  redisPrefix: string;
+}
+
+export interface Consumer {
+  stop(): Promise<void>;
+}
+
+/**
+ * One job system under test. Each run gets a fresh instance and a fresh queue.
+ * Scenarios build concurrency themselves (e.g. 100 callers each awaiting `publish`).
+ */
+export interface Contender {
+  readonly name: string;
+  /** Connect and declare `queue` (durable; quorum on RabbitMQ). Idempotent: a worker process calls it for the same queue. */
+  setup(queue: string): Promise<void>;
+  /** Resolves only once the broker has confirmed the job. */
+  publish(job: Job): Promise<void>;
+  /** The contender's batch API if it has one, else concurrent publishes; resolves when all are confirmed. */
+  publishBulk(jobs: Job[]): Promise<void>;
+  /** Untimed: fill the queue as fast as possible with jobs that `consume` reads like published ones. */
+  prefill(jobs: Job[]): Promise<void>;
+  /** `concurrency` is the prefetch on AMQP, the worker concurrency on BullMQ. The handler runs before each ack. */
+  consume(concurrency: number, handler: (job: Job) => void): Promise<Consumer>;
+  /** Close connections; with `deleteQueue`, also delete what `setup` declared. */
+  teardown(opts: { deleteQueue: boolean }): Promise<void>;
+}

@@ -1,0 +1,33 @@
+import type { Contender, ContenderEnv } from './contender';
+
+export const CONTENDER_NAMES = ['amqplib', 'rascal', 'bullmq', 'warren'] as const;
+export type ContenderName = (typeof CONTENDER_NAMES)[number];
+export type BrokerKind = 'rabbitmq' | 'redis';
+
+export const BROKER_OF: Record<ContenderName, BrokerKind> = {
+  amqplib: 'rabbitmq',
+  rascal: 'rabbitmq',
+  bullmq: 'redis',
+  warren: 'rabbitmq',
+};
+
+/** The baseline every ratio is computed against. */
+export const BASELINE: ContenderName = 'amqplib';
+
+/** Loads only the named adapter's libraries, so a worker process's memory is that contender's alone. */
+export async function createContender(name: ContenderName, env: ContenderEnv): Promise<Contender> {
+  switch (name) {
+    case 'amqplib':
+      return new (await import('./amqplib')).AmqplibContender(env);
+    case 'rascal':
+      return new (await import('./rascal')).RascalContender(env);
+    case 'bullmq':
+      return new (await import('./bullmq')).BullmqContender(env);
+    case 'warren':
+      return new (await import('./warren')).WarrenContender(env);
+  }
+}
+
+export function isNotImplemented(err: unknown): boolean {
+  return err instanceof Error && /adapter not implemented yet/.test(err.message);
+}

@@ -1,0 +1,72 @@
+import { execFileSync } from 'child_process';
+import { readFileSync } from 'fs';
+import * as os from 'os';
+import { join } from 'path';
+import { Queue } from 'bullmq';
+import { connectAmqp } from './adapters/amqplib';
+import type { ContenderEnv } from './adapters/contender';
+
+export interface MachineInfo {
+  cpuModel: string;
+  cores: number;
+  memoryGb: number;
+  kernel: string;
+  node: string;
+  rabbitmq: string;
+  redis: string;
+  packages: Record<string, string>;
+  gitCommit: string;
+}
+
+const REPO_ROOT = join(__dirname, '..', '..');
+const PACKAGES = ['amqplib', 'rascal', 'bullmq', 'ioredis', 'typescript'];
+
+export async function collectMachineInfo(env: ContenderEnv): Promise<MachineInfo> {
+  return {
+    cpuModel: os.cpus()[0]?.model ?? 'unknown',
+    cores: os.cpus().length,
+    memoryGb: Math.round(os.totalmem() / 2 ** 30),
+    kernel: os.release(),
+    node: process.version,
+    rabbitmq: await rabbitmqVersion(env).catch((err: Error) => `unknown (${err.message})`),
+    redis: await redisVersion(env).catch((err: Error) => `unknown (${err.message})`),
+    packages: Object.fromEntries(PACKAGES.map((name) => [name, packageVersion(name)])),
+    gitCommit: gitCommit(),
+  };
+}
+
+async function rabbitmqVersion(env: ContenderEnv): Promise<string> {
+  const connection = await connectAmqp(env.amqpUrl);
+  try {
+    return String(connection.connection.serverProperties.version);
+  } finally {
+    await connection.close();
+  }
+}
+
+async function redisVersion(env: ContenderEnv): Promise<string> {
+  // any queue name will do: only the connection is used, and nothing is written
+  const queue = new Queue('version', { connection: { host: env.redisHost, port: env.redisPort }, prefix: env.redisPrefix });
+  try {
+    const info = await (await queue.client).info();
+    return /redis_version:(\S+)/.exec(info)?.[1] ?? 'unknown';
+  } finally {
+    await queue.close();
+  }
+}
+
+function packageVersion(name: string): string {
+  try {
+    return JSON.parse(readFileSync(join(REPO_ROOT, 'node_modules', name, 'package.json'), 'utf8')).version;
+  } catch {
+    return 'not installed';
+  }
+}
+
+function gitCommit(): string {
+  try {
+    return execFileSync('git', ['rev-parse', '--short', 'HEAD'], { cwd: REPO_ROOT, encoding: 'utf8' }).trim();
+  } catch {
+    return 'unknown';
+  }
+}

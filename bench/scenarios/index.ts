@@ -1,0 +1,24 @@
+import type { Sizes } from '../options';
+import { consume } from './consume';
+import { e2eLatency } from './e2e-latency';
+import { enqueueBulk } from './enqueue-bulk';
+import { enqueueConcurrent } from './enqueue-concurrent';
+import { enqueueSerial } from './enqueue-serial';
+import { memory } from './memory';
+import type { Scenario } from './scenario';
+
+/** In run order. */
+export function buildScenarios(sizes: Sizes): Scenario[] {
+  return [
+    enqueueSerial(sizes),
+    enqueueConcurrent(sizes),
+    enqueueBulk(sizes),
+    consume(sizes, 1),
+    consume(sizes, 10),
+    consume(sizes, 100),
+    e2eLatency(sizes),
+    // Scenario 6 (retries and delays) goes here: add bench/scenarios/retries.ts exporting
+    // `retries(sizes): Scenario` with id 6, and whatever it needs on Contender (e.g. a failing handler).
+    memory(sizes),
+  ];
+}

@@ -1,0 +1,30 @@
+// Rascal ships no type declarations; this covers only what the benchmark uses.
+declare module 'rascal' {
+  import { EventEmitter } from 'events';
+
+  export interface PublicationSession extends EventEmitter {
+    on(event: 'success', listener: (messageId: string) => void): this;
+    on(event: 'error', listener: (err: Error, messageId: string) => void): this;
+    on(event: string, listener: (...args: any[]) => void): this;
+  }
+
+  export interface SubscriberSession extends EventEmitter {
+    on(event: 'message', listener: (message: unknown, content: any, ackOrNack: (err?: Error) => void) => void): this;
+    on(event: 'error', listener: (err: Error) => void): this;
+    on(event: string, listener: (...args: any[]) => void): this;
+    cancel(): Promise<void>;
+  }
+
+  export interface BrokerAsPromised extends EventEmitter {
+    publish(name: string, message: unknown, overrides?: string | object): Promise<PublicationSession>;
+    subscribe(name: string, overrides?: object): Promise<SubscriberSession>;
+    shutdown(): Promise<void>;
+    nuke(): Promise<void>;
+  }
+
+  export const BrokerAsPromised: {
+    create(config: object, components?: object): Promise<BrokerAsPromised>;
+  };
+
+  export function withDefaultConfig(config: object): object;
+}

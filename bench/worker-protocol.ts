@@ -1,0 +1,37 @@
+import type { ContenderEnv } from './adapters/contender';
+import type { ContenderName } from './adapters';
+
+export interface StartCommand {
+  type: 'start';
+  contender: ContenderName;
+  env: ContenderEnv;
+  queue: string;
+  concurrency: number;
+  /** The worker reports `done` once it has handled this many jobs. */
+  expect: number;
+  recordLatency: boolean;
+}
+
+export interface StopCommand {
+  type: 'stop';
+}
+
+export interface MemoryReading {
+  rssMb: number;
+  /** Measured right after a forced GC, so it is what the worker retains. */
+  heapUsedMb: number;
+}
+
+export type WorkerReport =
+  | { type: 'ready'; memory: MemoryReading }
+  | {
+      type: 'done';
+      memory: MemoryReading;
+      /** Highest RSS over the worker's life (getrusage). */
+      maxRssMb: number;
+      cpuMs: number;
+      doneAtUs: number;
+      /** Enqueue-to-handler-start per job, indexed by job seq. */
+      latenciesUs?: Float64Array;
+    }
+  | { type: 'error'; message: string };
