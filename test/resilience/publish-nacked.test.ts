@@ -1,0 +1,60 @@
+import { after, before, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { defineTopology, Job, PublishError, ShutdownError, type JobHandler } from '../../src';
+import { createRecordingLogger } from '../../src/testing';
+import { cleanSingleNode, startSingleNode, type PrivateNode } from '../support/private-broker';
+import { testNamespace } from '../support/test-broker';
+import { waitFor } from '../support/wait-for';
+import { closePrivateWarrens, privateWarren } from './private-warren';
+
+/** A hang fails the test (and the after hook still cleans up) instead of stalling the suite. */
+const TEST_TIMEOUT_MS = 30_000;
+
+/** A queue that holds one message and nacks every publish beyond it (classic reject-publish is exact). */
+const topology = defineTopology({ queues: { full: { type: 'classic', maxLength: 1, overflow: 'reject-publish' } } });
+
+@Job('full.job', { queue: 'full' })
+class FullJob implements JobHandler<{ n: number }> {
+  async handle() {}
+}
+
+describe('publishes the broker keeps nacking', () => {
+  let node: PrivateNode;
+
+  before(async () => {
+    // A run killed before its after hook (a file timeout) may have left the node up, alarm and all.
+    await cleanSingleNode();
+    node = await startSingleNode();
+  });
+
+  after(async () => {
+    await closePrivateWarrens();
+    await cleanSingleNode();
+  });
+
+  it('fails a publish nacked until its deadline with PUBLISH_NACKED instead of retrying it forever', { timeout: TEST_TIMEOUT_MS }, async () => {
+    const warren = await privateWarren(node.url, { namespace: testNamespace('nacked'), topology, jobs: [FullJob] });
+    await warren.publish(FullJob, { n: 1 });
+    const started = Date.now();
+    await assert.rejects(warren.publish(FullJob, { n: 2 }, { timeoutMs: 1_500 }), (error: unknown) => error instanceof PublishError && error.code === 'PUBLISH_NACKED');
+    const elapsed = Date.now() - started;
+    assert.ok(elapsed >= 1_400 && elapsed < 4_000, `failed at its deadline (${elapsed} ms)`);
+  });
+
+  it('fails a publish that is waiting out a nack backoff when the instance closes, instead of leaving it pending', { timeout: TEST_TIMEOUT_MS }, async () => {
+    const { logger, entries } = createRecordingLogger('debug');
+    const warren = await privateWarren(node.url, { namespace: testNamespace('nacked'), topology, jobs: [FullJob], logger });
+    await warren.publish(FullJob, { n: 1 });
+    const nacked = warren.publish(FullJob, { n: 2 }, { timeoutMs: 60_000 });
+    const outcome = nacked.then(
+      () => 'confirmed',
+      (error: unknown) => error,
+    );
+    await waitFor(() => entries.some((entry) => typeof entry.nacks === 'number' && entry.nacks >= 2), { what: 'the publish to be nacked twice' });
+    const closing = Date.now();
+    await warren.close({ graceMs: 200 });
+    const error = await outcome;
+    assert.ok(error instanceof ShutdownError, `rejected with SHUTTING_DOWN, got ${String(error)}`);
+    assert.ok(Date.now() - closing < 5_000);
+  });
+});
