@@ -45,7 +45,6 @@ export function jobProperties(job: OutgoingJob): Options.Publish {
   if (job.maxAttempts !== undefined) headers[HEADERS.maxAttempts] = job.maxAttempts;
   const properties: Options.Publish = {
     contentType: JSON_CONTENT_TYPE,
-    contentEncoding: 'utf-8',
     type: job.name,
     messageId: job.jobId,
     persistent: true,

@@ -12,7 +12,11 @@ export class AckBatcher {
   private readonly finished = new Set<number>();
   private scheduled = false;
 
-  constructor(private readonly channel: amqp.Channel) {}
+  /** `prefetch`: when that many deliveries are all finished the broker is waiting on us, so the acks go at once. */
+  constructor(
+    private readonly channel: amqp.Channel,
+    private readonly prefetch: number,
+  ) {}
 
   get unsettled(): number {
     return this.outstanding.size;
@@ -25,6 +29,10 @@ export class AckBatcher {
   ack(tag: number): void {
     if (!this.outstanding.has(tag)) return;
     this.finished.add(tag);
+    if (this.finished.size === this.outstanding.size && this.outstanding.size >= this.prefetch) {
+      this.flush();
+      return;
+    }
     if (!this.scheduled) {
       this.scheduled = true;
       setImmediate(() => this.flush());

@@ -85,7 +85,7 @@ export class QueueConsumer {
 
   private async setup(channel: amqp.Channel): Promise<void> {
     await channel.prefetch(this.concurrency, false);
-    this.batcher = new AckBatcher(channel);
+    this.batcher = new AckBatcher(channel, this.concurrency);
     this.consumerTag = undefined;
     if (this.state === 'consuming') await this.subscribe();
   }
