@@ -14,6 +14,8 @@ const url = process.env.AMQP_URL ?? 'amqp://guest:guest@127.0.0.1:5672';
 const DELAY_JOBS = quick ? 100 : 500;
 const MAX_DELAY_MS = quick ? 10_000 : 60_000;
 const RETRY_JOBS = quick ? 2_000 : 10_000;
+/** `--classic-levels`: classic delay-level queues instead of the default quorum ones. */
+const levelType = process.argv.includes('--classic-levels') ? ('classic' as const) : ('quorum' as const);
 
 type Timed = { publishedAt: number; delayMs: number };
 
@@ -52,6 +54,7 @@ async function withWarren<T>(handlers: object[], work: (warren: Warren) => Promi
     url,
     namespace: `bench-${randomBytes(3).toString('hex')}`,
     topology: defineTopology({ queues: { delayed: {}, retry: {} } }),
+    delay: { queueType: levelType },
     handlers,
   });
   try {
@@ -104,7 +107,7 @@ export async function measureRetryCost(): Promise<{ jobs: number; firstTimeJobsP
 if (require.main === module) {
   (async () => {
     const delay = await measureDelayAccuracy();
-    console.log(`delay accuracy: ${delay.jobs} jobs, random delays 100 ms..${MAX_DELAY_MS / 1000} s, lateness beyond the rounded delay: min ${delay.min} ms, p50 ${delay.p50} ms, p99 ${delay.p99} ms, max ${delay.max} ms`);
+    console.log(`delay accuracy (${levelType} levels): ${delay.jobs} jobs, random delays 100 ms..${MAX_DELAY_MS / 1000} s, lateness beyond the rounded delay: min ${delay.min} ms, p50 ${delay.p50} ms, p99 ${delay.p99} ms, max ${delay.max} ms`);
     const retry = await measureRetryCost();
     console.log(`retry cost: ${retry.jobs} jobs, all succeed first time ${retry.firstTimeJobsPerSec} jobs/s, all fail once ${retry.retryOnceJobsPerSec} jobs/s, ratio ${retry.ratio}`);
   })().catch((error: unknown) => {

@@ -23,7 +23,7 @@ export interface DelayPlan {
   readonly queueType: QueueType;
   /** Longest delay one pass through the levels can hold: (2^levels - 1) units. */
   readonly maxDelayMs: number;
-  /** Publish a delayed message here: the highest level. */
+  /** The highest level: a delayed message may enter here (delayRoute enters lower, at its highest set bit). */
   readonly entryExchange: string;
   readonly deliveryExchange: string;
   readonly levels: readonly DelayLevel[];
@@ -68,7 +68,14 @@ export function delayRoute(plan: DelayPlan, delayMs: number, queueName: string):
   const maxUnits = 2 ** plan.levelCount - 1;
   const units = Math.min(maxUnits, Math.max(0, Math.ceil(delayMs / plan.unitMs)));
   const bits: string[] = [];
+  let highest = 0;
   // Arithmetic rather than bit operators: more than 31 levels overflow JavaScript's 32-bit shifts.
-  for (let level = plan.levelCount - 1; level >= 0; level--) bits.push(String(Math.floor(units / 2 ** level) % 2));
-  return { exchange: plan.entryExchange, routingKey: `${bits.join('.')}.${queueName}`, delayedMs: units * plan.unitMs };
+  for (let level = plan.levelCount - 1; level >= 0; level--) {
+    const bit = Math.floor(units / 2 ** level) % 2;
+    if (bit === 1 && highest === 0) highest = level;
+    bits.push(String(bit));
+  }
+  // Enter at the highest level whose bit is set: the levels above it would only pass the message down
+  // through one topic exchange each, and under load that routing is what makes delays late.
+  return { exchange: plan.levels[highest]!.name, routingKey: `${bits.join('.')}.${queueName}`, delayedMs: units * plan.unitMs };
 }

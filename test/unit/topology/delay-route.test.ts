@@ -8,7 +8,8 @@ describe('delayRoute', () => {
   it('spells the delay in bits, most significant first, then the destination queue', () => {
     const route = delayRoute(plan.delay, 1300, 'q');
     assert.equal(route.routingKey, '0.0.0.0.1.1.0.1.q');
-    assert.equal(route.exchange, 'warren.delay.07');
+    // it enters at its highest set bit (level 3), skipping the levels that would only pass it down
+    assert.equal(route.exchange, 'warren.delay.03');
     assert.equal(route.delayedMs, 1300);
   });
 
