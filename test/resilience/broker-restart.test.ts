@@ -1,11 +1,11 @@
-import { after, before, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { FaultWork, faultTopology } from '../fixtures/fault-jobs';
-import { cleanSingleNode, restartSingleNode, startSingleNode, type PrivateNode } from '../support/private-broker';
+import { restartSingleNode } from '../support/private-broker';
 import { testNamespace } from '../support/test-broker';
 import { nextEvent, waitFor } from '../support/wait-for';
 import { FaultLedger } from './fault-ledger';
-import { closePrivateWarrens, privateWarren } from './private-warren';
+import { privateWarren, useSingleNode } from './private-warren';
 import { PublishLoad } from './publish-load';
 
 /** A hang fails the test (and the after hook still cleans up) instead of stalling the suite. */
@@ -16,18 +16,7 @@ const MAX_BUFFERED = 100;
 const BURST = 150;
 
 describe('a broker restart while publishing and consuming', () => {
-  let node: PrivateNode;
-
-  before(async () => {
-    // A run killed before its after hook (a file timeout) may have left the node up, alarm and all.
-    await cleanSingleNode();
-    node = await startSingleNode();
-  });
-
-  after(async () => {
-    await closePrivateWarrens();
-    await cleanSingleNode();
-  });
+  const node = useSingleNode();
 
   it('fails publishes with typed errors within their bound, resumes consumers by itself and loses no confirmed job', { timeout: TEST_TIMEOUT_MS }, async () => {
     const namespace = testNamespace('restart');

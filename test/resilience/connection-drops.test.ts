@@ -1,11 +1,11 @@
-import { after, before, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { FaultWork, faultTopology } from '../fixtures/fault-jobs';
-import { cleanSingleNode, rabbitCtl, startSingleNode, type PrivateNode } from '../support/private-broker';
+import { rabbitCtl } from '../support/private-broker';
 import { testNamespace } from '../support/test-broker';
 import { waitFor } from '../support/wait-for';
 import { FaultLedger } from './fault-ledger';
-import { closePrivateWarrens, privateWarren } from './private-warren';
+import { privateWarren, useSingleNode } from './private-warren';
 import { PublishLoad } from './publish-load';
 
 /** A hang fails the test (and the after hook still cleans up) instead of stalling the suite. */
@@ -16,18 +16,7 @@ const DROPPING_FOR_MS = 60_000;
 const DROP_EVERY_MS = 5_000;
 
 describe('connections dropped over and over (close_all_connections every few seconds)', () => {
-  let node: PrivateNode;
-
-  before(async () => {
-    // A run killed before its after hook (a file timeout) may have left the node up, alarm and all.
-    await cleanSingleNode();
-    node = await startSingleNode();
-  });
-
-  after(async () => {
-    await closePrivateWarrens();
-    await cleanSingleNode();
-  });
+  const node = useSingleNode();
 
   it('reconnects after every drop, keeps publishing and consuming, and loses no confirmed job', { timeout: TEST_TIMEOUT_MS }, async () => {
     const namespace = testNamespace('drops');

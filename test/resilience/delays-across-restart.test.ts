@@ -1,11 +1,11 @@
-import { after, before, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { defineTopology, Job, type JobContext, type JobHandler } from '../../src';
-import { cleanSingleNode, restartSingleNode, startSingleNode, type PrivateNode } from '../support/private-broker';
+import { restartSingleNode } from '../support/private-broker';
 import { testNamespace } from '../support/test-broker';
 import { waitFor } from '../support/wait-for';
 import { FaultLedger } from './fault-ledger';
-import { closePrivateWarrens, privateWarren } from './private-warren';
+import { privateWarren, useSingleNode } from './private-warren';
 
 /** A hang fails the test (and the after hook still cleans up) instead of stalling the suite. */
 const TEST_TIMEOUT_MS = 240_000;
@@ -47,18 +47,7 @@ class RetryingJob implements JobHandler<{ id: string }> {
 }
 
 describe('delayed and retrying jobs across a broker restart (durable quorum delay levels)', () => {
-  let node: PrivateNode;
-
-  before(async () => {
-    // A run killed before its after hook (a file timeout) may have left the node up, alarm and all.
-    await cleanSingleNode();
-    node = await startSingleNode();
-  });
-
-  after(async () => {
-    await closePrivateWarrens();
-    await cleanSingleNode();
-  });
+  const node = useSingleNode();
 
   it('keeps every job waiting in the delay levels through the restart and delivers it, never early', { timeout: TEST_TIMEOUT_MS }, async () => {
     const namespace = testNamespace('delays');

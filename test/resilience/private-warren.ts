@@ -3,7 +3,9 @@
  * profile of test/support/test-broker.ts with `url` pointing at the private node(s). The nodes are
  * thrown away after each file, so closing the instances is all the cleanup they need.
  */
+import { after, before } from 'node:test';
 import { createWarren, type Warren, type WarrenOptions } from '../../src';
+import { cleanSingleNode, startSingleNode, type PrivateNode } from '../support/private-broker';
 import { testProfile } from '../support/test-broker';
 
 const open: Warren<object>[] = [];
@@ -38,4 +40,35 @@ export async function closePrivateWarrens(): Promise<void> {
       Promise.race([warren.close({ graceMs: 500 }).catch(() => undefined), new Promise((resolve) => setTimeout(resolve, 10_000).unref())]),
     ),
   );
+}
+
+/**
+ * Registers the suite's hooks for the private single node: a fresh node before (a run killed before
+ * its after hook may have left one up, alarm and all), closed warrens and a cleaned node after.
+ */
+export function useSingleNode(): PrivateNode {
+  let node: PrivateNode | undefined;
+  before(async () => {
+    await cleanSingleNode();
+    node = await startSingleNode();
+  });
+  after(async () => {
+    await closePrivateWarrens();
+    await cleanSingleNode();
+  });
+  const current = (): PrivateNode => {
+    if (!node) throw new Error('the private node is not started yet');
+    return node;
+  };
+  return {
+    get name() {
+      return current().name;
+    },
+    get port() {
+      return current().port;
+    },
+    get url() {
+      return current().url;
+    },
+  };
 }

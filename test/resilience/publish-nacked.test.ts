@@ -1,11 +1,10 @@
-import { after, before, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { defineTopology, Job, PublishError, ShutdownError, type JobHandler } from '../../src';
 import { createRecordingLogger } from '../../src/testing';
-import { cleanSingleNode, startSingleNode, type PrivateNode } from '../support/private-broker';
 import { testNamespace } from '../support/test-broker';
 import { waitFor } from '../support/wait-for';
-import { closePrivateWarrens, privateWarren } from './private-warren';
+import { privateWarren, useSingleNode } from './private-warren';
 
 /** A hang fails the test (and the after hook still cleans up) instead of stalling the suite. */
 const TEST_TIMEOUT_MS = 30_000;
@@ -19,18 +18,7 @@ class FullJob implements JobHandler<{ n: number }> {
 }
 
 describe('publishes the broker keeps nacking', () => {
-  let node: PrivateNode;
-
-  before(async () => {
-    // A run killed before its after hook (a file timeout) may have left the node up, alarm and all.
-    await cleanSingleNode();
-    node = await startSingleNode();
-  });
-
-  after(async () => {
-    await closePrivateWarrens();
-    await cleanSingleNode();
-  });
+  const node = useSingleNode();
 
   it('fails a publish nacked until its deadline with PUBLISH_NACKED instead of retrying it forever', { timeout: TEST_TIMEOUT_MS }, async () => {
     const warren = await privateWarren(node.url, { namespace: testNamespace('nacked'), topology, jobs: [FullJob] });
