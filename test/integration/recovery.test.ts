@@ -2,8 +2,8 @@ import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { afterEach, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { defineTopology, Job, TopologyConflictError, type JobHandler } from '../../src';
-import { cleanup, rawConnection, testNamespace, testWarren } from '../support/test-broker';
+import { defineTopology, Job, planTopology, readJobDefinition, resolveTopologyOptions, TopologyConflictError, type JobHandler } from '../../src';
+import { cleanup, deletePlanEntities, rawConnection, testNamespace, testProfile, testWarren } from '../support/test-broker';
 import { nextEvent, waitFor } from '../support/wait-for';
 
 const run = promisify(execFile);
@@ -96,10 +96,10 @@ describe('recovery', () => {
         return true;
       });
     } finally {
-      const c = await rawConnection();
-      const ch = await c.createChannel();
-      await ch.deleteQueue(`${namespace}.work`);
-      await c.close();
+      // createWarren stopped at the conflict; delete what it declared before it, and the queue itself
+      const profile = testProfile(namespace);
+      const plan = planTopology({ topology, jobs: [readJobDefinition(CountJob)], options: resolveTopologyOptions({ namespace, ...(profile.delay ? { delay: profile.delay } : {}) }) });
+      await deletePlanEntities(plan);
     }
   });
 
