@@ -1,0 +1,30 @@
+import { execFile } from 'node:child_process';
+import { statSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { promisify } from 'node:util';
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { BROKER_URL } from '../support/test-broker';
+
+const run = promisify(execFile);
+
+function packageRoot(): string {
+  let dir = __dirname;
+  while (!statSync(join(dir, 'package.json'), { throwIfNoEntry: false })) dir = dirname(dir);
+  return dir;
+}
+
+/** The README's examples run as a user runs them, against the test broker, and exit 0. */
+describe('the examples', () => {
+  const cwd = packageRoot();
+  const env = { ...process.env, AMQP_URL: BROKER_URL };
+
+  it('runs the quickstart example: three emails sent, the failing report dead-lettered', async () => {
+    const { stdout } = await run(process.execPath, ['dist/examples/signup/main.js'], { cwd, env, timeout: 60_000 });
+    assert.match(stdout, /done: 3 emails sent, 1 job dead-lettered/);
+  });
+
+  it('runs the NestJS example and exits cleanly', async () => {
+    await run(process.execPath, ['dist/examples/nest/main.js'], { cwd, env, timeout: 60_000 });
+  });
+});
