@@ -1,12 +1,11 @@
-import { after, before, describe, it } from 'node:test';
+import { after, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { FaultWork, faultTopology } from '../fixtures/fault-jobs';
-import { cleanSingleNode, startSingleNode, type PrivateNode } from '../support/private-broker';
 import { testNamespace } from '../support/test-broker';
 import { waitFor } from '../support/wait-for';
 import { FaultLedger } from './fault-ledger';
 import { ForkedWorkers } from './forked-workers';
-import { closePrivateWarrens, privateWarren } from './private-warren';
+import { privateWarren, useSingleNode } from './private-warren';
 
 /** A hang fails the test (and the after hook still cleans up) instead of stalling the suite. */
 const TEST_TIMEOUT_MS = 180_000;
@@ -21,20 +20,12 @@ function workMs(n: number): number {
 }
 
 describe('a worker process stopped with SIGTERM under load (closeOnSignals)', () => {
-  let node: PrivateNode;
   let workers: ForkedWorkers | undefined;
-
-  before(async () => {
-    // A run killed before its after hook (a file timeout) may have left the node up, alarm and all.
-    await cleanSingleNode();
-    node = await startSingleNode();
-  });
-
+  // registered first, so the worker processes die before the node's own cleanup runs
   after(async () => {
     await workers?.killAll();
-    await closePrivateWarrens();
-    await cleanSingleNode();
   });
+  const node = useSingleNode();
 
   it('finishes or returns every one of its 100 running jobs: none lost, none run twice', { timeout: TEST_TIMEOUT_MS }, async () => {
     const namespace = testNamespace('sigterm');

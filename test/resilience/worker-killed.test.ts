@@ -1,12 +1,11 @@
-import { after, before, describe, it } from 'node:test';
+import { after, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { FaultWork, faultTopology } from '../fixtures/fault-jobs';
-import { cleanSingleNode, startSingleNode, type PrivateNode } from '../support/private-broker';
 import { testNamespace } from '../support/test-broker';
 import { waitFor } from '../support/wait-for';
 import { FaultLedger } from './fault-ledger';
 import { ForkedWorkers, type ForkedWorker } from './forked-workers';
-import { closePrivateWarrens, privateWarren } from './private-warren';
+import { privateWarren, useSingleNode } from './private-warren';
 import { PublishLoad } from './publish-load';
 
 /** A hang fails the test (and the after hook still cleans up) instead of stalling the suite. */
@@ -22,20 +21,12 @@ function workMs(id: string): number {
 }
 
 describe('a worker process killed mid-job (SIGKILL under load)', () => {
-  let node: PrivateNode;
   let workers: ForkedWorkers | undefined;
-
-  before(async () => {
-    // A run killed before its after hook (a file timeout) may have left the node up, alarm and all.
-    await cleanSingleNode();
-    node = await startSingleNode();
-  });
-
+  // registered first, so the worker processes die before the node's own cleanup runs
   after(async () => {
     await workers?.killAll();
-    await closePrivateWarrens();
-    await cleanSingleNode();
   });
+  const node = useSingleNode();
 
   it('redelivers every job a killed worker held to another worker, and every confirmed job completes', { timeout: TEST_TIMEOUT_MS }, async () => {
     const namespace = testNamespace('kill');
