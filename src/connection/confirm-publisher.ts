@@ -1,6 +1,7 @@
 import type * as amqp from 'amqplib';
 import { jitteredBackoff, PublishError, ShutdownError, type Logger, type WarrenErrorContext } from '../core';
 import type { ConnectionManager } from './connection-manager';
+import { publishConfirmed } from './confirmed-publish';
 import { ManagedChannel } from './managed-channel';
 
 export interface OutgoingMessage {
@@ -162,7 +163,7 @@ export class ConfirmPublisher {
     pending.writtenOn = generation;
     this.inFlight.add(pending);
     try {
-      const ok = channel.publish(exchange, routingKey, content, properties, (error: unknown) => this.handleConfirm(pending, generation, error));
+      const ok = publishConfirmed(channel, exchange, routingKey, content, properties, (error: unknown) => this.handleConfirm(pending, generation, error));
       if (!ok) this.awaitingDrain = true;
     } catch (error) {
       if (error instanceof RangeError || error instanceof TypeError) {

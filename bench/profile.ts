@@ -1,0 +1,91 @@
+// Entry point for profiling one hot path of one contender, without rounds or reports:
+//   node dist/bench/profile.js consume --concurrency=1 --jobs=20000 --contender=warren --cpu-prof=/tmp/consume.cpuprofile
+//   node dist/bench/profile.js publish --callers=100 --jobs=40000 --contender=warren --cpu-prof=/tmp/publish.cpuprofile
+// The profile covers the timed part only (not connecting, not the consume scenario's prefill);
+// then: node dist/bench/profile-summary.js /tmp/consume.cpuprofile
+import { randomBytes } from 'crypto';
+import { writeFileSync } from 'fs';
+import { Session } from 'inspector';
+import { performance } from 'perf_hooks';
+import { CONTENDER_NAMES, ContenderName, createContender } from './adapters';
+import { runCallers } from './callers';
+import { makeJob, makeJobs } from './job';
+
+const USAGE = `usage: node dist/bench/profile.js consume|publish [--contender=${CONTENDER_NAMES.join('|')}] [--jobs=N] [--concurrency=N] [--callers=N] [--cpu-prof=FILE]`;
+
+async function main(): Promise<void> {
+  const [mode, ...rest] = process.argv.slice(2);
+  const flags = new Map(rest.map((arg) => arg.replace(/^--/, '').split('=', 2) as [string, string]));
+  const name = (flags.get('contender') ?? 'warren') as ContenderName;
+  if (!CONTENDER_NAMES.includes(name) || (mode !== 'consume' && mode !== 'publish')) throw new Error(USAGE);
+  const jobs = Number(flags.get('jobs') ?? 20_000);
+  const contender = await createContender(name, {
+    amqpUrl: process.env.BENCH_AMQP_URL ?? 'amqp://guest:guest@127.0.0.1:5672',
+    redisHost: '127.0.0.1',
+    redisPort: 6379,
+    redisPrefix: `profile-${randomBytes(4).toString('hex')}`,
+  });
+  const queue = `bench-profile-${randomBytes(4).toString('hex')}`;
+  await contender.setup(queue);
+  try {
+    const start = performance.now();
+    const cpuStart = process.cpuUsage();
+    if (mode === 'consume') {
+      const concurrency = Number(flags.get('concurrency') ?? 1);
+      await contender.prefill(makeJobs(jobs));
+      const profiler = await startProfiler(flags.get('cpu-prof'));
+      const prefilled = performance.now();
+      const cpuPrefilled = process.cpuUsage();
+      let handled = 0;
+      let finish!: () => void;
+      const done = new Promise<void>((resolve) => (finish = resolve));
+      const consumer = await contender.consume(concurrency, () => {
+        if (++handled === jobs) finish();
+      });
+      await done;
+      const wallMs = performance.now() - prefilled;
+      const cpu = process.cpuUsage(cpuPrefilled);
+      await profiler.stop();
+      await consumer.stop();
+      report(`${name} consume c=${concurrency}`, jobs, wallMs, cpu);
+    } else {
+      const callers = Number(flags.get('callers') ?? 100);
+      const profiler = await startProfiler(flags.get('cpu-prof'));
+      await runCallers(callers, jobs, (i) => contender.publish(makeJob(i)));
+      await profiler.stop();
+      report(`${name} publish callers=${callers}`, jobs, performance.now() - start, process.cpuUsage(cpuStart));
+    }
+  } finally {
+    await contender.teardown({ deleteQueue: true });
+  }
+}
+
+/** The in-process inspector, so that the profile starts where the timing does. */
+async function startProfiler(file: string | undefined): Promise<{ stop(): Promise<void> }> {
+  if (!file) return { stop: async () => undefined };
+  const session = new Session();
+  session.connect();
+  const post = (method: string, params?: object) =>
+    new Promise<any>((resolve, reject) => session.post(method, params, (err, result) => (err ? reject(err) : resolve(result))));
+  await post('Profiler.enable');
+  await post('Profiler.setSamplingInterval', { interval: 100 });
+  await post('Profiler.start');
+  return {
+    async stop() {
+      const { profile } = await post('Profiler.stop');
+      writeFileSync(file, JSON.stringify(profile));
+      session.disconnect();
+      console.log(`profile: ${file}`);
+    },
+  };
+}
+
+function report(what: string, jobs: number, wallMs: number, cpu: NodeJS.CpuUsage): void {
+  const cpuMs = (cpu.user + cpu.system) / 1000;
+  console.log(`${what}: ${jobs} jobs in ${wallMs.toFixed(0)} ms = ${((jobs / wallMs) * 1000).toFixed(0)} jobs/s; process CPU ${cpuMs.toFixed(0)} ms = ${((cpuMs * 1000) / jobs).toFixed(1)} µs a job`);
+}
+
+main().catch((error: unknown) => {
+  console.error(error);
+  process.exitCode = 1;
+});
