@@ -18,6 +18,7 @@ import type { ClaimResult, IdempotencyGuard } from './idempotency-guard';
 import type { ResolvedWorkerOptions } from './options';
 import type { PermitGate } from './rate-limiter';
 import type { RegisteredJob } from './registered-job';
+import { JobRunContext } from './job-run-context';
 import { runHandler, type RunningJob } from './run-handler';
 
 /** A claim outlives the job's timeout by this much, so a slow finish is not mistaken for a dead worker. */
@@ -258,25 +259,7 @@ export class JobProcessor {
     }
   }
 
-  private context(job: DecodedJob, queue: PlannedQueue, maxAttempts: number, message: amqp.ConsumeMessage, signal: AbortSignal): JobContext {
-    const log = this.deps.log;
-    let child: Logger | undefined;
-    return {
-      jobId: job.jobId,
-      name: job.name,
-      attempt: job.attempt,
-      maxAttempts,
-      queue: queue.key!,
-      signal,
-      get log() {
-        child ??= log.child({ jobId: job.jobId, job: job.name, attempt: job.attempt, queue: queue.key });
-        return child;
-      },
-      headers: job.headers,
-      enqueuedAt: job.enqueuedAt,
-      redelivered: message.fields.redelivered,
-      publish: this.deps.publishJob,
-      breaker: (name) => this.deps.breaker(name, queue.key!),
-    };
+  private context(job: DecodedJob, queue: PlannedQueue, maxAttempts: number, message: amqp.ConsumeMessage, signal: () => AbortSignal): JobContext {
+    return new JobRunContext(job, queue.key!, maxAttempts, message.fields.redelivered, this.deps.publishJob, this.deps.log, signal, this.deps.breaker);
   }
 }

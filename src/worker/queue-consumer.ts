@@ -127,19 +127,20 @@ export class QueueConsumer {
       },
     };
     let running: RunningJob | undefined;
+    const done = () => {
+      if (running) this.inFlight.delete(running);
+      this.pending -= 1;
+      if (this.pending === 0) for (const waiter of this.idleWaiters.splice(0)) waiter();
+    };
     this.processor
       .process(message, this.queue, settle, (r) => {
         running = r;
         this.inFlight.add(r);
       })
-      .catch((error: unknown) => {
+      .then(done, (error: unknown) => {
         this.log.error({ err: error, queue: this.queue.name }, 'unexpected error while processing a delivery; returning it to the queue');
         settle.requeue();
-      })
-      .finally(() => {
-        if (running) this.inFlight.delete(running);
-        this.pending -= 1;
-        if (this.pending === 0) for (const waiter of this.idleWaiters.splice(0)) waiter();
+        done();
       });
   }
 
