@@ -14,6 +14,8 @@ export interface RunRecord {
   loadAverage?: number;
   error?: string;
   failedIn?: 'setup' | 'run';
+  /** Skipped because the contender lacks what this scenario needs (not carried to other scenarios). */
+  unsupported?: boolean;
   /** Everything the run took, set-up, pre-fill and teardown included. */
   elapsedMs?: number;
   outcome?: RunOutcome;
@@ -60,7 +62,7 @@ export function summarize(
     for (const row of rows) {
       for (const [key, metric] of Object.entries(row.metrics)) {
         const baseMedian = base?.metrics[key]?.median;
-        if (baseMedian) metric.ratio = metric.median / baseMedian;
+        if (baseMedian && !scenario.metrics.find((m) => m.key === key)?.noRatio) metric.ratio = metric.median / baseMedian;
       }
     }
     const elapsedMs = records.filter((r) => r.scenario === scenario.key).reduce((sum, r) => sum + (r.elapsedMs ?? 0), 0);
@@ -187,7 +189,9 @@ const METHOD_NOTES = [
   '- BullMQ: `removeOnComplete`/`removeOnFail` so finished jobs leave Redis, as an ack removes an AMQP message. Its durability is not the same: Redis acknowledges from memory and this Redis has no AOF or RDB, while a quorum queue confirms after fsync.',
   '- Rascal runs on its defaults apart from the above; notably its confirm channel pool (max 5 channels) holds a channel until the confirm arrives, which caps its publishes in flight at 5.',
   '- Bulk (3): BullMQ `addBulk` in chunks of 1,000; raw amqplib pipelines every job on one confirm channel (pausing on `drain`); Rascal has no batch API, so 1,000 concurrent `publish` calls.',
-  '- Consume (4): the queue is pre-filled untimed (Rascal\'s with raw amqplib, same content type and persistence); timing starts after a warm-up of jobs consumed. Every message is acked individually.',
+  '- Consume (4): the queue is pre-filled untimed (Rascal\'s with raw amqplib, same content type and persistence); timing starts after a warm-up of jobs consumed. amqplib and Rascal ack every message on its own; warren acks what finished within one event-loop turn together (never before the handler finished); BullMQ moves each job in Redis.',
   '- End-to-end (5): jobs are published at a steady rate without waiting for each confirm; latency runs from the publish call to the handler start in the worker process (CLOCK_MONOTONIC, shared by processes). The first second is warm-up and not counted; CPU includes it.',
-  '- Memory (7): the worker process is fed in chunks (the contender\'s untimed prefill path) while it consumes; heap figures follow a forced GC; peak RSS is getrusage\'s maximum.',
+  '- Delays (6): only BullMQ and warren have delayed jobs (raw amqplib and Rascal would need a TTL queue per delay); warren uses its default delay levels (29 quorum queues of 2^k × 100 ms). Lateness is handler start minus publish call minus the delay, all delays whole multiples of warren\'s 100 ms unit.',
+  '- Retries (6): each contender\'s own mechanism, no backoff: warren republishes with `warren-attempt` + 1 (confirmed, then acked); Rascal\'s `republish` recovery; BullMQ `attempts: 2` with a fixed backoff of 0; raw amqplib republishes on a confirm channel and acks on the confirm. The fail-once run and the first-time run drain the same number of jobs in the same run.',
+  '- Memory (7): the worker process is fed in chunks (the contender\'s untimed prefill path) while it consumes; heap figures follow a forced GC; peak RSS is getrusage\'s maximum. One round: growth in the second half shows a leak, a level RSS shows the runtime has settled.',
 ];

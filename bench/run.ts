@@ -87,7 +87,8 @@ async function runAll(
   const skipped = new Map<ContenderName, string>();
   const setupFailures = new Map<ContenderName, number>();
   for (const scenario of scenarios) {
-    for (let round = 1; round <= options.sizes.rounds; round++) {
+    const rounds = scenario.rounds ?? options.sizes.rounds;
+    for (let round = 1; round <= rounds; round++) {
       for (const name of options.contenders) {
         const queue = `${env.redisPrefix}-${name}-s${scenario.key}-r${round}`;
         const reason = skipped.get(name);
@@ -96,13 +97,13 @@ async function runAll(
           ? { scenario: scenario.key, contender: name, round, queue, status: 'skipped', error: reason }
           : await runOnce(scenario, name, round, queue, options, env, brokers, cleanup);
         record.elapsedMs = performance.now() - started;
-        if (record.status === 'skipped' && !reason) skipped.set(name, record.error ?? 'skipped');
+        if (record.status === 'skipped' && !reason && !record.unsupported) skipped.set(name, record.error ?? 'skipped');
         // an unreachable broker would otherwise cost a setup timeout in every remaining run
         const failures = record.failedIn === 'setup' ? (setupFailures.get(name) ?? 0) + 1 : 0;
         setupFailures.set(name, failures);
         if (failures >= MAX_SETUP_FAILURES) skipped.set(name, `${failures} setups in a row failed, last: ${record.error}`);
         records.push(record);
-        logRecord(scenario, record, options.sizes.rounds, Boolean(reason));
+        logRecord(scenario, record, rounds, Boolean(reason));
       }
     }
   }
@@ -124,11 +125,16 @@ async function runOnce(
   try {
     record.failedIn = 'setup';
     contender = await createContender(name, env);
-    const setup = Promise.resolve().then(() => contender?.setup(queue));
+    const missing = (scenario.requires ?? []).filter((method) => typeof contender?.[method] !== 'function');
+    if (missing.length > 0) {
+      delete record.failedIn;
+      return { ...record, status: 'skipped', unsupported: true, error: `not supported by ${name} (no ${missing.join(', ')})` };
+    }
+    const setup = Promise.resolve().then(() => contender?.setup(queue, scenario.features));
     await withTimeout(setup, SETUP_TIMEOUT_MS, `setup ${name}`);
     record.failedIn = 'run';
     const run = scenario.run({ contender, contenderName: name, env, queue, brokers, sizes: options.sizes });
-    record.outcome = await withTimeout(run, options.sizes.runTimeoutMs, `${scenario.key}/${name}`);
+    record.outcome = await withTimeout(run, scenario.timeoutMs ?? options.sizes.runTimeoutMs, `${scenario.key}/${name}`);
     delete record.failedIn;
   } catch (err) {
     record.status = isNotImplemented(err) ? 'skipped' : 'failed';

@@ -9,6 +9,8 @@ export interface WorkerHandle {
   /** Memory once the consumer is attached and before any job arrives. */
   memoryBefore: MemoryReading;
   done: Promise<DoneReport>;
+  /** Memory after half the expected jobs. */
+  halfway: Promise<MemoryReading>;
   close(): Promise<void>;
 }
 
@@ -37,6 +39,8 @@ export function startWorker(command: Omit<StartCommand, 'type'>): Promise<Worker
     rejectDone = reject;
   });
   done.catch(() => undefined); // observed by the caller once it awaits `done`
+  let resolveHalfway!: (memory: MemoryReading) => void;
+  const halfway = new Promise<MemoryReading>((resolve) => (resolveHalfway = resolve));
 
   const close = async () => {
     if (child.exitCode === null && child.connected) child.send({ type: 'stop' });
@@ -47,7 +51,8 @@ export function startWorker(command: Omit<StartCommand, 'type'>): Promise<Worker
 
   return new Promise<WorkerHandle>((resolve, reject) => {
     child.on('message', (report: WorkerReport) => {
-      if (report.type === 'ready') resolve({ pid: child.pid ?? -1, memoryBefore: report.memory, done, close });
+      if (report.type === 'ready') resolve({ pid: child.pid ?? -1, memoryBefore: report.memory, done, halfway, close });
+      else if (report.type === 'halfway') resolveHalfway(report.memory);
       else if (report.type === 'done') resolveDone(report);
       else {
         const err = new Error(report.message);

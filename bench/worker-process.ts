@@ -26,7 +26,10 @@ async function start(command: StartCommand): Promise<void> {
   let cpuBefore: NodeJS.CpuUsage | undefined;
   const onJob = (job: { seq: number; sentAtUs: number }) => {
     if (latenciesUs && job.seq < latenciesUs.length) latenciesUs[job.seq] = nowUs() - job.sentAtUs;
-    if (++handled !== command.expect) return;
+    ++handled;
+    // after the handler returns, so the reading does not hold up the job being timed
+    if (handled === Math.floor(command.expect / 2)) setImmediate(() => send({ type: 'halfway', memory: readMemory() }));
+    if (handled !== command.expect) return;
     const doneAtUs = nowUs();
     const cpu = process.cpuUsage(cpuBefore);
     send({

@@ -24,6 +24,8 @@ export interface MemoryReading {
 
 export type WorkerReport =
   | { type: 'ready'; memory: MemoryReading }
+  /** Half the expected jobs handled: with `done`, shows whether memory still grows or has levelled off. */
+  | { type: 'halfway'; memory: MemoryReading }
   | {
       type: 'done';
       memory: MemoryReading;

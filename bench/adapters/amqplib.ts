@@ -5,6 +5,7 @@ import type { Consumer, Contender, ContenderEnv } from './contender';
 
 export const QUORUM_QUEUE: amqp.Options.AssertQueue = { durable: true, arguments: { 'x-queue-type': 'quorum' } };
 const PUBLISH_OPTIONS: amqp.Options.Publish = { persistent: true, contentType: 'application/json' };
+const ATTEMPT_HEADER = 'bench-attempt';
 
 /** With a connect timeout, so an unresponsive broker fails the run instead of stalling the suite. */
 export function connectAmqp(url: string): Promise<amqp.ChannelModel> {
@@ -57,6 +58,39 @@ export class AmqplibContender implements Contender {
       async stop() {
         await channel.cancel(consumerTag);
         await channel.close();
+      },
+    };
+  }
+
+  prefillRetryable(jobs: Job[]): Promise<void> {
+    return this.prefill(jobs);
+  }
+
+  /**
+   * The floor for a retry: a failed delivery is republished with an attempt header on a confirm
+   * channel and acked once the copy is confirmed (at-least-once, as warren and Rascal do it).
+   */
+  async consumeFailingOnce(concurrency: number, onCompleted: (job: Job) => void): Promise<Consumer> {
+    const connection = this.requireConnection();
+    const channel = await connection.createChannel();
+    const republisher = await connection.createConfirmChannel();
+    await channel.prefetch(concurrency);
+    const { consumerTag } = await channel.consume(this.queue, (msg) => {
+      if (!msg) return;
+      const job = JSON.parse(msg.content.toString()) as Job;
+      if (msg.properties.headers?.[ATTEMPT_HEADER] === undefined) {
+        const properties = { ...PUBLISH_OPTIONS, headers: { [ATTEMPT_HEADER]: 2 } };
+        republisher.sendToQueue(this.queue, msg.content, properties, (err) => (err ? channel.nack(msg) : channel.ack(msg)));
+        return;
+      }
+      onCompleted(job);
+      channel.ack(msg);
+    });
+    return {
+      async stop() {
+        await channel.cancel(consumerTag);
+        await channel.close();
+        await republisher.close();
       },
     };
   }

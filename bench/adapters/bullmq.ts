@@ -1,4 +1,4 @@
-import { Queue, Worker } from 'bullmq';
+import { Queue, Worker, type Job as BullJob } from 'bullmq';
 import type { Job } from '../job';
 import type { Consumer, Contender, ContenderEnv } from './contender';
 
@@ -43,8 +43,30 @@ export class BullmqContender implements Contender {
     return this.publishBulk(jobs);
   }
 
-  async consume(concurrency: number, handler: (job: Job) => void): Promise<Consumer> {
-    const worker = new Worker<Job>(this.queueName, async (job) => handler(job.data), {
+  async publishDelayed(job: Job, delayMs: number): Promise<void> {
+    await this.requireQueue().add(JOB_NAME, job, { delay: delayMs });
+  }
+
+  async prefillRetryable(jobs: Job[]): Promise<void> {
+    const queue = this.requireQueue();
+    for (let i = 0; i < jobs.length; i += BULK_CHUNK) {
+      await queue.addBulk(jobs.slice(i, i + BULK_CHUNK).map((data) => ({ name: JOB_NAME, data, opts: { attempts: 2, backoff: { type: 'fixed', delay: 0 } } })));
+    }
+  }
+
+  consumeFailingOnce(concurrency: number, onCompleted: (job: Job) => void): Promise<Consumer> {
+    return this.startWorker(concurrency, (job) => {
+      if (job.attemptsMade === 0) throw new Error('first attempt fails');
+      onCompleted(job.data);
+    });
+  }
+
+  consume(concurrency: number, handler: (job: Job) => void): Promise<Consumer> {
+    return this.startWorker(concurrency, (job) => handler(job.data));
+  }
+
+  private async startWorker(concurrency: number, processor: (job: BullJob<Job>) => void): Promise<Consumer> {
+    const worker = new Worker<Job>(this.queueName, async (job) => processor(job), {
       connection: { host: this.env.redisHost, port: this.env.redisPort, maxRetriesPerRequest: null },
       prefix: this.env.redisPrefix,
       concurrency,

@@ -9,6 +9,12 @@ export interface ContenderEnv {
   redisPrefix: string;
 }
 
+/** What a scenario needs beyond the basics, so that setup can declare it (scenario 6: delays). */
+export interface ContenderFeatures {
+  /** Delayed jobs, with the contender's production settings for them. */
+  delays?: boolean;
+}
+
 export interface Consumer {
   stop(): Promise<void>;
 }
@@ -20,7 +26,7 @@ export interface Consumer {
 export interface Contender {
   readonly name: string;
   /** Connect and declare `queue` (durable; quorum on RabbitMQ). Idempotent: a worker process calls it for the same queue. */
-  setup(queue: string): Promise<void>;
+  setup(queue: string, features?: ContenderFeatures): Promise<void>;
   /** Resolves only once the broker has confirmed the job. */
   publish(job: Job): Promise<void>;
   /** The contender's batch API if it has one, else concurrent publishes; resolves when all are confirmed. */
@@ -29,6 +35,12 @@ export interface Contender {
   prefill(jobs: Job[]): Promise<void>;
   /** `concurrency` is the prefetch on AMQP, the worker concurrency on BullMQ. The handler runs before each ack. */
   consume(concurrency: number, handler: (job: Job) => void): Promise<Consumer>;
+  /** Scenario 6, where the contender has delayed jobs: resolves once the job is stored, to run no earlier than `delayMs` from now. */
+  publishDelayed?(job: Job, delayMs: number): Promise<void>;
+  /** Scenario 6: like `prefill`, with jobs allowed one retry without backoff. */
+  prefillRetryable?(jobs: Job[]): Promise<void>;
+  /** Scenario 6: fails every job's first attempt; `onCompleted` runs in the successful second one, before its ack. */
+  consumeFailingOnce?(concurrency: number, onCompleted: (job: Job) => void): Promise<Consumer>;
   /** Close connections; with `deleteQueue`, also delete what `setup` declared. */
   teardown(opts: { deleteQueue: boolean }): Promise<void>;
 }

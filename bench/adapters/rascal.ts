@@ -1,3 +1,4 @@
+import type { Message } from 'amqplib';
 import * as rascal from 'rascal';
 import type { Job } from '../job';
 import { runCallers } from '../callers';
@@ -57,16 +58,37 @@ export class RascalContender implements Contender {
     }
   }
 
-  async consume(concurrency: number, handler: (job: Job) => void): Promise<Consumer> {
-    const subscription = await this.requireBroker().subscribe(SUBSCRIPTION, { prefetch: concurrency });
-    subscription.on('error', (err: Error) => console.error(`rascal subscription error: ${err.message}`));
-    const subscribed = new Promise((resolve) => subscription.once('subscribed', resolve));
-    subscription.on('message', (_message, content: Job, ackOrNack) => {
+  consume(concurrency: number, handler: (job: Job) => void): Promise<Consumer> {
+    return this.subscribe(concurrency, (_message, content, ackOrNack) => {
       handler(content);
       ackOrNack();
     });
+  }
+
+  private async subscribe(concurrency: number, onMessage: (message: Message, content: Job, ackOrNack: rascal.AckOrNack) => void): Promise<Consumer> {
+    const subscription = await this.requireBroker().subscribe(SUBSCRIPTION, { prefetch: concurrency });
+    subscription.on('error', (err: Error) => console.error(`rascal subscription error: ${err.message}`));
+    const subscribed = new Promise((resolve) => subscription.once('subscribed', resolve));
+    subscription.on('message', onMessage);
     await subscribed;
     return { stop: () => subscription.cancel() };
+  }
+
+  async prefillRetryable(jobs: Job[]): Promise<void> {
+    await this.prefill(jobs);
+  }
+
+  /** Rascal's own recovery: republish once (it acks the original after the copy's confirm), then nack. */
+  async consumeFailingOnce(concurrency: number, onCompleted: (job: Job) => void): Promise<Consumer> {
+    return this.subscribe(concurrency, (message, content, ackOrNack) => {
+      const republished = (message.properties.headers?.rascal as { recovery?: Record<string, { republished?: number }> } | undefined)?.recovery?.[this.queue]?.republished ?? 0;
+      if (republished === 0) {
+        ackOrNack(new Error('first attempt fails'), [{ strategy: 'republish', attempts: 1 }, { strategy: 'nack' }]);
+        return;
+      }
+      onCompleted(content);
+      ackOrNack();
+    });
   }
 
   async teardown(opts: { deleteQueue: boolean }): Promise<void> {

@@ -1,6 +1,6 @@
-import { createWarren, defineTopology, Job as JobDecorator, type JobHandler, type Warren } from '../../src';
+import { createWarren, defineTopology, Job as JobDecorator, type JobContext, type JobHandler, type Warren, type WarrenOptions } from '../../src';
 import type { Job } from '../job';
-import type { Consumer, Contender, ContenderEnv } from './contender';
+import type { Consumer, Contender, ContenderEnv, ContenderFeatures } from './contender';
 
 /** The bench's job: a quorum queue like the other AMQP contenders', at-least-once, one attempt. */
 @JobDecorator('bench.job', { queue: 'jobs', attempts: 1 })
@@ -11,30 +11,37 @@ class BenchJob implements JobHandler<Job> {
   }
 }
 
+/** Scenario 6's retry cost: two attempts, no backoff, the first always fails. */
+@JobDecorator('bench.retry', { queue: 'jobs', attempts: 2, backoff: { type: 'fixed', delayMs: 0 } })
+class FailOnceJob implements JobHandler<Job> {
+  constructor(private readonly onCompleted: (job: Job) => void) {}
+  handle(job: Job, ctx: JobContext): void {
+    if (ctx.attempt === 1) throw new Error('first attempt fails');
+    this.onCompleted(job);
+  }
+}
+
 /**
  * warren through its public API: publishes resolve on the broker's confirm, the consumer acks after
- * the handler. Each queue is its own namespace, so teardown deletes exactly what setup declared;
- * the delay levels (unused here) are a few classic queues so that declaring them costs nothing.
+ * the handler. Each queue is its own namespace, so teardown deletes exactly what setup declared.
+ * The delay levels are a few classic queues, so that declaring them costs nothing, except where a
+ * scenario measures delays: there they are warren's defaults (29 quorum levels of 100 ms).
  */
 export class WarrenContender implements Contender {
   readonly name = 'warren';
   private publisher?: Warren;
-  private namespace = '';
+  private options?: WarrenOptions;
 
   constructor(readonly env: ContenderEnv) {}
 
-  private options(namespace: string) {
-    return {
+  async setup(queue: string, features: ContenderFeatures = {}): Promise<void> {
+    this.options = {
       url: this.env.amqpUrl,
-      namespace,
+      namespace: queue,
       topology: defineTopology({ queues: { jobs: {} } }),
-      delay: { queueType: 'classic' as const, levels: 4 },
+      ...(features.delays ? {} : { delay: { queueType: 'classic' as const, levels: 4 } }),
     };
-  }
-
-  async setup(queue: string): Promise<void> {
-    this.namespace = queue;
-    this.publisher = await createWarren({ ...this.options(queue), jobs: [BenchJob] });
+    this.publisher = await createWarren({ ...this.options, jobs: [BenchJob, FailOnceJob] });
   }
 
   publish(job: Job): Promise<void> {
@@ -52,14 +59,21 @@ export class WarrenContender implements Contender {
     return this.publishBulk(jobs);
   }
 
-  async consume(concurrency: number, handler: (job: Job) => void): Promise<Consumer> {
-    const worker = await createWarren({ ...this.options(this.namespace), handlers: [new BenchJob(handler)], jobDefaults: { concurrency } });
-    await worker.start();
-    return {
-      async stop() {
-        await worker.close();
-      },
-    };
+  async publishDelayed(job: Job, delayMs: number): Promise<void> {
+    await this.requirePublisher().publish(BenchJob, job, { delayMs });
+  }
+
+  async prefillRetryable(jobs: Job[]): Promise<void> {
+    const warren = this.requirePublisher();
+    await Promise.all(jobs.map((job) => warren.publish(FailOnceJob, job)));
+  }
+
+  consume(concurrency: number, handler: (job: Job) => void): Promise<Consumer> {
+    return this.startWorker(concurrency, new BenchJob(handler));
+  }
+
+  consumeFailingOnce(concurrency: number, onCompleted: (job: Job) => void): Promise<Consumer> {
+    return this.startWorker(concurrency, new FailOnceJob(onCompleted));
   }
 
   async teardown(opts: { deleteQueue: boolean }): Promise<void> {
@@ -67,6 +81,17 @@ export class WarrenContender implements Contender {
     if (!warren) return;
     if (opts.deleteQueue) await warren.deleteTopology();
     await warren.close();
+  }
+
+  private async startWorker(concurrency: number, handler: object): Promise<Consumer> {
+    if (!this.options) throw new Error('warren contender used before setup()');
+    const worker = await createWarren({ ...this.options, handlers: [handler], jobDefaults: { concurrency } });
+    await worker.start();
+    return {
+      async stop() {
+        await worker.close();
+      },
+    };
   }
 
   private requirePublisher(): Warren {

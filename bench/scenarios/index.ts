@@ -5,6 +5,7 @@ import { enqueueBulk } from './enqueue-bulk';
 import { enqueueConcurrent } from './enqueue-concurrent';
 import { enqueueSerial } from './enqueue-serial';
 import { memory } from './memory';
+import { delayLateness, retryCost } from './retries-and-delays';
 import type { Scenario } from './scenario';
 
 /** In run order. */
@@ -17,8 +18,8 @@ export function buildScenarios(sizes: Sizes): Scenario[] {
     consume(sizes, 10),
     consume(sizes, 100),
     e2eLatency(sizes),
-    // Scenario 6 (retries and delays) goes here: add bench/scenarios/retries.ts exporting
-    // `retries(sizes): Scenario` with id 6, and whatever it needs on Contender (e.g. a failing handler).
+    delayLateness(sizes),
+    retryCost(sizes),
     memory(sizes),
   ];
 }

@@ -1,5 +1,5 @@
 import type { ContenderName } from '../adapters';
-import type { Contender, ContenderEnv } from '../adapters/contender';
+import type { Contender, ContenderEnv, ContenderFeatures } from '../adapters/contender';
 import type { BrokerPids } from '../broker-processes';
 import type { CpuTimes } from '../cpu';
 import type { Sizes } from '../options';
@@ -8,6 +8,8 @@ export interface MetricSpec {
   key: string;
   label: string;
   digits: number;
+  /** A figure whose ratio to the baseline means nothing (a difference, a ratio itself). */
+  noRatio?: boolean;
 }
 
 export interface RunContext {
@@ -36,6 +38,14 @@ export interface Scenario {
   title: string;
   /** The first one picks the median run whose CPU times are shown. */
   metrics: MetricSpec[];
+  /** Overrides the suite's rounds (a long run measured once). */
+  rounds?: number;
+  /** Handed to the contender's setup. */
+  features?: ContenderFeatures;
+  /** Optional contender methods the scenario calls; a contender without them is skipped here (and only here). */
+  requires?: (keyof Contender)[];
+  /** Overrides the suite's run timeout. */
+  timeoutMs?: number;
   run(ctx: RunContext): Promise<RunOutcome>;
 }
 

@@ -8,8 +8,16 @@ declare module 'rascal' {
     on(event: string, listener: (...args: any[]) => void): this;
   }
 
+  export interface RecoveryStrategy {
+    strategy: 'ack' | 'nack' | 'republish' | 'forward';
+    attempts?: number;
+    defer?: number;
+  }
+
+  export type AckOrNack = (err?: Error, recovery?: RecoveryStrategy | RecoveryStrategy[]) => void;
+
   export interface SubscriberSession extends EventEmitter {
-    on(event: 'message', listener: (message: unknown, content: any, ackOrNack: (err?: Error) => void) => void): this;
+    on(event: 'message', listener: (message: import('amqplib').Message, content: any, ackOrNack: AckOrNack) => void): this;
     on(event: 'error', listener: (err: Error) => void): this;
     on(event: string, listener: (...args: any[]) => void): this;
     cancel(): Promise<void>;
