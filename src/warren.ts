@@ -291,6 +291,7 @@ export async function createWarren<TJobs extends object = WarrenJobs>(options: W
       publisher: confirms,
       options: workerOptions,
       emit,
+      listens: (event) => (warren?.listenerCount(event) ?? 0) > 0,
       log: log.child({ component: 'worker' }),
       publishJob: (name, data, publishOptions) => publisher.publish(name, data, publishOptions),
       breaker: (name, queue) => {

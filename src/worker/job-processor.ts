@@ -7,6 +7,8 @@ import {
   CircuitOpenError,
   type BreakerHandle,
   type EmitEvent,
+  type JobEventBase,
+  type WarrenEvents,
   type JobContext,
   type Logger,
 } from '../core';
@@ -32,6 +34,8 @@ export interface ProcessorDeps {
   readonly publisher: ConfirmPublisher;
   readonly options: ResolvedWorkerOptions;
   readonly emit: EmitEvent;
+  /** Whether anyone listens to `event`: the per-job `completed` payload is built only then (it was 2 µs of a 9 µs no-op job). */
+  readonly listens: (event: keyof WarrenEvents) => boolean;
   readonly log: Logger;
   readonly publishJob: JobContext['publish'];
   /** The named breaker, for a job of `queue` (a queue whose jobs use a breaker pauses while it is open). */
@@ -96,19 +100,18 @@ export class JobProcessor {
     const running = runHandler(registered.handler, data, (signal) => this.context(job, queue, maxAttempts, message, signal), registered.timeoutMs);
     track(running);
     const outcome = await running.outcome;
-    const base = { jobId: job.jobId, name: job.name, queue: queue.key!, attempt: job.attempt };
     if (outcome.kind === 'aborted') {
       if (this.deps.idempotency) await this.deps.idempotency.release(job.jobId).catch(() => undefined);
       settle.requeue();
       return;
     }
     if (outcome.kind === 'completed') {
-      if (this.deps.idempotency) await this.deps.idempotency.complete(job.jobId).catch((error: unknown) => this.deps.log.warn({ err: error, ...base }, 'could not record the completion'));
+      if (this.deps.idempotency) await this.deps.idempotency.complete(job.jobId).catch((error: unknown) => this.deps.log.warn({ err: error, ...eventBase(job, queue) }, 'could not record the completion'));
       settle.ack();
-      this.deps.emit('completed', { ...base, durationMs: Date.now() - started, result: outcome.result });
+      if (this.deps.listens('completed')) this.deps.emit('completed', { ...eventBase(job, queue), durationMs: Date.now() - started, result: outcome.result });
       return;
     }
-    if (this.deps.idempotency) await this.deps.idempotency.release(job.jobId).catch((error: unknown) => this.deps.log.warn({ err: error, ...base }, 'could not release the claim'));
+    if (this.deps.idempotency) await this.deps.idempotency.release(job.jobId).catch((error: unknown) => this.deps.log.warn({ err: error, ...eventBase(job, queue) }, 'could not release the claim'));
     await this.handleFailure(message, queue, settle, job, registered, maxAttempts, outcome.error);
   }
 
@@ -124,7 +127,7 @@ export class JobProcessor {
       settle.requeue();
       return false;
     }
-    const base = { jobId: job.jobId, name: job.name, queue: queue.key!, attempt: job.attempt };
+    const base = eventBase(job, queue);
     const delayMs = limiter.postponeDelayMs();
     if (await this.republishDelayed(message, queue, settle, delayMs, {}, base)) this.deps.emit('rateLimited', { ...base, limiter: limiter.key, delayMs });
     return false;
@@ -132,7 +135,7 @@ export class JobProcessor {
 
   /** True when this delivery may run; otherwise it was settled here (a duplicate, or postponed while another worker runs it). */
   private async claim(message: amqp.ConsumeMessage, queue: PlannedQueue, settle: Settler, job: DecodedJob, timeoutMs: number): Promise<boolean> {
-    const base = { jobId: job.jobId, name: job.name, queue: queue.key!, attempt: job.attempt };
+    const base = eventBase(job, queue);
     let claim: ClaimResult;
     try {
       claim = await this.deps.idempotency!.claim(job.jobId, timeoutMs + CLAIM_MARGIN_MS);
@@ -165,7 +168,7 @@ export class JobProcessor {
     error: unknown,
   ): Promise<void> {
     const decision = decideFailure({ attempt: job.attempt, maxAttempts, backoff: registered.backoff, error, postponeDelayMs: this.deps.options.postponeDelayMs });
-    const base = { jobId: job.jobId, name: job.name, queue: queue.key!, attempt: job.attempt };
+    const base = eventBase(job, queue);
     if (decision.action === 'postpone') {
       const breaker = error instanceof CircuitOpenError ? error.breaker : 'unknown';
       if (await this.republishDelayed(message, queue, settle, decision.delayMs, {}, base)) {
@@ -183,7 +186,7 @@ export class JobProcessor {
 
   /** Delays longer than one pass through the levels carry their due time and re-enter the levels. */
   private redelay(message: amqp.ConsumeMessage, queue: PlannedQueue, settle: Settler, job: DecodedJob, remainingMs: number): Promise<unknown> {
-    return this.republishDelayed(message, queue, settle, remainingMs, {}, { jobId: job.jobId, name: job.name, queue: queue.key!, attempt: job.attempt });
+    return this.republishDelayed(message, queue, settle, remainingMs, {}, eventBase(job, queue));
   }
 
   private async republishDelayed(
@@ -202,7 +205,7 @@ export class JobProcessor {
 
   private async countRedelivery(message: amqp.ConsumeMessage, queue: PlannedQueue, settle: Settler, job: DecodedJob): Promise<void> {
     const count = job.redeliveries + 1;
-    const context = { jobId: job.jobId, name: job.name, queue: queue.key!, attempt: job.attempt };
+    const context = eventBase(job, queue);
     if (count >= this.deps.options.redeliveryLimit) {
       return this.deadLetter(message, queue, settle, 'delivery-limit', new Error(`delivered ${count + 1} times without being settled (the worker crashed or lost its channel each time)`), job);
     }
@@ -262,4 +265,8 @@ export class JobProcessor {
   private context(job: DecodedJob, queue: PlannedQueue, maxAttempts: number, message: amqp.ConsumeMessage, signal: () => AbortSignal): JobContext {
     return new JobRunContext(job, queue.key!, maxAttempts, message.fields.redelivered, this.deps.publishJob, this.deps.log, signal, this.deps.breaker);
   }
+}
+
+function eventBase(job: DecodedJob, queue: PlannedQueue): JobEventBase {
+  return { jobId: job.jobId, name: job.name, queue: queue.key!, attempt: job.attempt };
 }
