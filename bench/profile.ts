@@ -1,6 +1,7 @@
 // Entry point for profiling one hot path of one contender, without rounds or reports:
 //   node dist/bench/profile.js consume --concurrency=1 --jobs=20000 --contender=warren --cpu-prof=/tmp/consume.cpuprofile
 //   node dist/bench/profile.js publish --callers=100 --jobs=40000 --contender=warren --cpu-prof=/tmp/publish.cpuprofile
+//   node dist/bench/profile.js bulk --jobs=20000 --contender=warren
 // The profile covers the timed part only (not connecting, not the consume scenario's prefill);
 // then: node dist/bench/profile-summary.js /tmp/consume.cpuprofile
 import { randomBytes } from 'crypto';
@@ -11,13 +12,13 @@ import { CONTENDER_NAMES, ContenderName, createContender } from './adapters';
 import { runCallers } from './callers';
 import { makeJob, makeJobs } from './job';
 
-const USAGE = `usage: node dist/bench/profile.js consume|publish [--contender=${CONTENDER_NAMES.join('|')}] [--jobs=N] [--concurrency=N] [--callers=N] [--cpu-prof=FILE]`;
+const USAGE = `usage: node dist/bench/profile.js consume|publish|bulk [--contender=${CONTENDER_NAMES.join('|')}] [--jobs=N] [--concurrency=N] [--callers=N] [--cpu-prof=FILE]`;
 
 async function main(): Promise<void> {
   const [mode, ...rest] = process.argv.slice(2);
   const flags = new Map(rest.map((arg) => arg.replace(/^--/, '').split('=', 2) as [string, string]));
   const name = (flags.get('contender') ?? 'warren') as ContenderName;
-  if (!CONTENDER_NAMES.includes(name) || (mode !== 'consume' && mode !== 'publish')) throw new Error(USAGE);
+  if (!CONTENDER_NAMES.includes(name) || !['consume', 'publish', 'bulk'].includes(mode ?? '')) throw new Error(USAGE);
   const jobs = Number(flags.get('jobs') ?? 20_000);
   const contender = await createContender(name, {
     amqpUrl: process.env.BENCH_AMQP_URL ?? 'amqp://guest:guest@127.0.0.1:5672',
@@ -48,6 +49,12 @@ async function main(): Promise<void> {
       await profiler.stop();
       await consumer.stop();
       report(`${name} consume c=${concurrency}`, jobs, wallMs, cpu);
+    } else if (mode === 'bulk') {
+      const batch = makeJobs(jobs);
+      const profiler = await startProfiler(flags.get('cpu-prof'));
+      await contender.publishBulk(batch);
+      await profiler.stop();
+      report(`${name} bulk`, jobs, performance.now() - start, process.cpuUsage(cpuStart));
     } else {
       const callers = Number(flags.get('callers') ?? 100);
       const profiler = await startProfiler(flags.get('cpu-prof'));

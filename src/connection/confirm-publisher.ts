@@ -2,6 +2,7 @@ import type * as amqp from 'amqplib';
 import { jitteredBackoff, PublishError, ShutdownError, type Logger, type WarrenErrorContext } from '../core';
 import type { ConnectionManager } from './connection-manager';
 import { publishConfirmed } from './confirmed-publish';
+import { Fifo } from './fifo';
 import { ManagedChannel } from './managed-channel';
 
 export interface OutgoingMessage {
@@ -48,7 +49,7 @@ interface Pending {
  */
 export class ConfirmPublisher {
   private readonly managed: ManagedChannel<amqp.ConfirmChannel>;
-  private buffer: Pending[] = [];
+  private readonly buffer = new Fifo<Pending>();
   private readonly inFlight = new Set<Pending>();
   /** Nacked, waiting out their backoff before they are sent again. */
   private readonly backingOff = new Set<Pending>();
@@ -141,7 +142,7 @@ export class ConfirmPublisher {
   async close(): Promise<void> {
     this.closed = true;
     for (const pending of [...this.buffer, ...this.inFlight, ...this.backingOff]) this.fail(pending, new ShutdownError('publisher closed before the broker confirmed the message'));
-    this.buffer = [];
+    this.buffer.clear();
     if (this.sweeper) clearInterval(this.sweeper);
     await this.managed.close();
   }
@@ -252,7 +253,7 @@ export class ConfirmPublisher {
         this.fail(pending, new PublishError('PUBLISH_UNROUTABLE', `exchange '${missing}' does not exist on the broker`, { ...pending.message.context, cause: error }));
       }
     }
-    this.buffer = this.buffer.filter((p) => !p.settled);
+    this.buffer.retain((p) => !p.settled);
   }
 
   private handleReturn(message: amqp.Message): void {
@@ -295,8 +296,7 @@ export class ConfirmPublisher {
   private sweep(): void {
     const now = Date.now();
     const expired = (p: Pending) => !p.settled && p.message.deadline <= now;
-    const timedOut = [...this.buffer.filter(expired), ...[...this.inFlight].filter(expired), ...[...this.backingOff].filter(expired)];
-    if (timedOut.length > 0) this.buffer = this.buffer.filter((p) => !expired(p));
+    const timedOut = [...this.buffer, ...this.inFlight, ...this.backingOff].filter(expired);
     for (const pending of timedOut) {
       this.backingOff.delete(pending);
       if (pending.nacks > 0 && pending.writtenOn === 0) {
@@ -310,7 +310,7 @@ export class ConfirmPublisher {
           : 'publish timed out waiting for the broker to confirm it; it may or may not have reached the broker';
       this.fail(pending, new PublishError('PUBLISH_TIMEOUT', what, { ...pending.message.context, cause: this.manager.lastError }));
     }
-    this.buffer = this.buffer.filter((p) => !p.settled);
+    if (timedOut.length > 0) this.buffer.retain((p) => !p.settled);
     if (this.pendingCount === 0 && this.sweeper) {
       clearInterval(this.sweeper);
       this.sweeper = undefined;
