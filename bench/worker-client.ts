@@ -9,8 +9,8 @@ export interface WorkerHandle {
   /** Memory once the consumer is attached and before any job arrives. */
   memoryBefore: MemoryReading;
   done: Promise<DoneReport>;
-  /** Memory after half the expected jobs. */
-  halfway: Promise<MemoryReading>;
+  /** With `sampleMemory`: the readings so far, one every tenth of the expected jobs. */
+  samples: MemoryReading[];
   close(): Promise<void>;
 }
 
@@ -39,8 +39,7 @@ export function startWorker(command: Omit<StartCommand, 'type'>): Promise<Worker
     rejectDone = reject;
   });
   done.catch(() => undefined); // observed by the caller once it awaits `done`
-  let resolveHalfway!: (memory: MemoryReading) => void;
-  const halfway = new Promise<MemoryReading>((resolve) => (resolveHalfway = resolve));
+  const samples: MemoryReading[] = [];
 
   const close = async () => {
     if (child.exitCode === null && child.connected) child.send({ type: 'stop' });
@@ -51,8 +50,8 @@ export function startWorker(command: Omit<StartCommand, 'type'>): Promise<Worker
 
   return new Promise<WorkerHandle>((resolve, reject) => {
     child.on('message', (report: WorkerReport) => {
-      if (report.type === 'ready') resolve({ pid: child.pid ?? -1, memoryBefore: report.memory, done, halfway, close });
-      else if (report.type === 'halfway') resolveHalfway(report.memory);
+      if (report.type === 'ready') resolve({ pid: child.pid ?? -1, memoryBefore: report.memory, done, samples, close });
+      else if (report.type === 'sample') samples.push(report.memory);
       else if (report.type === 'done') resolveDone(report);
       else {
         const err = new Error(report.message);

@@ -23,12 +23,16 @@ async function start(command: StartCommand): Promise<void> {
   await contender.setup(command.queue);
   const latenciesUs = command.recordLatency ? new Float64Array(command.expect).fill(NaN) : undefined;
   let handled = 0;
+  const sampleEvery = command.sampleMemory ? Math.floor(command.expect / 10) : 0;
   let cpuBefore: NodeJS.CpuUsage | undefined;
   const onJob = (job: { seq: number; sentAtUs: number }) => {
     if (latenciesUs && job.seq < latenciesUs.length) latenciesUs[job.seq] = nowUs() - job.sentAtUs;
     ++handled;
-    // after the handler returns, so the reading does not hold up the job being timed
-    if (handled === Math.floor(command.expect / 2)) setImmediate(() => send({ type: 'halfway', memory: readMemory() }));
+    if (sampleEvery > 0 && handled % sampleEvery === 0 && handled < command.expect) {
+      const at = handled;
+      // after the handler returns, so the reading does not hold up the job being handled
+      setImmediate(() => send({ type: 'sample', handled: at, memory: readMemory() }));
+    }
     if (handled !== command.expect) return;
     const doneAtUs = nowUs();
     const cpu = process.cpuUsage(cpuBefore);

@@ -10,6 +10,8 @@ export interface StartCommand {
   /** The worker reports `done` once it has handled this many jobs. */
   expect: number;
   recordLatency: boolean;
+  /** Report memory (after a forced GC) every tenth of `expect` jobs. */
+  sampleMemory?: boolean;
 }
 
 export interface StopCommand {
@@ -24,8 +26,8 @@ export interface MemoryReading {
 
 export type WorkerReport =
   | { type: 'ready'; memory: MemoryReading }
-  /** Half the expected jobs handled: with `done`, shows whether memory still grows or has levelled off. */
-  | { type: 'halfway'; memory: MemoryReading }
+  /** Every tenth of the expected jobs, with `sampleMemory`: shows whether memory keeps growing or has levelled off. */
+  | { type: 'sample'; handled: number; memory: MemoryReading }
   | {
       type: 'done';
       memory: MemoryReading;

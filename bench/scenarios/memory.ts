@@ -8,27 +8,29 @@ import { JOBS_PER_SEC, Scenario } from './scenario';
 const FEED_CHUNK = 10_000;
 
 /**
- * RSS and retained heap of a forked worker before, halfway through and after consuming many jobs:
- * a leak keeps growing in the second half, a runtime settling in (V8 sizing its young generation
- * to the allocation rate, allocator arenas) does not. One round: it is a bound, not a ratio.
+ * RSS and retained heap of a forked worker while it consumes many jobs, read (after a forced GC)
+ * every tenth of the run. A leak keeps growing in the second half; a runtime settling in (V8 sizing
+ * its young generation to the allocation rate, allocator arenas) reaches its level in the first.
+ * One round: it is a bound, not a ratio.
  */
 export function memory(sizes: Sizes): Scenario {
   const total = sizes.memoryJobs;
   return {
     id: 7,
     key: '7',
-    title: `Worker memory before/halfway/after consuming ${total.toLocaleString('en')} jobs, concurrency ${sizes.memoryConcurrency}`,
+    title: `Worker memory while consuming ${total.toLocaleString('en')} jobs, concurrency ${sizes.memoryConcurrency}, read every ${(total / 10).toLocaleString('en')}`,
     rounds: sizes.memoryRounds,
-    // 1M jobs: far longer than any other run, and bounded by the slowest contender's drain rate
+    // far longer than any other run, and bounded by the slowest contender's drain rate
     timeoutMs: Math.max(sizes.runTimeoutMs, total),
     metrics: [
-      { key: 'rssAfterMb', label: 'RSS after MB', digits: 1 },
       { key: 'rssBeforeMb', label: 'RSS before MB', digits: 1 },
-      { key: 'rssHalfwayMb', label: 'RSS halfway MB', digits: 1 },
-      { key: 'secondHalfGrowthMb', label: 'RSS growth in 2nd half MB', digits: 1, noRatio: true },
-      { key: 'maxRssMb', label: 'peak RSS MB', digits: 1 },
+      { key: 'rssFirstHalfMaxMb', label: 'RSS max 1st half MB', digits: 1 },
+      { key: 'rssSecondHalfMaxMb', label: 'RSS max 2nd half MB', digits: 1 },
+      { key: 'rssGrowthMb', label: '2nd − 1st half MB', digits: 1, noRatio: true },
       { key: 'heapBeforeMb', label: 'heap before MB', digits: 1 },
+      { key: 'heapHalfwayMb', label: 'heap halfway MB', digits: 1 },
       { key: 'heapAfterMb', label: 'heap after MB', digits: 1 },
+      { key: 'maxRssMb', label: 'peak RSS MB', digits: 1 },
       JOBS_PER_SEC,
     ],
     async run({ contender, contenderName, env, queue, brokers }) {
@@ -39,6 +41,7 @@ export function memory(sizes: Sizes): Scenario {
         concurrency: sizes.memoryConcurrency,
         expect: total,
         recordLatency: false,
+        sampleMemory: true,
       });
       try {
         const { value: report, wallMs, cpu } = await measure(brokers, async () => {
@@ -47,16 +50,22 @@ export function memory(sizes: Sizes): Scenario {
           }
           return worker.done;
         });
-        const halfway = await worker.halfway;
+        // readings at 10 %..90 % and the final one
+        const readings = [...worker.samples, report.memory];
+        const half = Math.ceil(readings.length / 2);
+        const maxRss = (from: number, to: number) => Math.max(...readings.slice(from, to).map((r) => r.rssMb));
+        const firstHalf = maxRss(0, half);
+        const secondHalf = maxRss(half, readings.length);
         return {
           metrics: {
-            rssAfterMb: report.memory.rssMb,
             rssBeforeMb: worker.memoryBefore.rssMb,
-            rssHalfwayMb: halfway.rssMb,
-            secondHalfGrowthMb: report.memory.rssMb - halfway.rssMb,
-            maxRssMb: report.maxRssMb,
+            rssFirstHalfMaxMb: firstHalf,
+            rssSecondHalfMaxMb: secondHalf,
+            rssGrowthMb: secondHalf - firstHalf,
             heapBeforeMb: worker.memoryBefore.heapUsedMb,
+            heapHalfwayMb: readings[half - 1]!.heapUsedMb,
             heapAfterMb: report.memory.heapUsedMb,
+            maxRssMb: report.maxRssMb,
             jobsPerSec: (total / wallMs) * 1000,
           },
           cpu: { ...cpu, workerMs: report.cpuMs },
