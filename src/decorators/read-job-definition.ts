@@ -13,8 +13,21 @@ export function readJobMetadata(target: object): JobMetadata | undefined {
   return Reflect.getMetadata(JOB_METADATA, ctor) as JobMetadata | undefined;
 }
 
+/** Per class: `warren.publish(EmailJob, ...)` reads the definition on every publish. */
+const definitions = new WeakMap<object, JobDefinition>();
+
 /** Turns a decorated class (or instance) into a JobDefinition, or says what is wrong with it. */
 export function readJobDefinition(target: object): JobDefinition {
+  if (typeof target !== 'function') return validateJobDefinition(target);
+  let definition = definitions.get(target);
+  if (definition === undefined) {
+    definition = validateJobDefinition(target);
+    definitions.set(target, definition);
+  }
+  return definition;
+}
+
+function validateJobDefinition(target: object): JobDefinition {
   const metadata = readJobMetadata(target);
   const label = typeof target === 'function' ? target.name : (target as { constructor: { name: string } }).constructor?.name ?? 'object';
   if (metadata === undefined) throw new ConfigurationError(`${label} is not a job handler: decorate the class with @Job(name, options)`);
