@@ -5,7 +5,7 @@ import { Test } from '@nestjs/testing';
 import { ConfigurationError, defineTopology, Job, Warren, type JobContext, type JobHandler, type TopologyPlan } from '../../src';
 import { WarrenHealthIndicator, WarrenModule, WarrenPublisher } from '../../src/nest';
 import { createRecordingLogger, recordJobEvents } from '../../src/testing';
-import { deletePlanEntities, rawConnection, testNamespace, testProfile } from '../support/test-broker';
+import { deletePlanEntities, messageCount, testNamespace, testProfile } from '../support/test-broker';
 import { waitFor } from '../support/wait-for';
 
 type Welcome = { userId: string };
@@ -122,16 +122,6 @@ async function closeAll(): Promise<void> {
   for (const entry of apps.splice(0)) {
     if (!entry.closed) await entry.app.close().catch(() => undefined);
     if (entry.plan) await deletePlanEntities(entry.plan);
-  }
-}
-
-async function messageCount(queueName: string): Promise<number> {
-  const connection = await rawConnection();
-  try {
-    const channel = await connection.createChannel();
-    return (await channel.checkQueue(queueName)).messageCount;
-  } finally {
-    await connection.close();
   }
 }
 

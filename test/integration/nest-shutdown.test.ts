@@ -5,7 +5,7 @@ import { Test } from '@nestjs/testing';
 import { defineTopology, Job, Warren, type JobContext, type JobHandler, type TopologyPlan } from '../../src';
 import { WarrenModule, WarrenPublisher } from '../../src/nest';
 import { recordJobEvents } from '../../src/testing';
-import { deletePlanEntities, rawConnection, testNamespace, testProfile } from '../support/test-broker';
+import { deletePlanEntities, messageCount, testNamespace, testProfile } from '../support/test-broker';
 import { waitFor } from '../support/wait-for';
 
 const topology = defineTopology({
@@ -69,16 +69,6 @@ async function boot(shutdownGraceMs: number): Promise<{ app: INestApplication; w
   plans.push(warren.plan);
   await app.init();
   return { app, warren };
-}
-
-async function messageCount(queueName: string): Promise<number> {
-  const connection = await rawConnection();
-  try {
-    const channel = await connection.createChannel();
-    return (await channel.checkQueue(queueName)).messageCount;
-  } finally {
-    await connection.close();
-  }
 }
 
 describe('WarrenModule on application shutdown', () => {

@@ -1,7 +1,7 @@
 import { afterEach, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { defineTopology, Job, ShutdownError, type JobContext, type JobHandler } from '../../src';
-import { cleanup, rawConnection, testWarren } from '../support/test-broker';
+import { cleanup, messageCount, testWarren } from '../support/test-broker';
 import { waitFor } from '../support/wait-for';
 
 const topology = defineTopology({ queues: { work: {} } });
@@ -29,16 +29,6 @@ class SlowJob implements JobHandler<{ n: number; ms: number }> {
   }
 }
 
-async function queueDepth(queue: string): Promise<number> {
-  const connection = await rawConnection();
-  try {
-    const channel = await connection.createChannel();
-    return (await channel.checkQueue(queue)).messageCount;
-  } finally {
-    await connection.close();
-  }
-}
-
 describe('graceful shutdown', () => {
   afterEach(cleanup);
 
@@ -50,7 +40,7 @@ describe('graceful shutdown', () => {
     await waitFor(() => slow.running === 5, { what: 'five running jobs' });
     await warren.close({ graceMs: 5000 });
     assert.deepEqual([...slow.finished].sort(), [0, 1, 2, 3, 4]);
-    assert.equal(await queueDepth(warren.plan.jobs.get('work.slow')!.queueName), 0);
+    assert.equal(await messageCount(warren.plan.jobs.get('work.slow')!.queueName), 0);
   });
 
   it('aborts jobs still running after the grace period and returns them to the queue', async () => {
@@ -64,7 +54,7 @@ describe('graceful shutdown', () => {
     await warren.close({ graceMs: 300 });
     assert.ok(Date.now() - started < 3000);
     assert.deepEqual(slow.aborted, [1]);
-    assert.equal(await queueDepth(warren.plan.jobs.get('work.slow')!.queueName), 1, 'the aborted job is back in its queue');
+    assert.equal(await messageCount(warren.plan.jobs.get('work.slow')!.queueName), 1, 'the aborted job is back in its queue');
   });
 
   it('refuses publishes after close with a ShutdownError', async () => {

@@ -78,3 +78,14 @@ export async function rawConnection(): Promise<amqp.ChannelModel> {
   connection.on('error', () => undefined);
   return connection;
 }
+
+/** Messages ready in a queue, read over a fresh connection. */
+export async function messageCount(queueName: string): Promise<number> {
+  const connection = await rawConnection();
+  try {
+    const channel = await connection.createChannel();
+    return (await channel.checkQueue(queueName)).messageCount;
+  } finally {
+    await connection.close();
+  }
+}
