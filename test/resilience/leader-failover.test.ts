@@ -1,27 +1,15 @@
 import { after, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { Job, type JobContext, type JobHandler } from '../../src';
-import { ChildWorkers, type ChildWorker } from '../fixtures/child-workers';
+import { ChildWorkers } from '../fixtures/child-workers';
 import { cronTopology, Tick, type CronWorkerMessage } from '../fixtures/cron-worker';
+import { isLeader, leadershipOf, recordTicks } from '../fixtures/tick-recorder';
 import { cleanup, testNamespace, testWarren } from '../support/test-broker';
 import { waitFor } from '../support/wait-for';
 
 // Freezes a client process, not the broker: this test shares the broker on 5672 with the integration tests.
 
 const HEARTBEAT_S = 2;
-const deliveries = new Map<string, number>();
-@Job('clock.tick', { queue: 'ticks', attempts: 1 })
-class TickRecorder implements JobHandler<{ from: string }> {
-  async handle(_data: { from: string }, ctx: JobContext) {
-    deliveries.set(ctx.jobId, (deliveries.get(ctx.jobId) ?? 0) + 1);
-  }
-}
-
-const fireTimeOf = (jobId: string) => Date.parse(jobId.slice(jobId.lastIndexOf('@') + 1));
-const firedTimes = () => [...deliveries.keys()].map(fireTimeOf).sort((a, b) => a - b);
-type Worker = ChildWorker<CronWorkerMessage>;
-const leadershipOf = (w: Worker) => w.messages.filter((m): m is Extract<CronWorkerMessage, { kind: 'leadership' }> => m.kind === 'leadership');
-const isLeader = (w: Worker) => leadershipOf(w).at(-1)?.isLeader === true;
+const ticks = recordTicks();
 
 describe('cron leader failover when the leader freezes', () => {
   const workers = new ChildWorkers<CronWorkerMessage>('../fixtures/cron-worker');
@@ -32,14 +20,14 @@ describe('cron leader failover when the leader freezes', () => {
 
   it(`hands leadership on after about ${HEARTBEAT_S * 2}-${HEARTBEAT_S * 3} s (heartbeat ${HEARTBEAT_S} s), and the leader that wakes up fires nothing stale`, async () => {
     const namespace = testNamespace('freeze');
-    const recorder = await testWarren({ namespace, topology: cronTopology, handlers: [new TickRecorder()] });
+    const recorder = await testWarren({ namespace, topology: cronTopology, handlers: [ticks.handler] });
     await recorder.start();
     await testWarren({ namespace, topology: cronTopology, jobs: [Tick] }); // declares the election queues for cleanup; never started
 
     const children = [0, 1, 2].map(() => workers.fork([namespace, 'run-once', String(HEARTBEAT_S)]));
     await waitFor(() => children.every((c) => c.messages.some((m) => m.kind === 'ready')), { timeoutMs: 20_000, what: 'three workers' });
     const frozen = await waitFor(() => (children.filter(isLeader).length === 1 ? children.find(isLeader) : undefined), { what: 'one leader' });
-    await waitFor(() => deliveries.size >= 3, { what: 'three ticks' });
+    await waitFor(() => ticks.deliveries.size >= 3, { what: 'three ticks' });
     await waitFor(() => Date.now() % 1000 >= 400 && Date.now() % 1000 < 600, { intervalMs: 5, what: 'mid-second' });
 
     const stoppedAt = Date.now();
@@ -51,15 +39,15 @@ describe('cron leader failover when the leader freezes', () => {
     console.log(`# leader failover after SIGSTOP (heartbeat ${HEARTBEAT_S} s): ${failoverMs} ms`);
     assert.ok(failoverMs >= HEARTBEAT_S * 1000 && failoverMs <= HEARTBEAT_S * 4000, `took over after ${failoverMs} ms`);
 
-    await waitFor(() => firedTimes().some((t) => t >= takeoverAt + 1_000), { what: 'the new leader to fire' });
+    await waitFor(() => ticks.firedTimes().some((t) => t >= takeoverAt + 1_000), { what: 'the new leader to fire' });
     const resumedAt = Date.now();
     frozen.child.kill('SIGCONT');
     await waitFor(() => leadershipOf(frozen).at(-1)?.isLeader === false, { what: 'the woken leader to learn it lost leadership' });
-    await waitFor(() => firedTimes().some((t) => t >= resumedAt + 3_000), { what: 'three ticks after the old leader woke up' });
+    await waitFor(() => ticks.firedTimes().some((t) => t >= resumedAt + 3_000), { what: 'three ticks after the old leader woke up' });
     assert.equal(children.filter(isLeader).length, 1, 'exactly one leader');
 
-    assert.deepEqual([...deliveries].filter(([, count]) => count > 1), [], 'no tick delivered twice');
-    const times = firedTimes();
+    assert.deepEqual([...ticks.deliveries].filter(([, count]) => count > 1), [], 'no tick delivered twice');
+    const times = ticks.firedTimes();
     const before = times.filter((t) => t < stoppedAt);
     const after = times.filter((t) => t > stoppedAt);
     const lastBefore = before.at(-1)!;
