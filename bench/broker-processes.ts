@@ -1,4 +1,4 @@
-import { readdirSync, readFileSync, readlinkSync } from 'fs';
+import { readdirSync, readFileSync, readlinkSync } from 'node:fs';
 
 export interface BrokerPids {
   rabbitmq?: number;

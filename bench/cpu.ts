@@ -1,5 +1,5 @@
-import { execFileSync } from 'child_process';
-import { readFileSync } from 'fs';
+import { execFileSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import type { BrokerPids } from './broker-processes';
 
 const CLOCK_TICKS_PER_SEC = readClockTicks();

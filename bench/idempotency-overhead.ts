@@ -5,13 +5,24 @@
  * hits them alike.
  *
  *   node dist/bench/idempotency-overhead.js [--jobs 5000] [--concurrency 20] [--rounds 3]
- *   env: AMQP_URL (default amqp://guest:guest@127.0.0.1:5672), PG_URL (default postgres://postgres@127.0.0.1:5432/test)
+ *   env: AMQP_URL (default amqp://guest:guest@127.0.0.1:5672), PG_URL (default
+ * postgres://postgres@127.0.0.1:5432/test)
  */
 import { randomBytes } from 'node:crypto';
 import { parseArgs } from 'node:util';
 import * as amqp from 'amqplib';
 import { Pool } from 'pg';
-import { createWarren, defineTopology, Job, MemoryIdempotencyStore, PostgresIdempotencyStore, type IdempotencyStore, type JobHandler, type TopologyPlan, type Warren } from '../src';
+import {
+  createWarren,
+  defineTopology,
+  Job,
+  MemoryIdempotencyStore,
+  PostgresIdempotencyStore,
+  type IdempotencyStore,
+  type JobHandler,
+  type TopologyPlan,
+  type Warren,
+} from '../src';
 
 const { values } = parseArgs({
   options: {
@@ -33,16 +44,22 @@ class NoopJob implements JobHandler<{ n: number }> {
   handle() {}
 }
 
-/** `postgres-async`: the same store on a pool whose sessions run with synchronous_commit=off (see the README). */
+/**
+ * `postgres-async`: the same store on a pool whose sessions run with synchronous_commit=off (see the README).
+ */
 type Variant = 'none' | 'memory' | 'postgres' | 'postgres-async';
 
-async function runOnce(variant: Variant, pools: { sync: Pool; async: Pool }): Promise<{ jobsPerSecond: number; duplicates: number }> {
+async function runOnce(
+  variant: Variant,
+  pools: { sync: Pool; async: Pool },
+): Promise<{ jobsPerSecond: number; duplicates: number }> {
   const suffix = randomBytes(4).toString('hex');
   const table = `warren_idem_bench_${suffix}`;
   let store: IdempotencyStore | undefined;
   if (variant === 'memory') store = new MemoryIdempotencyStore();
   if (variant === 'postgres') store = new PostgresIdempotencyStore({ pool: pools.sync, tableName: table });
-  if (variant === 'postgres-async') store = new PostgresIdempotencyStore({ pool: pools.async, tableName: table });
+  if (variant === 'postgres-async')
+    store = new PostgresIdempotencyStore({ pool: pools.async, tableName: table });
   let warren: Warren | undefined;
   try {
     const running = await createWarren({
@@ -57,7 +74,11 @@ async function runOnce(variant: Variant, pools: { sync: Pool; async: Pool }): Pr
     });
     warren = running;
     for (let i = 0; i < JOBS; i += 500) {
-      await Promise.all(Array.from({ length: Math.min(500, JOBS - i) }, (_, k) => running.publish(NoopJob, { n: i + k }, { jobId: `job-${i + k}` })));
+      await Promise.all(
+        Array.from({ length: Math.min(500, JOBS - i) }, (_, k) =>
+          running.publish(NoopJob, { n: i + k }, { jobId: `job-${i + k}` }),
+        ),
+      );
     }
     let completed = 0;
     let duplicates = 0;
@@ -82,7 +103,10 @@ async function runOnce(variant: Variant, pools: { sync: Pool; async: Pool }): Pr
   }
 }
 
-/** Deletes every queue and exchange of a plan over a fresh connection (the broker is shared: leave nothing behind). */
+/**
+ * Deletes every queue and exchange of a plan over a fresh connection (the broker is shared: leave nothing
+ * behind).
+ */
 async function deletePlan(plan: TopologyPlan): Promise<void> {
   const connection = await amqp.connect(AMQP_URL);
   try {
@@ -102,7 +126,9 @@ async function main(): Promise<void> {
   const variants: Variant[] = ['none', 'memory', 'postgres', 'postgres-async'];
   const results = new Map<Variant, number[]>(variants.map((v) => [v, []]));
   try {
-    console.log(`idempotency overhead: ${JOBS} no-op jobs per run, concurrency ${CONCURRENCY}, ${ROUNDS} rounds, quorum queue`);
+    console.log(
+      `idempotency overhead: ${JOBS} no-op jobs per run, concurrency ${CONCURRENCY}, ${ROUNDS} rounds, quorum queue`,
+    );
     for (let round = 1; round <= ROUNDS; round++) {
       for (const variant of variants) {
         const { jobsPerSecond, duplicates } = await runOnce(variant, pools);
@@ -121,7 +147,9 @@ async function main(): Promise<void> {
   for (const variant of variants) {
     const xs = results.get(variant)!;
     const m = median(xs);
-    console.log(`| ${variant} | ${m.toFixed(0)} | ${Math.min(...xs).toFixed(0)}–${Math.max(...xs).toFixed(0)} | ${variant === 'none' ? '—' : `${(((m - base) / base) * 100).toFixed(0)} %`} |`);
+    console.log(
+      `| ${variant} | ${m.toFixed(0)} | ${Math.min(...xs).toFixed(0)}–${Math.max(...xs).toFixed(0)} | ${variant === 'none' ? '—' : `${(((m - base) / base) * 100).toFixed(0)} %`} |`,
+    );
   }
 }
 

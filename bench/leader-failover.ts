@@ -27,7 +27,14 @@ const children: Child[] = [];
 
 function spawn(): Child {
   const script = join(__dirname, '..', 'test', 'fixtures', 'cron-worker.js');
-  const child: Child = { process: fork(script, [namespace, 'skip', String(heartbeatSeconds)], { stdio: ['ignore', 'ignore', 'inherit', 'ipc'] }), isLeader: false, leaderSince: 0, ready: false };
+  const child: Child = {
+    process: fork(script, [namespace, 'skip', String(heartbeatSeconds)], {
+      stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
+    }),
+    isLeader: false,
+    leaderSince: 0,
+    ready: false,
+  };
   child.process.on('message', (message: CronWorkerMessage) => {
     if (message.kind === 'ready') child.ready = true;
     if (message.kind === 'leadership') {
@@ -49,7 +56,8 @@ async function until<T>(check: () => T | undefined, timeoutMs: number, what: str
   }
 }
 
-const live = () => children.filter((c) => c.process.exitCode === null && c.process.signalCode === null && !c.process.killed);
+const live = () =>
+  children.filter((c) => c.process.exitCode === null && c.process.signalCode === null && !c.process.killed);
 
 async function round(signal: 'SIGKILL' | 'SIGSTOP'): Promise<number> {
   while (live().length < 3) spawn();
@@ -58,7 +66,11 @@ async function round(signal: 'SIGKILL' | 'SIGSTOP'): Promise<number> {
   const others = live().filter((c) => c !== leader);
   const signalledAt = Date.now();
   leader.process.kill(signal);
-  const next = await until(() => others.find((c) => c.isLeader), heartbeatSeconds * 10_000, 'the next leader');
+  const next = await until(
+    () => others.find((c) => c.isLeader),
+    heartbeatSeconds * 10_000,
+    'the next leader',
+  );
   const failoverMs = next.leaderSince - signalledAt;
   if (signal === 'SIGSTOP') leader.process.kill('SIGCONT');
   leader.process.kill('SIGKILL');
@@ -73,14 +85,17 @@ function summary(label: string, values: readonly number[]): string {
 }
 
 async function main(): Promise<void> {
-  // Declares the namespace's queues (the class carries @Cron); never started, so it never leads. Deletes them at the end.
+  // Declares the namespace's queues (the class carries @Cron); never started, so it never leads. Deletes them
+  // at the end.
   const declarer = await createWarren({ ...testProfile(namespace), topology: cronTopology, jobs: [Tick] });
   try {
     const killed: number[] = [];
     const stopped: number[] = [];
     for (let i = 0; i < rounds; i++) killed.push(await round('SIGKILL'));
     for (let i = 0; i < Math.max(1, Math.ceil(rounds / 2)); i++) stopped.push(await round('SIGSTOP'));
-    console.log(`cron leader failover, 3 processes, heartbeat ${heartbeatSeconds} s (ms from the signal to the next leader's leadershipChanged)\n`);
+    console.log(
+      `cron leader failover, 3 processes, heartbeat ${heartbeatSeconds} s (ms from the signal to the next leader's leadershipChanged)\n`,
+    );
     console.log('| leader removed by | rounds | min | median | max | all |');
     console.log('| --- | --- | --- | --- | --- | --- |');
     console.log(summary('SIGKILL (process death)', killed));

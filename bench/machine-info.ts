@@ -1,7 +1,7 @@
-import { execFileSync } from 'child_process';
-import { readFileSync } from 'fs';
-import * as os from 'os';
-import { join } from 'path';
+import { execFileSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import * as os from 'node:os';
+import { join } from 'node:path';
 import { Queue } from 'bullmq';
 import { connectAmqp } from './adapters/amqplib';
 import type { ContenderEnv } from './adapters/contender';
@@ -46,7 +46,10 @@ async function rabbitmqVersion(env: ContenderEnv): Promise<string> {
 
 async function redisVersion(env: ContenderEnv): Promise<string> {
   // any queue name will do: only the connection is used, and nothing is written
-  const queue = new Queue('version', { connection: { host: env.redisHost, port: env.redisPort }, prefix: env.redisPrefix });
+  const queue = new Queue('version', {
+    connection: { host: env.redisHost, port: env.redisPort },
+    prefix: env.redisPrefix,
+  });
   try {
     const info = await (await queue.client).info();
     return /redis_version:(\S+)/.exec(info)?.[1] ?? 'unknown';

@@ -9,7 +9,10 @@ export interface Sizes {
   concurrentWarmup: number;
   bulkPublishes: number;
   consumeJobs: number;
-  /** Concurrency 1 runs at one broker round trip a job: fewer jobs give as steady a rate, and the suite its time budget. */
+  /**
+   * Concurrency 1 runs at one broker round trip a job: fewer jobs give as steady a rate, and the suite its
+   * time budget.
+   */
   consumeJobsAtConcurrency1: number;
   /** Consumed before the clock starts, so consumer start-up and JIT warm-up are not timed. */
   consumeWarmup: number;
@@ -103,12 +106,23 @@ export function parseOptions(argv: string[]): Options {
     else throw new Error(`unknown argument ${arg}\n${USAGE}`);
   }
   if (only.some((n) => !Number.isInteger(n))) throw new Error(`--only takes scenario numbers\n${USAGE}`);
-  for (const [flag, n] of [['--rounds', rounds], ['--memory-jobs', memoryJobs], ['--delay-max-ms', delayMaxMs]] as const) {
-    if (n !== undefined && !(Number.isInteger(n) && n > 0)) throw new Error(`${flag} takes a positive integer`);
+  for (const [flag, n] of [
+    ['--rounds', rounds],
+    ['--memory-jobs', memoryJobs],
+    ['--delay-max-ms', delayMaxMs],
+  ] as const) {
+    if (n !== undefined && !(Number.isInteger(n) && n > 0))
+      throw new Error(`${flag} takes a positive integer`);
   }
-  if (delayMaxMs !== undefined && delayMaxMs % 100 !== 0) throw new Error('--delay-max-ms takes a multiple of 100');
+  if (delayMaxMs !== undefined && delayMaxMs % 100 !== 0)
+    throw new Error('--delay-max-ms takes a multiple of 100');
   const base = quick ? QUICK : FULL;
-  const sizes = { ...base, rounds: rounds ?? base.rounds, memoryJobs: memoryJobs ?? base.memoryJobs, delayMaxMs: delayMaxMs ?? base.delayMaxMs };
+  const sizes = {
+    ...base,
+    rounds: rounds ?? base.rounds,
+    memoryJobs: memoryJobs ?? base.memoryJobs,
+    delayMaxMs: delayMaxMs ?? base.delayMaxMs,
+  };
   return { quick, only, contenders, sizes };
 }
 

@@ -1,6 +1,6 @@
 // node dist/bench/profile-summary.js <file.cpuprofile> [--top=N]
 // Self time by function, and total (inclusive) time for the functions that matter most.
-import { readFileSync } from 'fs';
+import { readFileSync } from 'node:fs';
 
 interface ProfileNode {
   id: number;
@@ -48,9 +48,12 @@ function main(): void {
   const pct = (hits: number) => `${((hits / totalHits) * 100).toFixed(1).padStart(5)} %`;
   const print = (title: string, table: Map<string, number>) => {
     console.log(`\n${title}`);
-    for (const [key, hits] of [...table].sort((a, b) => b[1] - a[1]).slice(0, top)) console.log(`${pct(hits)}  ${key}`);
+    for (const [key, hits] of [...table].sort((a, b) => b[1] - a[1]).slice(0, top))
+      console.log(`${pct(hits)}  ${key}`);
   };
-  console.log(`${file}: ${((profile.endTime - profile.startTime) / 1000).toFixed(0)} ms, ${totalHits} samples`);
+  console.log(
+    `${file}: ${((profile.endTime - profile.startTime) / 1000).toFixed(0)} ms, ${totalHits} samples`,
+  );
   print('self time', self);
   print('inclusive time', inclusive);
 }

@@ -1,13 +1,15 @@
 // Entry point for profiling one hot path of one contender, without rounds or reports:
-//   node dist/bench/profile.js consume --concurrency=1 --jobs=20000 --contender=warren --cpu-prof=/tmp/consume.cpuprofile
-//   node dist/bench/profile.js publish --callers=100 --jobs=40000 --contender=warren --cpu-prof=/tmp/publish.cpuprofile
+//   node dist/bench/profile.js consume --concurrency=1 --jobs=20000 --contender=warren
+// --cpu-prof=/tmp/consume.cpuprofile
+//   node dist/bench/profile.js publish --callers=100 --jobs=40000 --contender=warren
+// --cpu-prof=/tmp/publish.cpuprofile
 //   node dist/bench/profile.js bulk --jobs=20000 --contender=warren
 // The profile covers the timed part only (not connecting, not the consume scenario's prefill);
 // then: node dist/bench/profile-summary.js /tmp/consume.cpuprofile
-import { randomBytes } from 'crypto';
-import { writeFileSync } from 'fs';
-import { Session } from 'inspector';
-import { performance } from 'perf_hooks';
+import { randomBytes } from 'node:crypto';
+import { writeFileSync } from 'node:fs';
+import { Session } from 'node:inspector';
+import { performance } from 'node:perf_hooks';
 import { CONTENDER_NAMES, ContenderName, createContender } from './adapters';
 import { runCallers } from './callers';
 import { makeJob, makeJobs } from './job';
@@ -18,7 +20,8 @@ async function main(): Promise<void> {
   const [mode, ...rest] = process.argv.slice(2);
   const flags = new Map(rest.map((arg) => arg.replace(/^--/, '').split('=', 2) as [string, string]));
   const name = (flags.get('contender') ?? 'warren') as ContenderName;
-  if (!CONTENDER_NAMES.includes(name) || !['consume', 'publish', 'bulk'].includes(mode ?? '')) throw new Error(USAGE);
+  if (!CONTENDER_NAMES.includes(name) || !['consume', 'publish', 'bulk'].includes(mode ?? ''))
+    throw new Error(USAGE);
   const jobs = Number(flags.get('jobs') ?? 20_000);
   const contender = await createContender(name, {
     amqpUrl: process.env.BENCH_AMQP_URL ?? 'amqp://guest:guest@127.0.0.1:5672',
@@ -60,7 +63,12 @@ async function main(): Promise<void> {
       const profiler = await startProfiler(flags.get('cpu-prof'));
       await runCallers(callers, jobs, (i) => contender.publish(makeJob(i)));
       await profiler.stop();
-      report(`${name} publish callers=${callers}`, jobs, performance.now() - start, process.cpuUsage(cpuStart));
+      report(
+        `${name} publish callers=${callers}`,
+        jobs,
+        performance.now() - start,
+        process.cpuUsage(cpuStart),
+      );
     }
   } finally {
     await contender.teardown({ deleteQueue: true });
@@ -73,7 +81,10 @@ async function startProfiler(file: string | undefined): Promise<{ stop(): Promis
   const session = new Session();
   session.connect();
   const post = (method: string, params?: object) =>
-    new Promise<any>((resolve, reject) => session.post(method, params, (err, result) => (err ? reject(err) : resolve(result))));
+    // biome-ignore lint/suspicious/noExplicitAny: the inspector protocol's results are untyped here
+    new Promise<any>((resolve, reject) =>
+      session.post(method, params, (err, result) => (err ? reject(err) : resolve(result))),
+    );
   await post('Profiler.enable');
   await post('Profiler.setSamplingInterval', { interval: 100 });
   await post('Profiler.start');
@@ -89,7 +100,9 @@ async function startProfiler(file: string | undefined): Promise<{ stop(): Promis
 
 function report(what: string, jobs: number, wallMs: number, cpu: NodeJS.CpuUsage): void {
   const cpuMs = (cpu.user + cpu.system) / 1000;
-  console.log(`${what}: ${jobs} jobs in ${wallMs.toFixed(0)} ms = ${((jobs / wallMs) * 1000).toFixed(0)} jobs/s; process CPU ${cpuMs.toFixed(0)} ms = ${((cpuMs * 1000) / jobs).toFixed(1)} µs a job`);
+  console.log(
+    `${what}: ${jobs} jobs in ${wallMs.toFixed(0)} ms = ${((jobs / wallMs) * 1000).toFixed(0)} jobs/s; process CPU ${cpuMs.toFixed(0)} ms = ${((cpuMs * 1000) / jobs).toFixed(1)} µs a job`,
+  );
 }
 
 main().catch((error: unknown) => {

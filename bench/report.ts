@@ -10,7 +10,9 @@ export interface RunRecord {
   round: number;
   queue: string;
   status: 'ok' | 'failed' | 'skipped';
-  /** 1-minute load average as the run started: a high one marks a run disturbed by other work on the machine. */
+  /**
+   * 1-minute load average as the run started: a high one marks a run disturbed by other work on the machine.
+   */
   loadAverage?: number;
   error?: string;
   failedIn?: 'setup' | 'run';
@@ -56,17 +58,31 @@ export function summarize(
 ): ScenarioSummary[] {
   return scenarios.map((scenario) => {
     const rows = contenders.map((name) =>
-      summarizeContender(scenario, name, records.filter((r) => r.scenario === scenario.key && r.contender === name)),
+      summarizeContender(
+        scenario,
+        name,
+        records.filter((r) => r.scenario === scenario.key && r.contender === name),
+      ),
     );
     const base = rows.find((row) => row.contender === baseline);
     for (const row of rows) {
       for (const [key, metric] of Object.entries(row.metrics)) {
         const baseMedian = base?.metrics[key]?.median;
-        if (baseMedian && !scenario.metrics.find((m) => m.key === key)?.noRatio) metric.ratio = metric.median / baseMedian;
+        if (baseMedian && !scenario.metrics.find((m) => m.key === key)?.noRatio)
+          metric.ratio = metric.median / baseMedian;
       }
     }
-    const elapsedMs = records.filter((r) => r.scenario === scenario.key).reduce((sum, r) => sum + (r.elapsedMs ?? 0), 0);
-    return { elapsedMs, id: scenario.id, key: scenario.key, title: scenario.title, metrics: scenario.metrics, contenders: rows };
+    const elapsedMs = records
+      .filter((r) => r.scenario === scenario.key)
+      .reduce((sum, r) => sum + (r.elapsedMs ?? 0), 0);
+    return {
+      elapsedMs,
+      id: scenario.id,
+      key: scenario.key,
+      title: scenario.title,
+      metrics: scenario.metrics,
+      contenders: rows,
+    };
   });
 }
 
@@ -90,7 +106,8 @@ function summarizeContender(
     summary.metrics[metric.key] = spread(ok.map((r) => (r.outcome as RunOutcome).metrics[metric.key]));
   }
   const primary = scenario.metrics[0].key;
-  const medianRecord = ok.find((r) => r.outcome?.metrics[primary] === summary.metrics[primary].median) ?? ok[0];
+  const medianRecord =
+    ok.find((r) => r.outcome?.metrics[primary] === summary.metrics[primary].median) ?? ok[0];
   const { cpu, wallMs, jobs } = medianRecord.outcome as RunOutcome;
   summary.medianRun = { cpu, wallMs, jobs, round: medianRecord.round };
   return summary;
@@ -118,7 +135,9 @@ export function renderMarkdown(header: ReportHeader, summaries: ScenarioSummary[
     '',
     `Machine: ${m.cpuModel}, ${m.cores} cores, ${m.memoryGb} GiB, Linux ${m.kernel}; Node ${m.node}; ` +
       `RabbitMQ ${m.rabbitmq}; Redis ${m.redis}; ` +
-      `${Object.entries(m.packages).map(([name, version]) => `${name} ${version}`).join(', ')}; commit ${m.gitCommit}.`,
+      `${Object.entries(m.packages)
+        .map(([name, version]) => `${name} ${version}`)
+        .join(', ')}; commit ${m.gitCommit}.`,
     '',
     loadLine(header.loadAverages, m.cores),
     '',
@@ -130,8 +149,9 @@ export function renderMarkdown(header: ReportHeader, summaries: ScenarioSummary[
   ];
   for (const summary of summaries) lines.push(...renderScenario(summary, header.baseline), '');
   lines.push(...METHOD_NOTES);
-  if (header.cleanupProblems.length > 0) lines.push('', `Cleanup problems: ${header.cleanupProblems.join('; ')}`);
-  return lines.join('\n') + '\n';
+  if (header.cleanupProblems.length > 0)
+    lines.push('', `Cleanup problems: ${header.cleanupProblems.join('; ')}`);
+  return `${lines.join('\n')}\n`;
 }
 
 function renderScenario(summary: ScenarioSummary, baseline: ContenderName): string[] {
@@ -154,11 +174,17 @@ function renderScenario(summary: ScenarioSummary, baseline: ContenderName): stri
     const cells = [row.failedRuns > 0 ? `${row.contender} (${row.failedRuns} failed)` : row.contender];
     for (const metric of summary.metrics) {
       const value = row.metrics[metric.key];
-      cells.push(formatSpread(value, metric.digits), value.ratio === undefined ? '–' : value.ratio.toFixed(2));
+      cells.push(
+        formatSpread(value, metric.digits),
+        value.ratio === undefined ? '–' : value.ratio.toFixed(2),
+      );
     }
     const cpu = row.medianRun.cpu;
     const brokerMs = row.broker === 'redis' ? cpu.redisMs : cpu.rabbitmqMs;
-    cells.push(`${seconds(cpu.nodeMs)} / ${seconds(cpu.workerMs)} / ${seconds(brokerMs)}`, seconds(row.medianRun.wallMs));
+    cells.push(
+      `${seconds(cpu.nodeMs)} / ${seconds(cpu.workerMs)} / ${seconds(brokerMs)}`,
+      seconds(row.medianRun.wallMs),
+    );
     lines.push(`| ${cells.join(' | ')} |`);
   }
   return lines;
@@ -174,7 +200,8 @@ function loadLine(loads: number[], cores: number): string {
 }
 
 function formatSpread(value: Spread, digits: number): string {
-  const f = (n: number) => n.toLocaleString('en', { minimumFractionDigits: digits, maximumFractionDigits: digits });
+  const f = (n: number) =>
+    n.toLocaleString('en', { minimumFractionDigits: digits, maximumFractionDigits: digits });
   return value.min === value.max ? f(value.median) : `${f(value.median)} (${f(value.min)}–${f(value.max)})`;
 }
 
@@ -185,13 +212,13 @@ function seconds(ms: number | undefined): string {
 const METHOD_NOTES = [
   '## Method notes',
   '',
-  '- All AMQP contenders: quorum queue, persistent messages, publisher confirms; a publish counts as done on its confirm (Rascal: the publication\'s `success` event).',
+  "- All AMQP contenders: quorum queue, persistent messages, publisher confirms; a publish counts as done on its confirm (Rascal: the publication's `success` event).",
   '- BullMQ: `removeOnComplete`/`removeOnFail` so finished jobs leave Redis, as an ack removes an AMQP message. Its durability is not the same: Redis acknowledges from memory and this Redis has no AOF or RDB, while a quorum queue confirms after fsync.',
   '- Rascal runs on its defaults apart from the above; notably its confirm channel pool (max 5 channels) holds a channel until the confirm arrives, which caps its publishes in flight at 5.',
   '- Bulk (3): BullMQ `addBulk` in chunks of 1,000; raw amqplib pipelines every job on one confirm channel (pausing on `drain`); Rascal has no batch API, so 1,000 concurrent `publish` calls.',
-  '- Consume (4): the queue is pre-filled untimed (Rascal\'s with raw amqplib, same content type and persistence); timing starts after a warm-up of jobs consumed. amqplib and Rascal ack every message on its own; warren acks what finished within one event-loop turn together (never before the handler finished); BullMQ moves each job in Redis.',
+  "- Consume (4): the queue is pre-filled untimed (Rascal's with raw amqplib, same content type and persistence); timing starts after a warm-up of jobs consumed. amqplib and Rascal ack every message on its own; warren acks what finished within one event-loop turn together (never before the handler finished); BullMQ moves each job in Redis.",
   '- End-to-end (5): jobs are published at a steady rate without waiting for each confirm; latency runs from the publish call to the handler start in the worker process (CLOCK_MONOTONIC, shared by processes). The first second is warm-up and not counted; CPU includes it.',
-  '- Delays (6): only BullMQ and warren have delayed jobs (raw amqplib and Rascal would need a TTL queue per delay); warren uses its default delay levels (29 quorum queues of 2^k × 100 ms). Lateness is handler start minus publish call minus the delay, all delays whole multiples of warren\'s 100 ms unit.',
-  '- Retries (6): each contender\'s own mechanism, no backoff: warren republishes with `warren-attempt` + 1 (confirmed, then acked); Rascal\'s `republish` recovery; BullMQ `attempts: 2` with a fixed backoff of 0; raw amqplib republishes on a confirm channel and acks on the confirm. The fail-once run and the first-time run drain the same number of jobs in the same run.',
-  '- Memory (7): the worker process is fed in chunks (the contender\'s untimed prefill path) while it consumes; heap figures follow a forced GC; peak RSS is getrusage\'s maximum. One round: growth in the second half shows a leak, a level RSS shows the runtime has settled.',
+  "- Delays (6): only BullMQ and warren have delayed jobs (raw amqplib and Rascal would need a TTL queue per delay); warren uses its default delay levels (29 quorum queues of 2^k × 100 ms). Lateness is handler start minus publish call minus the delay, all delays whole multiples of warren's 100 ms unit.",
+  "- Retries (6): each contender's own mechanism, no backoff: warren republishes with `warren-attempt` + 1 (confirmed, then acked); Rascal's `republish` recovery; BullMQ `attempts: 2` with a fixed backoff of 0; raw amqplib republishes on a confirm channel and acks on the confirm. The fail-once run and the first-time run drain the same number of jobs in the same run.",
+  "- Memory (7): the worker process is fed in chunks (the contender's untimed prefill path) while it consumes; heap figures follow a forced GC; peak RSS is getrusage's maximum. One round: growth in the second half shows a leak, a level RSS shows the runtime has settled.",
 ];

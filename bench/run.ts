@@ -1,9 +1,9 @@
 // Entry point: node dist/bench/run.js [--quick] [--only=1,4] [--contenders=amqplib,rascal] [--rounds=N]
-import { randomBytes } from 'crypto';
-import { mkdirSync, writeFileSync } from 'fs';
-import * as os from 'os';
-import { join } from 'path';
-import { performance } from 'perf_hooks';
+import { randomBytes } from 'node:crypto';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import * as os from 'node:os';
+import { join } from 'node:path';
+import { performance } from 'node:perf_hooks';
 import { BASELINE, BROKER_OF, ContenderName, createContender, isNotImplemented } from './adapters';
 import type { Contender, ContenderEnv } from './adapters/contender';
 import { BrokerPids, findBrokerPids } from './broker-processes';
@@ -38,9 +38,13 @@ async function main(): Promise<void> {
   const started = performance.now();
   const machine = await collectMachineInfo(env);
   const brokers = findBrokerPids(Number(new URL(env.amqpUrl).port || 5672), env.redisPort);
-  if (!brokers.rabbitmq) console.warn('no process found listening on the AMQP port: RabbitMQ CPU time will be missing');
-  if (!brokers.redis) console.warn('no process found listening on the Redis port: Redis CPU time will be missing');
-  const scenarios = buildScenarios(options.sizes).filter((s) => options.only.length === 0 || options.only.includes(s.id));
+  if (!brokers.rabbitmq)
+    console.warn('no process found listening on the AMQP port: RabbitMQ CPU time will be missing');
+  if (!brokers.redis)
+    console.warn('no process found listening on the Redis port: Redis CPU time will be missing');
+  const scenarios = buildScenarios(options.sizes).filter(
+    (s) => options.only.length === 0 || options.only.includes(s.id),
+  );
   console.log(
     `${runId}: ${options.quick ? 'quick' : 'full'} run, scenarios ${[...new Set(scenarios.map((s) => s.id))].join(',')}, ` +
       `contenders ${options.contenders.join(',')}, ${options.sizes.rounds} round(s)`,
@@ -58,20 +62,31 @@ async function main(): Promise<void> {
   const durationMs = performance.now() - started;
   const summaries = summarize(scenarios, options.contenders, records, BASELINE);
   const loadAverages = records.flatMap((r) => (r.loadAverage === undefined ? [] : [r.loadAverage]));
-  const header = { startedAt, durationMs, argv, rounds: options.sizes.rounds, baseline: BASELINE, machine, loadAverages, cleanupProblems };
+  const header = {
+    startedAt,
+    durationMs,
+    argv,
+    rounds: options.sizes.rounds,
+    baseline: BASELINE,
+    machine,
+    loadAverages,
+    cleanupProblems,
+  };
   const markdown = renderMarkdown(header, summaries);
 
   mkdirSync(RESULTS_DIR, { recursive: true });
-  const stamp = startedAt.toISOString().slice(0, 19).replace(/:/g, '-') + 'Z';
+  const stamp = `${startedAt.toISOString().slice(0, 19).replace(/:/g, '-')}Z`;
   const partial = argv.some((arg) => !arg.startsWith('--quick'));
   // only a complete run may replace latest.md / latest-quick.md
   const suffix = `${options.quick ? '-quick' : ''}${partial ? '-partial' : ''}`;
   const jsonPath = join(RESULTS_DIR, `${stamp}${suffix}.json`);
   const json = { runId, ...header, options, summaries, records };
-  writeFileSync(jsonPath, JSON.stringify(json, null, 2) + '\n');
+  writeFileSync(jsonPath, `${JSON.stringify(json, null, 2)}\n`);
   writeFileSync(join(RESULTS_DIR, `latest${suffix}.md`), markdown);
   console.log(`\n${markdown}`);
-  console.log(`Results: ${jsonPath} and bench/results/latest${suffix}.md; took ${(durationMs / 1000).toFixed(1)} s`);
+  console.log(
+    `Results: ${jsonPath} and bench/results/latest${suffix}.md; took ${(durationMs / 1000).toFixed(1)} s`,
+  );
   if (records.some((r) => r.status === 'failed')) process.exitCode = 1;
 }
 
@@ -97,11 +112,13 @@ async function runAll(
           ? { scenario: scenario.key, contender: name, round, queue, status: 'skipped', error: reason }
           : await runOnce(scenario, name, round, queue, options, env, brokers, cleanup);
         record.elapsedMs = performance.now() - started;
-        if (record.status === 'skipped' && !reason && !record.unsupported) skipped.set(name, record.error ?? 'skipped');
+        if (record.status === 'skipped' && !reason && !record.unsupported)
+          skipped.set(name, record.error ?? 'skipped');
         // an unreachable broker would otherwise cost a setup timeout in every remaining run
         const failures = record.failedIn === 'setup' ? (setupFailures.get(name) ?? 0) + 1 : 0;
         setupFailures.set(name, failures);
-        if (failures >= MAX_SETUP_FAILURES) skipped.set(name, `${failures} setups in a row failed, last: ${record.error}`);
+        if (failures >= MAX_SETUP_FAILURES)
+          skipped.set(name, `${failures} setups in a row failed, last: ${record.error}`);
         records.push(record);
         logRecord(scenario, record, rounds, Boolean(reason));
       }
@@ -119,7 +136,14 @@ async function runOnce(
   brokers: BrokerPids,
   cleanup: Cleanup,
 ): Promise<RunRecord> {
-  const record: RunRecord = { scenario: scenario.key, contender: name, round, queue, status: 'ok', loadAverage: os.loadavg()[0] };
+  const record: RunRecord = {
+    scenario: scenario.key,
+    contender: name,
+    round,
+    queue,
+    status: 'ok',
+    loadAverage: os.loadavg()[0],
+  };
   if (BROKER_OF[name] === 'rabbitmq') cleanup.trackAmqpQueue(queue);
   let contender: Contender | undefined;
   try {
@@ -128,13 +152,22 @@ async function runOnce(
     const missing = (scenario.requires ?? []).filter((method) => typeof contender?.[method] !== 'function');
     if (missing.length > 0) {
       delete record.failedIn;
-      return { ...record, status: 'skipped', unsupported: true, error: `not supported by ${name} (no ${missing.join(', ')})` };
+      return {
+        ...record,
+        status: 'skipped',
+        unsupported: true,
+        error: `not supported by ${name} (no ${missing.join(', ')})`,
+      };
     }
     const setup = Promise.resolve().then(() => contender?.setup(queue, scenario.features));
     await withTimeout(setup, SETUP_TIMEOUT_MS, `setup ${name}`);
     record.failedIn = 'run';
     const run = scenario.run({ contender, contenderName: name, env, queue, brokers, sizes: options.sizes });
-    record.outcome = await withTimeout(run, scenario.timeoutMs ?? options.sizes.runTimeoutMs, `${scenario.key}/${name}`);
+    record.outcome = await withTimeout(
+      run,
+      scenario.timeoutMs ?? options.sizes.runTimeoutMs,
+      `${scenario.key}/${name}`,
+    );
     delete record.failedIn;
   } catch (err) {
     record.status = isNotImplemented(err) ? 'skipped' : 'failed';
@@ -157,7 +190,9 @@ function logRecord(scenario: Scenario, record: RunRecord, rounds: number, repeat
     console.log(`${where}: ${record.status}: ${record.error}`);
     return;
   }
-  const figures = scenario.metrics.map((m) => `${record.outcome?.metrics[m.key].toFixed(m.digits)} ${m.label}`);
+  const figures = scenario.metrics.map(
+    (m) => `${record.outcome?.metrics[m.key].toFixed(m.digits)} ${m.label}`,
+  );
   console.log(`${where}: ${figures.join(', ')} (${(record.outcome.wallMs / 1000).toFixed(1)} s)`);
 }
 
@@ -168,7 +203,7 @@ function onInterrupt(cleanup: Cleanup): void {
       console.error(`\n${signal}: cleaning up (again to exit at once)`);
       process.once(signal, () => process.exit(130));
       killAllWorkers();
-      cleanup.sweep().finally(() => process.exit(130));
+      void cleanup.sweep().finally(() => process.exit(130));
     });
   }
   // a library emitting a late rejection must not kill an unattended run before its cleanup

@@ -18,5 +18,9 @@ export interface Spread {
 /** With an even count the median is the lower middle value, so it is always a value that was measured. */
 export function spread(values: number[]): Spread {
   const sorted = [...values].sort((a, b) => a - b);
-  return { min: sorted[0], median: sorted[Math.floor((sorted.length - 1) / 2)], max: sorted[sorted.length - 1] };
+  return {
+    min: sorted[0],
+    median: sorted[Math.floor((sorted.length - 1) / 2)],
+    max: sorted[sorted.length - 1],
+  };
 }

@@ -1,5 +1,5 @@
-import { ChildProcess, fork } from 'child_process';
-import { join } from 'path';
+import { ChildProcess, fork } from 'node:child_process';
+import { join } from 'node:path';
 import type { MemoryReading, StartCommand, WorkerReport } from './worker-protocol';
 
 type DoneReport = Extract<WorkerReport, { type: 'done' }>;
@@ -30,7 +30,7 @@ export function startWorker(command: Omit<StartCommand, 'type'>): Promise<Worker
   });
   live.add(child);
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
-  exited.then(() => live.delete(child));
+  void exited.then(() => live.delete(child));
 
   let resolveDone!: (report: DoneReport) => void;
   let rejectDone!: (err: Error) => void;
@@ -50,7 +50,8 @@ export function startWorker(command: Omit<StartCommand, 'type'>): Promise<Worker
 
   return new Promise<WorkerHandle>((resolve, reject) => {
     child.on('message', (report: WorkerReport) => {
-      if (report.type === 'ready') resolve({ pid: child.pid ?? -1, memoryBefore: report.memory, done, samples, close });
+      if (report.type === 'ready')
+        resolve({ pid: child.pid ?? -1, memoryBefore: report.memory, done, samples, close });
       else if (report.type === 'sample') samples.push(report.memory);
       else if (report.type === 'done') resolveDone(report);
       else {
@@ -59,7 +60,7 @@ export function startWorker(command: Omit<StartCommand, 'type'>): Promise<Worker
         rejectDone(err);
       }
     });
-    exited.then(() => {
+    void exited.then(() => {
       const err = new Error(`worker process exited (code ${child.exitCode}) before finishing`);
       reject(err);
       rejectDone(err);

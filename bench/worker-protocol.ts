@@ -26,7 +26,10 @@ export interface MemoryReading {
 
 export type WorkerReport =
   | { type: 'ready'; memory: MemoryReading }
-  /** Every tenth of the expected jobs, with `sampleMemory`: shows whether memory keeps growing or has levelled off. */
+  /**
+   * Every tenth of the expected jobs, with `sampleMemory`: shows whether memory keeps growing or has levelled
+   * off.
+   */
   | { type: 'sample'; handled: number; memory: MemoryReading }
   | {
       type: 'done';

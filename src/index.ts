@@ -7,11 +7,24 @@ export { createWarren, Warren, type WarrenJobs, type JobMap, type HealthReport }
 export type { WarrenOptions } from './warren-options';
 export { Job, readJobDefinition, type JobClass, type JobData } from './decorators';
 export { Cron, type CronOptions } from './decorators';
-export { SCHEDULER_DEFAULTS, firingJobId, type SchedulerOptions, type ScheduleOptions, type ScheduleInfo, type ScheduleSource } from './scheduler';
+export {
+  SCHEDULER_DEFAULTS,
+  firingJobId,
+  type SchedulerOptions,
+  type ScheduleOptions,
+  type ScheduleInfo,
+  type ScheduleSource,
+} from './scheduler';
 export { LIMITER_DEFAULTS } from './worker';
 /** For integrations (warren/nest) that tell @Job classes apart without validating them. */
 export { readJobMetadata, type JobMetadata } from './decorators';
-export { defineTopology, mergeTopologies, planTopology, resolveTopologyOptions, delayRoute } from './topology';
+export {
+  defineTopology,
+  mergeTopologies,
+  planTopology,
+  resolveTopologyOptions,
+  delayRoute,
+} from './topology';
 export type {
   TopologyDeclaration,
   ExchangeDeclaration,

@@ -34,7 +34,9 @@ export interface WarrenOptions {
     readonly expiresMs?: number;
   };
   readonly publisher?: PublisherOptions;
-  /** Cron: whether this process takes part in the leader election, default time zone and missed-tick policy. */
+  /**
+   * Cron: whether this process takes part in the leader election, default time zone and missed-tick policy.
+   */
   readonly scheduler?: SchedulerOptions;
   readonly worker?: WorkerOptions;
   /** Settings per named circuit breaker; unnamed ones use `breakerDefaults`. */

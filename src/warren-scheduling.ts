@@ -1,9 +1,36 @@
-import { ConfigurationError, formatIssuePath, UnknownJobError, type EmitEvent, type JobDefinition, type Logger, type StandardSchemaV1 } from './core';
+import {
+  ConfigurationError,
+  formatIssuePath,
+  UnknownJobError,
+  type EmitEvent,
+  type JobDefinition,
+  type Logger,
+  type StandardSchemaV1,
+} from './core';
 import type { ConfirmPublisher, ConnectionManager } from './connection';
 import { readCronMetadata, readJobDefinition } from './decorators';
-import { resolveSchedule, resolveSchedulerOptions, Scheduler, type LeadershipSignal, type ResolvedSchedulerOptions, type ScheduleInfo, type ScheduleOptions, type ScheduleSpec, type SchedulerOptions, type TickLedger } from './scheduler';
+import {
+  resolveSchedule,
+  resolveSchedulerOptions,
+  Scheduler,
+  type LeadershipSignal,
+  type ResolvedSchedulerOptions,
+  type ScheduleInfo,
+  type ScheduleOptions,
+  type ScheduleSpec,
+  type SchedulerOptions,
+  type TickLedger,
+} from './scheduler';
 import type { TopologyPlan } from './topology';
-import { checkSameLimit, CronLedger, LeaderElection, RateLimiter, resolveLimiterOptions, type PermitGate, type ResolvedLimiter } from './worker';
+import {
+  checkSameLimit,
+  CronLedger,
+  LeaderElection,
+  RateLimiter,
+  resolveLimiterOptions,
+  type PermitGate,
+  type ResolvedLimiter,
+} from './worker';
 
 /** What createWarren learns from the job classes about cron and rate limits, before planning the topology. */
 export interface SchedulingDeclarations {
@@ -19,9 +46,14 @@ export interface SchedulingDeclarations {
  * Reads `@Cron` from every job class of this process (handlers and publish-only classes) and
  * `limiter` from the jobs it runs; validates all of it. Throws ConfigurationError naming the path.
  */
-export function readSchedulingDeclarations(input: SchedulerOptions | undefined, handlers: readonly object[], jobClasses: readonly object[]): SchedulingDeclarations {
+export function readSchedulingDeclarations(
+  input: SchedulerOptions | undefined,
+  handlers: readonly object[],
+  jobClasses: readonly object[],
+): SchedulingDeclarations {
   const classes = new Map<unknown, object>();
-  for (const source of [...handlers, ...jobClasses]) classes.set(typeof source === 'function' ? source : source.constructor, source);
+  for (const source of [...handlers, ...jobClasses])
+    classes.set(typeof source === 'function' ? source : source.constructor, source);
   const hasCron = [...classes.values()].some((source) => readCronMetadata(source).length > 0);
   const scheduler = resolveSchedulerOptions(input, hasCron);
 
@@ -33,9 +65,24 @@ export function readSchedulingDeclarations(input: SchedulerOptions | undefined, 
     const label = typeof source === 'function' ? source.name : source.constructor.name;
     for (const cron of metadata) {
       const at = `${label} @Cron('${cron.pattern}')`;
-      const spec = resolveSchedule(at, { job: definition.name, pattern: cron.pattern, data: cron.options.data, id: cron.options.id, tz: cron.options.tz, missedTicks: cron.options.missedTicks, source: 'decorator' }, scheduler);
+      const spec = resolveSchedule(
+        at,
+        {
+          job: definition.name,
+          pattern: cron.pattern,
+          data: cron.options.data,
+          id: cron.options.id,
+          tz: cron.options.tz,
+          missedTicks: cron.options.missedTicks,
+          source: 'decorator',
+        },
+        scheduler,
+      );
       const earlier = crons.get(spec.id);
-      if (earlier) throw new ConfigurationError(`${at} and ${earlier.at} share the schedule id '${spec.id}': give one of them its own { id }`);
+      if (earlier)
+        throw new ConfigurationError(
+          `${at} and ${earlier.at} share the schedule id '${spec.id}': give one of them its own { id }`,
+        );
       crons.set(spec.id, { spec, at });
     }
   }
@@ -91,15 +138,35 @@ export class Scheduling {
     const { plan, manager, declarations, log } = deps;
     let ledger = NO_LEDGER;
     if (declarations.scheduler.enabled) {
-      this.election = new LeaderElection(manager, plan.naming.leaderQueue(), deps.reapplyTopology, log.child({ component: 'leader-election' }));
+      this.election = new LeaderElection(
+        manager,
+        plan.naming.leaderQueue(),
+        deps.reapplyTopology,
+        log.child({ component: 'leader-election' }),
+      );
       this.election.onChange((isLeader) => deps.emit('leadershipChanged', { isLeader }));
       ledger = new CronLedger(manager, deps.confirms, plan.naming.cronLedgerQueue(), deps.publishTimeoutMs);
     }
-    this.scheduler = new Scheduler({ publish: deps.publish, leadership: this.election ?? NEVER_LEADER, ledger, log: log.child({ component: 'scheduler' }) });
+    this.scheduler = new Scheduler({
+      publish: deps.publish,
+      leadership: this.election ?? NEVER_LEADER,
+      ledger,
+      log: log.child({ component: 'scheduler' }),
+    });
     for (const spec of declarations.crons) this.scheduler.add(spec);
     for (const [key, limiter] of declarations.limiters) {
       const limiterLog = log.child({ component: 'rate-limiter', limiter: key });
-      this.limiters.set(key, new RateLimiter(manager, limiter, plan.naming.permitQueue(key), plan.naming.limiterLeaderQueue(key), deps.reapplyTopology, limiterLog));
+      this.limiters.set(
+        key,
+        new RateLimiter(
+          manager,
+          limiter,
+          plan.naming.permitQueue(key),
+          plan.naming.limiterLeaderQueue(key),
+          deps.reapplyTopology,
+          limiterLog,
+        ),
+      );
     }
     for (const [job, key] of declarations.limiterOfJob) this.limiterByJob.set(job, this.limiters.get(key)!);
   }
@@ -110,7 +177,10 @@ export class Scheduling {
 
   /** The connection's ready hook. */
   async open(generation: number): Promise<void> {
-    await Promise.all([this.election?.open(generation), ...[...this.limiters.values()].map((limiter) => limiter.open(generation))]);
+    await Promise.all([
+      this.election?.open(generation),
+      ...[...this.limiters.values()].map((limiter) => limiter.open(generation)),
+    ]);
   }
 
   /** Joins the elections; from now on this process fires schedules while it leads. */
@@ -118,28 +188,53 @@ export class Scheduling {
     if (this.started) return;
     this.started = true;
     this.scheduler.start();
-    await Promise.all([this.election?.start(), ...[...this.limiters.values()].map((limiter) => limiter.start())]);
+    await Promise.all([
+      this.election?.start(),
+      ...[...this.limiters.values()].map((limiter) => limiter.start()),
+    ]);
   }
 
   /** Stops firing at once, sends waiting jobs back to their queues, and hands every token on. */
   async stop(): Promise<void> {
     this.scheduler.stop();
     for (const limiter of this.limiters.values()) limiter.releaseWaiters();
-    await Promise.all([this.election?.stop(), ...[...this.limiters.values()].map((limiter) => limiter.close())]);
+    await Promise.all([
+      this.election?.stop(),
+      ...[...this.limiters.values()].map((limiter) => limiter.close()),
+    ]);
   }
 
   limiterFor(jobName: string): PermitGate | undefined {
     return this.limiterByJob.get(jobName);
   }
 
-  async schedule(job: string, pattern: string, data: unknown, options: ScheduleOptions = {}): Promise<ScheduleInfo> {
+  async schedule(
+    job: string,
+    pattern: string,
+    data: unknown,
+    options: ScheduleOptions = {},
+  ): Promise<ScheduleInfo> {
     const at = `schedule('${options.id ?? job}')`;
     if (!this.deps.declarations.scheduler.enabled) {
-      throw new ConfigurationError(`${at}: the scheduler is disabled in this process; pass scheduler: { enabled: true } to createWarren (it declares the leader-election queue)`);
+      throw new ConfigurationError(
+        `${at}: the scheduler is disabled in this process; pass scheduler: { enabled: true } to createWarren (it declares the leader-election queue)`,
+      );
     }
     const planned = this.deps.plan.jobs.get(job);
     if (planned === undefined) throw new UnknownJobError(job, { known: [...this.deps.plan.jobs.keys()] });
-    const spec = resolveSchedule(at, { job, pattern, data, id: options.id, tz: options.tz, missedTicks: options.missedTicks, source: 'runtime' }, this.deps.declarations.scheduler);
+    const spec = resolveSchedule(
+      at,
+      {
+        job,
+        pattern,
+        data,
+        id: options.id,
+        tz: options.tz,
+        missedTicks: options.missedTicks,
+        source: 'runtime',
+      },
+      this.deps.declarations.scheduler,
+    );
     await checkScheduleData(at, planned.schema, spec.data);
     return this.scheduler.add(spec);
   }
@@ -153,17 +248,29 @@ export class Scheduling {
   }
 }
 
-/** A schedule's fixed payload must pass the job's schema: checked when the schedule is declared, not at its first tick. */
-export async function checkScheduleData(at: string, schema: StandardSchemaV1 | undefined, data: unknown): Promise<void> {
+/**
+ * A schedule's fixed payload must pass the job's schema: checked when the schedule is declared, not at its
+ * first tick.
+ */
+export async function checkScheduleData(
+  at: string,
+  schema: StandardSchemaV1 | undefined,
+  data: unknown,
+): Promise<void> {
   if (!schema) return;
   const result = await schema['~standard'].validate(data);
   if (result.issues) {
-    const summary = result.issues.map((issue) => (formatIssuePath(issue) ? `${formatIssuePath(issue)}: ${issue.message}` : issue.message)).join('; ');
+    const summary = result.issues
+      .map((issue) =>
+        formatIssuePath(issue) ? `${formatIssuePath(issue)}: ${issue.message}` : issue.message,
+      )
+      .join('; ');
     throw new ConfigurationError(`${at}.data does not match the job's schema: ${summary}`);
   }
 }
 
 /** Checks every `@Cron` payload against its job's schema (createWarren, before connecting). */
 export async function checkCronData(plan: TopologyPlan, declarations: SchedulingDeclarations): Promise<void> {
-  for (const spec of declarations.crons) await checkScheduleData(`@Cron('${spec.id}')`, plan.jobs.get(spec.job)?.schema, spec.data);
+  for (const spec of declarations.crons)
+    await checkScheduleData(`@Cron('${spec.id}')`, plan.jobs.get(spec.job)?.schema, spec.data);
 }

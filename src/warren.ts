@@ -19,7 +19,13 @@ import {
 } from './core';
 import { readJobDefinition, type JobClass, type JobData } from './decorators';
 import { JobPublisher, resolvePublisherOptions } from './publisher';
-import { applyTopology, deleteTopology, planTopology, resolveTopologyOptions, type TopologyPlan } from './topology';
+import {
+  applyTopology,
+  deleteTopology,
+  planTopology,
+  resolveTopologyOptions,
+  type TopologyPlan,
+} from './topology';
 import { DeadLetters, resolveWorkerOptions, Worker, type ConsumerHealth, type RegisteredJob } from './worker';
 import type { WarrenOptions } from './warren-options';
 import type { ScheduleInfo, ScheduleOptions } from './scheduler';
@@ -29,7 +35,7 @@ import { checkCronData, readSchedulingDeclarations, Scheduling } from './warren-
  * Augment this interface to type `publish` by job name:
  * `declare module 'warren' { interface WarrenJobs { 'email.welcome': { userId: string } } }`.
  */
-// eslint-disable-next-line @typescript-eslint/no-empty-interface
+// biome-ignore lint/suspicious/noEmptyInterface: an interface (not a type) so users can augment it
 export interface WarrenJobs {}
 
 /** A map of job name to payload type. */
@@ -80,7 +86,11 @@ export class Warren<TJobs extends object = WarrenJobs> extends EventEmitter<Warr
    * await warren.publish('email.welcome', { userId: '123' }, { jobId: 'welcome-123', delayMs: 60_000 });
    * await warren.publish(WelcomeEmail, { userId: '123' });
    */
-  publish<K extends JobName<TJobs>>(name: K, data: JobPayload<TJobs, K>, options?: PublishOptions): Promise<PublishedJob>;
+  publish<K extends JobName<TJobs>>(
+    name: K,
+    data: JobPayload<TJobs, K>,
+    options?: PublishOptions,
+  ): Promise<PublishedJob>;
   publish<C extends JobClass>(job: C, data: JobData<C>, options?: PublishOptions): Promise<PublishedJob>;
   publish(job: string | JobClass, data: unknown, options?: PublishOptions): Promise<PublishedJob> {
     if (this.closing) return Promise.reject(new ShutdownError('warren is closed; publish refused'));
@@ -88,7 +98,10 @@ export class Warren<TJobs extends object = WarrenJobs> extends EventEmitter<Warr
     return this.publisher.publish(name, data, options);
   }
 
-  /** Starts consuming every queue this process has handlers for, and joins the cron leader election (if the scheduler is enabled). */
+  /**
+   * Starts consuming every queue this process has handlers for, and joins the cron leader election (if the
+   * scheduler is enabled).
+   */
   async start(): Promise<void> {
     if (this.closing) throw new ShutdownError('warren is closed; cannot start');
     await this.worker.start();
@@ -104,15 +117,33 @@ export class Warren<TJobs extends object = WarrenJobs> extends EventEmitter<Warr
    * @example
    * await warren.schedule('report.daily', '0 9 * * *', { kind: 'daily' }, { tz: 'Asia/Tokyo' });
    */
-  schedule<K extends JobName<TJobs>>(job: K, pattern: string, data?: JobPayload<TJobs, K>, options?: ScheduleOptions): Promise<ScheduleInfo>;
-  schedule<C extends JobClass>(job: C, pattern: string, data?: JobData<C>, options?: ScheduleOptions): Promise<ScheduleInfo>;
-  schedule(job: string | JobClass, pattern: string, data?: unknown, options?: ScheduleOptions): Promise<ScheduleInfo> {
+  schedule<K extends JobName<TJobs>>(
+    job: K,
+    pattern: string,
+    data?: JobPayload<TJobs, K>,
+    options?: ScheduleOptions,
+  ): Promise<ScheduleInfo>;
+  schedule<C extends JobClass>(
+    job: C,
+    pattern: string,
+    data?: JobData<C>,
+    options?: ScheduleOptions,
+  ): Promise<ScheduleInfo>;
+  schedule(
+    job: string | JobClass,
+    pattern: string,
+    data?: unknown,
+    options?: ScheduleOptions,
+  ): Promise<ScheduleInfo> {
     if (this.closing) return Promise.reject(new ShutdownError('warren is closed; schedule refused'));
     const name = typeof job === 'string' ? job : readJobDefinition(job).name;
     return this.scheduling.schedule(name, pattern, data, options);
   }
 
-  /** Removes a schedule (declared by `schedule` or `@Cron`) from this process. False when there was none with that id. */
+  /**
+   * Removes a schedule (declared by `schedule` or `@Cron`) from this process. False when there was none with
+   * that id.
+   */
   unschedule(id: string): boolean {
     return this.scheduling.unschedule(id);
   }
@@ -153,7 +184,10 @@ export class Warren<TJobs extends object = WarrenJobs> extends EventEmitter<Warr
     return this.closing;
   }
 
-  /** Closes gracefully on SIGTERM and SIGINT, then lets the process exit. Returns a function that removes the handlers. */
+  /**
+   * Closes gracefully on SIGTERM and SIGINT, then lets the process exit. Returns a function that removes the
+   * handlers.
+   */
   closeOnSignals(signals: readonly NodeJS.Signals[] = ['SIGTERM', 'SIGINT']): () => void {
     const handler = (signal: NodeJS.Signals) => {
       this.log.info({ signal }, 'signal received; closing gracefully');
@@ -166,7 +200,9 @@ export class Warren<TJobs extends object = WarrenJobs> extends EventEmitter<Warr
       );
     };
     for (const signal of signals) process.once(signal, handler);
-    const remove = () => signals.forEach((signal) => process.removeListener(signal, handler));
+    const remove = () => {
+      for (const signal of signals) process.removeListener(signal, handler);
+    };
     this.signalHandlers.push(remove);
     return remove;
   }
@@ -187,7 +223,11 @@ export class Warren<TJobs extends object = WarrenJobs> extends EventEmitter<Warr
     await this.scheduling.stop();
     await this.worker.stop(graceMs);
     const flushed = await this.confirms.flush(graceMs);
-    if (!flushed) this.log.warn({ pending: this.confirms.pendingCount }, 'closing with publishes the broker has not confirmed; they fail with SHUTTING_DOWN');
+    if (!flushed)
+      this.log.warn(
+        { pending: this.confirms.pendingCount },
+        'closing with publishes the broker has not confirmed; they fail with SHUTTING_DOWN',
+      );
     await this.confirms.close();
     this.breakers.shutdown();
     await this.manager.close();
@@ -200,14 +240,20 @@ export class Warren<TJobs extends object = WarrenJobs> extends EventEmitter<Warr
  * topology and opens the publisher. Call `start()` to run handlers.
  *
  * @example
- * const warren = await createWarren({ url: process.env.AMQP_URL, topology, handlers: [new WelcomeEmail(mailer)] });
+ * const warren = await createWarren({ url: process.env.AMQP_URL, topology, handlers: [new
+ * WelcomeEmail(mailer)] });
  * await warren.start();
  * await warren.publish('email.welcome', { userId: '123' });
  * warren.closeOnSignals();
  */
-export async function createWarren<TJobs extends object = WarrenJobs>(options: WarrenOptions = {}): Promise<Warren<TJobs>> {
+export async function createWarren<TJobs extends object = WarrenJobs>(
+  options: WarrenOptions = {},
+): Promise<Warren<TJobs>> {
   const log = options.logger ?? createSilentLogger();
-  const connectionOptions = resolveConnectionOptions({ ...options.connection, ...(options.url !== undefined ? { url: options.url } : {}) });
+  const connectionOptions = resolveConnectionOptions({
+    ...options.connection,
+    ...(options.url !== undefined ? { url: options.url } : {}),
+  });
   const topologyOptions = resolveTopologyOptions({
     ...(options.namespace !== undefined ? { namespace: options.namespace } : {}),
     ...(options.delay ? { delay: options.delay } : {}),
@@ -223,20 +269,31 @@ export async function createWarren<TJobs extends object = WarrenJobs>(options: W
   const handlers = new Map<string, JobHandler>();
   const definitions: JobDefinition[] = [];
   for (const handler of options.handlers ?? []) {
-    if (typeof handler === 'function') throw new ConfigurationError(`handlers takes instances (new ${(handler as { name: string }).name}(...)); pass classes you only publish as jobs`);
+    if (typeof handler === 'function')
+      throw new ConfigurationError(
+        `handlers takes instances (new ${(handler as { name: string }).name}(...)); pass classes you only publish as jobs`,
+      );
     const definition = readJobDefinition(handler);
-    if (handlers.has(definition.name)) throw new ConfigurationError(`two handlers for job '${definition.name}'`);
+    if (handlers.has(definition.name))
+      throw new ConfigurationError(`two handlers for job '${definition.name}'`);
     handlers.set(definition.name, handler as JobHandler);
     definitions.push(definition);
   }
   for (const job of options.jobs ?? []) definitions.push(readJobDefinition(job));
-  const schedulingDeclarations = readSchedulingDeclarations(options.scheduler, [...handlers.values()], options.jobs ?? []);
+  const schedulingDeclarations = readSchedulingDeclarations(
+    options.scheduler,
+    [...handlers.values()],
+    options.jobs ?? [],
+  );
   const plan = planTopology({
     topology: options.topology ?? {},
     jobs: definitions,
     options: topologyOptions,
     leaderElection: schedulingDeclarations.scheduler.enabled,
-    limiters: [...schedulingDeclarations.limiters.values()].map((limiter) => ({ key: limiter.key, maxPermits: limiter.max })),
+    limiters: [...schedulingDeclarations.limiters.values()].map((limiter) => ({
+      key: limiter.key,
+      maxPermits: limiter.max,
+    })),
   });
   await checkCronData(plan, schedulingDeclarations);
 
@@ -258,7 +315,11 @@ export async function createWarren<TJobs extends object = WarrenJobs>(options: W
   // A store that cannot work (database down, table of another shape) fails here, not on the first job.
   await options.idempotency?.prepare?.();
   const manager = new ConnectionManager(connectionOptions, log.child({ component: 'connection' }));
-  const confirms = new ConfirmPublisher(manager, { maxBuffered: publisherOptions.maxBuffered }, log.child({ component: 'publisher' }));
+  const confirms = new ConfirmPublisher(
+    manager,
+    { maxBuffered: publisherOptions.maxBuffered },
+    log.child({ component: 'publisher' }),
+  );
   const publisher = new JobPublisher(plan, confirms, publisherOptions);
   let warren: Warren<TJobs> | undefined;
   const emit: EmitEvent = (event, ...args) => {
@@ -269,9 +330,18 @@ export async function createWarren<TJobs extends object = WarrenJobs>(options: W
     }
   };
   let worker: Worker | undefined;
-  const pauses = new BreakerPauses({ pause: (queue) => worker!.pause(queue), resume: (queue) => worker!.resume(queue) }, log.child({ component: 'breaker' }));
-  for (const job of registered.values()) for (const breaker of job.breakers) pauses.use(breaker, job.planned.queue);
-  const breakers = new BreakerRegistry(options.breakers ?? {}, breakerDefaults, (name, state) => onBreakerState(name, state), log.child({ component: 'breaker' }));
+  const pauses = new BreakerPauses(
+    { pause: (queue) => worker!.pause(queue), resume: (queue) => worker!.resume(queue) },
+    log.child({ component: 'breaker' }),
+  );
+  for (const job of registered.values())
+    for (const breaker of job.breakers) pauses.use(breaker, job.planned.queue);
+  const breakers = new BreakerRegistry(
+    options.breakers ?? {},
+    breakerDefaults,
+    (name, state) => onBreakerState(name, state),
+    log.child({ component: 'breaker' }),
+  );
   const reapplyTopology = () => applyTopology(plan, () => manager.openChannel());
   const scheduling = new Scheduling({
     plan,
@@ -303,7 +373,11 @@ export async function createWarren<TJobs extends object = WarrenJobs>(options: W
       manager,
       reapplyTopology,
       concurrencyOf: (queueName) =>
-        Math.max(...[...registered.values()].filter((job) => job.planned.queueName === queueName).map((job) => job.planned.concurrency ?? jobDefaults.concurrency)),
+        Math.max(
+          ...[...registered.values()]
+            .filter((job) => job.planned.queueName === queueName)
+            .map((job) => job.planned.concurrency ?? jobDefaults.concurrency),
+        ),
     },
     log.child({ component: 'worker' }),
   );
@@ -325,6 +399,24 @@ export async function createWarren<TJobs extends object = WarrenJobs>(options: W
   manager.on('unblocked', () => emit('unblocked'));
   await manager.start();
 
-  warren = new Warren<TJobs>(plan, manager, confirms, publisher, worker, breakers, workerOptions.shutdownGraceMs, log, new DeadLetters(plan, manager, confirms, workerOptions.republishTimeoutMs, log.child({ component: 'dead-letters' })), scheduling, pauses);
+  warren = new Warren<TJobs>(
+    plan,
+    manager,
+    confirms,
+    publisher,
+    worker,
+    breakers,
+    workerOptions.shutdownGraceMs,
+    log,
+    new DeadLetters(
+      plan,
+      manager,
+      confirms,
+      workerOptions.republishTimeoutMs,
+      log.child({ component: 'dead-letters' }),
+    ),
+    scheduling,
+    pauses,
+  );
   return warren;
 }

@@ -1,9 +1,12 @@
-import { once } from 'events';
+import { once } from 'node:events';
 import * as amqp from 'amqplib';
 import type { Job } from '../job';
 import type { Consumer, Contender, ContenderEnv } from './contender';
 
-export const QUORUM_QUEUE: amqp.Options.AssertQueue = { durable: true, arguments: { 'x-queue-type': 'quorum' } };
+export const QUORUM_QUEUE: amqp.Options.AssertQueue = {
+  durable: true,
+  arguments: { 'x-queue-type': 'quorum' },
+};
 const PUBLISH_OPTIONS: amqp.Options.Publish = { persistent: true, contentType: 'application/json' };
 const ATTEMPT_HEADER = 'bench-attempt';
 
@@ -80,7 +83,9 @@ export class AmqplibContender implements Contender {
       const job = JSON.parse(msg.content.toString()) as Job;
       if (msg.properties.headers?.[ATTEMPT_HEADER] === undefined) {
         const properties = { ...PUBLISH_OPTIONS, headers: { [ATTEMPT_HEADER]: 2 } };
-        republisher.sendToQueue(this.queue, msg.content, properties, (err) => (err ? channel.nack(msg) : channel.ack(msg)));
+        republisher.sendToQueue(this.queue, msg.content, properties, (err) =>
+          err ? channel.nack(msg) : channel.ack(msg),
+        );
         return;
       }
       onCompleted(job);
@@ -112,7 +117,11 @@ export class AmqplibContender implements Contender {
 }
 
 /** All jobs in flight on one confirm channel, pausing only when the socket buffer asks to (drain). */
-export async function publishPipelined(channel: amqp.ConfirmChannel, queue: string, jobs: Job[]): Promise<void> {
+export async function publishPipelined(
+  channel: amqp.ConfirmChannel,
+  queue: string,
+  jobs: Job[],
+): Promise<void> {
   if (jobs.length === 0) return;
   let pending = jobs.length;
   let failure: unknown;

@@ -50,7 +50,13 @@ export class BullmqContender implements Contender {
   async prefillRetryable(jobs: Job[]): Promise<void> {
     const queue = this.requireQueue();
     for (let i = 0; i < jobs.length; i += BULK_CHUNK) {
-      await queue.addBulk(jobs.slice(i, i + BULK_CHUNK).map((data) => ({ name: JOB_NAME, data, opts: { attempts: 2, backoff: { type: 'fixed', delay: 0 } } })));
+      await queue.addBulk(
+        jobs.slice(i, i + BULK_CHUNK).map((data) => ({
+          name: JOB_NAME,
+          data,
+          opts: { attempts: 2, backoff: { type: 'fixed', delay: 0 } },
+        })),
+      );
     }
   }
 

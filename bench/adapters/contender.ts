@@ -25,7 +25,10 @@ export interface Consumer {
  */
 export interface Contender {
   readonly name: string;
-  /** Connect and declare `queue` (durable; quorum on RabbitMQ). Idempotent: a worker process calls it for the same queue. */
+  /**
+   * Connect and declare `queue` (durable; quorum on RabbitMQ). Idempotent: a worker process calls it for the
+   * same queue.
+   */
   setup(queue: string, features?: ContenderFeatures): Promise<void>;
   /** Resolves only once the broker has confirmed the job. */
   publish(job: Job): Promise<void>;
@@ -33,13 +36,22 @@ export interface Contender {
   publishBulk(jobs: Job[]): Promise<void>;
   /** Untimed: fill the queue as fast as possible with jobs that `consume` reads like published ones. */
   prefill(jobs: Job[]): Promise<void>;
-  /** `concurrency` is the prefetch on AMQP, the worker concurrency on BullMQ. The handler runs before each ack. */
+  /**
+   * `concurrency` is the prefetch on AMQP, the worker concurrency on BullMQ. The handler runs before each
+   * ack.
+   */
   consume(concurrency: number, handler: (job: Job) => void): Promise<Consumer>;
-  /** Scenario 6, where the contender has delayed jobs: resolves once the job is stored, to run no earlier than `delayMs` from now. */
+  /**
+   * Scenario 6, where the contender has delayed jobs: resolves once the job is stored, to run no earlier than
+   * `delayMs` from now.
+   */
   publishDelayed?(job: Job, delayMs: number): Promise<void>;
   /** Scenario 6: like `prefill`, with jobs allowed one retry without backoff. */
   prefillRetryable?(jobs: Job[]): Promise<void>;
-  /** Scenario 6: fails every job's first attempt; `onCompleted` runs in the successful second one, before its ack. */
+  /**
+   * Scenario 6: fails every job's first attempt; `onCompleted` runs in the successful second one, before its
+   * ack.
+   */
   consumeFailingOnce?(concurrency: number, onCompleted: (job: Job) => void): Promise<Consumer>;
   /** Close connections; with `deleteQueue`, also delete what `setup` declared. */
   teardown(opts: { deleteQueue: boolean }): Promise<void>;

@@ -7,10 +7,16 @@ import type { Consumer, Contender, ContenderEnv } from './contender';
 
 const PUBLICATION = 'bench-pub';
 const SUBSCRIPTION = 'bench-sub';
-/** Rascal has no batch API; this bounds the jobs waiting for its channel pool so none hit its 15 s acquire timeout. */
+/**
+ * Rascal has no batch API; this bounds the jobs waiting for its channel pool so none hit its 15 s acquire
+ * timeout.
+ */
 const BULK_IN_FLIGHT = 1000;
 
-/** Rascal's defaults throughout, but for what the benchmark pins: quorum queue, confirm channel, persistent messages. */
+/**
+ * Rascal's defaults throughout, but for what the benchmark pins: quorum queue, confirm channel, persistent
+ * messages.
+ */
 export class RascalContender implements Contender {
   readonly name = 'rascal';
   private broker?: rascal.BrokerAsPromised;
@@ -65,7 +71,10 @@ export class RascalContender implements Contender {
     });
   }
 
-  private async subscribe(concurrency: number, onMessage: (message: Message, content: Job, ackOrNack: rascal.AckOrNack) => void): Promise<Consumer> {
+  private async subscribe(
+    concurrency: number,
+    onMessage: (message: Message, content: Job, ackOrNack: rascal.AckOrNack) => void,
+  ): Promise<Consumer> {
     const subscription = await this.requireBroker().subscribe(SUBSCRIPTION, { prefetch: concurrency });
     subscription.on('error', (err: Error) => console.error(`rascal subscription error: ${err.message}`));
     const subscribed = new Promise((resolve) => subscription.once('subscribed', resolve));
@@ -81,9 +90,17 @@ export class RascalContender implements Contender {
   /** Rascal's own recovery: republish once (it acks the original after the copy's confirm), then nack. */
   async consumeFailingOnce(concurrency: number, onCompleted: (job: Job) => void): Promise<Consumer> {
     return this.subscribe(concurrency, (message, content, ackOrNack) => {
-      const republished = (message.properties.headers?.rascal as { recovery?: Record<string, { republished?: number }> } | undefined)?.recovery?.[this.queue]?.republished ?? 0;
+      const republished =
+        (
+          message.properties.headers?.rascal as
+            | { recovery?: Record<string, { republished?: number }> }
+            | undefined
+        )?.recovery?.[this.queue]?.republished ?? 0;
       if (republished === 0) {
-        ackOrNack(new Error('first attempt fails'), [{ strategy: 'republish', attempts: 1 }, { strategy: 'nack' }]);
+        ackOrNack(new Error('first attempt fails'), [
+          { strategy: 'republish', attempts: 1 },
+          { strategy: 'nack' },
+        ]);
         return;
       }
       onCompleted(content);

@@ -1,4 +1,12 @@
-import { createWarren, defineTopology, Job as JobDecorator, type JobContext, type JobHandler, type Warren, type WarrenOptions } from '../../src';
+import {
+  createWarren,
+  defineTopology,
+  Job as JobDecorator,
+  type JobContext,
+  type JobHandler,
+  type Warren,
+  type WarrenOptions,
+} from '../../src';
 import type { Job } from '../job';
 import type { Consumer, Contender, ContenderEnv, ContenderFeatures } from './contender';
 

@@ -1,4 +1,4 @@
-import { performance } from 'perf_hooks';
+import { performance } from 'node:perf_hooks';
 import { CpuSample, CpuTimes, startCpuSample } from '../cpu';
 import { makeJobs } from '../job';
 import type { Sizes } from '../options';

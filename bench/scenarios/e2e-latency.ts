@@ -1,5 +1,5 @@
-import { performance } from 'perf_hooks';
-import { setTimeout as sleep } from 'timers/promises';
+import { performance } from 'node:perf_hooks';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { makeJob } from '../job';
 import { measure } from '../measure';
 import type { Sizes } from '../options';
@@ -36,7 +36,11 @@ export function e2eLatency(sizes: Sizes): Scenario {
         recordLatency: true,
       });
       try {
-        const { value: report, wallMs, cpu } = await measure(brokers, async () => {
+        const {
+          value: report,
+          wallMs,
+          cpu,
+        } = await measure(brokers, async () => {
           const confirms: Promise<void>[] = [];
           const start = performance.now();
           while (confirms.length < total) {

@@ -1,4 +1,4 @@
-import { performance } from 'perf_hooks';
+import { performance } from 'node:perf_hooks';
 import { runCallers } from '../callers';
 import { makeJob } from '../job';
 import { measure } from '../measure';
@@ -46,7 +46,11 @@ function enqueueAwaited(shape: AwaitedShape): Scenario {
     id: shape.id,
     key: String(shape.id),
     title: shape.title,
-    metrics: [JOBS_PER_SEC, { key: 'p50Ms', label: 'p50 ms', digits }, { key: 'p99Ms', label: 'p99 ms', digits }],
+    metrics: [
+      JOBS_PER_SEC,
+      { key: 'p50Ms', label: 'p50 ms', digits },
+      { key: 'p99Ms', label: 'p99 ms', digits },
+    ],
     async run({ contender, brokers }) {
       await runCallers(shape.callers, shape.warmup, (i) => contender.publish(makeJob(i)));
       const latencies = new Float64Array(shape.publishes);
@@ -60,7 +64,11 @@ function enqueueAwaited(shape: AwaitedShape): Scenario {
       );
       const sorted = sortedCopy(latencies);
       return {
-        metrics: { jobsPerSec: (latencies.length / wallMs) * 1000, p50Ms: percentile(sorted, 50), p99Ms: percentile(sorted, 99) },
+        metrics: {
+          jobsPerSec: (latencies.length / wallMs) * 1000,
+          p50Ms: percentile(sorted, 50),
+          p99Ms: percentile(sorted, 99),
+        },
         cpu,
         wallMs,
         jobs: latencies.length,

@@ -44,7 +44,11 @@ export function memory(sizes: Sizes): Scenario {
         sampleMemory: true,
       });
       try {
-        const { value: report, wallMs, cpu } = await measure(brokers, async () => {
+        const {
+          value: report,
+          wallMs,
+          cpu,
+        } = await measure(brokers, async () => {
           for (let fed = 0; fed < total; fed += FEED_CHUNK) {
             await contender.prefill(makeJobs(Math.min(FEED_CHUNK, total - fed), fed));
           }
@@ -53,7 +57,8 @@ export function memory(sizes: Sizes): Scenario {
         // readings at 10 %..90 % and the final one
         const readings = [...worker.samples, report.memory];
         const half = Math.ceil(readings.length / 2);
-        const maxRss = (from: number, to: number) => Math.max(...readings.slice(from, to).map((r) => r.rssMb));
+        const maxRss = (from: number, to: number) =>
+          Math.max(...readings.slice(from, to).map((r) => r.rssMb));
         const firstHalf = maxRss(0, half);
         const secondHalf = maxRss(half, readings.length);
         return {

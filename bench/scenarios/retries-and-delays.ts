@@ -1,4 +1,4 @@
-import { performance } from 'perf_hooks';
+import { performance } from 'node:perf_hooks';
 import type { Consumer } from '../adapters/contender';
 import { makeJob, makeJobs, nowUs, type Job } from '../job';
 import { measure } from '../measure';
@@ -39,12 +39,19 @@ export function delayLateness(sizes: Sizes): Scenario {
       });
       try {
         const { wallMs, cpu } = await measure(brokers, async () => {
-          await Promise.all(Array.from({ length: total }, (_, seq) => contender.publishDelayed!(makeJob(seq), delayOf(seq))));
+          await Promise.all(
+            Array.from({ length: total }, (_, seq) => contender.publishDelayed!(makeJob(seq), delayOf(seq))),
+          );
           await allArrived;
         });
         const sorted = sortedCopy(lateness);
         return {
-          metrics: { p99Ms: percentile(sorted, 99), p50Ms: percentile(sorted, 50), maxMs: sorted[total - 1], minMs: sorted[0] },
+          metrics: {
+            p99Ms: percentile(sorted, 99),
+            p50Ms: percentile(sorted, 50),
+            maxMs: sorted[total - 1],
+            minMs: sorted[0],
+          },
           cpu,
           wallMs,
           jobs: total,
@@ -78,16 +85,26 @@ export function retryCost(sizes: Sizes): Scenario {
       await contender.prefill(makeJobs(total));
       const firstTime = await drain(total, (onJob) => contender.consume(concurrency, onJob));
       await contender.prefillRetryable!(makeJobs(total));
-      const { value: failOnce, cpu } = await measure(brokers, () => drain(total, (onJob) => contender.consumeFailingOnce!(concurrency, onJob)));
+      const { value: failOnce, cpu } = await measure(brokers, () =>
+        drain(total, (onJob) => contender.consumeFailingOnce!(concurrency, onJob)),
+      );
       const jobsPerSec = (total / failOnce) * 1000;
       const firstTimeJobsPerSec = (total / firstTime) * 1000;
-      return { metrics: { jobsPerSec, firstTimeJobsPerSec, retryRatio: jobsPerSec / firstTimeJobsPerSec }, cpu, wallMs: failOnce, jobs: total };
+      return {
+        metrics: { jobsPerSec, firstTimeJobsPerSec, retryRatio: jobsPerSec / firstTimeJobsPerSec },
+        cpu,
+        wallMs: failOnce,
+        jobs: total,
+      };
     },
   };
 }
 
 /** ms from the consumer being attached to the last of `total` jobs handled. */
-async function drain(total: number, start: (onJob: (job: Job) => void) => Promise<Consumer>): Promise<number> {
+async function drain(
+  total: number,
+  start: (onJob: (job: Job) => void) => Promise<Consumer>,
+): Promise<number> {
   let handled = 0;
   let finish!: (at: number) => void;
   const finished = new Promise<number>((resolve) => (finish = resolve));

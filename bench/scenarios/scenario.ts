@@ -42,7 +42,9 @@ export interface Scenario {
   rounds?: number;
   /** Handed to the contender's setup. */
   features?: ContenderFeatures;
-  /** Optional contender methods the scenario calls; a contender without them is skipped here (and only here). */
+  /**
+   * Optional contender methods the scenario calls; a contender without them is skipped here (and only here).
+   */
   requires?: (keyof Contender)[];
   /** Overrides the suite's run timeout. */
   timeoutMs?: number;

@@ -1,6 +1,7 @@
 // Rascal ships no type declarations; this covers only what the benchmark uses.
+// biome-ignore-all lint/suspicious/noExplicitAny: Rascal's own events and content are untyped
 declare module 'rascal' {
-  import { EventEmitter } from 'events';
+  import { EventEmitter } from 'node:events';
 
   export interface PublicationSession extends EventEmitter {
     on(event: 'success', listener: (messageId: string) => void): this;
@@ -17,7 +18,10 @@ declare module 'rascal' {
   export type AckOrNack = (err?: Error, recovery?: RecoveryStrategy | RecoveryStrategy[]) => void;
 
   export interface SubscriberSession extends EventEmitter {
-    on(event: 'message', listener: (message: import('amqplib').Message, content: any, ackOrNack: AckOrNack) => void): this;
+    on(
+      event: 'message',
+      listener: (message: import('amqplib').Message, content: any, ackOrNack: AckOrNack) => void,
+    ): this;
     on(event: 'error', listener: (err: Error) => void): this;
     on(event: string, listener: (...args: any[]) => void): this;
     cancel(): Promise<void>;

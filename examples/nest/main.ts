@@ -20,13 +20,21 @@ async function main(): Promise<void> {
 
   const warren = app.get(Warren);
   const completed = once(warren, 'completed', { signal: AbortSignal.timeout(10_000) });
-  const response = await fetch(`${url}/signup`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ userId: 'u42' }) });
-  console.log(`nest example: POST /signup answered ${response.status} ${JSON.stringify(await response.json())}`);
+  const response = await fetch(`${url}/signup`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ userId: 'u42' }),
+  });
+  console.log(
+    `nest example: POST /signup answered ${response.status} ${JSON.stringify(await response.json())}`,
+  );
   if (response.status !== 202) throw new Error(`POST /signup answered ${response.status}`);
 
   const [event] = (await completed) as [{ jobId: string; durationMs: number }];
   const sent = app.get(Mailer).sent;
-  console.log(`nest example: job ${event.jobId} completed in ${event.durationMs} ms; mailer sent ${sent.length} email(s)`);
+  console.log(
+    `nest example: job ${event.jobId} completed in ${event.durationMs} ms; mailer sent ${sent.length} email(s)`,
+  );
 
   // A real app keeps its queues; the example removes its namespace so CI leaves the broker clean.
   await closeAndDeleteTopology(warren);

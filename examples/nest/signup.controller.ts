@@ -10,7 +10,11 @@ export class SignupController {
   @Post()
   @HttpCode(202)
   async signup(@Body() body: { userId: string }) {
-    const job = await this.jobs.publish(WelcomeEmail, { userId: body.userId }, { jobId: `welcome-${body.userId}` });
+    const job = await this.jobs.publish(
+      WelcomeEmail,
+      { userId: body.userId },
+      { jobId: `welcome-${body.userId}` },
+    );
     return { accepted: job.jobId };
   }
 }

@@ -14,6 +14,8 @@ export class WelcomeEmail implements JobHandler<WelcomeEmailData> {
 
   async handle(data: WelcomeEmailData, ctx: JobContext): Promise<void> {
     await this.mailer.send(data.userId, 'welcome', ctx.signal);
-    console.log(`nest example: WelcomeEmail sent to ${data.userId} (job ${ctx.jobId}, attempt ${ctx.attempt}) through the injected Mailer`);
+    console.log(
+      `nest example: WelcomeEmail sent to ${data.userId} (job ${ctx.jobId}, attempt ${ctx.attempt}) through the injected Mailer`,
+    );
   }
 }

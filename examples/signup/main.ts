@@ -29,7 +29,9 @@ async function main(): Promise<void> {
     });
   } catch (error) {
     if (error instanceof ConnectionError) {
-      console.error(`Cannot reach RabbitMQ at ${error.urls.join(', ')}. Start one with \`docker compose up -d\` (or \`rabbitmq-server -detached\`), or set AMQP_URL.`);
+      console.error(
+        `Cannot reach RabbitMQ at ${error.urls.join(', ')}. Start one with \`docker compose up -d\` (or \`rabbitmq-server -detached\`), or set AMQP_URL.`,
+      );
       process.exit(1);
     }
     throw error;
@@ -40,7 +42,11 @@ async function main(): Promise<void> {
   warren.on('completed', (job) => {
     if (job.name === 'email.welcome') welcomed += 1;
   });
-  warren.on('retried', (job) => console.log(`  retry: ${job.name} attempt ${job.attempt} failed, attempt ${job.nextAttempt} in ${job.delayMs} ms`));
+  warren.on('retried', (job) =>
+    console.log(
+      `  retry: ${job.name} attempt ${job.attempt} failed, attempt ${job.nextAttempt} in ${job.delayMs} ms`,
+    ),
+  );
   const deadLettered = new Promise<void>((resolve) =>
     warren.on('deadLettered', (job) => {
       console.log(`  dead letter: ${job.name} (${job.reason})`);
@@ -51,7 +57,12 @@ async function main(): Promise<void> {
   await warren.start();
   const signups = new SignupService(warren);
   const started = Date.now();
-  for (const [id, email] of [['1', 'ada@example.com'], ['2', 'grace@example.com'], ['3', 'linus@example.com']] as const) await signups.signUp(id, email);
+  for (const [id, email] of [
+    ['1', 'ada@example.com'],
+    ['2', 'grace@example.com'],
+    ['3', 'linus@example.com'],
+  ] as const)
+    await signups.signUp(id, email);
   console.log(`published 3 welcome emails in ${Date.now() - started} ms (each confirmed by the broker)`);
   await warren.publish(MonthlyReport, { month: '2026-11' });
   console.log('published report.monthly (its API is down: it will fail twice and be dead-lettered)');
@@ -59,7 +70,10 @@ async function main(): Promise<void> {
   await deadLettered;
   while (welcomed < 3) await new Promise((resolve) => setTimeout(resolve, 50));
   const letters = await warren.deadLetters.list('reports');
-  for (const letter of letters) console.log(`dead-letter queue 'reports': ${letter.name} after ${letter.attempt} attempts, reason ${letter.reason}: ${letter.lastError?.split('\n')[0]}`);
+  for (const letter of letters)
+    console.log(
+      `dead-letter queue 'reports': ${letter.name} after ${letter.attempt} attempts, reason ${letter.reason}: ${letter.lastError?.split('\n')[0]}`,
+    );
 
   // The example leaves nothing behind on the broker.
   await warren.deleteTopology();

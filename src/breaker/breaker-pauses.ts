@@ -30,7 +30,10 @@ export class BreakerPauses {
   /** Jobs of `queue` use `breaker`. If it is open right now, the queue pauses at once. */
   use(breaker: string, queue: string): void {
     let queues = this.queuesOf.get(breaker);
-    if (queues === undefined) this.queuesOf.set(breaker, (queues = new Set()));
+    if (queues === undefined) {
+      queues = new Set();
+      this.queuesOf.set(breaker, queues);
+    }
     if (queues.has(queue)) return;
     queues.add(queue);
     if (this.openBreakers.has(breaker)) this.applyQuietly(queue, breaker);
@@ -57,7 +60,8 @@ export class BreakerPauses {
   /** Who holds the queue now: 'user' and the names of open breakers its jobs use. */
   holdersOf(queue: string): string[] {
     const holders = this.pausedByUser.has(queue) ? ['user'] : [];
-    for (const breaker of this.openBreakers) if (this.queuesOf.get(breaker)?.has(queue)) holders.push(breaker);
+    for (const breaker of this.openBreakers)
+      if (this.queuesOf.get(breaker)?.has(queue)) holders.push(breaker);
     return holders;
   }
 
@@ -66,6 +70,8 @@ export class BreakerPauses {
   }
 
   private applyQuietly(queue: string, breaker: string): void {
-    this.apply(queue).catch((error: unknown) => this.log.warn({ err: error, queue, breaker }, 'could not pause or resume the queue'));
+    this.apply(queue).catch((error: unknown) =>
+      this.log.warn({ err: error, queue, breaker }, 'could not pause or resume the queue'),
+    );
   }
 }

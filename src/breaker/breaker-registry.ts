@@ -21,7 +21,8 @@ export class BreakerRegistry {
     private readonly onStateChange: (name: string, state: BreakerState) => void,
     private readonly log: Logger,
   ) {
-    for (const [name, options] of Object.entries(configured)) resolveBreakerOptions({ ...defaults, ...options }, `breakers.${name}`);
+    for (const [name, options] of Object.entries(configured))
+      resolveBreakerOptions({ ...defaults, ...options }, `breakers.${name}`);
   }
 
   get(name: string): BreakerHandle {
@@ -33,7 +34,8 @@ export class BreakerRegistry {
         try {
           return (await breaker.fire(call)) as T;
         } catch (error) {
-          if ((error as { code?: string })?.code === 'EOPENBREAKER') throw new CircuitOpenError(name, { cause: error });
+          if ((error as { code?: string })?.code === 'EOPENBREAKER')
+            throw new CircuitOpenError(name, { cause: error });
           throw error;
         }
       },
@@ -66,7 +68,10 @@ export class BreakerRegistry {
       rollingCountTimeout: options.rollingCountTimeoutMs,
     });
     const report = (state: BreakerState) => () => {
-      this.log.warn({ breaker: name, state }, `circuit breaker ${state === 'open' ? 'opened' : state === 'halfOpen' ? 'half-open' : 'closed'}`);
+      this.log.warn(
+        { breaker: name, state },
+        `circuit breaker ${state === 'open' ? 'opened' : state === 'halfOpen' ? 'half-open' : 'closed'}`,
+      );
       this.onStateChange(name, state);
     };
     breaker.on('open', report('open'));

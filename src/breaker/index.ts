@@ -1,3 +1,8 @@
 export { BreakerRegistry, type BreakerState } from './breaker-registry';
 export { BreakerPauses, type QueueSwitch } from './breaker-pauses';
-export { resolveBreakerOptions, BREAKER_DEFAULTS, type BreakerOptions, type ResolvedBreakerOptions } from './options';
+export {
+  resolveBreakerOptions,
+  BREAKER_DEFAULTS,
+  type BreakerOptions,
+  type ResolvedBreakerOptions,
+} from './options';

@@ -26,9 +26,26 @@ export const BREAKER_DEFAULTS: ResolvedBreakerOptions = Object.freeze({
 export function resolveBreakerOptions(input: BreakerOptions = {}, path = 'breakers'): ResolvedBreakerOptions {
   return Object.freeze({
     timeoutMs: checkInteger(`${path}.timeoutMs`, input.timeoutMs ?? BREAKER_DEFAULTS.timeoutMs, 0),
-    errorThresholdPercentage: checkNumber(`${path}.errorThresholdPercentage`, input.errorThresholdPercentage ?? BREAKER_DEFAULTS.errorThresholdPercentage, 1, 100),
-    resetTimeoutMs: checkInteger(`${path}.resetTimeoutMs`, input.resetTimeoutMs ?? BREAKER_DEFAULTS.resetTimeoutMs, 1),
-    volumeThreshold: checkInteger(`${path}.volumeThreshold`, input.volumeThreshold ?? BREAKER_DEFAULTS.volumeThreshold, 0),
-    rollingCountTimeoutMs: checkInteger(`${path}.rollingCountTimeoutMs`, input.rollingCountTimeoutMs ?? BREAKER_DEFAULTS.rollingCountTimeoutMs, 10),
+    errorThresholdPercentage: checkNumber(
+      `${path}.errorThresholdPercentage`,
+      input.errorThresholdPercentage ?? BREAKER_DEFAULTS.errorThresholdPercentage,
+      1,
+      100,
+    ),
+    resetTimeoutMs: checkInteger(
+      `${path}.resetTimeoutMs`,
+      input.resetTimeoutMs ?? BREAKER_DEFAULTS.resetTimeoutMs,
+      1,
+    ),
+    volumeThreshold: checkInteger(
+      `${path}.volumeThreshold`,
+      input.volumeThreshold ?? BREAKER_DEFAULTS.volumeThreshold,
+      0,
+    ),
+    rollingCountTimeoutMs: checkInteger(
+      `${path}.rollingCountTimeoutMs`,
+      input.rollingCountTimeoutMs ?? BREAKER_DEFAULTS.rollingCountTimeoutMs,
+      10,
+    ),
   });
 }

@@ -108,15 +108,27 @@ export class ConfirmPublisher {
   send(message: OutgoingMessage): Promise<void> {
     if (this.closed) return Promise.reject(new ShutdownError('publisher is closed'));
     return new Promise<void>((resolve, reject) => {
-      const pending: Pending = { message, resolve, reject, settled: false, returned: false, nacks: 0, writtenOn: 0 };
+      const pending: Pending = {
+        message,
+        resolve,
+        reject,
+        settled: false,
+        returned: false,
+        nacks: 0,
+        writtenOn: 0,
+      };
       if (this.canWrite() && this.buffer.length === 0) {
         this.write(pending);
       } else if (this.buffer.length >= this.options.maxBuffered) {
         reject(
-          new PublishError('PUBLISH_BUFFER_FULL', `publish buffer is full (${this.options.maxBuffered} messages waiting for the broker${this.waitReason()})`, {
-            ...message.context,
-            cause: this.manager.lastError,
-          }),
+          new PublishError(
+            'PUBLISH_BUFFER_FULL',
+            `publish buffer is full (${this.options.maxBuffered} messages waiting for the broker${this.waitReason()})`,
+            {
+              ...message.context,
+              cause: this.manager.lastError,
+            },
+          ),
         );
         return;
       } else {
@@ -141,14 +153,20 @@ export class ConfirmPublisher {
   /** Stops accepting messages; whatever is still waiting fails with SHUTTING_DOWN. */
   async close(): Promise<void> {
     this.closed = true;
-    for (const pending of [...this.buffer, ...this.inFlight, ...this.backingOff]) this.fail(pending, new ShutdownError('publisher closed before the broker confirmed the message'));
+    for (const pending of [...this.buffer, ...this.inFlight, ...this.backingOff])
+      this.fail(pending, new ShutdownError('publisher closed before the broker confirmed the message'));
     this.buffer.clear();
     if (this.sweeper) clearInterval(this.sweeper);
     await this.managed.close();
   }
 
   private canWrite(): boolean {
-    return this.managed.current !== undefined && this.channelWritable && !this.manager.isBlocked && !this.awaitingDrain;
+    return (
+      this.managed.current !== undefined &&
+      this.channelWritable &&
+      !this.manager.isBlocked &&
+      !this.awaitingDrain
+    );
   }
 
   private waitReason(): string {
@@ -164,13 +182,22 @@ export class ConfirmPublisher {
     pending.writtenOn = generation;
     this.inFlight.add(pending);
     try {
-      const ok = publishConfirmed(channel, exchange, routingKey, content, properties, (error: unknown) => this.handleConfirm(pending, generation, error));
+      const ok = publishConfirmed(channel, exchange, routingKey, content, properties, (error: unknown) =>
+        this.handleConfirm(pending, generation, error),
+      );
       if (!ok) this.awaitingDrain = true;
     } catch (error) {
       if (error instanceof RangeError || error instanceof TypeError) {
         // amqplib cannot encode the message (a header table over 64 KiB, a value of no AMQP type) and
         // sent nothing. Sending it again would fail the same way, and block the messages behind it.
-        this.fail(pending, new PublishError('PUBLISH_UNENCODABLE', `the message cannot be encoded for AMQP: ${error.message}`, { ...pending.message.context, cause: error }));
+        this.fail(
+          pending,
+          new PublishError(
+            'PUBLISH_UNENCODABLE',
+            `the message cannot be encoded for AMQP: ${error.message}`,
+            { ...pending.message.context, cause: error },
+          ),
+        );
         return;
       }
       // The channel is closing or closed: amqplib throws synchronously. Send it again on the next channel.
@@ -194,7 +221,11 @@ export class ConfirmPublisher {
         const { exchange, routingKey } = pending.message;
         this.fail(
           pending,
-          new PublishError('PUBLISH_UNROUTABLE', `no queue is bound for routing key '${routingKey}' on exchange '${exchange || '(default)'}': the message was returned`, pending.message.context),
+          new PublishError(
+            'PUBLISH_UNROUTABLE',
+            `no queue is bound for routing key '${routingKey}' on exchange '${exchange || '(default)'}': the message was returned`,
+            pending.message.context,
+          ),
         );
       } else {
         this.succeed(pending);
@@ -206,7 +237,10 @@ export class ConfirmPublisher {
       this.inFlight.delete(pending);
       pending.writtenOn = 0;
       const delay = jitteredBackoff(pending.nacks, 50, 2000, 0.3);
-      this.log.debug({ ...pending.message.context, nacks: pending.nacks, delay }, 'publish nacked by the broker; retrying');
+      this.log.debug(
+        { ...pending.message.context, nacks: pending.nacks, delay },
+        'publish nacked by the broker; retrying',
+      );
       if (pending.nacks % NACKS_BEFORE_NEW_CHANNEL === 0) this.renewChannel(generation);
       // Still pending while it waits: it counts for flush and close, and its deadline holds.
       this.backingOff.add(pending);
@@ -224,11 +258,17 @@ export class ConfirmPublisher {
     this.requeue(pending, generation);
   }
 
-  /** Once per channel: close it, so that the next publishes go out on a fresh one (see NACKS_BEFORE_NEW_CHANNEL). */
+  /**
+   * Once per channel: close it, so that the next publishes go out on a fresh one (see
+   * NACKS_BEFORE_NEW_CHANNEL).
+   */
   private renewChannel(generation: number): void {
     if (generation !== this.channelGeneration || this.renewedGeneration === generation) return;
     this.renewedGeneration = generation;
-    this.log.warn({ nacks: NACKS_BEFORE_NEW_CHANNEL }, 'the broker keeps nacking publishes on this channel; opening a new one');
+    this.log.warn(
+      { nacks: NACKS_BEFORE_NEW_CHANNEL },
+      'the broker keeps nacking publishes on this channel; opening a new one',
+    );
     this.channelWritable = false;
     this.managed.renew();
   }
@@ -246,11 +286,20 @@ export class ConfirmPublisher {
    * again until the deadline, so the messages for that exchange fail now, with the broker's reason.
    */
   private failMissingExchange(error: Error | undefined): void {
-    const missing = (error as { code?: number } | undefined)?.code === 404 ? /no exchange '([^']*)'/.exec(error?.message ?? '')?.[1] : undefined;
+    const missing =
+      (error as { code?: number } | undefined)?.code === 404
+        ? /no exchange '([^']*)'/.exec(error?.message ?? '')?.[1]
+        : undefined;
     if (missing === undefined) return;
     for (const pending of [...this.inFlight, ...this.buffer]) {
       if (pending.message.exchange === missing) {
-        this.fail(pending, new PublishError('PUBLISH_UNROUTABLE', `exchange '${missing}' does not exist on the broker`, { ...pending.message.context, cause: error }));
+        this.fail(
+          pending,
+          new PublishError('PUBLISH_UNROUTABLE', `exchange '${missing}' does not exist on the broker`, {
+            ...pending.message.context,
+            cause: error,
+          }),
+        );
       }
     }
     this.buffer.retain((p) => !p.settled);
@@ -260,7 +309,12 @@ export class ConfirmPublisher {
     const id = message.properties.messageId;
     for (const pending of this.inFlight) {
       const m = pending.message;
-      if (!pending.returned && m.properties.messageId === id && m.routingKey === message.fields.routingKey && m.exchange === message.fields.exchange) {
+      if (
+        !pending.returned &&
+        m.properties.messageId === id &&
+        m.routingKey === message.fields.routingKey &&
+        m.exchange === message.fields.exchange
+      ) {
         pending.returned = true;
         return;
       }
@@ -308,7 +362,13 @@ export class ConfirmPublisher {
         pending.writtenOn === 0
           ? `publish timed out waiting to be sent${this.waitReason()}; it was not sent`
           : 'publish timed out waiting for the broker to confirm it; it may or may not have reached the broker';
-      this.fail(pending, new PublishError('PUBLISH_TIMEOUT', what, { ...pending.message.context, cause: this.manager.lastError }));
+      this.fail(
+        pending,
+        new PublishError('PUBLISH_TIMEOUT', what, {
+          ...pending.message.context,
+          cause: this.manager.lastError,
+        }),
+      );
     }
     if (timedOut.length > 0) this.buffer.retain((p) => !p.settled);
     if (this.pendingCount === 0 && this.sweeper) {

@@ -8,7 +8,9 @@ interface ChannelInternals {
   pushConfirmCallback(callback: ConfirmCallback): void;
 }
 
-/** Options that need amqplib's own conversion (CC/BCC become headers, a bare deliveryMode): the public path. */
+/**
+ * Options that need amqplib's own conversion (CC/BCC become headers, a bare deliveryMode): the public path.
+ */
 const CONVERTED_OPTIONS = ['CC', 'BCC', 'deliveryMode'] as const;
 
 /**
@@ -28,7 +30,11 @@ export function publishConfirmed(
   callback: ConfirmCallback,
 ): boolean {
   const internals = channel as unknown as Partial<ChannelInternals>;
-  if (typeof internals.sendMessage !== 'function' || typeof internals.pushConfirmCallback !== 'function' || CONVERTED_OPTIONS.some((key) => options[key] !== undefined)) {
+  if (
+    typeof internals.sendMessage !== 'function' ||
+    typeof internals.pushConfirmCallback !== 'function' ||
+    CONVERTED_OPTIONS.some((key) => options[key] !== undefined)
+  ) {
     return channel.publish(exchange, routingKey, content, options, callback);
   }
   const fields = {

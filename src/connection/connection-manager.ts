@@ -68,10 +68,14 @@ export class ConnectionManager extends EventEmitter<ConnectionEvents> {
         const delay = this.nextDelay();
         if (Date.now() + delay > deadline) {
           const tried = this.options.urls.map(redactUrl).join(', ');
-          throw new ConnectionError('CONNECTION_FAILED', `cannot reach RabbitMQ at ${tried}: ${(error as Error).message}`, {
-            urls: this.options.urls.map(redactUrl),
-            cause: error,
-          });
+          throw new ConnectionError(
+            'CONNECTION_FAILED',
+            `cannot reach RabbitMQ at ${tried}: ${(error as Error).message}`,
+            {
+              urls: this.options.urls.map(redactUrl),
+              cause: error,
+            },
+          );
         }
         await sleep(delay);
       }
@@ -97,7 +101,8 @@ export class ConnectionManager extends EventEmitter<ConnectionEvents> {
   }
 
   private requireModel(): amqp.ChannelModel {
-    if (!this.model) throw new ConnectionError('CONNECTION_LOST', 'not connected to RabbitMQ', { cause: this.lastError });
+    if (!this.model)
+      throw new ConnectionError('CONNECTION_LOST', 'not connected to RabbitMQ', { cause: this.lastError });
     return this.model;
   }
 

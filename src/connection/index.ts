@@ -1,4 +1,11 @@
 export { ConnectionManager, type ConnectionEvents, type ReadyHook } from './connection-manager';
 export { ManagedChannel, type ManagedChannelOptions } from './managed-channel';
 export { ConfirmPublisher, type OutgoingMessage, type ConfirmPublisherOptions } from './confirm-publisher';
-export { resolveConnectionOptions, redactUrl, CONNECTION_DEFAULTS, type ConnectionOptions, type ResolvedConnectionOptions, type ReconnectOptions } from './options';
+export {
+  resolveConnectionOptions,
+  redactUrl,
+  CONNECTION_DEFAULTS,
+  type ConnectionOptions,
+  type ResolvedConnectionOptions,
+  type ReconnectOptions,
+} from './options';

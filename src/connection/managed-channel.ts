@@ -37,7 +37,9 @@ export class ManagedChannel<C extends amqp.Channel = amqp.Channel> {
   /** Opens the channel on the manager's current connection; called from the manager's ready hook. */
   async open(generation: number): Promise<void> {
     if (this.closed) return;
-    const channel = (this.options.confirm ? await this.manager.openConfirmChannel() : await this.manager.openChannel()) as C;
+    const channel = (
+      this.options.confirm ? await this.manager.openConfirmChannel() : await this.manager.openChannel()
+    ) as C;
     this.generation = generation;
     channel.on('error', (error: Error) => {
       this.lastError = error;
@@ -83,7 +85,8 @@ export class ManagedChannel<C extends amqp.Channel = amqp.Channel> {
     const delay = jitteredBackoff(this.reopenAttempt, 50, 5000, 0.3);
     this.reopenTimer = setTimeout(() => {
       this.reopenTimer = undefined;
-      if (this.closed || this.channel || !this.manager.isConnected || this.manager.generation !== generation) return;
+      if (this.closed || this.channel || !this.manager.isConnected || this.manager.generation !== generation)
+        return;
       this.open(generation)
         .then(() => this.log.info({ channel: this.options.name }, 'channel re-opened'))
         .catch((error: Error) => {
@@ -92,7 +95,8 @@ export class ManagedChannel<C extends amqp.Channel = amqp.Channel> {
           const stale = this.channel;
           this.channel = undefined;
           stale?.close().catch(() => undefined);
-          if (!this.closed && this.manager.isConnected && this.manager.generation === generation) this.scheduleReopen(generation);
+          if (!this.closed && this.manager.isConnected && this.manager.generation === generation)
+            this.scheduleReopen(generation);
         });
     }, delay);
   }

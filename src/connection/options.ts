@@ -1,11 +1,19 @@
-import { checkInteger, checkNonEmptyString, checkNumber, ConfigurationError, validationMessage } from '../core';
+import {
+  checkInteger,
+  checkNonEmptyString,
+  checkNumber,
+  ConfigurationError,
+  validationMessage,
+} from '../core';
 
 export interface ReconnectOptions {
   /** First delay after a lost connection. Default 100 ms. */
   readonly initialDelayMs?: number;
   /** Longest delay between attempts. Default 10 000 ms. */
   readonly maxDelayMs?: number;
-  /** Fraction (0..1) of each delay drawn at random, so a fleet does not reconnect in lockstep. Default 0.3. */
+  /**
+   * Fraction (0..1) of each delay drawn at random, so a fleet does not reconnect in lockstep. Default 0.3.
+   */
   readonly jitter?: number;
 }
 
@@ -39,23 +47,59 @@ export const CONNECTION_DEFAULTS = Object.freeze({
   reconnect: Object.freeze({ initialDelayMs: 100, maxDelayMs: 10_000, jitter: 0.3 }),
 });
 
-export function resolveConnectionOptions(input: ConnectionOptions = {}, env: NodeJS.ProcessEnv = process.env): ResolvedConnectionOptions {
+export function resolveConnectionOptions(
+  input: ConnectionOptions = {},
+  env: NodeJS.ProcessEnv = process.env,
+): ResolvedConnectionOptions {
   const raw = input.url ?? env.WARREN_URL ?? env.AMQP_URL ?? CONNECTION_DEFAULTS.url;
-  const urls = (typeof raw === 'string' ? raw.split(',') : raw).map((u) => u.trim()).filter((u) => u.length > 0);
-  if (urls.length === 0) throw new ConfigurationError(validationMessage('connection.url', 'must name at least one broker URL', raw));
+  const urls = (typeof raw === 'string' ? raw.split(',') : raw)
+    .map((u) => u.trim())
+    .filter((u) => u.length > 0);
+  if (urls.length === 0)
+    throw new ConfigurationError(
+      validationMessage('connection.url', 'must name at least one broker URL', raw),
+    );
   for (const [i, url] of urls.entries()) {
-    if (!/^amqps?:\/\//.test(url)) throw new ConfigurationError(validationMessage(`connection.url[${i}]`, 'must start with amqp:// or amqps://', redactUrl(url)));
+    if (!/^amqps?:\/\//.test(url))
+      throw new ConfigurationError(
+        validationMessage(`connection.url[${i}]`, 'must start with amqp:// or amqps://', redactUrl(url)),
+      );
   }
   const reconnect = input.reconnect ?? {};
   return Object.freeze({
     urls: Object.freeze(urls),
-    heartbeatSeconds: checkInteger('connection.heartbeatSeconds', input.heartbeatSeconds ?? CONNECTION_DEFAULTS.heartbeatSeconds, 0, 600),
-    connectionName: checkNonEmptyString('connection.connectionName', input.connectionName ?? `warren ${process.pid}`),
-    connectTimeoutMs: checkInteger('connection.connectTimeoutMs', input.connectTimeoutMs ?? CONNECTION_DEFAULTS.connectTimeoutMs, 0),
+    heartbeatSeconds: checkInteger(
+      'connection.heartbeatSeconds',
+      input.heartbeatSeconds ?? CONNECTION_DEFAULTS.heartbeatSeconds,
+      0,
+      600,
+    ),
+    connectionName: checkNonEmptyString(
+      'connection.connectionName',
+      input.connectionName ?? `warren ${process.pid}`,
+    ),
+    connectTimeoutMs: checkInteger(
+      'connection.connectTimeoutMs',
+      input.connectTimeoutMs ?? CONNECTION_DEFAULTS.connectTimeoutMs,
+      0,
+    ),
     reconnect: Object.freeze({
-      initialDelayMs: checkInteger('connection.reconnect.initialDelayMs', reconnect.initialDelayMs ?? CONNECTION_DEFAULTS.reconnect.initialDelayMs, 1),
-      maxDelayMs: checkInteger('connection.reconnect.maxDelayMs', reconnect.maxDelayMs ?? CONNECTION_DEFAULTS.reconnect.maxDelayMs, 1),
-      jitter: checkNumber('connection.reconnect.jitter', reconnect.jitter ?? CONNECTION_DEFAULTS.reconnect.jitter, 0, 1),
+      initialDelayMs: checkInteger(
+        'connection.reconnect.initialDelayMs',
+        reconnect.initialDelayMs ?? CONNECTION_DEFAULTS.reconnect.initialDelayMs,
+        1,
+      ),
+      maxDelayMs: checkInteger(
+        'connection.reconnect.maxDelayMs',
+        reconnect.maxDelayMs ?? CONNECTION_DEFAULTS.reconnect.maxDelayMs,
+        1,
+      ),
+      jitter: checkNumber(
+        'connection.reconnect.jitter',
+        reconnect.jitter ?? CONNECTION_DEFAULTS.reconnect.jitter,
+        0,
+        1,
+      ),
     }),
   });
 }

@@ -37,7 +37,11 @@ export class WarrenError extends Error {
   readonly queue?: string;
   readonly attempt?: number;
 
-  constructor(code: WarrenErrorCode, message: string, options: WarrenErrorContext & { cause?: unknown } = {}) {
+  constructor(
+    code: WarrenErrorCode,
+    message: string,
+    options: WarrenErrorContext & { cause?: unknown } = {},
+  ) {
     super(message, options.cause === undefined ? undefined : { cause: options.cause });
     this.name = new.target.name;
     this.code = code;
@@ -72,7 +76,13 @@ export class TopologyConflictError extends WarrenError {
   readonly declared: Readonly<Record<string, unknown>>;
   readonly brokerReply: string;
 
-  constructor(entity: 'queue' | 'exchange', entityName: string, declared: Record<string, unknown>, brokerReply: string, cause?: unknown) {
+  constructor(
+    entity: 'queue' | 'exchange',
+    entityName: string,
+    declared: Record<string, unknown>,
+    brokerReply: string,
+    cause?: unknown,
+  ) {
     super(
       'TOPOLOGY_CONFLICT',
       `${entity} '${entityName}' already exists on the broker with other settings. ` +
@@ -92,7 +102,11 @@ export class ConnectionError extends WarrenError {
   readonly transient: boolean;
   readonly urls: readonly string[];
 
-  constructor(code: 'CONNECTION_FAILED' | 'CONNECTION_LOST', message: string, options: { urls?: readonly string[]; transient?: boolean; cause?: unknown } = {}) {
+  constructor(
+    code: 'CONNECTION_FAILED' | 'CONNECTION_LOST',
+    message: string,
+    options: { urls?: readonly string[]; transient?: boolean; cause?: unknown } = {},
+  ) {
     super(code, message, options);
     this.urls = options.urls ?? [];
     this.transient = options.transient ?? true;
@@ -105,7 +119,12 @@ export class ConnectionError extends WarrenError {
  */
 export class PublishError extends WarrenError {
   constructor(
-    code: 'PUBLISH_NACKED' | 'PUBLISH_UNROUTABLE' | 'PUBLISH_TIMEOUT' | 'PUBLISH_BUFFER_FULL' | 'PUBLISH_UNENCODABLE',
+    code:
+      | 'PUBLISH_NACKED'
+      | 'PUBLISH_UNROUTABLE'
+      | 'PUBLISH_TIMEOUT'
+      | 'PUBLISH_BUFFER_FULL'
+      | 'PUBLISH_UNENCODABLE',
     message: string,
     options: WarrenErrorContext & { cause?: unknown } = {},
   ) {
@@ -134,8 +153,12 @@ export class DecodeError extends WarrenError {
 /** No job of that name is registered (on publish) or handled (on the worker). */
 export class UnknownJobError extends WarrenError {
   constructor(jobName: string, options: { queue?: string; known?: readonly string[] } = {}) {
-    const known = options.known && options.known.length > 0 ? ` Known jobs: ${options.known.join(', ')}.` : '';
-    super('UNKNOWN_JOB', `no job named '${jobName}' is registered.${known}`, { jobName, ...(options.queue ? { queue: options.queue } : {}) });
+    const known =
+      options.known && options.known.length > 0 ? ` Known jobs: ${options.known.join(', ')}.` : '';
+    super('UNKNOWN_JOB', `no job named '${jobName}' is registered.${known}`, {
+      jobName,
+      ...(options.queue ? { queue: options.queue } : {}),
+    });
   }
 }
 

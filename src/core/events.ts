@@ -12,16 +12,29 @@ export interface JobEventBase {
 export interface WarrenEvents {
   /** A handler finished; the job is acked. */
   completed: [JobEventBase & { readonly durationMs: number; readonly result: unknown }];
-  /** An attempt failed (any cause: error, timeout, invalid payload). Followed by `retried` or `deadLettered`. */
+  /**
+   * An attempt failed (any cause: error, timeout, invalid payload). Followed by `retried` or `deadLettered`.
+   */
   failed: [JobEventBase & { readonly error: unknown; readonly willRetry: boolean }];
   /** A failed attempt was republished through the delay levels; it runs again after `delayMs`. */
-  retried: [JobEventBase & { readonly error: unknown; readonly delayMs: number; readonly nextAttempt: number }];
+  retried: [
+    JobEventBase & { readonly error: unknown; readonly delayMs: number; readonly nextAttempt: number },
+  ];
   /** A job was postponed without spending an attempt (its circuit breaker is open). */
   postponed: [JobEventBase & { readonly delayMs: number; readonly breaker: string }];
-  /** A job waited `waitMs` for a rate-limit permit in vain; it was re-delayed by `delayMs` without spending an attempt. */
+  /**
+   * A job waited `waitMs` for a rate-limit permit in vain; it was re-delayed by `delayMs` without spending an
+   * attempt.
+   */
   rateLimited: [JobEventBase & { readonly limiter: string; readonly delayMs: number }];
   /** A job was moved to its queue's dead letters. */
-  deadLettered: [Omit<JobEventBase, 'name'> & { readonly name: string | undefined; readonly reason: string; readonly error: unknown }];
+  deadLettered: [
+    Omit<JobEventBase, 'name'> & {
+      readonly name: string | undefined;
+      readonly reason: string;
+      readonly error: unknown;
+    },
+  ];
   /** A job id that already completed arrived again; it was acked without running. */
   duplicate: [JobEventBase];
   connected: [{ readonly url: string }];

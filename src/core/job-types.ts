@@ -12,7 +12,10 @@ export type BackoffOptions =
       readonly delayMs: number;
       /** Upper bound of any single delay. Default 1 hour. */
       readonly maxDelayMs?: number;
-      /** Fraction (0..1) of each delay drawn at random, to spread retries of jobs that failed together. Default 0.2. */
+      /**
+       * Fraction (0..1) of each delay drawn at random, to spread retries of jobs that failed together.
+       * Default 0.2.
+       */
       readonly jitter?: number;
     }
   | BackoffFunction;
@@ -30,7 +33,10 @@ export interface JobOptions<TData = unknown> {
    * Must stay below the broker's `consumer_timeout` (30 min by default), see the README.
    */
   readonly timeoutMs?: number;
-  /** Jobs of this queue run at most this many at once per worker process (the consumer's prefetch). Default 10. */
+  /**
+   * Jobs of this queue run at most this many at once per worker process (the consumer's prefetch). Default
+   * 10.
+   */
   readonly concurrency?: number;
   /** Default priority of published jobs (needs `maxPriority` on the queue). */
   readonly priority?: number;
@@ -71,7 +77,10 @@ export interface RateLimitOptions {
  */
 export type MissedTickPolicy = 'skip' | 'run-once';
 
-/** A job as the rest of warren sees it: its name and options as plain data, from decorators or written by hand. */
+/**
+ * A job as the rest of warren sees it: its name and options as plain data, from decorators or written by
+ * hand.
+ */
 export interface JobDefinition extends JobOptions {
   readonly name: string;
 }

@@ -5,17 +5,33 @@ import { validationMessage } from './validation-message';
  * Checks used by every module's `resolveXxxOptions`: each throws a ConfigurationError that names the
  * option path, the rule and the value, and returns the value so resolution reads as one expression.
  */
-export function checkInteger(path: string, value: number, min: number, max = Number.MAX_SAFE_INTEGER): number {
+export function checkInteger(
+  path: string,
+  value: number,
+  min: number,
+  max = Number.MAX_SAFE_INTEGER,
+): number {
   if (!Number.isInteger(value) || value < min || value > max) {
-    const rule = max === Number.MAX_SAFE_INTEGER ? `must be an integer >= ${min}` : `must be an integer from ${min} to ${max}`;
+    const rule =
+      max === Number.MAX_SAFE_INTEGER
+        ? `must be an integer >= ${min}`
+        : `must be an integer from ${min} to ${max}`;
     throw new ConfigurationError(validationMessage(path, rule, value));
   }
   return value;
 }
 
-export function checkNumber(path: string, value: number, min: number, max = Number.POSITIVE_INFINITY): number {
+export function checkNumber(
+  path: string,
+  value: number,
+  min: number,
+  max = Number.POSITIVE_INFINITY,
+): number {
   if (typeof value !== 'number' || !Number.isFinite(value) || value < min || value > max) {
-    const rule = max === Number.POSITIVE_INFINITY ? `must be a number >= ${min}` : `must be a number from ${min} to ${max}`;
+    const rule =
+      max === Number.POSITIVE_INFINITY
+        ? `must be a number >= ${min}`
+        : `must be a number from ${min} to ${max}`;
     throw new ConfigurationError(validationMessage(path, rule, value));
   }
   return value;
@@ -23,7 +39,9 @@ export function checkNumber(path: string, value: number, min: number, max = Numb
 
 export function checkOneOf<T extends string>(path: string, value: T, allowed: readonly T[]): T {
   if (!allowed.includes(value)) {
-    throw new ConfigurationError(validationMessage(path, `must be one of ${allowed.map((a) => `'${a}'`).join(', ')}`, value));
+    throw new ConfigurationError(
+      validationMessage(path, `must be one of ${allowed.map((a) => `'${a}'`).join(', ')}`, value),
+    );
   }
   return value;
 }

@@ -2,7 +2,7 @@
 export function validationMessage(path: string, rule: string, value: unknown): string {
   let shown: string;
   try {
-    shown = typeof value === 'string' ? `'${value}'` : JSON.stringify(value) ?? String(value);
+    shown = typeof value === 'string' ? `'${value}'` : (JSON.stringify(value) ?? String(value));
   } catch {
     shown = String(value);
   }

@@ -10,7 +10,10 @@ export interface CronOptions<TData = unknown> {
   readonly data?: TData;
   /** The schedule's id: part of every firing's job id, and what `unschedule` takes. Default: the job name. */
   readonly id?: string;
-  /** What a new leader does about ticks that fell while no process led. Default: `scheduler.missedTicks` ('skip'). */
+  /**
+   * What a new leader does about ticks that fell while no process led. Default: `scheduler.missedTicks`
+   * ('skip').
+   */
   readonly missedTicks?: MissedTickPolicy;
 }
 
@@ -34,8 +37,12 @@ export interface CronMetadata {
  */
 export function Cron<TData>(pattern: string, options: CronOptions<TData> = {}) {
   return (target: abstract new (...args: never[]) => unknown): void => {
-    const existing = (Reflect.getOwnMetadata(CRON_METADATA, target) as readonly CronMetadata[] | undefined) ?? [];
-    const entry: CronMetadata = Object.freeze({ pattern, options: Object.freeze({ ...options }) as CronOptions });
+    const existing =
+      (Reflect.getOwnMetadata(CRON_METADATA, target) as readonly CronMetadata[] | undefined) ?? [];
+    const entry: CronMetadata = Object.freeze({
+      pattern,
+      options: Object.freeze({ ...options }) as CronOptions,
+    });
     // Decorators apply bottom-up: prepend so that the list reads in source order.
     Reflect.defineMetadata(CRON_METADATA, Object.freeze([entry, ...existing]), target);
   };

@@ -3,11 +3,15 @@ import type { JobHandler, JobOptions } from '../core';
 import { JOB_METADATA } from './job-metadata';
 
 /** A class whose instances handle a job. */
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
+// biome-ignore lint/suspicious/noExplicitAny: the user's constructor and payload types
 export type JobClass<TData = any> = abstract new (...args: any[]) => JobHandler<TData>;
 
 /** The payload type a handler class accepts: `JobData<typeof WelcomeEmail>`. */
-export type JobData<C> = C extends abstract new (...args: never[]) => { handle(data: infer D, ...rest: never[]): unknown } ? D : never;
+export type JobData<C> = C extends abstract new (
+  ...args: never[]
+) => { handle(data: infer D, ...rest: never[]): unknown }
+  ? D
+  : never;
 
 export interface JobMetadata {
   readonly name: string;
@@ -22,12 +26,16 @@ export interface JobMetadata {
  * @Job('email.welcome', { queue: 'email', attempts: 5, backoff: { type: 'exponential', delayMs: 1000 } })
  * export class WelcomeEmail implements JobHandler<{ userId: string }> {
  *   constructor(private readonly mailer: Mailer) {}
- *   async handle(data: { userId: string }, ctx: JobContext) { await this.mailer.welcome(data.userId, ctx.signal); }
+ *   async handle(data: { userId: string }, ctx: JobContext) { await this.mailer.welcome(data.userId,
+ * ctx.signal); }
  * }
  */
 export function Job<TData>(name: string, options: JobOptions<TData>) {
   return <C extends abstract new (...args: never[]) => JobHandler<TData>>(target: C): void => {
-    const metadata: JobMetadata = Object.freeze({ name, options: Object.freeze({ ...options }) as JobOptions });
+    const metadata: JobMetadata = Object.freeze({
+      name,
+      options: Object.freeze({ ...options }) as JobOptions,
+    });
     Reflect.defineMetadata(JOB_METADATA, metadata, target);
   };
 }

@@ -29,16 +29,27 @@ export function readJobDefinition(target: object): JobDefinition {
 
 function validateJobDefinition(target: object): JobDefinition {
   const metadata = readJobMetadata(target);
-  const label = typeof target === 'function' ? target.name : (target as { constructor: { name: string } }).constructor?.name ?? 'object';
-  if (metadata === undefined) throw new ConfigurationError(`${label} is not a job handler: decorate the class with @Job(name, options)`);
+  const label =
+    typeof target === 'function'
+      ? target.name
+      : ((target as { constructor: { name: string } }).constructor?.name ?? 'object');
+  if (metadata === undefined)
+    throw new ConfigurationError(
+      `${label} is not a job handler: decorate the class with @Job(name, options)`,
+    );
   const { name, options } = metadata;
   if (typeof name !== 'string' || !JOB_NAME.test(name)) {
-    throw new ConfigurationError(`@Job name of ${label} must be dotted lowercase like 'email.welcome' (got ${JSON.stringify(name)})`);
+    throw new ConfigurationError(
+      `@Job name of ${label} must be dotted lowercase like 'email.welcome' (got ${JSON.stringify(name)})`,
+    );
   }
   if (typeof options?.queue !== 'string' || options.queue.length === 0) {
-    throw new ConfigurationError(`@Job('${name}') on ${label} must name its queue: @Job('${name}', { queue: 'some-queue' })`);
+    throw new ConfigurationError(
+      `@Job('${name}') on ${label} must name its queue: @Job('${name}', { queue: 'some-queue' })`,
+    );
   }
-  const proto = typeof target === 'function' ? (target as { prototype?: { handle?: unknown } }).prototype : target;
+  const proto =
+    typeof target === 'function' ? (target as { prototype?: { handle?: unknown } }).prototype : target;
   if (typeof (proto as { handle?: unknown } | undefined)?.handle !== 'function') {
     throw new ConfigurationError(`@Job('${name}') on ${label} has no handle(data, ctx) method`);
   }

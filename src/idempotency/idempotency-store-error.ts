@@ -13,8 +13,15 @@ export class IdempotencyStoreError extends WarrenError {
   /** The store's table, for database stores. */
   readonly table: string | undefined;
 
-  constructor(operation: IdempotencyOperation, message: string, options: { table?: string; jobId?: string; cause?: unknown } = {}) {
-    super('IDEMPOTENCY_STORE_FAILED', message, { ...(options.jobId !== undefined ? { jobId: options.jobId } : {}), cause: options.cause });
+  constructor(
+    operation: IdempotencyOperation,
+    message: string,
+    options: { table?: string; jobId?: string; cause?: unknown } = {},
+  ) {
+    super('IDEMPOTENCY_STORE_FAILED', message, {
+      ...(options.jobId !== undefined ? { jobId: options.jobId } : {}),
+      cause: options.cause,
+    });
     this.operation = operation;
     this.table = options.table;
   }

@@ -9,7 +9,10 @@
  * - `running`: another worker holds an unexpired claim: the worker re-delays this copy by `retryInMs`
  *   without spending an attempt. If that worker died, its claim expires and a later copy runs.
  */
-export type ClaimResult = { readonly status: 'claimed' } | { readonly status: 'completed' } | { readonly status: 'running'; readonly retryInMs: number };
+export type ClaimResult =
+  | { readonly status: 'claimed' }
+  | { readonly status: 'completed' }
+  | { readonly status: 'running'; readonly retryInMs: number };
 
 /**
  * Where job ids are claimed and remembered, so that one job id runs once even when it is published

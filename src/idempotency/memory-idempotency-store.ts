@@ -1,5 +1,9 @@
 import type { ClaimResult, IdempotencyStore } from './idempotency-store';
-import { resolveMemoryIdempotencyStoreOptions, type MemoryIdempotencyStoreOptions, type ResolvedMemoryIdempotencyStoreOptions } from './options';
+import {
+  resolveMemoryIdempotencyStoreOptions,
+  type MemoryIdempotencyStoreOptions,
+  type ResolvedMemoryIdempotencyStoreOptions,
+} from './options';
 
 /**
  * An idempotency store in this process's memory: duplicates are caught among the warren instances
@@ -7,7 +11,8 @@ import { resolveMemoryIdempotencyStoreOptions, type MemoryIdempotencyStoreOption
  * processes consume the same queues.
  *
  * @example
- * const warren = await createWarren({ topology, handlers, idempotency: new MemoryIdempotencyStore({ retentionMs: 3_600_000 }) });
+ * const warren = await createWarren({ topology, handlers, idempotency: new MemoryIdempotencyStore({
+ * retentionMs: 3_600_000 }) });
  */
 export class MemoryIdempotencyStore implements IdempotencyStore {
   private readonly options: ResolvedMemoryIdempotencyStoreOptions;
@@ -31,7 +36,8 @@ export class MemoryIdempotencyStore implements IdempotencyStore {
     const retainedUntil = this.completed.get(jobId);
     if (retainedUntil !== undefined && retainedUntil > now) return { status: 'completed' };
     const leaseEnd = this.running.get(jobId);
-    if (leaseEnd !== undefined && leaseEnd > now) return { status: 'running', retryInMs: Math.min(leaseEnd - now, this.options.recheckMs) };
+    if (leaseEnd !== undefined && leaseEnd > now)
+      return { status: 'running', retryInMs: Math.min(leaseEnd - now, this.options.recheckMs) };
     this.running.set(jobId, now + leaseMs);
     return { status: 'claimed' };
   }

@@ -5,7 +5,11 @@ import { checkInteger, ConfigurationError, validationMessage } from '../core';
  * do not need `pg` (an optional peer dependency) installed.
  */
 export interface PgPool {
-  query<R extends Record<string, any> = Record<string, any>>(text: string, values?: unknown[]): Promise<{ rows: R[]; rowCount: number | null }>;
+  // biome-ignore lint/suspicious/noExplicitAny: pg.Pool's own query signature
+  query<R extends Record<string, any> = Record<string, any>>(
+    text: string,
+    values?: unknown[],
+  ): Promise<{ rows: R[]; rowCount: number | null }>;
 }
 
 /** Settings every idempotency store shares. */
@@ -78,27 +82,56 @@ export const IDEMPOTENCY_DEFAULTS = Object.freeze({
   sweepIntervalMs: 60_000,
 });
 
-/** One identifier part; 48 characters leave room for the index name derived from it within PostgreSQL's 63. */
+/**
+ * One identifier part; 48 characters leave room for the index name derived from it within PostgreSQL's 63.
+ */
 const IDENTIFIER = /^[a-z_][a-z0-9_]{0,47}$/;
 
-export function resolveMemoryIdempotencyStoreOptions(input: MemoryIdempotencyStoreOptions = {}): ResolvedMemoryIdempotencyStoreOptions {
-  if (input.now !== undefined && typeof input.now !== 'function') throw new ConfigurationError(validationMessage('idempotency.now', 'must be a function returning ms since epoch', input.now));
+export function resolveMemoryIdempotencyStoreOptions(
+  input: MemoryIdempotencyStoreOptions = {},
+): ResolvedMemoryIdempotencyStoreOptions {
+  if (input.now !== undefined && typeof input.now !== 'function')
+    throw new ConfigurationError(
+      validationMessage('idempotency.now', 'must be a function returning ms since epoch', input.now),
+    );
   return Object.freeze({
     ...resolveShared(input),
-    maxCompleted: checkInteger('idempotency.maxCompleted', input.maxCompleted ?? IDEMPOTENCY_DEFAULTS.maxCompleted, 1),
+    maxCompleted: checkInteger(
+      'idempotency.maxCompleted',
+      input.maxCompleted ?? IDEMPOTENCY_DEFAULTS.maxCompleted,
+      1,
+    ),
     now: input.now ?? Date.now,
   });
 }
 
-export function resolvePostgresIdempotencyStoreOptions(input: PostgresIdempotencyStoreOptions): ResolvedPostgresIdempotencyStoreOptions {
-  if (input === null || typeof input !== 'object' || input.pool === null || typeof input.pool !== 'object' || typeof input.pool.query !== 'function') {
-    throw new ConfigurationError(validationMessage('idempotency.pool', 'must be a pg.Pool (new Pool(...) from the pg package)', input?.pool));
+export function resolvePostgresIdempotencyStoreOptions(
+  input: PostgresIdempotencyStoreOptions,
+): ResolvedPostgresIdempotencyStoreOptions {
+  if (
+    input === null ||
+    typeof input !== 'object' ||
+    input.pool === null ||
+    typeof input.pool !== 'object' ||
+    typeof input.pool.query !== 'function'
+  ) {
+    throw new ConfigurationError(
+      validationMessage(
+        'idempotency.pool',
+        'must be a pg.Pool (new Pool(...) from the pg package)',
+        input?.pool,
+      ),
+    );
   }
   const tableName = input.tableName ?? IDEMPOTENCY_DEFAULTS.tableName;
   const parts = typeof tableName === 'string' ? tableName.split('.') : [];
   if (parts.length < 1 || parts.length > 2 || !parts.every((part) => IDENTIFIER.test(part))) {
     throw new ConfigurationError(
-      validationMessage('idempotency.tableName', 'must be lowercase letters, digits and _ (at most 48, not starting with a digit), optionally schema-qualified as schema.table', tableName),
+      validationMessage(
+        'idempotency.tableName',
+        'must be lowercase letters, digits and _ (at most 48, not starting with a digit), optionally schema-qualified as schema.table',
+        tableName,
+      ),
     );
   }
   return Object.freeze({
@@ -107,13 +140,21 @@ export function resolvePostgresIdempotencyStoreOptions(input: PostgresIdempotenc
     tableName,
     schema: parts.length === 2 ? parts[0] : undefined,
     table: parts[parts.length - 1]!,
-    sweepIntervalMs: checkInteger('idempotency.sweepIntervalMs', input.sweepIntervalMs ?? IDEMPOTENCY_DEFAULTS.sweepIntervalMs, 0),
+    sweepIntervalMs: checkInteger(
+      'idempotency.sweepIntervalMs',
+      input.sweepIntervalMs ?? IDEMPOTENCY_DEFAULTS.sweepIntervalMs,
+      0,
+    ),
   });
 }
 
 function resolveShared(input: IdempotencyStoreOptions): ResolvedIdempotencyStoreOptions {
   return {
-    retentionMs: checkInteger('idempotency.retentionMs', input.retentionMs ?? IDEMPOTENCY_DEFAULTS.retentionMs, 1),
+    retentionMs: checkInteger(
+      'idempotency.retentionMs',
+      input.retentionMs ?? IDEMPOTENCY_DEFAULTS.retentionMs,
+      1,
+    ),
     recheckMs: checkInteger('idempotency.recheckMs', input.recheckMs ?? IDEMPOTENCY_DEFAULTS.recheckMs, 1),
   };
 }

@@ -1,7 +1,12 @@
 import { randomUUID } from 'node:crypto';
 import { IdempotencyStoreError, type IdempotencyOperation } from './idempotency-store-error';
 import type { ClaimResult, IdempotencyStore } from './idempotency-store';
-import { resolvePostgresIdempotencyStoreOptions, type PgPool, type PostgresIdempotencyStoreOptions, type ResolvedPostgresIdempotencyStoreOptions } from './options';
+import {
+  resolvePostgresIdempotencyStoreOptions,
+  type PgPool,
+  type PostgresIdempotencyStoreOptions,
+  type ResolvedPostgresIdempotencyStoreOptions,
+} from './options';
 
 /**
  * The table (created if missing). One row per job id:
@@ -11,7 +16,12 @@ import { resolvePostgresIdempotencyStoreOptions, type PgPool, type PostgresIdemp
  *   expires_at running: end of the lease; completed: end of the retention. A row past it counts as absent.
  * All times come from the database's clock, so workers with skewed clocks agree.
  */
-const COLUMNS: Readonly<Record<string, string>> = Object.freeze({ job_id: 'text', state: 'text', owner: 'text', expires_at: 'timestamp with time zone' });
+const COLUMNS: Readonly<Record<string, string>> = Object.freeze({
+  job_id: 'text',
+  state: 'text',
+  owner: 'text',
+  expires_at: 'timestamp with time zone',
+});
 
 /** Rows deleted per sweep statement, so one sweep never holds locks on a huge backlog for long. */
 const SWEEP_BATCH = 10_000;
@@ -34,12 +44,18 @@ const PG = { uniqueViolation: '23505', duplicateTable: '42P07', undefinedTable: 
  * const pool = new Pool({ connectionString: process.env.DATABASE_URL });
  * const idempotency = new PostgresIdempotencyStore({ pool, retentionMs: 7 * 24 * 3_600_000 });
  * const warren = await createWarren({ topology, handlers, idempotency }); // creates the table if missing
- * await warren.publish('email.welcome', { userId: '123' }, { jobId: 'welcome-123' }); // runs once, however often published
+ * await warren.publish('email.welcome', { userId: '123' }, { jobId: 'welcome-123' }); // runs once, however
+ * often published
  */
 export class PostgresIdempotencyStore implements IdempotencyStore {
   private readonly options: ResolvedPostgresIdempotencyStoreOptions;
   private readonly pool: PgPool;
-  private readonly sql: { readonly claim: string; readonly complete: string; readonly release: string; readonly sweep: string };
+  private readonly sql: {
+    readonly claim: string;
+    readonly complete: string;
+    readonly release: string;
+    readonly sweep: string;
+  };
   private readonly owners = new Map<string, string>();
   private ready: Promise<void> | undefined;
   private lastSweepAt = 0;
@@ -93,7 +109,12 @@ export class PostgresIdempotencyStore implements IdempotencyStore {
     this.maybeSweep();
     const owner = randomUUID();
     for (let tries = 0; tries < CLAIM_TRIES; tries++) {
-      const result = await this.query<{ state: string; remaining_ms: number }>('claim', this.sql.claim, [jobId, owner, Math.max(1, Math.ceil(leaseMs))], jobId);
+      const result = await this.query<{ state: string; remaining_ms: number }>(
+        'claim',
+        this.sql.claim,
+        [jobId, owner, Math.max(1, Math.ceil(leaseMs))],
+        jobId,
+      );
       const row = result.rows[0];
       if (row === undefined) continue;
       if (row.state === 'claimed') {
@@ -101,7 +122,10 @@ export class PostgresIdempotencyStore implements IdempotencyStore {
         return { status: 'claimed' };
       }
       if (row.state === 'completed') return { status: 'completed' };
-      return { status: 'running', retryInMs: Math.max(1, Math.min(Math.ceil(Number(row.remaining_ms)), this.options.recheckMs)) };
+      return {
+        status: 'running',
+        retryInMs: Math.max(1, Math.min(Math.ceil(Number(row.remaining_ms)), this.options.recheckMs)),
+      };
     }
     return { status: 'running', retryInMs: this.options.recheckMs };
   }
@@ -118,7 +142,10 @@ export class PostgresIdempotencyStore implements IdempotencyStore {
     await this.query('release', this.sql.release, [jobId, owner], jobId);
   }
 
-  /** Deletes completed ids past their retention and expired claims now. Resolves with the number of rows deleted. */
+  /**
+   * Deletes completed ids past their retention and expired claims now. Resolves with the number of rows
+   * deleted.
+   */
   async sweep(): Promise<number> {
     await this.prepare();
     let deleted = 0;
@@ -129,7 +156,10 @@ export class PostgresIdempotencyStore implements IdempotencyStore {
     }
   }
 
-  /** Opportunistic: at most once per sweepIntervalMs, in the background of a claim. Its failure only delays the cleanup. */
+  /**
+   * Opportunistic: at most once per sweepIntervalMs, in the background of a claim. Its failure only delays
+   * the cleanup.
+   */
   private maybeSweep(): void {
     const interval = this.options.sweepIntervalMs;
     const now = Date.now();
@@ -140,7 +170,9 @@ export class PostgresIdempotencyStore implements IdempotencyStore {
 
   private async createTable(): Promise<void> {
     const table = this.qualifiedTable();
-    await this.createIfMissing(`CREATE TABLE IF NOT EXISTS ${table} (job_id text PRIMARY KEY, state text NOT NULL, owner text, expires_at timestamptz NOT NULL)`);
+    await this.createIfMissing(
+      `CREATE TABLE IF NOT EXISTS ${table} (job_id text PRIMARY KEY, state text NOT NULL, owner text, expires_at timestamptz NOT NULL)`,
+    );
     let columns: { column_name: string; data_type: string }[];
     try {
       const result = await this.pool.query<{ column_name: string; data_type: string }>(
@@ -149,45 +181,86 @@ export class PostgresIdempotencyStore implements IdempotencyStore {
       );
       columns = result.rows;
     } catch (error) {
-      throw this.failure('prepare', `could not read the columns of the idempotency table ${this.options.tableName}: ${describe(error)}`, error);
+      throw this.failure(
+        'prepare',
+        `could not read the columns of the idempotency table ${this.options.tableName}: ${describe(error)}`,
+        error,
+      );
     }
     const found = Object.fromEntries(columns.map((c) => [c.column_name, c.data_type]));
     const wrong = Object.entries(COLUMNS).filter(([name, type]) => found[name] !== type);
     if (wrong.length > 0) {
-      const expected = Object.entries(COLUMNS).map(([name, type]) => `${name} ${type}`).join(', ');
-      const actual = columns.length > 0 ? columns.map((c) => `${c.column_name} ${c.data_type}`).join(', ') : 'no visible columns';
-      throw this.failure('prepare', `table ${this.options.tableName} exists with other columns than an idempotency table: expected ${expected}; found ${actual}. Choose another tableName or migrate the table.`);
+      const expected = Object.entries(COLUMNS)
+        .map(([name, type]) => `${name} ${type}`)
+        .join(', ');
+      const actual =
+        columns.length > 0
+          ? columns.map((c) => `${c.column_name} ${c.data_type}`).join(', ')
+          : 'no visible columns';
+      throw this.failure(
+        'prepare',
+        `table ${this.options.tableName} exists with other columns than an idempotency table: expected ${expected}; found ${actual}. Choose another tableName or migrate the table.`,
+      );
     }
-    await this.createIfMissing(`CREATE INDEX IF NOT EXISTS ${quoteIdentifier(`${this.options.table}_expires_at`)} ON ${table} (expires_at)`);
+    await this.createIfMissing(
+      `CREATE INDEX IF NOT EXISTS ${quoteIdentifier(`${this.options.table}_expires_at`)} ON ${table} (expires_at)`,
+    );
   }
 
   private async createIfMissing(ddl: string): Promise<void> {
     try {
       await this.pool.query(ddl);
     } catch (error) {
-      // Two processes creating it at once: one of them loses the race on the catalog, and the object is there.
+      // Two processes creating it at once: one of them loses the race on the catalog, and the object is
+      // there.
       const code = (error as { code?: string }).code;
-      if (code !== PG.uniqueViolation && code !== PG.duplicateTable) throw this.failure('prepare', `could not create the idempotency table ${this.options.tableName}: ${describe(error)}`, error);
+      if (code !== PG.uniqueViolation && code !== PG.duplicateTable)
+        throw this.failure(
+          'prepare',
+          `could not create the idempotency table ${this.options.tableName}: ${describe(error)}`,
+          error,
+        );
     }
   }
 
-  private async query<R extends Record<string, unknown>>(operation: IdempotencyOperation, text: string, values: unknown[], jobId?: string) {
+  private async query<R extends Record<string, unknown>>(
+    operation: IdempotencyOperation,
+    text: string,
+    values: unknown[],
+    jobId?: string,
+  ) {
     try {
       return await this.pool.query<R>(text, values);
     } catch (error) {
       // Someone dropped the table under us: create it again on the next call.
       if ((error as { code?: string }).code === PG.undefinedTable) this.ready = undefined;
-      throw this.failure(operation, `idempotency ${operation}${jobId !== undefined ? ` of job '${jobId}'` : ''} failed on table ${this.options.tableName}: ${describe(error)}`, error, jobId);
+      throw this.failure(
+        operation,
+        `idempotency ${operation}${jobId !== undefined ? ` of job '${jobId}'` : ''} failed on table ${this.options.tableName}: ${describe(error)}`,
+        error,
+        jobId,
+      );
     }
   }
 
-  private failure(operation: IdempotencyOperation, message: string, cause?: unknown, jobId?: string): IdempotencyStoreError {
-    return new IdempotencyStoreError(operation, message, { table: this.options.tableName, ...(jobId !== undefined ? { jobId } : {}), ...(cause !== undefined ? { cause } : {}) });
+  private failure(
+    operation: IdempotencyOperation,
+    message: string,
+    cause?: unknown,
+    jobId?: string,
+  ): IdempotencyStoreError {
+    return new IdempotencyStoreError(operation, message, {
+      table: this.options.tableName,
+      ...(jobId !== undefined ? { jobId } : {}),
+      ...(cause !== undefined ? { cause } : {}),
+    });
   }
 
   private qualifiedTable(): string {
     const { schema, table } = this.options;
-    return schema === undefined ? quoteIdentifier(table) : `${quoteIdentifier(schema)}.${quoteIdentifier(table)}`;
+    return schema === undefined
+      ? quoteIdentifier(table)
+      : `${quoteIdentifier(schema)}.${quoteIdentifier(table)}`;
   }
 }
 

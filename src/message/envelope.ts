@@ -1,7 +1,13 @@
 import { randomUUID } from 'node:crypto';
 import type { Message, Options } from 'amqplib';
 import { DecodeError } from '../core';
-import { BROKER_DEATH_HEADERS, HEADERS, JSON_CONTENT_TYPE, LAST_ERROR_MAX_CHARS, type DeadReason } from './headers';
+import {
+  BROKER_DEATH_HEADERS,
+  HEADERS,
+  JSON_CONTENT_TYPE,
+  LAST_ERROR_MAX_CHARS,
+  type DeadReason,
+} from './headers';
 
 /**
  * The wire format (README, "Wire format"): the payload is the body as UTF-8 JSON, unwrapped;
@@ -40,7 +46,11 @@ export function encodeBody(data: unknown): Buffer {
 }
 
 export function jobProperties(job: OutgoingJob): Options.Publish {
-  const headers: Record<string, unknown> = { ...job.headers, [HEADERS.attempt]: job.attempt, [HEADERS.enqueuedAt]: job.enqueuedAt };
+  const headers: Record<string, unknown> = {
+    ...job.headers,
+    [HEADERS.attempt]: job.attempt,
+    [HEADERS.enqueuedAt]: job.enqueuedAt,
+  };
   if (job.deliverAt !== undefined) headers[HEADERS.deliverAt] = job.deliverAt;
   if (job.maxAttempts !== undefined) headers[HEADERS.maxAttempts] = job.maxAttempts;
   const properties: Options.Publish = {
@@ -62,17 +72,25 @@ export function decodeJob(message: Pick<Message, 'content' | 'properties'>, now:
   const props = message.properties;
   const headers = (props.headers ?? {}) as Record<string, unknown>;
   const name = typeof props.type === 'string' ? props.type : '';
-  const jobId = typeof props.messageId === 'string' && props.messageId.length > 0 ? props.messageId : randomUUID();
+  const jobId =
+    typeof props.messageId === 'string' && props.messageId.length > 0 ? props.messageId : randomUUID();
   if (name.length === 0) throw new DecodeError('message has no `type` property naming its job', { jobId });
   const contentType = typeof props.contentType === 'string' ? props.contentType.toLowerCase() : undefined;
   if (contentType !== undefined && !contentType.startsWith(JSON_CONTENT_TYPE)) {
-    throw new DecodeError(`content type '${props.contentType}' is not ${JSON_CONTENT_TYPE}`, { jobName: name, jobId });
+    throw new DecodeError(`content type '${props.contentType}' is not ${JSON_CONTENT_TYPE}`, {
+      jobName: name,
+      jobId,
+    });
   }
   let data: unknown;
   try {
     data = JSON.parse(message.content.toString('utf8'));
   } catch (error) {
-    throw new DecodeError(`body is not valid JSON: ${(error as Error).message}`, { jobName: name, jobId, cause: error });
+    throw new DecodeError(`body is not valid JSON: ${(error as Error).message}`, {
+      jobName: name,
+      jobId,
+      cause: error,
+    });
   }
   const timestampMs = typeof props.timestamp === 'number' ? props.timestamp * 1000 : undefined;
   return {
@@ -90,7 +108,14 @@ export function decodeJob(message: Pick<Message, 'content' | 'properties'>, now:
 
 /** Header values from foreign publishers can be strings, bigints or garbage: accept only sane integers. */
 function positiveInteger(value: unknown): number | undefined {
-  const n = typeof value === 'number' ? value : typeof value === 'string' && value.trim() !== '' ? Number(value) : typeof value === 'bigint' ? Number(value) : NaN;
+  const n =
+    typeof value === 'number'
+      ? value
+      : typeof value === 'string' && value.trim() !== ''
+        ? Number(value)
+        : typeof value === 'bigint'
+          ? Number(value)
+          : NaN;
   return Number.isSafeInteger(n) && n >= 0 ? n : undefined;
 }
 
@@ -99,7 +124,10 @@ function positiveInteger(value: unknown): number | undefined {
  * everything the original carried except the broker's death headers, which would make the broker's
  * dead-letter cycle detection silently drop the message in the delay levels.
  */
-export function republishProperties(original: Message['properties'], headerChanges: Readonly<Record<string, unknown>>): Options.Publish {
+export function republishProperties(
+  original: Message['properties'],
+  headerChanges: Readonly<Record<string, unknown>>,
+): Options.Publish {
   const headers: Record<string, unknown> = { ...(original.headers ?? {}) };
   for (const name of BROKER_DEATH_HEADERS) delete headers[name];
   for (const [key, value] of Object.entries(headerChanges)) {
@@ -107,7 +135,18 @@ export function republishProperties(original: Message['properties'], headerChang
     else headers[key] = value;
   }
   const properties: Options.Publish = { headers, persistent: true, mandatory: true };
-  copyDefined(original, properties, ['contentType', 'contentEncoding', 'type', 'messageId', 'timestamp', 'priority', 'correlationId', 'appId', 'replyTo', 'userId']);
+  copyDefined(original, properties, [
+    'contentType',
+    'contentEncoding',
+    'type',
+    'messageId',
+    'timestamp',
+    'priority',
+    'correlationId',
+    'appId',
+    'replyTo',
+    'userId',
+  ]);
   return properties;
 }
 
@@ -122,13 +161,20 @@ export function withOwnHeadersOnly(properties: Options.Publish): Options.Publish
   const headers: Record<string, unknown> = {};
   for (const [key, value] of Object.entries(properties.headers ?? {})) {
     if (!own.has(key)) continue;
-    const fits = typeof value === 'boolean' || (typeof value === 'number' && Number.isFinite(value)) || (typeof value === 'string' && value.length <= LAST_ERROR_MAX_CHARS);
+    const fits =
+      typeof value === 'boolean' ||
+      (typeof value === 'number' && Number.isFinite(value)) ||
+      (typeof value === 'string' && value.length <= LAST_ERROR_MAX_CHARS);
     if (fits) headers[key] = value;
   }
   return { ...properties, headers };
 }
 
-function copyDefined(from: Message['properties'], to: Options.Publish, keys: readonly (keyof Message['properties'] & keyof Options.Publish)[]): void {
+function copyDefined(
+  from: Message['properties'],
+  to: Options.Publish,
+  keys: readonly (keyof Message['properties'] & keyof Options.Publish)[],
+): void {
   const source = from as unknown as Record<string, unknown>;
   const target = to as unknown as Record<string, unknown>;
   for (const key of keys) if (source[key] !== undefined && source[key] !== null) target[key] = source[key];
@@ -142,7 +188,9 @@ export interface DeadLetterInfo {
   readonly deadAt: number;
 }
 
-/** Properties of a dead letter: the original message plus why it died, where, when and after which attempt. */
+/**
+ * Properties of a dead letter: the original message plus why it died, where, when and after which attempt.
+ */
 export function deadLetterProperties(original: Message['properties'], info: DeadLetterInfo): Options.Publish {
   const changes: Record<string, unknown> = {
     [HEADERS.deadReason]: info.reason,
@@ -157,13 +205,18 @@ export function deadLetterProperties(original: Message['properties'], info: Dead
 /** `Name: message` plus the top of the stack, capped so the header table stays far below 64 KiB. */
 export function describeError(error: unknown): string {
   let text: string;
-  if (error instanceof Error) text = error.stack && error.stack.includes(error.message) ? error.stack : `${error.name}: ${error.message}\n${error.stack ?? ''}`;
+  if (error instanceof Error)
+    text = error.stack?.includes(error.message)
+      ? error.stack
+      : `${error.name}: ${error.message}\n${error.stack ?? ''}`;
   else {
     try {
-      text = typeof error === 'string' ? error : JSON.stringify(error) ?? String(error);
+      text = typeof error === 'string' ? error : (JSON.stringify(error) ?? String(error));
     } catch {
       text = String(error);
     }
   }
-  return text.length > LAST_ERROR_MAX_CHARS ? `${text.slice(0, LAST_ERROR_MAX_CHARS - 15)}… [truncated]` : text;
+  return text.length > LAST_ERROR_MAX_CHARS
+    ? `${text.slice(0, LAST_ERROR_MAX_CHARS - 15)}… [truncated]`
+    : text;
 }

@@ -25,7 +25,16 @@ export const HEADERS = {
 } as const;
 
 /** Broker-owned headers that must never be copied onto a republished message (DESIGN: cycle detection). */
-export const BROKER_DEATH_HEADERS = ['x-death', 'x-first-death-queue', 'x-first-death-reason', 'x-first-death-exchange', 'x-last-death-queue', 'x-last-death-reason', 'x-last-death-exchange', 'x-delivery-count'] as const;
+export const BROKER_DEATH_HEADERS = [
+  'x-death',
+  'x-first-death-queue',
+  'x-first-death-reason',
+  'x-first-death-exchange',
+  'x-last-death-queue',
+  'x-last-death-reason',
+  'x-last-death-exchange',
+  'x-delivery-count',
+] as const;
 
 /** Why a job is in dead letters. */
 export type DeadReason =

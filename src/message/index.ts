@@ -1,4 +1,10 @@
-export { HEADERS, BROKER_DEATH_HEADERS, JSON_CONTENT_TYPE, LAST_ERROR_MAX_CHARS, type DeadReason } from './headers';
+export {
+  HEADERS,
+  BROKER_DEATH_HEADERS,
+  JSON_CONTENT_TYPE,
+  LAST_ERROR_MAX_CHARS,
+  type DeadReason,
+} from './headers';
 export {
   encodeBody,
   jobProperties,

@@ -4,6 +4,15 @@
  */
 export { WarrenModule } from './warren-module';
 export { WarrenPublisher } from './warren-publisher';
-export { WarrenHealthIndicator, type WarrenHealthDetails, type WarrenHealthResult } from './warren-health-indicator';
+export {
+  WarrenHealthIndicator,
+  type WarrenHealthDetails,
+  type WarrenHealthResult,
+} from './warren-health-indicator';
 export { createNestLogger, type NestLoggerOptions } from './nest-logger';
-export { WARREN_MODULE_DEFAULTS, type WarrenModuleOptions, type WarrenModuleAsyncOptions, type WarrenFeatureOptions } from './module-options';
+export {
+  WARREN_MODULE_DEFAULTS,
+  type WarrenModuleOptions,
+  type WarrenModuleAsyncOptions,
+  type WarrenFeatureOptions,
+} from './module-options';

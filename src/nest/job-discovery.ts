@@ -1,6 +1,14 @@
 import { Injectable, Scope } from '@nestjs/common';
 import { DiscoveryService } from '@nestjs/core';
-import { ConfigurationError, readJobDefinition, readJobMetadata, type JobClass, type JobContext, type JobHandler, type TopologyDeclaration } from '../index';
+import {
+  ConfigurationError,
+  readJobDefinition,
+  readJobMetadata,
+  type JobClass,
+  type JobContext,
+  type JobHandler,
+  type TopologyDeclaration,
+} from '../index';
 import { WarrenFeature } from './warren-feature';
 
 type ProviderWrapper = ReturnType<DiscoveryService['getProviders']>[number];
@@ -69,7 +77,13 @@ export class JobDiscovery {
             'provide it in one module and import that module where you need it',
         );
       }
-      this.found.set(jobClass, { jobClass, jobName: name, moduleName, instance: value, isValue: value !== undefined });
+      this.found.set(jobClass, {
+        jobClass,
+        jobName: name,
+        moduleName,
+        instance: value,
+        isValue: value !== undefined,
+      });
     }
     const handlers = [...this.found.values()].map((job) => (job.isValue ? job.instance! : standIn(job)));
     return { handlers, topologies, jobs: jobs.filter((job) => !this.found.has(job)) };
@@ -77,7 +91,9 @@ export class JobDiscovery {
 
   /** Binds every stand-in to the instance Nest built, and rejects handlers warren cannot run. */
   bind(): void {
-    const bound = new Set<object>([...this.found.values()].filter((job) => job.isValue).map((job) => job.instance!));
+    const bound = new Set<object>(
+      [...this.found.values()].filter((job) => job.isValue).map((job) => job.instance!),
+    );
     for (const wrapper of this.discovery.getProviders()) {
       const jobClass = jobClassOf(wrapper);
       const job = jobClass && this.found.get(jobClass);
@@ -89,13 +105,23 @@ export class JobDiscovery {
         );
       }
       const instance = wrapper.instance as JobHandler | undefined;
-      if (!instance) throw new ConfigurationError(`@Job('${job.jobName}') handler ${job.jobClass.name} in ${job.moduleName} was not instantiated by Nest`);
+      if (!instance)
+        throw new ConfigurationError(
+          `@Job('${job.jobName}') handler ${job.jobClass.name} in ${job.moduleName} was not instantiated by Nest`,
+        );
       job.instance = instance;
       bound.add(instance);
     }
     for (const wrapper of this.discovery.getProviders()) {
       const instance = wrapper.instance as object | null | undefined;
-      if (!wrapper.isFactory || !instance || typeof instance !== 'object' || bound.has(instance) || !readJobMetadata(instance)) continue;
+      if (
+        !wrapper.isFactory ||
+        !instance ||
+        typeof instance !== 'object' ||
+        bound.has(instance) ||
+        !readJobMetadata(instance)
+      )
+        continue;
       const { name } = readJobDefinition(instance);
       throw new ConfigurationError(
         `@Job('${name}') handler ${instance.constructor.name} is provided by a factory (${String(wrapper.name)} in ${wrapper.host?.name ?? 'unknown module'}); ` +
@@ -112,12 +138,17 @@ function jobClassOf(wrapper: ProviderWrapper): JobClass | undefined {
   return readJobMetadata(metatype) ? (metatype as JobClass) : undefined;
 }
 
-/** The @Job instance a value provider holds (`useValue`, or `overrideProvider(X).useValue(fake)` in a test). */
+/**
+ * The @Job instance a value provider holds (`useValue`, or `overrideProvider(X).useValue(fake)` in a test).
+ */
 function valueHandlerOf(wrapper: ProviderWrapper): JobHandler | undefined {
-  // A class provider's wrapper holds a bare prototype until Nest builds it: only metatype-less wrappers hold values.
+  // A class provider's wrapper holds a bare prototype until Nest builds it: only metatype-less wrappers hold
+  // values.
   if (wrapper.metatype !== null && wrapper.metatype !== undefined) return undefined;
   const instance = wrapper.instance as unknown;
-  return instance !== null && typeof instance === 'object' && readJobMetadata(instance) ? (instance as JobHandler) : undefined;
+  return instance !== null && typeof instance === 'object' && readJobMetadata(instance)
+    ? (instance as JobHandler)
+    : undefined;
 }
 
 /**
@@ -126,7 +157,10 @@ function valueHandlerOf(wrapper: ProviderWrapper): JobHandler | undefined {
  */
 function standIn(job: DiscoveredJob): object {
   const handle = (data: unknown, ctx: JobContext): unknown => {
-    if (!job.instance) throw new ConfigurationError(`@Job('${job.jobName}') handler ${job.jobClass.name} ran before Nest finished building it (start workers after app.init())`);
+    if (!job.instance)
+      throw new ConfigurationError(
+        `@Job('${job.jobName}') handler ${job.jobClass.name} ran before Nest finished building it (start workers after app.init())`,
+      );
     return job.instance.handle(data, ctx);
   };
   return Object.create(job.jobClass.prototype as object, { handle: { value: handle } }) as object;

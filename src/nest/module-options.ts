@@ -20,13 +20,19 @@ export interface WarrenModuleAsyncOptions {
   /** Providers handed to `useFactory`, in order. */
   readonly inject?: FactoryProvider['inject'];
   readonly useFactory: (...args: never[]) => WarrenModuleOptions | Promise<WarrenModuleOptions>;
-  /** Make Warren, WarrenPublisher and WarrenHealthIndicator injectable everywhere without importing the module. Default true. */
+  /**
+   * Make Warren, WarrenPublisher and WarrenHealthIndicator injectable everywhere without importing the
+   * module. Default true.
+   */
   readonly isGlobal?: boolean;
 }
 
 /** `WarrenModule.forFeature`: what a feature module contributes to the app's one warren. */
 export interface WarrenFeatureOptions {
-  /** Merged with the root topology and other features (`mergeTopologies`): the same key twice must be identical. */
+  /**
+   * Merged with the root topology and other features (`mergeTopologies`): the same key twice must be
+   * identical.
+   */
   readonly topology?: TopologyDeclaration;
   /** @Job classes this app publishes but does not run (their handlers live in another service). */
   readonly jobs?: readonly JobClass[];
@@ -43,17 +49,26 @@ export const WARREN_MODULE_DEFAULTS = Object.freeze({
   isGlobal: true,
 });
 
-/** Injection token of the module's options (the value given to forRoot or returned by forRootAsync's factory). */
+/**
+ * Injection token of the module's options (the value given to forRoot or returned by forRootAsync's factory).
+ */
 export const WARREN_MODULE_OPTIONS = Symbol.for('warren:nest-module-options');
 
-export function resolveWarrenModuleOptions(input: WarrenModuleOptions | undefined): ResolvedWarrenModuleOptions {
+export function resolveWarrenModuleOptions(
+  input: WarrenModuleOptions | undefined,
+): ResolvedWarrenModuleOptions {
   if (input === null || typeof input !== 'object') {
-    throw new ConfigurationError(`WarrenModule options must be an object (got ${input === null ? 'null' : typeof input}); did the forRootAsync factory return them?`);
+    throw new ConfigurationError(
+      `WarrenModule options must be an object (got ${input === null ? 'null' : typeof input}); did the forRootAsync factory return them?`,
+    );
   }
   const { startWorkers = WARREN_MODULE_DEFAULTS.startWorkers, ...warren } = input;
-  if (typeof startWorkers !== 'boolean') throw new ConfigurationError(`startWorkers must be a boolean (got ${JSON.stringify(startWorkers)})`);
+  if (typeof startWorkers !== 'boolean')
+    throw new ConfigurationError(`startWorkers must be a boolean (got ${JSON.stringify(startWorkers)})`);
   if ('handlers' in warren) {
-    throw new ConfigurationError('WarrenModule finds @Job handlers among your providers: list the classes in a module\'s providers instead of passing handlers');
+    throw new ConfigurationError(
+      "WarrenModule finds @Job handlers among your providers: list the classes in a module's providers instead of passing handlers",
+    );
   }
   return Object.freeze({ startWorkers, warren });
 }

@@ -21,9 +21,16 @@ export function createNestLogger(options: NestLoggerOptions = {}): Logger {
   const nest = new NestLogger(options.context ?? 'Warren');
   const destination = {
     write(line: string): void {
-      const entry = JSON.parse(line) as Record<string, unknown> & { level: number; msg?: string; err?: { message?: string; stack?: string } };
+      const entry = JSON.parse(line) as Record<string, unknown> & {
+        level: number;
+        msg?: string;
+        err?: { message?: string; stack?: string };
+      };
       const details = Object.entries(entry).filter(([key]) => !PINO_FIELDS.has(key));
-      const suffix = details.length > 0 ? ` ${details.map(([key, value]) => `${key}=${typeof value === 'string' ? value : JSON.stringify(value)}`).join(' ')}` : '';
+      const suffix =
+        details.length > 0
+          ? ` ${details.map(([key, value]) => `${key}=${typeof value === 'string' ? value : JSON.stringify(value)}`).join(' ')}`
+          : '';
       const error = entry.err?.message !== undefined ? ` (${entry.err.message})` : '';
       const message = `${entry.msg ?? ''}${error}${suffix}`;
       if (entry.level >= 60) nest.fatal(message);

@@ -1,4 +1,11 @@
-import { Inject, Injectable, type OnApplicationBootstrap, type OnApplicationShutdown, type OnModuleDestroy, type OnModuleInit } from '@nestjs/common';
+import {
+  Inject,
+  Injectable,
+  type OnApplicationBootstrap,
+  type OnApplicationShutdown,
+  type OnModuleDestroy,
+  type OnModuleInit,
+} from '@nestjs/common';
 import { Warren, WORKER_DEFAULTS } from '../index';
 import { JobDiscovery } from './job-discovery';
 import { WARREN_MODULE_OPTIONS, type ResolvedWarrenModuleOptions } from './module-options';
@@ -17,7 +24,9 @@ const DRAIN_POLL_MS = 20;
  * With `app.enableShutdownHooks()` the same happens on SIGTERM/SIGINT.
  */
 @Injectable()
-export class WarrenLifecycle implements OnModuleInit, OnApplicationBootstrap, OnModuleDestroy, OnApplicationShutdown {
+export class WarrenLifecycle
+  implements OnModuleInit, OnApplicationBootstrap, OnModuleDestroy, OnApplicationShutdown
+{
   private drainDeadline: number | undefined;
 
   constructor(
@@ -45,14 +54,19 @@ export class WarrenLifecycle implements OnModuleInit, OnApplicationBootstrap, On
     this.drainDeadline = Date.now() + graceMs;
     const consumers = this.warren.health().consumers;
     await Promise.all(consumers.map((consumer) => this.warren.pause(consumer.queue).catch(() => undefined)));
-    while (this.warren.health().consumers.some((consumer) => consumer.activeJobs > 0) && Date.now() < this.drainDeadline) {
+    while (
+      this.warren.health().consumers.some((consumer) => consumer.activeJobs > 0) &&
+      Date.now() < this.drainDeadline
+    ) {
       await new Promise((resolve) => setTimeout(resolve, DRAIN_POLL_MS));
     }
   }
 
   async onApplicationShutdown(): Promise<void> {
-    // Jobs still running past the drain's deadline get what is left of the grace period, then return to their queue.
-    const graceMs = this.drainDeadline === undefined ? undefined : Math.max(0, this.drainDeadline - Date.now());
+    // Jobs still running past the drain's deadline get what is left of the grace period, then return to their
+    // queue.
+    const graceMs =
+      this.drainDeadline === undefined ? undefined : Math.max(0, this.drainDeadline - Date.now());
     await this.warren.close(graceMs === undefined ? {} : { graceMs });
   }
 }

@@ -36,7 +36,11 @@ const EXPORTS = [Warren, WarrenPublisher, WarrenHealthIndicator];
 @Module({})
 export class WarrenModule {
   static forRoot(options: WarrenModuleOptions = {}): DynamicModule {
-    return WarrenModule.root({ provide: WARREN_MODULE_OPTIONS, useValue: resolveWarrenModuleOptions(options) }, [], WARREN_MODULE_DEFAULTS.isGlobal);
+    return WarrenModule.root(
+      { provide: WARREN_MODULE_OPTIONS, useValue: resolveWarrenModuleOptions(options) },
+      [],
+      WARREN_MODULE_DEFAULTS.isGlobal,
+    );
   }
 
   /**
@@ -54,9 +58,18 @@ export class WarrenModule {
     const optionsProvider: Provider = {
       provide: WARREN_MODULE_OPTIONS,
       inject: [...(options.inject ?? [])],
-      useFactory: async (...args: unknown[]) => resolveWarrenModuleOptions(await (useFactory as (...a: unknown[]) => WarrenModuleOptions | Promise<WarrenModuleOptions>)(...args)),
+      useFactory: async (...args: unknown[]) =>
+        resolveWarrenModuleOptions(
+          await (useFactory as (...a: unknown[]) => WarrenModuleOptions | Promise<WarrenModuleOptions>)(
+            ...args,
+          ),
+        ),
     };
-    return WarrenModule.root(optionsProvider, options.imports ?? [], options.isGlobal ?? WARREN_MODULE_DEFAULTS.isGlobal);
+    return WarrenModule.root(
+      optionsProvider,
+      options.imports ?? [],
+      options.isGlobal ?? WARREN_MODULE_DEFAULTS.isGlobal,
+    );
   }
 
   /**
@@ -67,10 +80,17 @@ export class WarrenModule {
    * export class BillingModule {}
    */
   static forFeature(feature: WarrenFeatureOptions): DynamicModule {
-    return { module: WarrenModule, providers: [{ provide: WarrenFeature, useValue: new WarrenFeature(feature) }] };
+    return {
+      module: WarrenModule,
+      providers: [{ provide: WarrenFeature, useValue: new WarrenFeature(feature) }],
+    };
   }
 
-  private static root(optionsProvider: Provider, imports: NonNullable<WarrenModuleAsyncOptions['imports']>, isGlobal: boolean): DynamicModule {
+  private static root(
+    optionsProvider: Provider,
+    imports: NonNullable<WarrenModuleAsyncOptions['imports']>,
+    isGlobal: boolean,
+  ): DynamicModule {
     const warrenProvider: Provider = {
       provide: Warren,
       inject: [WARREN_MODULE_OPTIONS, JobDiscovery],
@@ -82,7 +102,10 @@ export class WarrenModule {
           logger: warren.logger ?? createNestLogger(),
           topology: mergeTopologies(warren.topology ?? {}, ...app.topologies),
           handlers: app.handlers,
-          jobs: [...(warren.jobs ?? []).filter((job) => !app.handlers.some((handler) => handler instanceof job)), ...app.jobs],
+          jobs: [
+            ...(warren.jobs ?? []).filter((job) => !app.handlers.some((handler) => handler instanceof job)),
+            ...app.jobs,
+          ],
         });
       },
     };
@@ -90,7 +113,14 @@ export class WarrenModule {
       module: WarrenModule,
       global: isGlobal,
       imports: [DiscoveryModule, ...imports],
-      providers: [optionsProvider, JobDiscovery, warrenProvider, WarrenPublisher, WarrenHealthIndicator, WarrenLifecycle],
+      providers: [
+        optionsProvider,
+        JobDiscovery,
+        warrenProvider,
+        WarrenPublisher,
+        WarrenHealthIndicator,
+        WarrenLifecycle,
+      ],
       exports: EXPORTS,
     };
   }

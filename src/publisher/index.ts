@@ -1,2 +1,7 @@
 export { JobPublisher } from './job-publisher';
-export { resolvePublisherOptions, PUBLISHER_DEFAULTS, type PublisherOptions, type ResolvedPublisherOptions } from './options';
+export {
+  resolvePublisherOptions,
+  PUBLISHER_DEFAULTS,
+  type PublisherOptions,
+  type ResolvedPublisherOptions,
+} from './options';

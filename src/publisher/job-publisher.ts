@@ -36,10 +36,17 @@ export class JobPublisher {
     let payload = data;
     if (job.schema) {
       const result = await job.schema['~standard'].validate(data);
-      if (result.issues) throw new PayloadValidationError(name, result.issues.map((i) => ({ message: i.message, ...(formatIssuePath(i) ? { path: formatIssuePath(i)! } : {}) })));
+      if (result.issues)
+        throw new PayloadValidationError(
+          name,
+          result.issues.map((i) => ({
+            message: i.message,
+            ...(formatIssuePath(i) ? { path: formatIssuePath(i)! } : {}),
+          })),
+        );
       payload = result.value;
     }
-    const delayMs = options.runAt !== undefined ? options.runAt.getTime() - now : options.delayMs ?? 0;
+    const delayMs = options.runAt !== undefined ? options.runAt.getTime() - now : (options.delayMs ?? 0);
     const delayed = delayMs > 0;
     const route = delayed ? delayRoute(this.plan.delay, delayMs, job.queueName) : job.route;
     const properties = jobProperties({
@@ -68,31 +75,57 @@ export class JobPublisher {
 
 function checkPublishOptions(job: PlannedJob, options: PublishOptions): void {
   const at = `publish('${job.name}')`;
-  if (options.jobId !== undefined && (typeof options.jobId !== 'string' || options.jobId.length === 0 || options.jobId.length > 255)) {
-    throw new ConfigurationError(validationMessage(`${at} jobId`, 'must be a string of 1 to 255 characters', options.jobId));
+  if (
+    options.jobId !== undefined &&
+    (typeof options.jobId !== 'string' || options.jobId.length === 0 || options.jobId.length > 255)
+  ) {
+    throw new ConfigurationError(
+      validationMessage(`${at} jobId`, 'must be a string of 1 to 255 characters', options.jobId),
+    );
   }
-  if (options.delayMs !== undefined && options.runAt !== undefined) throw new ConfigurationError(`${at}: give delayMs or runAt, not both`);
-  if (options.delayMs !== undefined && (typeof options.delayMs !== 'number' || !Number.isFinite(options.delayMs) || options.delayMs < 0)) {
-    throw new ConfigurationError(validationMessage(`${at} delayMs`, 'must be a finite number >= 0', options.delayMs));
+  if (options.delayMs !== undefined && options.runAt !== undefined)
+    throw new ConfigurationError(`${at}: give delayMs or runAt, not both`);
+  if (
+    options.delayMs !== undefined &&
+    (typeof options.delayMs !== 'number' || !Number.isFinite(options.delayMs) || options.delayMs < 0)
+  ) {
+    throw new ConfigurationError(
+      validationMessage(`${at} delayMs`, 'must be a finite number >= 0', options.delayMs),
+    );
   }
-  if (options.runAt !== undefined && (!(options.runAt instanceof Date) || Number.isNaN(options.runAt.getTime()))) {
+  if (
+    options.runAt !== undefined &&
+    (!(options.runAt instanceof Date) || Number.isNaN(options.runAt.getTime()))
+  ) {
     throw new ConfigurationError(validationMessage(`${at} runAt`, 'must be a valid Date', options.runAt));
   }
   if (options.attempts !== undefined && (!Number.isInteger(options.attempts) || options.attempts < 1)) {
-    throw new ConfigurationError(validationMessage(`${at} attempts`, 'must be an integer >= 1', options.attempts));
+    throw new ConfigurationError(
+      validationMessage(`${at} attempts`, 'must be an integer >= 1', options.attempts),
+    );
   }
   if (options.timeoutMs !== undefined && (!Number.isInteger(options.timeoutMs) || options.timeoutMs < 1)) {
-    throw new ConfigurationError(validationMessage(`${at} timeoutMs`, 'must be an integer >= 1', options.timeoutMs));
+    throw new ConfigurationError(
+      validationMessage(`${at} timeoutMs`, 'must be an integer >= 1', options.timeoutMs),
+    );
   }
   if (options.priority !== undefined) {
     const queue = job.queue;
     const max = job.queueMaxPriority;
-    if (max === undefined) throw new ConfigurationError(`${at}: priority needs a queue with maxPriority, and queue '${queue}' has none`);
+    if (max === undefined)
+      throw new ConfigurationError(
+        `${at}: priority needs a queue with maxPriority, and queue '${queue}' has none`,
+      );
     if (!Number.isInteger(options.priority) || options.priority < 0 || options.priority > max) {
-      throw new ConfigurationError(validationMessage(`${at} priority`, `must be an integer from 0 to ${max}`, options.priority));
+      throw new ConfigurationError(
+        validationMessage(`${at} priority`, `must be an integer from 0 to ${max}`, options.priority),
+      );
     }
   }
   for (const key of Object.keys(options.headers ?? {})) {
-    if (RESERVED_HEADER.test(key)) throw new ConfigurationError(`${at}: header '${key}' is reserved (names starting with x- or warren- belong to the broker and to warren)`);
+    if (RESERVED_HEADER.test(key))
+      throw new ConfigurationError(
+        `${at}: header '${key}' is reserved (names starting with x- or warren- belong to the broker and to warren)`,
+      );
   }
 }

@@ -12,11 +12,18 @@ export interface PublisherOptions {
 
 export type ResolvedPublisherOptions = Required<PublisherOptions>;
 
-export const PUBLISHER_DEFAULTS: ResolvedPublisherOptions = Object.freeze({ timeoutMs: 10_000, maxBuffered: 100_000 });
+export const PUBLISHER_DEFAULTS: ResolvedPublisherOptions = Object.freeze({
+  timeoutMs: 10_000,
+  maxBuffered: 100_000,
+});
 
 export function resolvePublisherOptions(input: PublisherOptions = {}): ResolvedPublisherOptions {
   return Object.freeze({
     timeoutMs: checkInteger('publisher.timeoutMs', input.timeoutMs ?? PUBLISHER_DEFAULTS.timeoutMs, 1),
-    maxBuffered: checkInteger('publisher.maxBuffered', input.maxBuffered ?? PUBLISHER_DEFAULTS.maxBuffered, 1),
+    maxBuffered: checkInteger(
+      'publisher.maxBuffered',
+      input.maxBuffered ?? PUBLISHER_DEFAULTS.maxBuffered,
+      1,
+    ),
   });
 }

@@ -1,4 +1,10 @@
-import { CircuitOpenError, jitteredBackoff, RetryLaterError, UnrecoverableError, type BackoffOptions } from '../core';
+import {
+  CircuitOpenError,
+  jitteredBackoff,
+  RetryLaterError,
+  UnrecoverableError,
+  type BackoffOptions,
+} from '../core';
 
 /**
  * The retry policy, pure: given a failed attempt, decide what happens to the job. The worker carries
@@ -27,16 +33,30 @@ export function decideFailure(input: FailureInput): FailureDecision {
   if (error instanceof UnrecoverableError) return { action: 'dead-letter', reason: 'unrecoverable' };
   if (error instanceof CircuitOpenError) return { action: 'postpone', delayMs: input.postponeDelayMs };
   if (attempt >= maxAttempts) return { action: 'dead-letter', reason: 'attempts-exhausted' };
-  const delayMs = error instanceof RetryLaterError ? Math.max(0, error.delayMs) : backoffDelay(input.backoff, attempt, error, input.random);
+  const delayMs =
+    error instanceof RetryLaterError
+      ? Math.max(0, error.delayMs)
+      : backoffDelay(input.backoff, attempt, error, input.random);
   return { action: 'retry', delayMs, nextAttempt: attempt + 1 };
 }
 
 /** Delay after failed attempt `attempt` (1-based). */
-export function backoffDelay(backoff: BackoffOptions, attempt: number, error: unknown, random: () => number = Math.random): number {
+export function backoffDelay(
+  backoff: BackoffOptions,
+  attempt: number,
+  error: unknown,
+  random: () => number = Math.random,
+): number {
   if (typeof backoff === 'function') {
     const delay = backoff(attempt, error);
     return Number.isFinite(delay) && delay > 0 ? delay : 0;
   }
   if (backoff.type === 'fixed') return backoff.delayMs;
-  return jitteredBackoff(attempt, backoff.delayMs, backoff.maxDelayMs ?? 3_600_000, backoff.jitter ?? 0.2, random);
+  return jitteredBackoff(
+    attempt,
+    backoff.delayMs,
+    backoff.maxDelayMs ?? 3_600_000,
+    backoff.jitter ?? 0.2,
+    random,
+  );
 }

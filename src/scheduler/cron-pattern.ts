@@ -20,30 +20,60 @@ export class CronPattern {
    * and the reason. `hashSeed` fixes what cron-parser's `H` fields pick (the schedule id, so that
    * every process picks the same minute and the pick survives restarts).
    */
-  static parse(path: string, pattern: string, tz: string, pathOfTz = `${path}.tz`, hashSeed = pattern): CronPattern {
-    if (typeof pattern !== 'string' || pattern.trim().length === 0) throw new ConfigurationError(validationMessage(path, 'must be a cron pattern like "0 9 * * *"', pattern));
+  static parse(
+    path: string,
+    pattern: string,
+    tz: string,
+    pathOfTz = `${path}.tz`,
+    hashSeed = pattern,
+  ): CronPattern {
+    if (typeof pattern !== 'string' || pattern.trim().length === 0)
+      throw new ConfigurationError(
+        validationMessage(path, 'must be a cron pattern like "0 9 * * *"', pattern),
+      );
     checkTimeZone(pathOfTz, tz);
     const fields = pattern.trim().startsWith('@') ? 1 : pattern.trim().split(/\s+/).length;
     if (fields !== 1 && fields !== 5 && fields !== 6) {
-      throw new ConfigurationError(validationMessage(path, 'must have 5 fields (minute hour day-of-month month day-of-week), or 6 with seconds first', pattern));
+      throw new ConfigurationError(
+        validationMessage(
+          path,
+          'must have 5 fields (minute hour day-of-month month day-of-week), or 6 with seconds first',
+          pattern,
+        ),
+      );
     }
     try {
       CronExpressionParser.parse(pattern, { tz, currentDate: new Date(0), hashSeed }).next();
     } catch (error) {
-      throw new ConfigurationError(validationMessage(path, `is not a valid cron pattern: ${(error as Error).message}`, pattern), { cause: error });
+      throw new ConfigurationError(
+        validationMessage(path, `is not a valid cron pattern: ${(error as Error).message}`, pattern),
+        { cause: error },
+      );
     }
     return new CronPattern(pattern, tz, hashSeed);
   }
 
   /** The first tick strictly after `ms` (ms since epoch). */
   nextAfter(ms: number): number {
-    return CronExpressionParser.parse(this.pattern, { tz: this.tz, currentDate: new Date(ms), hashSeed: this.hashSeed }).next().getTime();
+    return CronExpressionParser.parse(this.pattern, {
+      tz: this.tz,
+      currentDate: new Date(ms),
+      hashSeed: this.hashSeed,
+    })
+      .next()
+      .getTime();
   }
 
   /** The latest tick at or before `ms`, if there is one. */
   latestAtOrBefore(ms: number): number | undefined {
     try {
-      return CronExpressionParser.parse(this.pattern, { tz: this.tz, currentDate: new Date(ms + 1), hashSeed: this.hashSeed }).prev().getTime();
+      return CronExpressionParser.parse(this.pattern, {
+        tz: this.tz,
+        currentDate: new Date(ms + 1),
+        hashSeed: this.hashSeed,
+      })
+        .prev()
+        .getTime();
     } catch {
       return undefined;
     }
@@ -60,6 +90,9 @@ export function checkTimeZone(path: string, tz: string): string {
       valid = false;
     }
   }
-  if (!valid) throw new ConfigurationError(validationMessage(path, "must be an IANA time zone like 'Europe/Berlin' or 'UTC'", tz));
+  if (!valid)
+    throw new ConfigurationError(
+      validationMessage(path, "must be an IANA time zone like 'Europe/Berlin' or 'UTC'", tz),
+    );
   return tz;
 }

@@ -1,4 +1,23 @@
-export { Scheduler, type SchedulerDeps, type LeadershipSignal, type TickLedger, type SchedulerClock } from './scheduler';
-export { resolveSchedulerOptions, SCHEDULER_DEFAULTS, MISSED_TICK_POLICIES, type SchedulerOptions, type ResolvedSchedulerOptions } from './options';
-export { resolveSchedule, firingJobId, type ScheduleOptions, type ScheduleInfo, type ScheduleSpec, type ScheduleSource } from './schedule';
+export {
+  Scheduler,
+  type SchedulerDeps,
+  type LeadershipSignal,
+  type TickLedger,
+  type SchedulerClock,
+} from './scheduler';
+export {
+  resolveSchedulerOptions,
+  SCHEDULER_DEFAULTS,
+  MISSED_TICK_POLICIES,
+  type SchedulerOptions,
+  type ResolvedSchedulerOptions,
+} from './options';
+export {
+  resolveSchedule,
+  firingJobId,
+  type ScheduleOptions,
+  type ScheduleInfo,
+  type ScheduleSpec,
+  type ScheduleSource,
+} from './schedule';
 export { CronPattern, checkTimeZone } from './cron-pattern';

@@ -29,11 +29,19 @@ export const MISSED_TICK_POLICIES: readonly MissedTickPolicy[] = Object.freeze([
 export const SCHEDULER_DEFAULTS = Object.freeze({ tz: 'UTC', missedTicks: 'skip' as MissedTickPolicy });
 
 /** `hasCronJobs`: whether any job class carries @Cron (the default of `enabled`). */
-export function resolveSchedulerOptions(input: SchedulerOptions = {}, hasCronJobs = false): ResolvedSchedulerOptions {
-  if (input.enabled !== undefined && typeof input.enabled !== 'boolean') throw new ConfigurationError(validationMessage('scheduler.enabled', 'must be a boolean', input.enabled));
+export function resolveSchedulerOptions(
+  input: SchedulerOptions = {},
+  hasCronJobs = false,
+): ResolvedSchedulerOptions {
+  if (input.enabled !== undefined && typeof input.enabled !== 'boolean')
+    throw new ConfigurationError(validationMessage('scheduler.enabled', 'must be a boolean', input.enabled));
   return Object.freeze({
     enabled: input.enabled ?? hasCronJobs,
     tz: checkTimeZone('scheduler.tz', input.tz ?? SCHEDULER_DEFAULTS.tz),
-    missedTicks: checkOneOf('scheduler.missedTicks', input.missedTicks ?? SCHEDULER_DEFAULTS.missedTicks, MISSED_TICK_POLICIES),
+    missedTicks: checkOneOf(
+      'scheduler.missedTicks',
+      input.missedTicks ?? SCHEDULER_DEFAULTS.missedTicks,
+      MISSED_TICK_POLICIES,
+    ),
   });
 }

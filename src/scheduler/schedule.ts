@@ -50,18 +50,30 @@ const MAX_ID_LENGTH = 200;
  */
 export function resolveSchedule(
   at: string,
-  input: { job: string; pattern: string; data: unknown; id?: string | undefined; tz?: string | undefined; missedTicks?: MissedTickPolicy | undefined; source: ScheduleSource },
+  input: {
+    job: string;
+    pattern: string;
+    data: unknown;
+    id?: string | undefined;
+    tz?: string | undefined;
+    missedTicks?: MissedTickPolicy | undefined;
+    source: ScheduleSource;
+  },
   defaults: Pick<ResolvedSchedulerOptions, 'tz' | 'missedTicks'>,
 ): ScheduleSpec {
   const id = input.id ?? input.job;
   if (typeof id !== 'string' || id.length === 0 || id.length > MAX_ID_LENGTH) {
-    throw new ConfigurationError(validationMessage(`${at}.id`, `must be a string of 1 to ${MAX_ID_LENGTH} characters`, id));
+    throw new ConfigurationError(
+      validationMessage(`${at}.id`, `must be a string of 1 to ${MAX_ID_LENGTH} characters`, id),
+    );
   }
   if (input.data !== undefined) {
     try {
       JSON.stringify(input.data);
     } catch (error) {
-      throw new ConfigurationError(`${at}.data must be JSON-serialisable: ${(error as Error).message}`, { cause: error });
+      throw new ConfigurationError(`${at}.data must be JSON-serialisable: ${(error as Error).message}`, {
+        cause: error,
+      });
     }
   }
   return Object.freeze({
@@ -69,7 +81,11 @@ export function resolveSchedule(
     job: input.job,
     cron: CronPattern.parse(`${at}.pattern`, input.pattern, input.tz ?? defaults.tz, `${at}.tz`, id),
     data: input.data ?? {},
-    missedTicks: checkOneOf(`${at}.missedTicks`, input.missedTicks ?? defaults.missedTicks, MISSED_TICK_POLICIES),
+    missedTicks: checkOneOf(
+      `${at}.missedTicks`,
+      input.missedTicks ?? defaults.missedTicks,
+      MISSED_TICK_POLICIES,
+    ),
     source: input.source,
   });
 }

@@ -98,11 +98,18 @@ export class Scheduler {
     this.leadershipChanged(false);
   }
 
-  /** Adds a schedule, or replaces the one with the same id. Fires from the next tick on if this process leads. */
+  /**
+   * Adds a schedule, or replaces the one with the same id. Fires from the next tick on if this process leads.
+   */
   add(spec: ScheduleSpec): ScheduleInfo {
     const previous = this.entries.get(spec.id);
     if (previous) this.disarm(previous);
-    const entry: Entry = { spec, next: spec.cron.nextAfter(this.clock.now()), timer: undefined, lastFiredAt: previous?.lastFiredAt };
+    const entry: Entry = {
+      spec,
+      next: spec.cron.nextAfter(this.clock.now()),
+      timer: undefined,
+      lastFiredAt: previous?.lastFiredAt,
+    };
     this.entries.set(spec.id, entry);
     if (this.leading) this.arm(entry, this.term);
     return this.describe(entry);
@@ -153,7 +160,8 @@ export class Scheduler {
       entry.next = entry.spec.cron.nextAfter(now);
       this.arm(entry, term);
     }
-    if ([...this.entries.values()].some((entry) => entry.spec.missedTicks === 'run-once')) void this.catchUp(term, now);
+    if ([...this.entries.values()].some((entry) => entry.spec.missedTicks === 'run-once'))
+      void this.catchUp(term, now);
   }
 
   /** 'run-once' schedules: fire the latest tick at or before the takeover if no leader fired it. */
@@ -165,7 +173,10 @@ export class Scheduler {
       const last = ledger.get(entry.spec.id);
       const latest = entry.spec.cron.latestAtOrBefore(now);
       if (last === undefined || latest === undefined || latest <= last) continue;
-      this.deps.log.info({ schedule: entry.spec.id, tick: new Date(latest).toISOString() }, 'firing a tick missed while no process led (run-once policy)');
+      this.deps.log.info(
+        { schedule: entry.spec.id, tick: new Date(latest).toISOString() },
+        'firing a tick missed while no process led (run-once policy)',
+      );
       void this.fire(entry, latest, term);
     }
   }
@@ -176,12 +187,19 @@ export class Scheduler {
         (stored) => {
           const merged = new Map(stored);
           for (const entry of this.entries.values()) {
-            if (entry.lastFiredAt !== undefined && entry.lastFiredAt > (merged.get(entry.spec.id) ?? -Infinity)) merged.set(entry.spec.id, entry.lastFiredAt);
+            if (
+              entry.lastFiredAt !== undefined &&
+              entry.lastFiredAt > (merged.get(entry.spec.id) ?? -Infinity)
+            )
+              merged.set(entry.spec.id, entry.lastFiredAt);
           }
           return merged;
         },
         (error: unknown) => {
-          this.deps.log.warn({ err: error }, 'could not read the cron ledger; ticks missed before this takeover are skipped');
+          this.deps.log.warn(
+            { err: error },
+            'could not read the cron ledger; ticks missed before this takeover are skipped',
+          );
           return new Map<string, number>();
         },
       );
@@ -204,7 +222,10 @@ export class Scheduler {
     entry.timer = undefined;
     if (term !== this.term || this.entries.get(entry.spec.id) !== entry) return;
     // The wall clock may trail the timer clock by a little; a capped long wait just re-arms.
-    if (this.clock.now() < entry.next) return this.arm(entry, term);
+    if (this.clock.now() < entry.next) {
+      this.arm(entry, term);
+      return;
+    }
     const fireAt = entry.next;
     entry.next = entry.spec.cron.nextAfter(fireAt);
     this.arm(entry, term);
@@ -215,13 +236,19 @@ export class Scheduler {
     await this.yieldToIo();
     const jobId = firingJobId(entry.spec.id, fireAt);
     if (term !== this.term || !this.deps.leadership.isLeader || this.entries.get(entry.spec.id) !== entry) {
-      this.deps.log.debug({ schedule: entry.spec.id, jobId }, 'leadership lost before the tick was published; not fired');
+      this.deps.log.debug(
+        { schedule: entry.spec.id, jobId },
+        'leadership lost before the tick was published; not fired',
+      );
       return;
     }
     try {
       await this.deps.publish(entry.spec.job, entry.spec.data, jobId);
     } catch (error) {
-      this.deps.log.error({ err: error, schedule: entry.spec.id, jobId }, 'cron firing was not confirmed by the broker; this tick did not fire');
+      this.deps.log.error(
+        { err: error, schedule: entry.spec.id, jobId },
+        'cron firing was not confirmed by the broker; this tick did not fire',
+      );
       return;
     }
     if (entry.lastFiredAt === undefined || fireAt > entry.lastFiredAt) entry.lastFiredAt = fireAt;
@@ -245,7 +272,10 @@ export class Scheduler {
         await this.deps.ledger.write(new Map(ledger));
       }
     } catch (error) {
-      this.deps.log.warn({ err: error }, 'could not write the cron ledger; the next leader may fire the last tick again (same job id)');
+      this.deps.log.warn(
+        { err: error },
+        'could not write the cron ledger; the next leader may fire the last tick again (same job id)',
+      );
     } finally {
       this.ledgerWriting = false;
     }

@@ -5,9 +5,17 @@ import type { WarrenEvents } from '../index';
 export type JobEventSource = Pick<EventEmitter<WarrenEvents>, 'on' | 'off'>;
 
 /** The job events a recorder keeps. */
-export type RecordedEventType = 'completed' | 'failed' | 'retried' | 'postponed' | 'deadLettered' | 'duplicate';
+export type RecordedEventType =
+  | 'completed'
+  | 'failed'
+  | 'retried'
+  | 'postponed'
+  | 'deadLettered'
+  | 'duplicate';
 
-export type RecordedEvent = { [K in RecordedEventType]: { readonly type: K; readonly at: number } & WarrenEvents[K][0] }[RecordedEventType];
+export type RecordedEvent = {
+  [K in RecordedEventType]: { readonly type: K; readonly at: number } & WarrenEvents[K][0];
+}[RecordedEventType];
 
 export type EventOf<K extends RecordedEventType> = Extract<RecordedEvent, { type: K }>;
 
@@ -20,7 +28,14 @@ export interface WaitForJobOptions<K extends RecordedEventType = RecordedEventTy
   readonly timeoutMs?: number;
 }
 
-const RECORDED: readonly RecordedEventType[] = ['completed', 'failed', 'retried', 'postponed', 'deadLettered', 'duplicate'];
+const RECORDED: readonly RecordedEventType[] = [
+  'completed',
+  'failed',
+  'retried',
+  'postponed',
+  'deadLettered',
+  'duplicate',
+];
 
 const DESCRIBED: Record<RecordedEventType, string> = {
   completed: 'complete',
@@ -53,26 +68,34 @@ export class JobEventRecorder {
   readonly events: RecordedEvent[] = [];
   private readonly claimed = new Set<RecordedEvent>();
   private readonly waiters = new Set<Waiter>();
-  private readonly listeners: [RecordedEventType, (payload: WarrenEvents[RecordedEventType][0]) => void][] = [];
+  private readonly listeners: [RecordedEventType, (payload: WarrenEvents[RecordedEventType][0]) => void][] =
+    [];
 
   constructor(
     private readonly source: JobEventSource,
     private readonly defaultTimeoutMs = 10_000,
   ) {
     for (const type of RECORDED) {
-      const listener = (payload: WarrenEvents[RecordedEventType][0]) => this.record({ ...payload, type, at: Date.now() } as RecordedEvent);
+      const listener = (payload: WarrenEvents[RecordedEventType][0]) =>
+        this.record({ ...payload, type, at: Date.now() } as RecordedEvent);
       this.listeners.push([type, listener]);
       source.on(type, listener as never);
     }
   }
 
   /** Resolves with the `completed` event of a job named `name` (and `jobId`, if given). */
-  waitForCompleted(name: string, options: WaitForJobOptions<'completed'> = {}): Promise<EventOf<'completed'>> {
+  waitForCompleted(
+    name: string,
+    options: WaitForJobOptions<'completed'> = {},
+  ): Promise<EventOf<'completed'>> {
     return this.waitFor('completed', name, options);
   }
 
   /** Resolves with the `deadLettered` event (its `reason` and `error`) of a job named `name`. */
-  waitForDeadLettered(name: string, options: WaitForJobOptions<'deadLettered'> = {}): Promise<EventOf<'deadLettered'>> {
+  waitForDeadLettered(
+    name: string,
+    options: WaitForJobOptions<'deadLettered'> = {},
+  ): Promise<EventOf<'deadLettered'>> {
     return this.waitFor('deadLettered', name, options);
   }
 
@@ -81,10 +104,20 @@ export class JobEventRecorder {
     return this.waitFor('failed', name, options);
   }
 
-  /** Resolves with the first unclaimed event of `type` for job `name` that matches the options, or rejects after the deadline saying what happened to that job instead. */
-  waitFor<K extends RecordedEventType>(type: K, name: string, options: WaitForJobOptions<K> = {}): Promise<EventOf<K>> {
+  /**
+   * Resolves with the first unclaimed event of `type` for job `name` that matches the options, or rejects
+   * after the deadline saying what happened to that job instead.
+   */
+  waitFor<K extends RecordedEventType>(
+    type: K,
+    name: string,
+    options: WaitForJobOptions<K> = {},
+  ): Promise<EventOf<K>> {
     const matches = (event: RecordedEvent): boolean =>
-      event.type === type && event.name === name && (options.jobId === undefined || event.jobId === options.jobId) && (options.where?.(event as EventOf<K>) ?? true);
+      event.type === type &&
+      event.name === name &&
+      (options.jobId === undefined || event.jobId === options.jobId) &&
+      (options.where?.(event as EventOf<K>) ?? true);
     const past = this.events.find((event) => !this.claimed.has(event) && matches(event));
     if (past) {
       this.claimed.add(past);
@@ -126,15 +159,25 @@ export class JobEventRecorder {
     }
   }
 
-  private timeoutMessage(type: RecordedEventType, name: string, jobId: string | undefined, timeoutMs: number): string {
+  private timeoutMessage(
+    type: RecordedEventType,
+    name: string,
+    jobId: string | undefined,
+    timeoutMs: number,
+  ): string {
     const job = jobId === undefined ? `a '${name}' job` : `job '${name}' (jobId '${jobId}')`;
-    const seen = this.events.filter((event) => event.name === name && (jobId === undefined || event.jobId === jobId)).map(describe);
+    const seen = this.events
+      .filter((event) => event.name === name && (jobId === undefined || event.jobId === jobId))
+      .map(describe);
     return `timed out after ${timeoutMs} ms waiting for ${job} to ${DESCRIBED[type]}; ${seen.length > 0 ? `seen instead: ${seen.join('; ')}` : 'no event for it at all (was it published, and is a worker consuming its queue?)'}`;
   }
 }
 
 /** Starts recording a warren's job events (see JobEventRecorder). */
-export function recordJobEvents(warren: JobEventSource, options: { timeoutMs?: number } = {}): JobEventRecorder {
+export function recordJobEvents(
+  warren: JobEventSource,
+  options: { timeoutMs?: number } = {},
+): JobEventRecorder {
   return new JobEventRecorder(warren, options.timeoutMs);
 }
 

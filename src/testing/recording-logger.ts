@@ -1,7 +1,10 @@
 import pino from 'pino';
 import type { Logger } from '../index';
 
-/** One line a handler logged through `ctx.log`, with its fields (`jobId`, `job`, `attempt`, `queue`, and the handler's own). */
+/**
+ * One line a handler logged through `ctx.log`, with its fields (`jobId`, `job`, `attempt`, `queue`, and the
+ * handler's own).
+ */
 export interface LogEntry {
   readonly level: 'trace' | 'debug' | 'info' | 'warn' | 'error' | 'fatal';
   readonly msg: string;
@@ -9,7 +12,10 @@ export interface LogEntry {
 }
 
 /** A pino logger that keeps every entry in `entries` instead of writing it anywhere. */
-export function createRecordingLogger(level: pino.LevelWithSilent = 'trace'): { readonly logger: Logger; readonly entries: LogEntry[] } {
+export function createRecordingLogger(level: pino.LevelWithSilent = 'trace'): {
+  readonly logger: Logger;
+  readonly entries: LogEntry[];
+} {
   const entries: LogEntry[] = [];
   const labels = pino.levels.labels;
   const logger = pino(

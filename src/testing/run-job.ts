@@ -26,14 +26,24 @@ export interface RunJobOptions {
   /** ms since epoch. Default: now. */
   readonly enqueuedAt?: number;
   readonly redelivered?: boolean;
-  /** Fail the run with JobTimeoutError (and abort `ctx.signal`) after this long. Default: the @Job's `timeoutMs`, else 15 min. */
+  /**
+   * Fail the run with JobTimeoutError (and abort `ctx.signal`) after this long. Default: the @Job's
+   * `timeoutMs`, else 15 min.
+   */
   readonly timeoutMs?: number;
   /** Abort it to see how the handler reacts to a shutdown: `ctx.signal` aborts with its reason. */
   readonly signal?: AbortSignal;
   /** State of the named circuit breakers the handler fires. Default: all closed (the call runs). */
   readonly breakers?: Readonly<Record<string, 'closed' | 'open'>>;
-  /** Answers `ctx.publish` after recording the call (to make a follow-up publish fail, say). Default: resolves with the job id and an empty queue. */
-  readonly publish?: (name: string, data: unknown, options: PublishOptions | undefined) => Promise<PublishedJob>;
+  /**
+   * Answers `ctx.publish` after recording the call (to make a follow-up publish fail, say). Default: resolves
+   * with the job id and an empty queue.
+   */
+  readonly publish?: (
+    name: string,
+    data: unknown,
+    options: PublishOptions | undefined,
+  ) => Promise<PublishedJob>;
   /** Check the payload against the @Job's `schema` first, as the worker does. Default true. */
   readonly validate?: boolean;
   /** Lowest level recorded in `logs`. Default 'trace'. */
@@ -55,7 +65,10 @@ export type JobOutcome =
   | { readonly action: 'complete' }
   | { readonly action: 'retry'; readonly nextAttempt: number; readonly delayMs?: number }
   | { readonly action: 'postpone'; readonly breaker: string }
-  | { readonly action: 'dead-letter'; readonly reason: 'unrecoverable' | 'attempts-exhausted' | 'invalid-payload' };
+  | {
+      readonly action: 'dead-letter';
+      readonly reason: 'unrecoverable' | 'attempts-exhausted' | 'invalid-payload';
+    };
 
 export interface RunJobResult<TResult = unknown> {
   readonly status: 'completed' | 'failed';
@@ -86,7 +99,11 @@ export interface RunJobResult<TResult = unknown> {
  * assert.equal(run.status, 'completed');
  * assert.deepEqual(run.published.map((p) => p.name), ['audit.record']);
  */
-export async function runJob<H extends JobHandler>(handler: H, data: Parameters<H['handle']>[0], options: RunJobOptions = {}): Promise<RunJobResult<Awaited<ReturnType<H['handle']>>>> {
+export async function runJob<H extends JobHandler>(
+  handler: H,
+  data: Parameters<H['handle']>[0],
+  options: RunJobOptions = {},
+): Promise<RunJobResult<Awaited<ReturnType<H['handle']>>>> {
   const definition = readJobDefinition(handler);
   const attempt = options.attempt ?? 1;
   const maxAttempts = options.maxAttempts ?? definition.attempts ?? JOB_DEFAULTS.attempts;
@@ -122,14 +139,28 @@ export async function runJob<H extends JobHandler>(handler: H, data: Parameters<
   const started = Date.now();
   const finish = (status: 'completed' | 'failed', result: unknown, error: unknown, outcome: JobOutcome) => {
     options.signal?.removeEventListener('abort', onAbort);
-    return { status, result, error, outcome, published, logs: recording.entries, signal: controller.signal, breakersFired, context, durationMs: Date.now() - started } as RunJobResult<Awaited<ReturnType<H['handle']>>>;
+    return {
+      status,
+      result,
+      error,
+      outcome,
+      published,
+      logs: recording.entries,
+      signal: controller.signal,
+      breakersFired,
+      context,
+      durationMs: Date.now() - started,
+    } as RunJobResult<Awaited<ReturnType<H['handle']>>>;
   };
 
   let payload: unknown = data;
   if (definition.schema && options.validate !== false) {
     const checked = await definition.schema['~standard'].validate(data);
     if (checked.issues) {
-      const error = new PayloadValidationError(definition.name, checked.issues.map((issue) => ({ message: issue.message, ...pathOf(issue.path) })));
+      const error = new PayloadValidationError(
+        definition.name,
+        checked.issues.map((issue) => ({ message: issue.message, ...pathOf(issue.path) })),
+      );
       return finish('failed', undefined, error, { action: 'dead-letter', reason: 'invalid-payload' });
     }
     payload = checked.value;
@@ -138,13 +169,21 @@ export async function runJob<H extends JobHandler>(handler: H, data: Parameters<
   let timer: NodeJS.Timeout | undefined;
   const timedOut = new Promise<never>((_, reject) => {
     timer = setTimeout(() => {
-      const error = new JobTimeoutError(timeoutMs, { jobName: definition.name, jobId, queue: definition.queue, attempt });
+      const error = new JobTimeoutError(timeoutMs, {
+        jobName: definition.name,
+        jobId,
+        queue: definition.queue,
+        attempt,
+      });
       controller.abort(error);
       reject(error);
     }, timeoutMs);
   });
   try {
-    const result = await Promise.race([Promise.resolve().then(() => handler.handle(payload, context)), timedOut]);
+    const result = await Promise.race([
+      Promise.resolve().then(() => handler.handle(payload, context)),
+      timedOut,
+    ]);
     return finish('completed', result, undefined, { action: 'complete' });
   } catch (error) {
     return finish('failed', undefined, error, outcomeOf(error, attempt, maxAttempts));
@@ -158,7 +197,8 @@ function outcomeOf(error: unknown, attempt: number, maxAttempts: number): JobOut
   if (error instanceof UnrecoverableError) return { action: 'dead-letter', reason: 'unrecoverable' };
   if (error instanceof CircuitOpenError) return { action: 'postpone', breaker: error.breaker };
   if (attempt >= maxAttempts) return { action: 'dead-letter', reason: 'attempts-exhausted' };
-  if (error instanceof RetryLaterError) return { action: 'retry', nextAttempt: attempt + 1, delayMs: Math.max(0, error.delayMs) };
+  if (error instanceof RetryLaterError)
+    return { action: 'retry', nextAttempt: attempt + 1, delayMs: Math.max(0, error.delayMs) };
   return { action: 'retry', nextAttempt: attempt + 1 };
 }
 
@@ -173,7 +213,9 @@ function fakeBreaker(name: string, state: 'closed' | 'open', fired: string[]): B
   };
 }
 
-function pathOf(path: ReadonlyArray<PropertyKey | { readonly key: PropertyKey }> | undefined): { path?: string } {
+function pathOf(path: ReadonlyArray<PropertyKey | { readonly key: PropertyKey }> | undefined): {
+  path?: string;
+} {
   if (!path || path.length === 0) return {};
   return { path: path.map((p) => String(typeof p === 'object' && p !== null ? p.key : p)).join('.') };
 }

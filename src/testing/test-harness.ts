@@ -13,7 +13,10 @@ export interface TestHarness<TJobs extends object = WarrenJobs> extends JobEvent
   readonly warren: Warren<TJobs>;
   /** The namespace every entity of this harness carries. */
   readonly namespace: string;
-  /** Stops the workers, deletes every queue and exchange of the harness (messages included), closes. Idempotent. */
+  /**
+   * Stops the workers, deletes every queue and exchange of the harness (messages included), closes.
+   * Idempotent.
+   */
   close(): Promise<void>;
 }
 
@@ -24,14 +27,19 @@ export interface TestHarness<TJobs extends object = WarrenJobs> extends JobEvent
  * `connection` merge over the test profile one level deep.
  *
  * @example
- * const harness = await createTestHarness({ url: process.env.AMQP_URL, topology, handlers: [new WelcomeEmail(fakeMailer)] });
+ * const harness = await createTestHarness({ url: process.env.AMQP_URL, topology, handlers: [new
+ * WelcomeEmail(fakeMailer)] });
  * after(() => harness.close());
  * await harness.warren.publish('email.welcome', { userId: 'u1' }, { jobId: 'w-1' });
  * await harness.waitForCompleted('email.welcome', { jobId: 'w-1' });
  */
-export async function createTestHarness<TJobs extends object = WarrenJobs>(options: TestHarnessOptions = {}): Promise<TestHarness<TJobs>> {
+export async function createTestHarness<TJobs extends object = WarrenJobs>(
+  options: TestHarnessOptions = {},
+): Promise<TestHarness<TJobs>> {
   const { start = true, timeoutMs, ...warrenOptions } = options;
-  const profile = testWarrenOptions({ ...(options.namespace !== undefined ? { namespace: options.namespace } : {}) });
+  const profile = testWarrenOptions({
+    ...(options.namespace !== undefined ? { namespace: options.namespace } : {}),
+  });
   const namespace = warrenOptions.namespace ?? profile.namespace!;
   const warren = await createWarren<TJobs>({
     ...profile,
@@ -67,9 +75,14 @@ export async function createTestHarness<TJobs extends object = WarrenJobs>(optio
  * Consumers must stop first: a consumer whose queue is deleted under it re-declares the topology.
  * Also for warrens built by WarrenModule: call it before `app.close()`.
  */
-export async function closeAndDeleteTopology(warren: Pick<Warren, 'health' | 'pause' | 'deleteTopology' | 'close'>, options: { graceMs?: number } = {}): Promise<void> {
+export async function closeAndDeleteTopology(
+  warren: Pick<Warren, 'health' | 'pause' | 'deleteTopology' | 'close'>,
+  options: { graceMs?: number } = {},
+): Promise<void> {
   const deadline = Date.now() + (options.graceMs ?? 2_000);
-  await Promise.all(warren.health().consumers.map((consumer) => warren.pause(consumer.queue).catch(() => undefined)));
+  await Promise.all(
+    warren.health().consumers.map((consumer) => warren.pause(consumer.queue).catch(() => undefined)),
+  );
   while (warren.health().consumers.some((consumer) => consumer.activeJobs > 0) && Date.now() < deadline) {
     await new Promise((resolve) => setTimeout(resolve, 20));
   }

@@ -14,7 +14,9 @@ export function testNamespace(label = 'test-warren'): string {
  * @example
  * WarrenModule.forRoot({ ...testWarrenOptions({ url: process.env.AMQP_URL }), topology })
  */
-export function testWarrenOptions(options: { url?: string | readonly string[]; namespace?: string } = {}): WarrenOptions {
+export function testWarrenOptions(
+  options: { url?: string | readonly string[]; namespace?: string } = {},
+): WarrenOptions {
   return {
     ...(options.url !== undefined ? { url: options.url } : {}),
     namespace: options.namespace ?? testNamespace(),

@@ -2,7 +2,12 @@ import type { Channel } from 'amqplib';
 import { TopologyConflictError } from '../core';
 import type { TopologyPlan } from './topology-plan';
 
-type Step = { readonly entity: 'queue' | 'exchange'; readonly name: string; readonly declared: Record<string, unknown>; readonly run: (ch: Channel) => Promise<unknown> };
+type Step = {
+  readonly entity: 'queue' | 'exchange';
+  readonly name: string;
+  readonly declared: Record<string, unknown>;
+  readonly run: (ch: Channel) => Promise<unknown>;
+};
 
 /**
  * Declares every entity of the plan on the broker, in order: exchanges, then queues (each parking
@@ -14,18 +19,36 @@ type Step = { readonly entity: 'queue' | 'exchange'; readonly name: string; read
 export async function applyTopology(plan: TopologyPlan, openChannel: () => Promise<Channel>): Promise<void> {
   const steps: Step[] = [];
   for (const ex of plan.exchanges) {
-    const options = { durable: ex.durable, autoDelete: ex.autoDelete, internal: ex.internal, arguments: ex.arguments };
-    steps.push({ entity: 'exchange', name: ex.name, declared: { type: ex.type, ...options }, run: (ch) => ch.assertExchange(ex.name, ex.type, options) });
+    const options = {
+      durable: ex.durable,
+      autoDelete: ex.autoDelete,
+      internal: ex.internal,
+      arguments: ex.arguments,
+    };
+    steps.push({
+      entity: 'exchange',
+      name: ex.name,
+      declared: { type: ex.type, ...options },
+      run: (ch) => ch.assertExchange(ex.name, ex.type, options),
+    });
   }
   for (const q of plan.queues) {
-    steps.push({ entity: 'queue', name: q.name, declared: { ...q.assertion }, run: (ch) => ch.assertQueue(q.name, q.assertion) });
+    steps.push({
+      entity: 'queue',
+      name: q.name,
+      declared: { ...q.assertion },
+      run: (ch) => ch.assertQueue(q.name, q.assertion),
+    });
   }
   for (const b of plan.bindings) {
     steps.push({
       entity: b.destinationType,
       name: b.destination,
       declared: { bindingFrom: b.source, pattern: b.pattern },
-      run: (ch) => (b.destinationType === 'queue' ? ch.bindQueue(b.destination, b.source, b.pattern, b.arguments) : ch.bindExchange(b.destination, b.source, b.pattern, b.arguments)),
+      run: (ch) =>
+        b.destinationType === 'queue'
+          ? ch.bindQueue(b.destination, b.source, b.pattern, b.arguments)
+          : ch.bindExchange(b.destination, b.source, b.pattern, b.arguments),
     });
   }
   await runPipelined(steps, openChannel);
@@ -34,8 +57,10 @@ export async function applyTopology(plan: TopologyPlan, openChannel: () => Promi
 /** Deletes every entity of the plan (tests and the CLI); messages in its queues are lost. */
 export async function deleteTopology(plan: TopologyPlan, openChannel: () => Promise<Channel>): Promise<void> {
   const steps: Step[] = [];
-  for (const q of plan.queues) steps.push({ entity: 'queue', name: q.name, declared: {}, run: (ch) => ch.deleteQueue(q.name) });
-  for (const ex of plan.exchanges) steps.push({ entity: 'exchange', name: ex.name, declared: {}, run: (ch) => ch.deleteExchange(ex.name) });
+  for (const q of plan.queues)
+    steps.push({ entity: 'queue', name: q.name, declared: {}, run: (ch) => ch.deleteQueue(q.name) });
+  for (const ex of plan.exchanges)
+    steps.push({ entity: 'exchange', name: ex.name, declared: {}, run: (ch) => ch.deleteExchange(ex.name) });
   await runPipelined(steps, openChannel);
 }
 
@@ -49,7 +74,14 @@ async function runPipelined(steps: readonly Step[], openChannel: () => Promise<C
     if (failed >= 0) {
       const step = steps[failed]!;
       const error = (results[failed] as PromiseRejectedResult).reason as { code?: number; message?: string };
-      if (error?.code === 406) throw new TopologyConflictError(step.entity, step.name, step.declared, error.message ?? String(error), error);
+      if (error?.code === 406)
+        throw new TopologyConflictError(
+          step.entity,
+          step.name,
+          step.declared,
+          error.message ?? String(error),
+          error,
+        );
       throw error;
     }
   } finally {

@@ -31,7 +31,10 @@ export interface BindingDeclaration {
 }
 
 export interface QueueDeclaration {
-  /** Default 'quorum'; a queue with `maxPriority` must be classic (RabbitMQ 3.10 quorum queues reject priorities). */
+  /**
+   * Default 'quorum'; a queue with `maxPriority` must be classic (RabbitMQ 3.10 quorum queues reject
+   * priorities).
+   */
   readonly type?: QueueType;
   /** 1..10 (RabbitMQ allows 255, but each level costs throughput: 255 is 10-30x slower). Classic only. */
   readonly maxPriority?: number;
@@ -57,7 +60,12 @@ export interface TopologyDeclaration {
   readonly exchanges?: Readonly<Record<string, ExchangeDeclaration>>;
   readonly queues?: Readonly<Record<string, QueueDeclaration>>;
   /** Exchange-to-exchange bindings: `{ from: 'jobs', to: 'audit', pattern: '#' }`. */
-  readonly exchangeBindings?: readonly { readonly from: string; readonly to: string; readonly pattern?: string; readonly arguments?: Readonly<Record<string, unknown>> }[];
+  readonly exchangeBindings?: readonly {
+    readonly from: string;
+    readonly to: string;
+    readonly pattern?: string;
+    readonly arguments?: Readonly<Record<string, unknown>>;
+  }[];
 }
 
 /**
@@ -90,11 +98,17 @@ export function mergeTopologies(...declarations: readonly TopologyDeclaration[])
   return deepFreeze({ exchanges, queues, exchangeBindings });
 }
 
-function mergeEntries<T>(kind: string, into: Record<string, T>, from: Readonly<Record<string, T>> | undefined): void {
+function mergeEntries<T>(
+  kind: string,
+  into: Record<string, T>,
+  from: Readonly<Record<string, T>> | undefined,
+): void {
   for (const [key, value] of Object.entries(from ?? {})) {
     const existing = into[key];
     if (existing !== undefined && JSON.stringify(existing) !== JSON.stringify(value)) {
-      throw new TopologyError(`${kind} '${key}' is declared twice with different settings: ${JSON.stringify(existing)} and ${JSON.stringify(value)}`);
+      throw new TopologyError(
+        `${kind} '${key}' is declared twice with different settings: ${JSON.stringify(existing)} and ${JSON.stringify(value)}`,
+      );
     }
     into[key] = value;
   }

@@ -23,15 +23,23 @@ export interface DelayPlan {
   readonly queueType: QueueType;
   /** Longest delay one pass through the levels can hold: (2^levels - 1) units. */
   readonly maxDelayMs: number;
-  /** The highest level: a delayed message may enter here (delayRoute enters lower, at its highest set bit). */
+  /**
+   * The highest level: a delayed message may enter here (delayRoute enters lower, at its highest set bit).
+   */
   readonly entryExchange: string;
   readonly deliveryExchange: string;
   readonly levels: readonly DelayLevel[];
 }
 
-export function planDelayLevels(naming: TopologyNaming, unitMs: number, levelCount: number, queueType: QueueType): DelayPlan {
+export function planDelayLevels(
+  naming: TopologyNaming,
+  unitMs: number,
+  levelCount: number,
+  queueType: QueueType,
+): DelayPlan {
   const levels: DelayLevel[] = [];
-  for (let level = 0; level < levelCount; level++) levels.push({ level, name: naming.delayLevel(level), ttlMs: unitMs * 2 ** level });
+  for (let level = 0; level < levelCount; level++)
+    levels.push({ level, name: naming.delayLevel(level), ttlMs: unitMs * 2 ** level });
   return {
     unitMs,
     levelCount,
@@ -63,7 +71,10 @@ export interface DelayRoute {
   readonly delayedMs: number;
 }
 
-/** Route of a message that must wait `delayMs` (rounded up to the unit, never early) before reaching `queueName`. */
+/**
+ * Route of a message that must wait `delayMs` (rounded up to the unit, never early) before reaching
+ * `queueName`.
+ */
 export function delayRoute(plan: DelayPlan, delayMs: number, queueName: string): DelayRoute {
   const maxUnits = 2 ** plan.levelCount - 1;
   const units = Math.min(maxUnits, Math.max(0, Math.ceil(delayMs / plan.unitMs)));
@@ -77,5 +88,9 @@ export function delayRoute(plan: DelayPlan, delayMs: number, queueName: string):
   }
   // Enter at the highest level whose bit is set: the levels above it would only pass the message down
   // through one topic exchange each, and under load that routing is what makes delays late.
-  return { exchange: plan.levels[highest]!.name, routingKey: `${bits.join('.')}.${queueName}`, delayedMs: units * plan.unitMs };
+  return {
+    exchange: plan.levels[highest]!.name,
+    routingKey: `${bits.join('.')}.${queueName}`,
+    delayedMs: units * plan.unitMs,
+  };
 }

@@ -10,8 +10,21 @@ export type {
 } from './define-topology';
 export { createNaming, type TopologyNaming } from './naming';
 export { planTopology, type PlanInput } from './plan-topology';
-export type { TopologyPlan, PlannedExchange, PlannedQueue, PlannedBinding, PlannedJob, QueueRole } from './topology-plan';
+export type {
+  TopologyPlan,
+  PlannedExchange,
+  PlannedQueue,
+  PlannedBinding,
+  PlannedJob,
+  QueueRole,
+} from './topology-plan';
 export { delayRoute, type DelayPlan, type DelayLevel, type DelayRoute } from './delay-levels';
 export { applyTopology, deleteTopology } from './apply-topology';
-export { resolveTopologyOptions, TOPOLOGY_DEFAULTS, type TopologyOptions, type ResolvedTopologyOptions, type DelayOptions } from './options';
+export {
+  resolveTopologyOptions,
+  TOPOLOGY_DEFAULTS,
+  type TopologyOptions,
+  type ResolvedTopologyOptions,
+  type DelayOptions,
+} from './options';
 export { X_ARGS } from './queue-arguments';

@@ -18,7 +18,9 @@ export interface TopologyNaming {
   leaderQueue(): string;
   /** The queue a rate limiter's permits wait in. */
   permitQueue(limiterKey: string): string;
-  /** The cron leader's record of the last tick it fired per schedule (for the run-once missed-tick policy). */
+  /**
+   * The cron leader's record of the last tick it fired per schedule (for the run-once missed-tick policy).
+   */
   cronLedgerQueue(): string;
   /** The single-active-consumer token queue electing the process that refills a rate limiter's permits. */
   limiterLeaderQueue(limiterKey: string): string;

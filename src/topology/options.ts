@@ -5,14 +5,23 @@ import { isValidNamespace } from './naming';
 export interface DelayOptions {
   /** Resolution of every delay: delays are rounded up to a multiple of it. Default 100 ms. */
   readonly unitMs?: number;
-  /** Number of binary levels; the longest single pass is (2^levels - 1) units. Default 29 (about 1.7 years at 100 ms). */
+  /**
+   * Number of binary levels; the longest single pass is (2^levels - 1) units. Default 29 (about 1.7 years at
+   * 100 ms).
+   */
   readonly levels?: number;
-  /** Default 'quorum' (replicated, at-least-once dead-lettering between levels). 'classic' is cheaper on one node. */
+  /**
+   * Default 'quorum' (replicated, at-least-once dead-lettering between levels). 'classic' is cheaper on one
+   * node.
+   */
   readonly queueType?: QueueType;
 }
 
 export interface TopologyOptions {
-  /** Prefix of every entity name (`<namespace>.<queue>`); lets applications and tests share a vhost. Default ''. */
+  /**
+   * Prefix of every entity name (`<namespace>.<queue>`); lets applications and tests share a vhost. Default
+   * ''.
+   */
   readonly namespace?: string;
   readonly delay?: DelayOptions;
   /** Default quorum `x-delivery-limit` of job queues: the crash-loop backstop. Default 10. */
@@ -44,7 +53,13 @@ export const TOPOLOGY_DEFAULTS = Object.freeze({
 export function resolveTopologyOptions(input: TopologyOptions = {}): ResolvedTopologyOptions {
   const namespace = input.namespace ?? TOPOLOGY_DEFAULTS.namespace;
   if (typeof namespace !== 'string' || !isValidNamespace(namespace)) {
-    throw new ConfigurationError(validationMessage('namespace', 'must contain only letters, digits, and . _ : - and not start with amq.', namespace));
+    throw new ConfigurationError(
+      validationMessage(
+        'namespace',
+        'must contain only letters, digits, and . _ : - and not start with amq.',
+        namespace,
+      ),
+    );
   }
   const delay = input.delay ?? {};
   return Object.freeze({
@@ -52,10 +67,16 @@ export function resolveTopologyOptions(input: TopologyOptions = {}): ResolvedTop
     delay: Object.freeze({
       unitMs: checkInteger('delay.unitMs', delay.unitMs ?? TOPOLOGY_DEFAULTS.delay.unitMs, 1),
       levels: checkInteger('delay.levels', delay.levels ?? TOPOLOGY_DEFAULTS.delay.levels, 1, 40),
-      queueType: checkOneOf('delay.queueType', delay.queueType ?? TOPOLOGY_DEFAULTS.delay.queueType, ['quorum', 'classic']),
+      queueType: checkOneOf('delay.queueType', delay.queueType ?? TOPOLOGY_DEFAULTS.delay.queueType, [
+        'quorum',
+        'classic',
+      ]),
     }),
     deliveryLimit: checkInteger('deliveryLimit', input.deliveryLimit ?? TOPOLOGY_DEFAULTS.deliveryLimit, 1),
     durable: input.durable ?? TOPOLOGY_DEFAULTS.durable,
-    queueExpiresMs: input.queueExpiresMs === undefined ? undefined : checkNumber('queueExpiresMs', input.queueExpiresMs, 1000),
+    queueExpiresMs:
+      input.queueExpiresMs === undefined
+        ? undefined
+        : checkNumber('queueExpiresMs', input.queueExpiresMs, 1000),
   });
 }

@@ -1,11 +1,31 @@
 import { TopologyError, type JobDefinition } from '../core';
-import type { BindingDeclaration, ExchangeDeclaration, QueueDeclaration, QueueType, TopologyDeclaration } from './define-topology';
+import type {
+  BindingDeclaration,
+  ExchangeDeclaration,
+  QueueDeclaration,
+  QueueType,
+  TopologyDeclaration,
+} from './define-topology';
 import { delayDeliveryPattern, delayLevelPattern, planDelayLevels } from './delay-levels';
 import { createNaming, type TopologyNaming } from './naming';
 import type { ResolvedTopologyOptions } from './options';
-import { delayLevelAssertion, exchangeArguments, jobQueueAssertion, leaderQueueAssertion, ledgerQueueAssertion, plainQueueAssertion, permitQueueAssertion } from './queue-arguments';
+import {
+  delayLevelAssertion,
+  exchangeArguments,
+  jobQueueAssertion,
+  leaderQueueAssertion,
+  ledgerQueueAssertion,
+  plainQueueAssertion,
+  permitQueueAssertion,
+} from './queue-arguments';
 import { topicMatches } from './topic-match';
-import type { PlannedBinding, PlannedExchange, PlannedJob, PlannedQueue, TopologyPlan } from './topology-plan';
+import type {
+  PlannedBinding,
+  PlannedExchange,
+  PlannedJob,
+  PlannedQueue,
+  TopologyPlan,
+} from './topology-plan';
 
 export interface PlanInput {
   readonly topology: TopologyDeclaration;
@@ -13,7 +33,10 @@ export interface PlanInput {
   readonly options: ResolvedTopologyOptions;
   /** Declare the cron leader-election token queue and the cron ledger. */
   readonly leaderElection?: boolean;
-  /** Rate limiters: permit queue per key, holding at most `maxPermits`, and the token queue electing its refiller. */
+  /**
+   * Rate limiters: permit queue per key, holding at most `maxPermits`, and the token queue electing its
+   * refiller.
+   */
   readonly limiters?: readonly { readonly key: string; readonly maxPermits: number }[];
 }
 
@@ -32,9 +55,11 @@ export function planTopology(input: PlanInput): TopologyPlan {
   const queues: PlannedQueue[] = [];
   const bindings: PlannedBinding[] = [];
 
-  for (const [key, decl] of Object.entries(exchangeDecls)) exchanges.push(planExchange(key, decl, exchangeDecls, naming));
+  for (const [key, decl] of Object.entries(exchangeDecls))
+    exchanges.push(planExchange(key, decl, exchangeDecls, naming));
   for (const binding of topology.exchangeBindings ?? []) {
-    for (const end of [binding.from, binding.to]) requireExchange(end, exchangeDecls, `exchangeBindings (${binding.from} -> ${binding.to})`);
+    for (const end of [binding.from, binding.to])
+      requireExchange(end, exchangeDecls, `exchangeBindings (${binding.from} -> ${binding.to})`);
     bindings.push({
       source: naming.exchange(binding.from),
       destination: naming.exchange(binding.to),
@@ -48,27 +73,60 @@ export function planTopology(input: PlanInput): TopologyPlan {
   for (const level of delay.levels) {
     exchanges.push(internalTopicExchange(level.name, options.durable || delay.queueType === 'quorum'));
   }
-  exchanges.push(internalTopicExchange(delay.deliveryExchange, options.durable || delay.queueType === 'quorum'));
+  exchanges.push(
+    internalTopicExchange(delay.deliveryExchange, options.durable || delay.queueType === 'quorum'),
+  );
   for (const level of delay.levels) {
     const next = level.level === 0 ? delay.deliveryExchange : delay.levels[level.level - 1]!.name;
     queues.push({
       name: level.name,
       role: 'delay',
       type: delay.queueType,
-      assertion: delayLevelAssertion(delay.queueType, level.ttlMs, next, options.durable, options.queueExpiresMs),
+      assertion: delayLevelAssertion(
+        delay.queueType,
+        level.ttlMs,
+        next,
+        options.durable,
+        options.queueExpiresMs,
+      ),
     });
-    bindings.push({ source: level.name, destination: level.name, destinationType: 'queue', pattern: delayLevelPattern(delay, level.level, 1) });
-    bindings.push({ source: level.name, destination: next, destinationType: 'exchange', pattern: delayLevelPattern(delay, level.level, 0) });
+    bindings.push({
+      source: level.name,
+      destination: level.name,
+      destinationType: 'queue',
+      pattern: delayLevelPattern(delay, level.level, 1),
+    });
+    bindings.push({
+      source: level.name,
+      destination: next,
+      destinationType: 'exchange',
+      pattern: delayLevelPattern(delay, level.level, 0),
+    });
   }
 
   for (const [key, decl] of Object.entries(queueDecls)) {
     const path = `topology.queues.${key}`;
-    if (!KEY_PATTERN.test(key)) throw new TopologyError(`${path}: a queue key may contain only letters, digits and . _ : -`, { queue: key });
+    if (!KEY_PATTERN.test(key))
+      throw new TopologyError(`${path}: a queue key may contain only letters, digits and . _ : -`, {
+        queue: key,
+      });
     const type = queueType(decl, path);
     const deadExchange = naming.deadExchange(key);
     const deadQueue = naming.deadQueue(key);
-    exchanges.push({ name: deadExchange, type: 'fanout', durable: true, autoDelete: false, internal: false, arguments: {} });
-    queues.push({ name: deadQueue, role: 'dead', type, assertion: plainQueueAssertion(type, options.durable, {}, options.queueExpiresMs) });
+    exchanges.push({
+      name: deadExchange,
+      type: 'fanout',
+      durable: true,
+      autoDelete: false,
+      internal: false,
+      arguments: {},
+    });
+    queues.push({
+      name: deadQueue,
+      role: 'dead',
+      type,
+      assertion: plainQueueAssertion(type, options.durable, {}, options.queueExpiresMs),
+    });
     bindings.push({ source: deadExchange, destination: deadQueue, destinationType: 'queue', pattern: '' });
     const name = naming.queue(key);
     queues.push({
@@ -79,7 +137,14 @@ export function planTopology(input: PlanInput): TopologyPlan {
       deadQueue,
       deadExchange,
       ...(decl.maxPriority !== undefined ? { maxPriority: decl.maxPriority } : {}),
-      assertion: jobQueueAssertion({ declaration: decl, type, deadLetterExchange: deadExchange, defaultDeliveryLimit: options.deliveryLimit, expiresMs: options.queueExpiresMs, path }),
+      assertion: jobQueueAssertion({
+        declaration: decl,
+        type,
+        deadLetterExchange: deadExchange,
+        defaultDeliveryLimit: options.deliveryLimit,
+        expiresMs: options.queueExpiresMs,
+        path,
+      }),
     });
     for (const binding of bindingsOf(decl)) {
       requireExchange(binding.exchange, exchangeDecls, `${path}.bind`);
@@ -91,29 +156,70 @@ export function planTopology(input: PlanInput): TopologyPlan {
         ...(binding.arguments ? { arguments: binding.arguments } : {}),
       });
     }
-    bindings.push({ source: delay.deliveryExchange, destination: name, destinationType: 'queue', pattern: delayDeliveryPattern(delay, name) });
+    bindings.push({
+      source: delay.deliveryExchange,
+      destination: name,
+      destinationType: 'queue',
+      pattern: delayDeliveryPattern(delay, name),
+    });
   }
 
   if (input.leaderElection) {
-    queues.push({ name: naming.leaderQueue(), role: 'leader', type: 'quorum', assertion: leaderQueueAssertion(options.queueExpiresMs) });
-    queues.push({ name: naming.cronLedgerQueue(), role: 'leader', type: 'quorum', assertion: ledgerQueueAssertion(options.queueExpiresMs) });
+    queues.push({
+      name: naming.leaderQueue(),
+      role: 'leader',
+      type: 'quorum',
+      assertion: leaderQueueAssertion(options.queueExpiresMs),
+    });
+    queues.push({
+      name: naming.cronLedgerQueue(),
+      role: 'leader',
+      type: 'quorum',
+      assertion: ledgerQueueAssertion(options.queueExpiresMs),
+    });
   }
   for (const limiter of input.limiters ?? []) {
-    if (!KEY_PATTERN.test(limiter.key)) throw new TopologyError(`rate limiter key '${limiter.key}' may contain only letters, digits and . _ : -`);
-    queues.push({ name: naming.permitQueue(limiter.key), role: 'permit', type: 'classic', assertion: permitQueueAssertion(limiter.maxPermits, options.queueExpiresMs) });
-    queues.push({ name: naming.limiterLeaderQueue(limiter.key), role: 'leader', type: 'quorum', assertion: leaderQueueAssertion(options.queueExpiresMs) });
+    if (!KEY_PATTERN.test(limiter.key))
+      throw new TopologyError(
+        `rate limiter key '${limiter.key}' may contain only letters, digits and . _ : -`,
+      );
+    queues.push({
+      name: naming.permitQueue(limiter.key),
+      role: 'permit',
+      type: 'classic',
+      assertion: permitQueueAssertion(limiter.maxPermits, options.queueExpiresMs),
+    });
+    queues.push({
+      name: naming.limiterLeaderQueue(limiter.key),
+      role: 'leader',
+      type: 'quorum',
+      assertion: leaderQueueAssertion(options.queueExpiresMs),
+    });
   }
 
   const jobs = planJobs(input.jobs, queueDecls, exchangeDecls, naming);
   return deepFreeze({ naming, exchanges, queues, bindings, jobs, delay });
 }
 
-function planExchange(key: string, decl: ExchangeDeclaration, all: Readonly<Record<string, ExchangeDeclaration>>, naming: TopologyNaming): PlannedExchange {
+function planExchange(
+  key: string,
+  decl: ExchangeDeclaration,
+  all: Readonly<Record<string, ExchangeDeclaration>>,
+  naming: TopologyNaming,
+): PlannedExchange {
   const path = `topology.exchanges.${key}`;
-  if (!KEY_PATTERN.test(key) || key.startsWith('amq.')) throw new TopologyError(`${path}: an exchange key may contain only letters, digits and . _ : - and may not start with amq.`);
-  if (!['direct', 'topic', 'fanout', 'headers'].includes(decl.type)) throw new TopologyError(`${path}.type must be one of 'direct', 'topic', 'fanout', 'headers' (got ${JSON.stringify(decl.type)})`);
-  if (decl.alternateExchange !== undefined) requireExchange(decl.alternateExchange, all, `${path}.alternateExchange`);
-  const alternate = decl.alternateExchange === undefined ? undefined : naming.exchange(decl.alternateExchange);
+  if (!KEY_PATTERN.test(key) || key.startsWith('amq.'))
+    throw new TopologyError(
+      `${path}: an exchange key may contain only letters, digits and . _ : - and may not start with amq.`,
+    );
+  if (!['direct', 'topic', 'fanout', 'headers'].includes(decl.type))
+    throw new TopologyError(
+      `${path}.type must be one of 'direct', 'topic', 'fanout', 'headers' (got ${JSON.stringify(decl.type)})`,
+    );
+  if (decl.alternateExchange !== undefined)
+    requireExchange(decl.alternateExchange, all, `${path}.alternateExchange`);
+  const alternate =
+    decl.alternateExchange === undefined ? undefined : naming.exchange(decl.alternateExchange);
   return {
     name: naming.exchange(key),
     type: decl.type,
@@ -134,32 +240,52 @@ function queueType(decl: QueueDeclaration, path: string): QueueType {
   }
   if (decl.maxPriority !== undefined) {
     if (!Number.isInteger(decl.maxPriority) || decl.maxPriority < 1 || decl.maxPriority > 255) {
-      throw new TopologyError(`${path}.maxPriority must be an integer from 1 to 255, and should stay <= 10 (got ${decl.maxPriority})`);
+      throw new TopologyError(
+        `${path}.maxPriority must be an integer from 1 to 255, and should stay <= 10 (got ${decl.maxPriority})`,
+      );
     }
     if (decl.type === 'quorum') {
-      throw new TopologyError(`${path}: quorum queues do not support maxPriority on RabbitMQ 3.10; use type 'classic' or separate queues per priority band`);
+      throw new TopologyError(
+        `${path}: quorum queues do not support maxPriority on RabbitMQ 3.10; use type 'classic' or separate queues per priority band`,
+      );
     }
   }
   const type = decl.type ?? (decl.maxPriority !== undefined ? 'classic' : 'quorum');
-  if (type === 'quorum' && decl.durable === false) throw new TopologyError(`${path}.durable: quorum queues are always durable`);
+  if (type === 'quorum' && decl.durable === false)
+    throw new TopologyError(`${path}.durable: quorum queues are always durable`);
   if (type === 'classic' && decl.deliveryLimit !== undefined) {
-    throw new TopologyError(`${path}.deliveryLimit applies to quorum queues only (classic queues: warren counts redeliveries itself)`);
+    throw new TopologyError(
+      `${path}.deliveryLimit applies to quorum queues only (classic queues: warren counts redeliveries itself)`,
+    );
   }
-  for (const [field, value] of [['messageTtlMs', decl.messageTtlMs], ['maxLength', decl.maxLength], ['deliveryLimit', decl.deliveryLimit]] as const) {
-    if (value !== undefined && (!Number.isInteger(value) || value < 0)) throw new TopologyError(`${path}.${field} must be an integer >= 0 (got ${value})`);
+  for (const [field, value] of [
+    ['messageTtlMs', decl.messageTtlMs],
+    ['maxLength', decl.maxLength],
+    ['deliveryLimit', decl.deliveryLimit],
+  ] as const) {
+    if (value !== undefined && (!Number.isInteger(value) || value < 0))
+      throw new TopologyError(`${path}.${field} must be an integer >= 0 (got ${value})`);
   }
   return type;
 }
 
 function bindingsOf(decl: QueueDeclaration): readonly BindingDeclaration[] {
   if (decl.bind === undefined) return [];
-  return Array.isArray(decl.bind) ? (decl.bind as readonly BindingDeclaration[]) : [decl.bind as BindingDeclaration];
+  return Array.isArray(decl.bind)
+    ? (decl.bind as readonly BindingDeclaration[])
+    : [decl.bind as BindingDeclaration];
 }
 
-function requireExchange(key: string, all: Readonly<Record<string, ExchangeDeclaration>>, path: string): void {
+function requireExchange(
+  key: string,
+  all: Readonly<Record<string, ExchangeDeclaration>>,
+  path: string,
+): void {
   if (all[key] === undefined) {
     const known = Object.keys(all);
-    throw new TopologyError(`${path}: unknown exchange '${key}'${known.length ? ` (declared: ${known.join(', ')})` : ' (no exchanges are declared)'}`);
+    throw new TopologyError(
+      `${path}: unknown exchange '${key}'${known.length ? ` (declared: ${known.join(', ')})` : ' (no exchanges are declared)'}`,
+    );
   }
 }
 
@@ -180,18 +306,31 @@ function planJobs(
     const earlier = seen.get(job.name);
     if (earlier !== undefined) {
       if (earlier === job || sameDefinition(earlier, job)) continue;
-      throw new TopologyError(`${path} is defined twice with different settings (queues '${earlier.queue}' and '${job.queue}')`, { jobName: job.name });
+      throw new TopologyError(
+        `${path} is defined twice with different settings (queues '${earlier.queue}' and '${job.queue}')`,
+        { jobName: job.name },
+      );
     }
     seen.set(job.name, job);
     const queue = queueDecls[job.queue];
     if (queue === undefined) {
       const known = Object.keys(queueDecls);
-      throw new TopologyError(`${path} uses unknown queue '${job.queue}'${known.length ? ` (declared: ${known.join(', ')})` : ' (no queues are declared)'}`, { jobName: job.name, queue: job.queue });
+      throw new TopologyError(
+        `${path} uses unknown queue '${job.queue}'${known.length ? ` (declared: ${known.join(', ')})` : ' (no queues are declared)'}`,
+        { jobName: job.name, queue: job.queue },
+      );
     }
     if (job.priority !== undefined) {
-      if (queue.maxPriority === undefined) throw new TopologyError(`${path} has priority ${job.priority} but queue '${job.queue}' has no maxPriority`, { jobName: job.name });
+      if (queue.maxPriority === undefined)
+        throw new TopologyError(
+          `${path} has priority ${job.priority} but queue '${job.queue}' has no maxPriority`,
+          { jobName: job.name },
+        );
       if (!Number.isInteger(job.priority) || job.priority < 0 || job.priority > queue.maxPriority) {
-        throw new TopologyError(`${path}: priority must be an integer from 0 to ${queue.maxPriority} (got ${job.priority})`, { jobName: job.name });
+        throw new TopologyError(
+          `${path}: priority must be an integer from 0 to ${queue.maxPriority} (got ${job.priority})`,
+          { jobName: job.name },
+        );
       }
     }
     const queueName = naming.queue(job.queue);
@@ -205,7 +344,10 @@ function planJobs(
   return jobs;
 }
 
-/** A job published by name travels through the first exchange that routes its name to its queue, else straight to the queue. */
+/**
+ * A job published by name travels through the first exchange that routes its name to its queue, else straight
+ * to the queue.
+ */
 function routeOf(
   jobName: string,
   queue: QueueDeclaration,
@@ -217,7 +359,9 @@ function routeOf(
     const exchange = exchangeDecls[binding.exchange]!;
     const pattern = binding.pattern ?? defaultPattern(exchange);
     const routes =
-      exchange.type === 'fanout' || (exchange.type === 'direct' && pattern === jobName) || (exchange.type === 'topic' && topicMatches(pattern, jobName));
+      exchange.type === 'fanout' ||
+      (exchange.type === 'direct' && pattern === jobName) ||
+      (exchange.type === 'topic' && topicMatches(pattern, jobName));
     if (routes) return { exchange: naming.exchange(binding.exchange), routingKey: jobName };
   }
   return { exchange: '', routingKey: queueName };

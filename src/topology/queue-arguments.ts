@@ -49,7 +49,7 @@ export function jobQueueAssertion(input: QueueArgumentInput): QueueAssertion {
   if (input.deadLetterExchange !== undefined) typed[X_ARGS.deadLetterExchange] = input.deadLetterExchange;
   if (input.expiresMs !== undefined) typed[X_ARGS.expires] = input.expiresMs;
   return {
-    durable: type === 'quorum' ? true : d.durable ?? true,
+    durable: type === 'quorum' ? true : (d.durable ?? true),
     exclusive: false,
     autoDelete: false,
     arguments: Object.freeze(mergeRawArguments(typed, d.arguments, input.path)),
@@ -57,18 +57,37 @@ export function jobQueueAssertion(input: QueueArgumentInput): QueueAssertion {
 }
 
 /** A plain durable queue (parking queues, token queues): same type as its job queue. */
-export function plainQueueAssertion(type: QueueType, durable: boolean, extra: Readonly<Record<string, unknown>> = {}, expiresMs?: number): QueueAssertion {
+export function plainQueueAssertion(
+  type: QueueType,
+  durable: boolean,
+  extra: Readonly<Record<string, unknown>> = {},
+  expiresMs?: number,
+): QueueAssertion {
   const args: Record<string, unknown> = { [X_ARGS.queueType]: type, ...extra };
   if (expiresMs !== undefined) args[X_ARGS.expires] = expiresMs;
-  return { durable: type === 'quorum' ? true : durable, exclusive: false, autoDelete: false, arguments: Object.freeze(args) };
+  return {
+    durable: type === 'quorum' ? true : durable,
+    exclusive: false,
+    autoDelete: false,
+    arguments: Object.freeze(args),
+  };
 }
 
 /**
  * A delay level: every message waits the level's TTL, then dead-letters into the next level down.
  * Quorum levels dead-letter at-least-once, which needs reject-publish overflow.
  */
-export function delayLevelAssertion(type: QueueType, ttlMs: number, nextExchange: string, durable: boolean, expiresMs?: number): QueueAssertion {
-  const extra: Record<string, unknown> = { [X_ARGS.messageTtl]: ttlMs, [X_ARGS.deadLetterExchange]: nextExchange };
+export function delayLevelAssertion(
+  type: QueueType,
+  ttlMs: number,
+  nextExchange: string,
+  durable: boolean,
+  expiresMs?: number,
+): QueueAssertion {
+  const extra: Record<string, unknown> = {
+    [X_ARGS.messageTtl]: ttlMs,
+    [X_ARGS.deadLetterExchange]: nextExchange,
+  };
   if (type === 'quorum') {
     extra[X_ARGS.deadLetterStrategy] = 'at-least-once';
     extra[X_ARGS.overflow] = 'reject-publish';
@@ -78,7 +97,12 @@ export function delayLevelAssertion(type: QueueType, ttlMs: number, nextExchange
 
 /** The leader-election token queue: one active consumer, at most one token. */
 export function leaderQueueAssertion(expiresMs?: number): QueueAssertion {
-  return plainQueueAssertion('quorum', true, { [X_ARGS.singleActiveConsumer]: true, [X_ARGS.maxLength]: 1, [X_ARGS.overflow]: 'reject-publish' }, expiresMs);
+  return plainQueueAssertion(
+    'quorum',
+    true,
+    { [X_ARGS.singleActiveConsumer]: true, [X_ARGS.maxLength]: 1, [X_ARGS.overflow]: 'reject-publish' },
+    expiresMs,
+  );
 }
 
 /**
@@ -86,25 +110,45 @@ export function leaderQueueAssertion(expiresMs?: number): QueueAssertion {
  * head). Quorum, like the token queue, so that it outlives a node and a broker restart.
  */
 export function ledgerQueueAssertion(expiresMs?: number): QueueAssertion {
-  return plainQueueAssertion('quorum', true, { [X_ARGS.maxLength]: 1, [X_ARGS.overflow]: 'drop-head' }, expiresMs);
+  return plainQueueAssertion(
+    'quorum',
+    true,
+    { [X_ARGS.maxLength]: 1, [X_ARGS.overflow]: 'drop-head' },
+    expiresMs,
+  );
 }
 
 /** A rate limiter's permit queue: permits beyond one window's worth are refused. */
 export function permitQueueAssertion(maxPermits: number, expiresMs?: number): QueueAssertion {
-  return plainQueueAssertion('classic', false, { [X_ARGS.maxLength]: maxPermits, [X_ARGS.overflow]: 'reject-publish' }, expiresMs);
+  return plainQueueAssertion(
+    'classic',
+    false,
+    { [X_ARGS.maxLength]: maxPermits, [X_ARGS.overflow]: 'reject-publish' },
+    expiresMs,
+  );
 }
 
-export function exchangeArguments(alternateExchange: string | undefined, raw: Readonly<Record<string, unknown>> | undefined, path: string): Record<string, unknown> {
+export function exchangeArguments(
+  alternateExchange: string | undefined,
+  raw: Readonly<Record<string, unknown>> | undefined,
+  path: string,
+): Record<string, unknown> {
   const typed: Record<string, unknown> = {};
   if (alternateExchange !== undefined) typed[X_ARGS.alternateExchange] = alternateExchange;
   return mergeRawArguments(typed, raw, path);
 }
 
-function mergeRawArguments(typed: Record<string, unknown>, raw: Readonly<Record<string, unknown>> | undefined, path: string): Record<string, unknown> {
+function mergeRawArguments(
+  typed: Record<string, unknown>,
+  raw: Readonly<Record<string, unknown>> | undefined,
+  path: string,
+): Record<string, unknown> {
   const merged = { ...typed };
   for (const [key, value] of Object.entries(raw ?? {})) {
     if (key in typed && typed[key] !== value) {
-      throw new TopologyError(`${path}.arguments['${key}'] contradicts a typed option: ${JSON.stringify(value)} vs ${JSON.stringify(typed[key])}`);
+      throw new TopologyError(
+        `${path}.arguments['${key}'] contradicts a typed option: ${JSON.stringify(value)} vs ${JSON.stringify(typed[key])}`,
+      );
     }
     merged[key] = value;
   }

@@ -4,7 +4,10 @@ import type { DelayPlan } from './delay-levels';
 import type { TopologyNaming } from './naming';
 import type { QueueAssertion } from './queue-arguments';
 
-/** The plan: every entity warren declares, in declaration order, with every derived name. Plain, immutable data. */
+/**
+ * The plan: every entity warren declares, in declaration order, with every derived name. Plain, immutable
+ * data.
+ */
 export interface TopologyPlan {
   readonly naming: TopologyNaming;
   readonly exchanges: readonly PlannedExchange[];

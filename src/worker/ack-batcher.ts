@@ -12,7 +12,10 @@ export class AckBatcher {
   private readonly finished = new Set<number>();
   private scheduled = false;
 
-  /** `prefetch`: when that many deliveries are all finished the broker is waiting on us, so the acks go at once. */
+  /**
+   * `prefetch`: when that many deliveries are all finished the broker is waiting on us, so the acks go at
+   * once.
+   */
   constructor(
     private readonly channel: amqp.Channel,
     private readonly prefetch: number,

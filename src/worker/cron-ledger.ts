@@ -5,7 +5,8 @@ import { JSON_CONTENT_TYPE } from '../message';
 /**
  * The cron ledger on the broker: the last tick the leader fired, per schedule with the run-once
  * missed-tick policy, so that the next leader knows what was missed. One message in a max-length-1
- * drop-head queue: each write replaces the record. Body: `{ "lastFired": { "<schedule id>": "<ISO time>" } }`.
+ * drop-head queue: each write replaces the record. Body: `{ "lastFired": { "<schedule id>": "<ISO time>" }
+ * }`.
  */
 export class CronLedger {
   constructor(
@@ -30,19 +31,30 @@ export class CronLedger {
 
   /** Replaces the record; resolves on the broker's confirm. */
   async write(lastFired: ReadonlyMap<string, number>): Promise<void> {
-    const record = { lastFired: Object.fromEntries([...lastFired].map(([id, ms]) => [id, new Date(ms).toISOString()])) };
+    const record = {
+      lastFired: Object.fromEntries([...lastFired].map(([id, ms]) => [id, new Date(ms).toISOString()])),
+    };
     await this.publisher.send({
       exchange: '',
       routingKey: this.queueName,
       content: Buffer.from(JSON.stringify(record)),
-      properties: { persistent: true, mandatory: true, contentType: JSON_CONTENT_TYPE, messageId: randomUUID(), timestamp: Math.floor(Date.now() / 1000) },
+      properties: {
+        persistent: true,
+        mandatory: true,
+        contentType: JSON_CONTENT_TYPE,
+        messageId: randomUUID(),
+        timestamp: Math.floor(Date.now() / 1000),
+      },
       deadline: Date.now() + this.publishTimeoutMs,
       context: { queue: this.queueName },
     });
   }
 }
 
-/** A record that is not what this class writes counts as empty: the ledger is an optimisation, never a reason to fail. */
+/**
+ * A record that is not what this class writes counts as empty: the ledger is an optimisation, never a reason
+ * to fail.
+ */
 function parseLedger(content: Buffer): Map<string, number> {
   const result = new Map<string, number>();
   try {

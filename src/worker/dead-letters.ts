@@ -9,7 +9,10 @@ export interface DeadLetter {
   readonly jobId: string | undefined;
   readonly name: string | undefined;
   readonly queue: string;
-  /** warren's reason, or the broker's (`delivery-limit`, `expired`, `rejected`) for letters the broker dead-lettered. */
+  /**
+   * warren's reason, or the broker's (`delivery-limit`, `expired`, `rejected`) for letters the broker
+   * dead-lettered.
+   */
   readonly reason: string;
   readonly lastError: string | undefined;
   readonly attempt: number | undefined;
@@ -104,7 +107,13 @@ export class DeadLetters {
 
   private queue(queueKey: string): PlannedQueue {
     const queue = this.plan.queues.find((q) => q.role === 'job' && q.key === queueKey);
-    if (!queue) throw new ConfigurationError(`unknown queue '${queueKey}' (declared: ${this.plan.queues.filter((q) => q.role === 'job').map((q) => q.key).join(', ')})`);
+    if (!queue)
+      throw new ConfigurationError(
+        `unknown queue '${queueKey}' (declared: ${this.plan.queues
+          .filter((q) => q.role === 'job')
+          .map((q) => q.key)
+          .join(', ')})`,
+      );
     return queue;
   }
 
@@ -127,13 +136,20 @@ function describe(message: amqp.GetMessage, queue: string): DeadLetter {
   } catch {
     data = message.content.toString('utf8');
   }
-  const brokerReason = typeof headers['x-first-death-reason'] === 'string' ? String(headers['x-first-death-reason']).replace('_', '-') : undefined;
+  const brokerReason =
+    typeof headers['x-first-death-reason'] === 'string'
+      ? String(headers['x-first-death-reason']).replace('_', '-')
+      : undefined;
   return {
     jobId: message.properties.messageId as string | undefined,
     name: message.properties.type as string | undefined,
     queue,
-    reason: typeof headers[HEADERS.deadReason] === 'string' ? (headers[HEADERS.deadReason] as string) : brokerReason ?? 'unknown',
-    lastError: typeof headers[HEADERS.lastError] === 'string' ? (headers[HEADERS.lastError] as string) : undefined,
+    reason:
+      typeof headers[HEADERS.deadReason] === 'string'
+        ? (headers[HEADERS.deadReason] as string)
+        : (brokerReason ?? 'unknown'),
+    lastError:
+      typeof headers[HEADERS.lastError] === 'string' ? (headers[HEADERS.lastError] as string) : undefined,
     attempt: typeof headers[HEADERS.attempt] === 'number' ? (headers[HEADERS.attempt] as number) : undefined,
     deadAt: typeof headers[HEADERS.deadAt] === 'number' ? (headers[HEADERS.deadAt] as number) : undefined,
     data,

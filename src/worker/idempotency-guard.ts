@@ -6,7 +6,10 @@
  * - `running`: another worker holds an unexpired claim; try again after `retryInMs` without spending
  *   an attempt (if that worker dies, its claim expires and this copy runs).
  */
-export type ClaimResult = { readonly status: 'claimed' } | { readonly status: 'completed' } | { readonly status: 'running'; readonly retryInMs: number };
+export type ClaimResult =
+  | { readonly status: 'claimed' }
+  | { readonly status: 'completed' }
+  | { readonly status: 'running'; readonly retryInMs: number };
 
 export interface IdempotencyGuard {
   /** Claim `jobId` for `leaseMs` (the job's timeout plus a margin). */

@@ -1,9 +1,19 @@
 export { Worker, type WorkerDeps, type ConsumerHealth } from './worker';
-export { resolveWorkerOptions, WORKER_DEFAULTS, type WorkerOptions, type ResolvedWorkerOptions } from './options';
+export {
+  resolveWorkerOptions,
+  WORKER_DEFAULTS,
+  type WorkerOptions,
+  type ResolvedWorkerOptions,
+} from './options';
 export type { RegisteredJob } from './registered-job';
 export type { IdempotencyGuard, ClaimResult } from './idempotency-guard';
 export { DeadLetters, type DeadLetter, type ReplayOptions } from './dead-letters';
 export { LeaderElection } from './leader-election';
 export { CronLedger } from './cron-ledger';
 export { RateLimiter, type PermitGate, type PermitOutcome } from './rate-limiter';
-export { resolveLimiterOptions, checkSameLimit, LIMITER_DEFAULTS, type ResolvedLimiter } from './limiter-options';
+export {
+  resolveLimiterOptions,
+  checkSameLimit,
+  LIMITER_DEFAULTS,
+  type ResolvedLimiter,
+} from './limiter-options';

@@ -13,7 +13,15 @@ import {
   type Logger,
 } from '../core';
 import type { ConfirmPublisher } from '../connection';
-import { deadLetterProperties, decodeJob, HEADERS, republishProperties, withOwnHeadersOnly, type DeadReason, type DecodedJob } from '../message';
+import {
+  deadLetterProperties,
+  decodeJob,
+  HEADERS,
+  republishProperties,
+  withOwnHeadersOnly,
+  type DeadReason,
+  type DecodedJob,
+} from '../message';
 import { decideFailure } from '../retry';
 import { delayRoute, type PlannedQueue, type TopologyPlan } from '../topology';
 import type { ClaimResult, IdempotencyGuard } from './idempotency-guard';
@@ -34,7 +42,10 @@ export interface ProcessorDeps {
   readonly publisher: ConfirmPublisher;
   readonly options: ResolvedWorkerOptions;
   readonly emit: EmitEvent;
-  /** Whether anyone listens to `event`: the per-job `completed` payload is built only then (it was 2 µs of a 9 µs no-op job). */
+  /**
+   * Whether anyone listens to `event`: the per-job `completed` payload is built only then (it was 2 µs of a 9
+   * µs no-op job).
+   */
   readonly listens: (event: keyof WarrenEvents) => boolean;
   readonly log: Logger;
   readonly publishJob: JobContext['publish'];
@@ -64,7 +75,12 @@ export interface Settler {
 export class JobProcessor {
   constructor(private readonly deps: ProcessorDeps) {}
 
-  async process(message: amqp.ConsumeMessage, queue: PlannedQueue, settle: Settler, track: (running: RunningJob) => void): Promise<void> {
+  async process(
+    message: amqp.ConsumeMessage,
+    queue: PlannedQueue,
+    settle: Settler,
+    track: (running: RunningJob) => void,
+  ): Promise<void> {
     const now = Date.now();
     let job: DecodedJob;
     try {
@@ -81,12 +97,19 @@ export class JobProcessor {
       await this.redelay(message, queue, settle, job, job.deliverAt - now);
       return;
     }
-    if (queue.type === 'classic' && message.fields.redelivered) return this.countRedelivery(message, queue, settle, job);
+    if (queue.type === 'classic' && message.fields.redelivered)
+      return this.countRedelivery(message, queue, settle, job);
     let data = job.data;
     if (registered.schema) {
       const result = await registered.schema['~standard'].validate(data);
       if (result.issues) {
-        const error = new PayloadValidationError(job.name, result.issues.map((i) => ({ message: i.message, ...(formatIssuePath(i) ? { path: formatIssuePath(i)! } : {}) })));
+        const error = new PayloadValidationError(
+          job.name,
+          result.issues.map((i) => ({
+            message: i.message,
+            ...(formatIssuePath(i) ? { path: formatIssuePath(i)! } : {}),
+          })),
+        );
         return this.deadLetter(message, queue, settle, 'invalid-payload', error, job);
       }
       data = result.value;
@@ -94,10 +117,16 @@ export class JobProcessor {
 
     const limiter = this.deps.limiterFor?.(job.name);
     if (limiter && !(await this.takePermit(limiter, message, queue, settle, job))) return;
-    if (this.deps.idempotency && !(await this.claim(message, queue, settle, job, registered.timeoutMs))) return;
+    if (this.deps.idempotency && !(await this.claim(message, queue, settle, job, registered.timeoutMs)))
+      return;
     const maxAttempts = job.maxAttempts ?? registered.attempts;
     const started = Date.now();
-    const running = runHandler(registered.handler, data, (signal) => this.context(job, queue, maxAttempts, message, signal), registered.timeoutMs);
+    const running = runHandler(
+      registered.handler,
+      data,
+      (signal) => this.context(job, queue, maxAttempts, message, signal),
+      registered.timeoutMs,
+    );
     track(running);
     const outcome = await running.outcome;
     if (outcome.kind === 'aborted') {
@@ -106,12 +135,27 @@ export class JobProcessor {
       return;
     }
     if (outcome.kind === 'completed') {
-      if (this.deps.idempotency) await this.deps.idempotency.complete(job.jobId).catch((error: unknown) => this.deps.log.warn({ err: error, ...eventBase(job, queue) }, 'could not record the completion'));
+      if (this.deps.idempotency)
+        await this.deps.idempotency
+          .complete(job.jobId)
+          .catch((error: unknown) =>
+            this.deps.log.warn({ err: error, ...eventBase(job, queue) }, 'could not record the completion'),
+          );
       settle.ack();
-      if (this.deps.listens('completed')) this.deps.emit('completed', { ...eventBase(job, queue), durationMs: Date.now() - started, result: outcome.result });
+      if (this.deps.listens('completed'))
+        this.deps.emit('completed', {
+          ...eventBase(job, queue),
+          durationMs: Date.now() - started,
+          result: outcome.result,
+        });
       return;
     }
-    if (this.deps.idempotency) await this.deps.idempotency.release(job.jobId).catch((error: unknown) => this.deps.log.warn({ err: error, ...eventBase(job, queue) }, 'could not release the claim'));
+    if (this.deps.idempotency)
+      await this.deps.idempotency
+        .release(job.jobId)
+        .catch((error: unknown) =>
+          this.deps.log.warn({ err: error, ...eventBase(job, queue) }, 'could not release the claim'),
+        );
     await this.handleFailure(message, queue, settle, job, registered, maxAttempts, outcome.error);
   }
 
@@ -120,7 +164,13 @@ export class JobProcessor {
    * re-delayed by about a window without spending an attempt, which frees its worker slot for the
    * queue's other jobs; on shutdown it goes back to its queue.
    */
-  private async takePermit(limiter: PermitGate, message: amqp.ConsumeMessage, queue: PlannedQueue, settle: Settler, job: DecodedJob): Promise<boolean> {
+  private async takePermit(
+    limiter: PermitGate,
+    message: amqp.ConsumeMessage,
+    queue: PlannedQueue,
+    settle: Settler,
+    job: DecodedJob,
+  ): Promise<boolean> {
     const outcome = await limiter.acquire();
     if (outcome === 'granted') return true;
     if (outcome === 'closed') {
@@ -129,12 +179,22 @@ export class JobProcessor {
     }
     const base = eventBase(job, queue);
     const delayMs = limiter.postponeDelayMs();
-    if (await this.republishDelayed(message, queue, settle, delayMs, {}, base)) this.deps.emit('rateLimited', { ...base, limiter: limiter.key, delayMs });
+    if (await this.republishDelayed(message, queue, settle, delayMs, {}, base))
+      this.deps.emit('rateLimited', { ...base, limiter: limiter.key, delayMs });
     return false;
   }
 
-  /** True when this delivery may run; otherwise it was settled here (a duplicate, or postponed while another worker runs it). */
-  private async claim(message: amqp.ConsumeMessage, queue: PlannedQueue, settle: Settler, job: DecodedJob, timeoutMs: number): Promise<boolean> {
+  /**
+   * True when this delivery may run; otherwise it was settled here (a duplicate, or postponed while another
+   * worker runs it).
+   */
+  private async claim(
+    message: amqp.ConsumeMessage,
+    queue: PlannedQueue,
+    settle: Settler,
+    job: DecodedJob,
+    timeoutMs: number,
+  ): Promise<boolean> {
     const base = eventBase(job, queue);
     let claim: ClaimResult;
     try {
@@ -143,7 +203,10 @@ export class JobProcessor {
       // Re-delayed rather than requeued: a requeue counts against the queue's delivery limit, so a
       // store outage of a few seconds would dead-letter every job that arrived meanwhile.
       const delayMs = this.deps.options.postponeDelayMs;
-      this.deps.log.error({ ...base, err: error, delayMs }, 'idempotency store unavailable; postponing the job without spending an attempt');
+      this.deps.log.error(
+        { ...base, err: error, delayMs },
+        'idempotency store unavailable; postponing the job without spending an attempt',
+      );
       await this.republishDelayed(message, queue, settle, delayMs, {}, base);
       return false;
     }
@@ -154,7 +217,14 @@ export class JobProcessor {
       this.deps.emit('duplicate', base);
       return false;
     }
-    await this.republishDelayed(message, queue, settle, Math.max(this.deps.plan.delay.unitMs, claim.retryInMs), {}, base);
+    await this.republishDelayed(
+      message,
+      queue,
+      settle,
+      Math.max(this.deps.plan.delay.unitMs, claim.retryInMs),
+      {},
+      base,
+    );
     return false;
   }
 
@@ -167,7 +237,13 @@ export class JobProcessor {
     maxAttempts: number,
     error: unknown,
   ): Promise<void> {
-    const decision = decideFailure({ attempt: job.attempt, maxAttempts, backoff: registered.backoff, error, postponeDelayMs: this.deps.options.postponeDelayMs });
+    const decision = decideFailure({
+      attempt: job.attempt,
+      maxAttempts,
+      backoff: registered.backoff,
+      error,
+      postponeDelayMs: this.deps.options.postponeDelayMs,
+    });
     const base = eventBase(job, queue);
     if (decision.action === 'postpone') {
       const breaker = error instanceof CircuitOpenError ? error.breaker : 'unknown';
@@ -177,15 +253,36 @@ export class JobProcessor {
       return;
     }
     this.deps.emit('failed', { ...base, error, willRetry: decision.action === 'retry' });
-    if (decision.action === 'dead-letter') return this.deadLetter(message, queue, settle, decision.reason, error, job);
+    if (decision.action === 'dead-letter')
+      return this.deadLetter(message, queue, settle, decision.reason, error, job);
     this.deps.log.info({ ...base, err: error, delayMs: decision.delayMs }, 'attempt failed; retrying');
-    if (await this.republishDelayed(message, queue, settle, decision.delayMs, { [HEADERS.attempt]: decision.nextAttempt }, base)) {
-      this.deps.emit('retried', { ...base, error, delayMs: decision.delayMs, nextAttempt: decision.nextAttempt });
+    if (
+      await this.republishDelayed(
+        message,
+        queue,
+        settle,
+        decision.delayMs,
+        { [HEADERS.attempt]: decision.nextAttempt },
+        base,
+      )
+    ) {
+      this.deps.emit('retried', {
+        ...base,
+        error,
+        delayMs: decision.delayMs,
+        nextAttempt: decision.nextAttempt,
+      });
     }
   }
 
   /** Delays longer than one pass through the levels carry their due time and re-enter the levels. */
-  private redelay(message: amqp.ConsumeMessage, queue: PlannedQueue, settle: Settler, job: DecodedJob, remainingMs: number): Promise<unknown> {
+  private redelay(
+    message: amqp.ConsumeMessage,
+    queue: PlannedQueue,
+    settle: Settler,
+    job: DecodedJob,
+    remainingMs: number,
+  ): Promise<unknown> {
     return this.republishDelayed(message, queue, settle, remainingMs, {}, eventBase(job, queue));
   }
 
@@ -198,27 +295,82 @@ export class JobProcessor {
     context: { jobId: string; name: string; queue: string; attempt: number },
   ): Promise<boolean> {
     const delay = this.deps.plan.delay;
-    const changes: Record<string, unknown> = { ...headers, [HEADERS.deliverAt]: delayMs > delay.maxDelayMs ? Date.now() + delayMs : undefined };
-    const route = delayMs > 0 ? delayRoute(delay, delayMs, queue.name) : { exchange: '', routingKey: queue.name };
-    return this.republish(message, settle, route.exchange, route.routingKey, republishProperties(message.properties, changes), context);
+    const changes: Record<string, unknown> = {
+      ...headers,
+      [HEADERS.deliverAt]: delayMs > delay.maxDelayMs ? Date.now() + delayMs : undefined,
+    };
+    const route =
+      delayMs > 0 ? delayRoute(delay, delayMs, queue.name) : { exchange: '', routingKey: queue.name };
+    return this.republish(
+      message,
+      settle,
+      route.exchange,
+      route.routingKey,
+      republishProperties(message.properties, changes),
+      context,
+    );
   }
 
-  private async countRedelivery(message: amqp.ConsumeMessage, queue: PlannedQueue, settle: Settler, job: DecodedJob): Promise<void> {
+  private async countRedelivery(
+    message: amqp.ConsumeMessage,
+    queue: PlannedQueue,
+    settle: Settler,
+    job: DecodedJob,
+  ): Promise<void> {
     const count = job.redeliveries + 1;
     const context = eventBase(job, queue);
     if (count >= this.deps.options.redeliveryLimit) {
-      return this.deadLetter(message, queue, settle, 'delivery-limit', new Error(`delivered ${count + 1} times without being settled (the worker crashed or lost its channel each time)`), job);
+      return this.deadLetter(
+        message,
+        queue,
+        settle,
+        'delivery-limit',
+        new Error(
+          `delivered ${count + 1} times without being settled (the worker crashed or lost its channel each time)`,
+        ),
+        job,
+      );
     }
     // The copy waits a moment in the delay levels: time for the original's ack to reach the broker
     // before a crash-looping job can take the process down again, and a backoff for the loop itself.
-    await this.republishDelayed(message, queue, settle, Math.min(REDELIVERY_BACKOFF_MS * count, 10_000), { [HEADERS.redeliveries]: count }, context);
+    await this.republishDelayed(
+      message,
+      queue,
+      settle,
+      Math.min(REDELIVERY_BACKOFF_MS * count, 10_000),
+      { [HEADERS.redeliveries]: count },
+      context,
+    );
   }
 
-  private async deadLetter(message: amqp.ConsumeMessage, queue: PlannedQueue, settle: Settler, reason: DeadReason, error: unknown, job: DecodedJob | undefined): Promise<void> {
+  private async deadLetter(
+    message: amqp.ConsumeMessage,
+    queue: PlannedQueue,
+    settle: Settler,
+    reason: DeadReason,
+    error: unknown,
+    job: DecodedJob | undefined,
+  ): Promise<void> {
     const attempt = job?.attempt ?? 1;
-    const context = { jobId: job?.jobId ?? String(message.properties.messageId ?? ''), name: job?.name ?? message.properties.type, queue: queue.key!, attempt };
-    const properties = deadLetterProperties(message.properties, { reason, error, queue: queue.key!, attempt, deadAt: Date.now() });
-    if (await this.republish(message, settle, queue.deadExchange!, queue.name, properties, { ...context, name: context.name ?? '' })) {
+    const context = {
+      jobId: job?.jobId ?? String(message.properties.messageId ?? ''),
+      name: job?.name ?? message.properties.type,
+      queue: queue.key!,
+      attempt,
+    };
+    const properties = deadLetterProperties(message.properties, {
+      reason,
+      error,
+      queue: queue.key!,
+      attempt,
+      deadAt: Date.now(),
+    });
+    if (
+      await this.republish(message, settle, queue.deadExchange!, queue.name, properties, {
+        ...context,
+        name: context.name ?? '',
+      })
+    ) {
       this.deps.log.warn({ ...context, reason, err: error }, 'job dead-lettered');
       this.deps.emit('deadLettered', { ...context, name: context.name, reason, error });
     }
@@ -245,25 +397,51 @@ export class JobProcessor {
         content: message.content,
         properties: props,
         deadline: Date.now() + this.deps.options.republishTimeoutMs,
-        context: { jobId: context.jobId, jobName: context.name, queue: context.queue, attempt: context.attempt },
+        context: {
+          jobId: context.jobId,
+          jobName: context.name,
+          queue: context.queue,
+          attempt: context.attempt,
+        },
       });
     try {
       await send(properties).catch((error: unknown) => {
         if (!(error instanceof PublishError && error.code === 'PUBLISH_UNENCODABLE')) throw error;
-        this.deps.log.warn({ ...context, err: error }, "the message's headers cannot be republished; it goes on with warren's headers only");
+        this.deps.log.warn(
+          { ...context, err: error },
+          "the message's headers cannot be republished; it goes on with warren's headers only",
+        );
         return send(withOwnHeadersOnly(properties));
       });
       settle.ack(true);
       return true;
     } catch (error) {
-      this.deps.log.error({ ...context, err: error }, 'republish was not confirmed; returning the job to its queue');
+      this.deps.log.error(
+        { ...context, err: error },
+        'republish was not confirmed; returning the job to its queue',
+      );
       settle.requeue();
       return false;
     }
   }
 
-  private context(job: DecodedJob, queue: PlannedQueue, maxAttempts: number, message: amqp.ConsumeMessage, signal: () => AbortSignal): JobContext {
-    return new JobRunContext(job, queue.key!, maxAttempts, message.fields.redelivered, this.deps.publishJob, this.deps.log, signal, this.deps.breaker);
+  private context(
+    job: DecodedJob,
+    queue: PlannedQueue,
+    maxAttempts: number,
+    message: amqp.ConsumeMessage,
+    signal: () => AbortSignal,
+  ): JobContext {
+    return new JobRunContext(
+      job,
+      queue.key!,
+      maxAttempts,
+      message.fields.redelivered,
+      this.deps.publishJob,
+      this.deps.log,
+      signal,
+      this.deps.breaker,
+    );
   }
 }
 

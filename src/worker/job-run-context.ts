@@ -38,7 +38,12 @@ export class JobRunContext implements JobContext {
   }
 
   get log(): Logger {
-    this.child ??= this.parentLog.child({ jobId: this.jobId, job: this.name, attempt: this.attempt, queue: this.queue });
+    this.child ??= this.parentLog.child({
+      jobId: this.jobId,
+      job: this.name,
+      attempt: this.attempt,
+      queue: this.queue,
+    });
     return this.child;
   }
 }

@@ -66,10 +66,17 @@ export class LeaderElection {
   async start(): Promise<void> {
     this.participating = true;
     // A channel lost meanwhile subscribes again in its setup when it re-opens.
-    await this.subscribe().catch((error: unknown) => this.log.warn({ err: error, queue: this.queueName }, 'joining the election failed; retrying when the channel re-opens'));
+    await this.subscribe().catch((error: unknown) =>
+      this.log.warn(
+        { err: error, queue: this.queueName },
+        'joining the election failed; retrying when the channel re-opens',
+      ),
+    );
   }
 
-  /** Leaves the election: leadership ends now, and closing the channel hands the token to the next process. */
+  /**
+   * Leaves the election: leadership ends now, and closing the channel hands the token to the next process.
+   */
   async stop(): Promise<void> {
     this.participating = false;
     this.setLeader(false, 'stopped');
@@ -97,7 +104,9 @@ export class LeaderElection {
     const { messageCount } = await channel.checkQueue(this.queueName);
     // A plain (unconfirmed) publish: if the queue is full it is refused, which is what we want.
     if (messageCount === 0) channel.sendToQueue(this.queueName, TOKEN, { persistent: true });
-    const reply = await channel.consume(this.queueName, (message) => this.onDelivery(message, channel), { noAck: false });
+    const reply = await channel.consume(this.queueName, (message) => this.onDelivery(message, channel), {
+      noAck: false,
+    });
     if (this.managed.current === channel) this.consumerTag = reply.consumerTag;
   }
 
@@ -111,7 +120,9 @@ export class LeaderElection {
     this.setLeader(true, 'token received');
   }
 
-  /** The broker cancelled the consumer (the queue was deleted): leadership is gone; declare again and rejoin. */
+  /**
+   * The broker cancelled the consumer (the queue was deleted): leadership is gone; declare again and rejoin.
+   */
   private async handleCancel(channel: amqp.Channel): Promise<void> {
     this.consumerTag = undefined;
     this.setLeader(false, 'consumer cancelled by the broker');
@@ -119,7 +130,10 @@ export class LeaderElection {
       await this.reapplyTopology();
       if (this.participating && this.managed.current === channel) await this.subscribe();
     } catch (error) {
-      this.log.warn({ err: error, queue: this.queueName }, 'rejoining the election failed; re-opening the channel');
+      this.log.warn(
+        { err: error, queue: this.queueName },
+        'rejoining the election failed; re-opening the channel',
+      );
       await channel.close().catch(() => undefined);
     }
   }

@@ -9,7 +9,10 @@ export interface ResolvedLimiter {
 }
 
 export const LIMITER_DEFAULTS = Object.freeze({
-  /** Upper bound of the default `waitMs` (twice the window): a job holds its worker slot at most this long by default. */
+  /**
+   * Upper bound of the default `waitMs` (twice the window): a job holds its worker slot at most this long by
+   * default.
+   */
   maxDefaultWaitMs: 5_000,
   /** Windows shorter than this cannot be refilled on time by a timer and a broker round trip. */
   minDurationMs: 10,
@@ -20,21 +23,43 @@ const KEY_PATTERN = /^[A-Za-z0-9_.:-]{1,200}$/;
 const MAX_DURATION_MS = 2 ** 31 - 1;
 
 /** Validates `@Job(name, { limiter })`; `path` is `@Job('api.call').limiter`. */
-export function resolveLimiterOptions(path: string, jobName: string, input: RateLimitOptions): ResolvedLimiter {
-  if (input === null || typeof input !== 'object') throw new ConfigurationError(validationMessage(path, 'must be { max, durationMs }', input));
+export function resolveLimiterOptions(
+  path: string,
+  jobName: string,
+  input: RateLimitOptions,
+): ResolvedLimiter {
+  if (input === null || typeof input !== 'object')
+    throw new ConfigurationError(validationMessage(path, 'must be { max, durationMs }', input));
   const key = input.key ?? jobName;
-  if (typeof key !== 'string' || !KEY_PATTERN.test(key)) throw new ConfigurationError(validationMessage(`${path}.key`, 'must be 1 to 200 letters, digits or . _ : -', key));
-  const durationMs = checkInteger(`${path}.durationMs`, input.durationMs, LIMITER_DEFAULTS.minDurationMs, MAX_DURATION_MS);
+  if (typeof key !== 'string' || !KEY_PATTERN.test(key))
+    throw new ConfigurationError(
+      validationMessage(`${path}.key`, 'must be 1 to 200 letters, digits or . _ : -', key),
+    );
+  const durationMs = checkInteger(
+    `${path}.durationMs`,
+    input.durationMs,
+    LIMITER_DEFAULTS.minDurationMs,
+    MAX_DURATION_MS,
+  );
   return Object.freeze({
     key,
     max: checkInteger(`${path}.max`, input.max, 1, 1_000_000),
     durationMs,
-    waitMs: checkInteger(`${path}.waitMs`, input.waitMs ?? Math.min(2 * durationMs, LIMITER_DEFAULTS.maxDefaultWaitMs), 0, MAX_DURATION_MS),
+    waitMs: checkInteger(
+      `${path}.waitMs`,
+      input.waitMs ?? Math.min(2 * durationMs, LIMITER_DEFAULTS.maxDefaultWaitMs),
+      0,
+      MAX_DURATION_MS,
+    ),
   });
 }
 
 /** Jobs sharing a key share one limit, so they must agree on it. */
-export function checkSameLimit(path: string, limiter: ResolvedLimiter, earlier: { readonly path: string; readonly limiter: ResolvedLimiter }): void {
+export function checkSameLimit(
+  path: string,
+  limiter: ResolvedLimiter,
+  earlier: { readonly path: string; readonly limiter: ResolvedLimiter },
+): void {
   const a = earlier.limiter;
   if (a.max !== limiter.max || a.durationMs !== limiter.durationMs) {
     throw new ConfigurationError(

@@ -1,11 +1,17 @@
 import { checkInteger } from '../core';
 
 export interface WorkerOptions {
-  /** On close, in-flight jobs get this long to finish before their signal aborts and they return to the queue. Default 10 000 ms. */
+  /**
+   * On close, in-flight jobs get this long to finish before their signal aborts and they return to the queue.
+   * Default 10 000 ms.
+   */
   readonly shutdownGraceMs?: number;
   /** Delay of a job postponed because its circuit breaker is open. Default 5 000 ms. */
   readonly postponeDelayMs?: number;
-  /** Classic queues: deliveries of one job before it is dead-lettered as a crash loop (quorum queues use x-delivery-limit). Default 10. */
+  /**
+   * Classic queues: deliveries of one job before it is dead-lettered as a crash loop (quorum queues use
+   * x-delivery-limit). Default 10.
+   */
   readonly redeliveryLimit?: number;
   /** How long republishing a retry or a dead letter may wait for the broker's confirm. Default 30 000 ms. */
   readonly republishTimeoutMs?: number;
@@ -22,9 +28,25 @@ export const WORKER_DEFAULTS: ResolvedWorkerOptions = Object.freeze({
 
 export function resolveWorkerOptions(input: WorkerOptions = {}): ResolvedWorkerOptions {
   return Object.freeze({
-    shutdownGraceMs: checkInteger('worker.shutdownGraceMs', input.shutdownGraceMs ?? WORKER_DEFAULTS.shutdownGraceMs, 0),
-    postponeDelayMs: checkInteger('worker.postponeDelayMs', input.postponeDelayMs ?? WORKER_DEFAULTS.postponeDelayMs, 1),
-    redeliveryLimit: checkInteger('worker.redeliveryLimit', input.redeliveryLimit ?? WORKER_DEFAULTS.redeliveryLimit, 1),
-    republishTimeoutMs: checkInteger('worker.republishTimeoutMs', input.republishTimeoutMs ?? WORKER_DEFAULTS.republishTimeoutMs, 1),
+    shutdownGraceMs: checkInteger(
+      'worker.shutdownGraceMs',
+      input.shutdownGraceMs ?? WORKER_DEFAULTS.shutdownGraceMs,
+      0,
+    ),
+    postponeDelayMs: checkInteger(
+      'worker.postponeDelayMs',
+      input.postponeDelayMs ?? WORKER_DEFAULTS.postponeDelayMs,
+      1,
+    ),
+    redeliveryLimit: checkInteger(
+      'worker.redeliveryLimit',
+      input.redeliveryLimit ?? WORKER_DEFAULTS.redeliveryLimit,
+      1,
+    ),
+    republishTimeoutMs: checkInteger(
+      'worker.republishTimeoutMs',
+      input.republishTimeoutMs ?? WORKER_DEFAULTS.republishTimeoutMs,
+      1,
+    ),
   });
 }

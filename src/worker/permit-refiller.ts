@@ -27,7 +27,11 @@ export class PermitRefiller {
     private readonly leadership: LeaderElection,
     private readonly log: Logger,
   ) {
-    this.managed = new ManagedChannel(manager, { name: `refill ${permitQueue}`, confirm: false, setup: async () => undefined }, log);
+    this.managed = new ManagedChannel(
+      manager,
+      { name: `refill ${permitQueue}`, confirm: false, setup: async () => undefined },
+      log,
+    );
     leadership.onChange((isLeader) => (isLeader ? this.begin() : this.end()));
   }
 
@@ -61,13 +65,16 @@ export class PermitRefiller {
    * a millisecond before Date.now() reaches its target, and would then refill the same window twice.
    */
   private armNext(term: number, boundary = this.boundaryAfter(Date.now())): void {
-    this.timer = setTimeout(() => {
-      if (term !== this.term) return;
-      void this.refill(term, this.limiter.max);
-      const following = boundary + this.limiter.durationMs;
-      // After a blocked event loop, skip the windows that passed rather than refill them all at once.
-      this.armNext(term, following > Date.now() ? following : this.boundaryAfter(Date.now()));
-    }, Math.max(0, boundary - Date.now()));
+    this.timer = setTimeout(
+      () => {
+        if (term !== this.term) return;
+        void this.refill(term, this.limiter.max);
+        const following = boundary + this.limiter.durationMs;
+        // After a blocked event loop, skip the windows that passed rather than refill them all at once.
+        this.armNext(term, following > Date.now() ? following : this.boundaryAfter(Date.now()));
+      },
+      Math.max(0, boundary - Date.now()),
+    );
   }
 
   private boundaryAfter(ms: number): number {
@@ -85,7 +92,10 @@ export class PermitRefiller {
       const missing = Math.min(target, this.limiter.max) - messageCount;
       for (let i = 0; i < missing; i++) send(channel, this.permitQueue);
     } catch (error) {
-      this.log.warn({ err: error, queue: this.permitQueue }, 'refilling rate-limit permits failed; trying again next window');
+      this.log.warn(
+        { err: error, queue: this.permitQueue },
+        'refilling rate-limit permits failed; trying again next window',
+      );
     }
   }
 }

@@ -30,7 +30,16 @@ export class QueueConsumer {
     private readonly reapplyTopology: () => Promise<void>,
     private readonly log: Logger,
   ) {
-    this.managed = new ManagedChannel(manager, { name: `consumer ${queue.name}`, confirm: false, setup: (channel) => this.setup(channel), onClosed: (error) => this.channelClosed(error) }, log);
+    this.managed = new ManagedChannel(
+      manager,
+      {
+        name: `consumer ${queue.name}`,
+        confirm: false,
+        setup: (channel) => this.setup(channel),
+        onClosed: (error) => this.channelClosed(error),
+      },
+      log,
+    );
   }
 
   get activeJobs(): number {
@@ -75,7 +84,10 @@ export class QueueConsumer {
     await this.unsubscribe();
     const finished = await this.waitIdle(graceMs);
     if (!finished) {
-      this.log.warn({ queue: this.queue.name, running: this.pending }, 'grace period over; aborting running jobs and returning them to the queue');
+      this.log.warn(
+        { queue: this.queue.name, running: this.pending },
+        'grace period over; aborting running jobs and returning them to the queue',
+      );
       for (const running of this.inFlight) running.abortForShutdown();
       await this.waitIdle(1000);
     }
@@ -94,7 +106,11 @@ export class QueueConsumer {
     const channel = this.managed.current;
     if (!channel || this.consumerTag !== undefined) return;
     const batcher = this.batcher!;
-    const reply = await channel.consume(this.queue.name, (message) => this.onMessage(message, channel, batcher), { noAck: false });
+    const reply = await channel.consume(
+      this.queue.name,
+      (message) => this.onMessage(message, channel, batcher),
+      { noAck: false },
+    );
     this.consumerTag = reply.consumerTag;
   }
 
@@ -138,16 +154,25 @@ export class QueueConsumer {
         this.inFlight.add(r);
       })
       .then(done, (error: unknown) => {
-        this.log.error({ err: error, queue: this.queue.name }, 'unexpected error while processing a delivery; returning it to the queue');
+        this.log.error(
+          { err: error, queue: this.queue.name },
+          'unexpected error while processing a delivery; returning it to the queue',
+        );
         settle.requeue();
         done();
       });
   }
 
-  /** The broker cancelled the consumer (queue deleted, node lost): re-declare the topology and subscribe again. */
+  /**
+   * The broker cancelled the consumer (queue deleted, node lost): re-declare the topology and subscribe
+   * again.
+   */
   private async handleCancel(channel: amqp.Channel): Promise<void> {
     this.consumerTag = undefined;
-    this.log.warn({ queue: this.queue.name }, 'consumer cancelled by the broker; re-declaring the topology and re-subscribing');
+    this.log.warn(
+      { queue: this.queue.name },
+      'consumer cancelled by the broker; re-declaring the topology and re-subscribing',
+    );
     try {
       await this.reapplyTopology();
       if (this.state === 'consuming' && this.managed.current === channel) await this.subscribe();

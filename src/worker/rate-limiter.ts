@@ -13,7 +13,10 @@ export interface PermitGate {
   readonly key: string;
   /** Waits up to the limiter's `waitMs` for a permit. */
   acquire(): Promise<PermitOutcome>;
-  /** How long to re-delay a job that got no permit: about one window, spread so that they do not return together. */
+  /**
+   * How long to re-delay a job that got no permit: about one window, spread so that they do not return
+   * together.
+   */
   postponeDelayMs(): number;
 }
 
@@ -48,14 +51,27 @@ export class RateLimiter implements PermitGate {
     private readonly log: Logger,
   ) {
     this.key = limiter.key;
-    this.managed = new ManagedChannel(manager, { name: `permits ${permitQueue}`, confirm: false, setup: (channel) => this.setup(channel), onClosed: () => (this.consumerTag = undefined) }, log);
+    this.managed = new ManagedChannel(
+      manager,
+      {
+        name: `permits ${permitQueue}`,
+        confirm: false,
+        setup: (channel) => this.setup(channel),
+        onClosed: () => (this.consumerTag = undefined),
+      },
+      log,
+    );
     this.election = new LeaderElection(manager, leaderQueue, reapplyTopology, log);
     this.refiller = new PermitRefiller(manager, permitQueue, limiter, this.election, log);
   }
 
   /** The connection's ready hook. */
   async open(generation: number): Promise<void> {
-    await Promise.all([this.managed.open(generation), this.election.open(generation), this.refiller.open(generation)]);
+    await Promise.all([
+      this.managed.open(generation),
+      this.election.open(generation),
+      this.refiller.open(generation),
+    ]);
   }
 
   /** Takes part in electing the process that refills the permits. */
@@ -109,12 +125,17 @@ export class RateLimiter implements PermitGate {
     if (!channel || this.consumerTag !== undefined || this.subscribing === channel) return;
     this.subscribing = channel;
     try {
-      const reply = await channel.consume(this.permitQueue, (message) => this.onPermit(message, channel), { noAck: false });
+      const reply = await channel.consume(this.permitQueue, (message) => this.onPermit(message, channel), {
+        noAck: false,
+      });
       if (this.managed.current !== channel) return;
       this.consumerTag = reply.consumerTag;
       if (this.waiters.length === 0) await this.unsubscribe();
     } catch (error) {
-      this.log.warn({ err: error, queue: this.permitQueue }, 'could not consume rate-limit permits; retrying when the channel re-opens');
+      this.log.warn(
+        { err: error, queue: this.permitQueue },
+        'could not consume rate-limit permits; retrying when the channel re-opens',
+      );
     } finally {
       if (this.subscribing === channel) this.subscribing = undefined;
     }
@@ -134,7 +155,10 @@ export class RateLimiter implements PermitGate {
       await this.reapplyTopology();
       if (this.waiters.length > 0 && this.managed.current === channel) await this.subscribe();
     } catch (error) {
-      this.log.warn({ err: error, queue: this.permitQueue }, 're-subscribing to permits failed; re-opening the channel');
+      this.log.warn(
+        { err: error, queue: this.permitQueue },
+        're-subscribing to permits failed; re-opening the channel',
+      );
       await channel.close().catch(() => undefined);
     }
   }

@@ -19,7 +19,12 @@ export interface RunningJob {
  * The AbortController is made only when the handler reads `ctx.signal`: creating one costs more
  * than the rest of a no-op job's bookkeeping (profiled), and most handlers never look at it.
  */
-export function runHandler(handler: JobHandler, data: unknown, makeContext: (signal: () => AbortSignal) => JobContext, timeoutMs: number): RunningJob {
+export function runHandler(
+  handler: JobHandler,
+  data: unknown,
+  makeContext: (signal: () => AbortSignal) => JobContext,
+  timeoutMs: number,
+): RunningJob {
   let controller: AbortController | undefined;
   let abortReason: Error | undefined;
   const signal = () => {
@@ -45,7 +50,12 @@ export function runHandler(handler: JobHandler, data: unknown, makeContext: (sig
   });
   const ctx = makeContext(signal);
   const timer = setTimeout(() => {
-    const error = new JobTimeoutError(timeoutMs, { jobName: ctx.name, jobId: ctx.jobId, queue: ctx.queue, attempt: ctx.attempt });
+    const error = new JobTimeoutError(timeoutMs, {
+      jobName: ctx.name,
+      jobId: ctx.jobId,
+      queue: ctx.queue,
+      attempt: ctx.attempt,
+    });
     abort(error);
     settle({ kind: 'failed', error });
   }, timeoutMs);

@@ -22,15 +22,22 @@ export class Worker {
   private readonly paused = new Set<string>();
   private started = false;
 
-  constructor(
-    deps: WorkerDeps,
-    log: Logger,
-  ) {
+  constructor(deps: WorkerDeps, log: Logger) {
     const processor = new JobProcessor(deps);
     const queueNames = new Set([...deps.jobs.values()].map((job) => job.planned.queueName));
     for (const queue of deps.plan.queues) {
       if (queue.role !== 'job' || !queueNames.has(queue.name)) continue;
-      this.consumers.set(queue.key!, new QueueConsumer(deps.manager, queue, deps.concurrencyOf(queue.name), processor, deps.reapplyTopology, log.child({ queue: queue.key })));
+      this.consumers.set(
+        queue.key!,
+        new QueueConsumer(
+          deps.manager,
+          queue,
+          deps.concurrencyOf(queue.name),
+          processor,
+          deps.reapplyTopology,
+          log.child({ queue: queue.key }),
+        ),
+      );
     }
   }
 
@@ -41,7 +48,11 @@ export class Worker {
 
   async start(): Promise<void> {
     this.started = true;
-    await Promise.all([...this.consumers.entries()].filter(([key]) => !this.paused.has(key)).map(([, consumer]) => consumer.start()));
+    await Promise.all(
+      [...this.consumers.entries()]
+        .filter(([key]) => !this.paused.has(key))
+        .map(([, consumer]) => consumer.start()),
+    );
   }
 
   get isStarted(): boolean {

@@ -1,7 +1,16 @@
 import { after, afterEach, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import pino from 'pino';
-import { defineTopology, Job, type ConsumerHealth, type JobContext, type JobEventBase, type JobHandler, type Warren, type WarrenEvents } from '../../src';
+import {
+  defineTopology,
+  Job,
+  type ConsumerHealth,
+  type JobContext,
+  type JobEventBase,
+  type JobHandler,
+  type Warren,
+  type WarrenEvents,
+} from '../../src';
 import { FakeThirdParty } from '../support/fake-third-party';
 import { cleanup, testWarren } from '../support/test-broker';
 import { nextEvent, waitFor } from '../support/wait-for';
@@ -20,7 +29,13 @@ async function callThrough(ctx: JobContext, breaker: 'mailer' | 'sms'): Promise<
   await ctx.breaker(breaker).fire(() => apis[breaker]!.call(ctx.jobId));
 }
 
-@Job('mail.send', { queue: 'mail', attempts: 10, concurrency: 3, backoff: { type: 'fixed', delayMs: 100 }, breakers: ['mailer'] })
+@Job('mail.send', {
+  queue: 'mail',
+  attempts: 10,
+  concurrency: 3,
+  backoff: { type: 'fixed', delayMs: 100 },
+  breakers: ['mailer'],
+})
 class SendMail implements JobHandler<object> {
   handle(_data: object, ctx: JobContext) {
     return callThrough(ctx, 'mailer');
@@ -40,14 +55,24 @@ class Tick implements JobHandler<object> {
   handle() {}
 }
 
-@Job('notify.email', { queue: 'notify', attempts: 10, backoff: { type: 'fixed', delayMs: 100 }, breakers: ['mailer'] })
+@Job('notify.email', {
+  queue: 'notify',
+  attempts: 10,
+  backoff: { type: 'fixed', delayMs: 100 },
+  breakers: ['mailer'],
+})
 class NotifyByEmail implements JobHandler<object> {
   handle(_data: object, ctx: JobContext) {
     return callThrough(ctx, 'mailer');
   }
 }
 
-@Job('notify.sms', { queue: 'notify', attempts: 10, backoff: { type: 'fixed', delayMs: 100 }, breakers: ['sms'] })
+@Job('notify.sms', {
+  queue: 'notify',
+  attempts: 10,
+  backoff: { type: 'fixed', delayMs: 100 },
+  breakers: ['sms'],
+})
 class NotifyBySms implements JobHandler<object> {
   handle(_data: object, ctx: JobContext) {
     return callThrough(ctx, 'sms');
@@ -55,7 +80,12 @@ class NotifyBySms implements JobHandler<object> {
 }
 
 /** Opens after one failed call: the tests control exactly when the dependency fails. */
-const quickBreaker = (resetTimeoutMs: number) => ({ volumeThreshold: 1, errorThresholdPercentage: 50, resetTimeoutMs, timeoutMs: 2_000 });
+const quickBreaker = (resetTimeoutMs: number) => ({
+  volumeThreshold: 1,
+  errorThresholdPercentage: 50,
+  resetTimeoutMs,
+  timeoutMs: 2_000,
+});
 
 function record(warren: Warren<object>) {
   const states: StateChange[] = [];
@@ -73,7 +103,10 @@ function consumer(warren: Warren<object>, queue: string): ConsumerHealth {
   return warren.health().consumers.find((c) => c.queue === queue)!;
 }
 
-/** Lets the pause or resume that follows a state change take effect (the worker updates `paused` synchronously). */
+/**
+ * Lets the pause or resume that follows a state change take effect (the worker updates `paused`
+ * synchronously).
+ */
 const settle = () => new Promise((resolve) => setImmediate(resolve));
 
 describe('circuit breakers', () => {
@@ -97,33 +130,60 @@ describe('circuit breakers', () => {
   it('postpones jobs without spending attempts while the dependency is down, pauses their queue, and completes every job once it recovers', async () => {
     const mailer = apis.mailer!;
     mailer.goDown();
-    const warren = await testWarren({ topology, handlers: [new SendMail(), new Tick()], breakers: { mailer: quickBreaker(600) }, worker: { postponeDelayMs: 200 } });
+    const warren = await testWarren({
+      topology,
+      handlers: [new SendMail(), new Tick()],
+      breakers: { mailer: quickBreaker(600) },
+      worker: { postponeDelayMs: 200 },
+    });
     const seen = record(warren);
     await warren.start();
     const ids = Array.from({ length: 8 }, (_, i) => `mail-${i}`);
     for (const jobId of ids) await warren.publish(SendMail, {}, { jobId });
 
     await nextEvent(warren, 'breakerStateChanged', (e: { state: string }) => e.state === 'open');
-    await waitFor(() => consumer(warren, 'mail').paused && !consumer(warren, 'mail').consuming, { what: 'the mail queue to pause', timeoutMs: 500 });
-    assert.equal(consumer(warren, 'other').consuming, true, 'queues whose jobs do not use the breaker keep consuming');
+    await waitFor(() => consumer(warren, 'mail').paused && !consumer(warren, 'mail').consuming, {
+      what: 'the mail queue to pause',
+      timeoutMs: 500,
+    });
+    assert.equal(
+      consumer(warren, 'other').consuming,
+      true,
+      'queues whose jobs do not use the breaker keep consuming',
+    );
     const tick = nextEvent(warren, 'completed', (e: JobEventBase) => e.name === 'other.tick');
     await warren.publish(Tick, {});
     await tick;
 
     // Let it fail a few half-open trials, then bring the dependency back.
-    await waitFor(() => seen.states.filter((s) => s.state === 'open').length >= 3, { what: 'three openings', timeoutMs: 15_000 });
+    await waitFor(() => seen.states.filter((s) => s.state === 'open').length >= 3, {
+      what: 'three openings',
+      timeoutMs: 15_000,
+    });
     mailer.recover();
-    await waitFor(() => seen.completed.filter((e) => e.name === 'mail.send').length === ids.length, { what: 'every job to complete', timeoutMs: 20_000 });
+    await waitFor(() => seen.completed.filter((e) => e.name === 'mail.send').length === ids.length, {
+      what: 'every job to complete',
+      timeoutMs: 20_000,
+    });
     await waitFor(() => consumer(warren, 'mail').consuming, { what: 'the mail queue to consume again' });
 
     assert.deepEqual(seen.dead, []);
     assert.deepEqual(seen.states.at(-1)!.state, 'closed');
     for (const jobId of ids) {
-      // Only calls that reached the dependency and failed spent an attempt; refusals by the open breaker did not.
+      // Only calls that reached the dependency and failed spent an attempt; refusals by the open breaker did
+      // not.
       const final = seen.completed.find((e) => e.jobId === jobId)!;
-      assert.equal(final.attempt, 1 + mailer.failuresOf(jobId), `${jobId}: attempt ${final.attempt} after ${mailer.failuresOf(jobId)} failed calls`);
+      assert.equal(
+        final.attempt,
+        1 + mailer.failuresOf(jobId),
+        `${jobId}: attempt ${final.attempt} after ${mailer.failuresOf(jobId)} failed calls`,
+      );
       const attemptsSeen = runs.filter((r) => r.jobId === jobId).map((r) => r.attempt);
-      assert.deepEqual(attemptsSeen, [...attemptsSeen].sort((a, b) => a - b), `${jobId}: attempts never go backwards`);
+      assert.deepEqual(
+        attemptsSeen,
+        [...attemptsSeen].sort((a, b) => a - b),
+        `${jobId}: attempts never go backwards`,
+      );
     }
     assert.ok(seen.postponed.length > 0, 'jobs refused by the open breaker were postponed');
     assert.ok(seen.postponed.every((e) => e.breaker === 'mailer' && e.queue === 'mail'));
@@ -134,16 +194,32 @@ describe('circuit breakers', () => {
     assert.ok(repeated.length > 0, 'some job ran again with the same ctx.attempt after a postponement');
     // No hot loop: while down, only the first concurrent calls and one trial per half-open reached the API.
     const openings = seen.states.filter((s) => s.state === 'open').length;
-    assert.ok(mailer.failures <= 3 + openings - 1, `${mailer.failures} failed calls for ${openings} openings`);
+    assert.ok(
+      mailer.failures <= 3 + openings - 1,
+      `${mailer.failures} failed calls for ${openings} openings`,
+    );
 
-    // The queue consumed nothing while the breaker was open (deliveries already in flight settle within moments)...
-    const windows = seen.states.flatMap((s, i) => (s.state === 'open' && seen.states[i + 1]?.state === 'halfOpen' ? [[s.at, seen.states[i + 1]!.at] as const] : []));
+    // The queue consumed nothing while the breaker was open (deliveries already in flight settle within
+    // moments)...
+    const windows = seen.states.flatMap((s, i) =>
+      s.state === 'open' && seen.states[i + 1]?.state === 'halfOpen'
+        ? [[s.at, seen.states[i + 1]!.at] as const]
+        : [],
+    );
     assert.ok(windows.length >= 3);
     for (const [openedAt, halfOpenAt] of windows) {
-      assert.deepEqual(runs.filter((r) => r.at > openedAt + 150 && r.at < halfOpenAt), [], `no job ran between ${openedAt} and ${halfOpenAt}`);
+      assert.deepEqual(
+        runs.filter((r) => r.at > openedAt + 150 && r.at < halfOpenAt),
+        [],
+        `no job ran between ${openedAt} and ${halfOpenAt}`,
+      );
     }
     // ...and resumed at each half-open: a trial job ran after every half-open.
-    for (const [, halfOpenAt] of windows) assert.ok(runs.some((r) => r.at >= halfOpenAt), 'a job ran after the breaker half-opened');
+    for (const [, halfOpenAt] of windows)
+      assert.ok(
+        runs.some((r) => r.at >= halfOpenAt),
+        'a job ran after the breaker half-opened',
+      );
   });
 
   it('keeps a queue paused while any breaker its jobs use is still open', async () => {
@@ -160,19 +236,35 @@ describe('circuit breakers', () => {
     await warren.start();
     await warren.publish(NotifyByEmail, {}, { jobId: 'email-1' });
     await warren.publish(NotifyBySms, {}, { jobId: 'sms-1' });
-    await waitFor(() => ['mailer', 'sms'].every((b) => seen.states.some((s) => s.breaker === b && s.state === 'open')), { what: 'both breakers to open' });
+    await waitFor(
+      () => ['mailer', 'sms'].every((b) => seen.states.some((s) => s.breaker === b && s.state === 'open')),
+      { what: 'both breakers to open' },
+    );
 
-    await nextEvent(warren, 'breakerStateChanged', (e: { breaker: string; state: string }) => e.breaker === 'mailer' && e.state === 'halfOpen');
+    await nextEvent(
+      warren,
+      'breakerStateChanged',
+      (e: { breaker: string; state: string }) => e.breaker === 'mailer' && e.state === 'halfOpen',
+    );
     await settle();
     assert.equal(consumer(warren, 'notify').paused, true, 'the sms breaker still holds the queue');
     const mailerHalfOpenAt = Date.now();
 
     mailer.recover();
     sms.recover();
-    await nextEvent(warren, 'breakerStateChanged', (e: { breaker: string; state: string }) => e.breaker === 'sms' && e.state === 'halfOpen', 5_000);
+    await nextEvent(
+      warren,
+      'breakerStateChanged',
+      (e: { breaker: string; state: string }) => e.breaker === 'sms' && e.state === 'halfOpen',
+      5_000,
+    );
     const smsHalfOpenAt = Date.now();
     await waitFor(() => seen.completed.length === 2, { what: 'both jobs to complete', timeoutMs: 10_000 });
-    assert.deepEqual(runs.filter((r) => r.at > mailerHalfOpenAt && r.at < smsHalfOpenAt - 5), [], 'nothing ran until the sms breaker half-opened too');
+    assert.deepEqual(
+      runs.filter((r) => r.at > mailerHalfOpenAt && r.at < smsHalfOpenAt - 5),
+      [],
+      'nothing ran until the sms breaker half-opened too',
+    );
   });
 
   it('leaves a queue the user paused paused when its breaker half-opens, and a user resume waits for the breaker', async () => {
@@ -180,7 +272,13 @@ describe('circuit breakers', () => {
     mailer.goDown();
     const lines: { component?: string; breaker?: string; state?: string; msg?: string }[] = [];
     const logger = pino({ level: 'warn' }, { write: (line: string) => void lines.push(JSON.parse(line)) });
-    const warren = await testWarren({ topology, handlers: [new SendMail()], breakers: { mailer: quickBreaker(400) }, worker: { postponeDelayMs: 200 }, logger });
+    const warren = await testWarren({
+      topology,
+      handlers: [new SendMail()],
+      breakers: { mailer: quickBreaker(400) },
+      worker: { postponeDelayMs: 200 },
+      logger,
+    });
     const seen = record(warren);
     await warren.start();
     await warren.publish(SendMail, {}, { jobId: 'held-1' });
@@ -203,8 +301,22 @@ describe('circuit breakers', () => {
     assert.equal(consumer(warren, 'mail').consuming, true);
     // Every state change is also a log line of the breaker component.
     const logged = lines.filter((l) => l.component === 'breaker').map((l) => [l.breaker, l.state, l.msg]);
-    assert.deepEqual(logged, seen.states.map((s) => [s.breaker, s.state, s.state === 'open' ? 'circuit breaker opened' : s.state === 'halfOpen' ? 'circuit breaker half-open' : 'circuit breaker closed']));
-    assert.deepEqual(seen.states.map((s) => s.state), ['open', 'halfOpen', 'closed']);
+    assert.deepEqual(
+      logged,
+      seen.states.map((s) => [
+        s.breaker,
+        s.state,
+        s.state === 'open'
+          ? 'circuit breaker opened'
+          : s.state === 'halfOpen'
+            ? 'circuit breaker half-open'
+            : 'circuit breaker closed',
+      ]),
+    );
+    assert.deepEqual(
+      seen.states.map((s) => s.state),
+      ['open', 'halfOpen', 'closed'],
+    );
   });
 
   it('consumes a queue that was paused before start once it is resumed', async () => {
@@ -222,14 +334,25 @@ describe('circuit breakers', () => {
   it('pauses the queue of a job that uses a breaker without declaring it, from its first call on', async () => {
     const mailer = apis.mailer!;
     mailer.goDown();
-    const warren = await testWarren({ topology, handlers: [new SendDigest(), new Tick()], breakers: { mailer: quickBreaker(500) }, worker: { postponeDelayMs: 200 } });
+    const warren = await testWarren({
+      topology,
+      handlers: [new SendDigest(), new Tick()],
+      breakers: { mailer: quickBreaker(500) },
+      worker: { postponeDelayMs: 200 },
+    });
     const seen = record(warren);
     await warren.start();
     for (let i = 0; i < 3; i++) await warren.publish(SendDigest, {}, { jobId: `digest-${i}` });
     await nextEvent(warren, 'breakerStateChanged', (e: { state: string }) => e.state === 'open');
-    await waitFor(() => consumer(warren, 'other').paused && !consumer(warren, 'other').consuming, { what: 'the other queue to pause', timeoutMs: 400 });
+    await waitFor(() => consumer(warren, 'other').paused && !consumer(warren, 'other').consuming, {
+      what: 'the other queue to pause',
+      timeoutMs: 400,
+    });
     mailer.recover();
-    await waitFor(() => seen.completed.filter((e) => e.name === 'other.digest').length === 3, { what: 'every digest to complete', timeoutMs: 10_000 });
+    await waitFor(() => seen.completed.filter((e) => e.name === 'other.digest').length === 3, {
+      what: 'every digest to complete',
+      timeoutMs: 10_000,
+    });
     assert.deepEqual(seen.dead, []);
   });
 });

@@ -17,7 +17,11 @@ describe('publishConfirmed', () => {
   before(async () => {
     connection = await amqp.connect(BROKER_URL);
     channel = await connection.createConfirmChannel();
-    await channel.assertQueue(queue, { durable: false, autoDelete: false, arguments: { 'x-max-priority': 9, 'x-expires': 600_000 } });
+    await channel.assertQueue(queue, {
+      durable: false,
+      autoDelete: false,
+      arguments: { 'x-max-priority': 9, 'x-expires': 600_000 },
+    });
   });
 
   after(async () => {
@@ -25,10 +29,16 @@ describe('publishConfirmed', () => {
     await connection.close();
   });
 
-  async function viaBoth(options: amqp.Options.Publish): Promise<{ publicPath: amqp.GetMessage; fastPath: amqp.GetMessage }> {
+  async function viaBoth(
+    options: amqp.Options.Publish,
+  ): Promise<{ publicPath: amqp.GetMessage; fastPath: amqp.GetMessage }> {
     const content = Buffer.from(JSON.stringify({ hello: 'world' }));
-    await new Promise<void>((resolve, reject) => channel.publish('', queue, content, options, (err: unknown) => (err ? reject(err) : resolve())));
-    await new Promise<void>((resolve, reject) => publishConfirmed(channel, '', queue, content, options, (err) => (err ? reject(err) : resolve())));
+    await new Promise<void>((resolve, reject) =>
+      channel.publish('', queue, content, options, (err: unknown) => (err ? reject(err) : resolve())),
+    );
+    await new Promise<void>((resolve, reject) =>
+      publishConfirmed(channel, '', queue, content, options, (err) => (err ? reject(err) : resolve())),
+    );
     const publicPath = await channel.get(queue, { noAck: true });
     const fastPath = await channel.get(queue, { noAck: true });
     assert.ok(publicPath && fastPath, 'both messages arrive');
@@ -90,7 +100,14 @@ describe('publishConfirmed', () => {
   it('reports an unroutable mandatory message through basic.return, like amqplib', async () => {
     const returned = new Promise<amqp.Message>((resolve) => channel.once('return', resolve));
     await new Promise<void>((resolve, reject) =>
-      publishConfirmed(channel, '', `${queue}-nowhere`, Buffer.from('{}'), { mandatory: true, messageId: 'lost-1' }, (err) => (err ? reject(err) : resolve())),
+      publishConfirmed(
+        channel,
+        '',
+        `${queue}-nowhere`,
+        Buffer.from('{}'),
+        { mandatory: true, messageId: 'lost-1' },
+        (err) => (err ? reject(err) : resolve()),
+      ),
     );
     const message = await returned;
     assert.equal(message.properties.messageId, 'lost-1');
@@ -98,10 +115,23 @@ describe('publishConfirmed', () => {
 
   it('throws an encoding error synchronously and registers no confirm, like amqplib', async () => {
     const unconfirmedBefore = (channel as unknown as { unconfirmed: unknown[] }).unconfirmed.length;
-    assert.throws(() => publishConfirmed(channel, '', queue, Buffer.from('{}'), { headers: { big: 'x'.repeat(70_000) } }, () => undefined), RangeError);
+    assert.throws(
+      () =>
+        publishConfirmed(
+          channel,
+          '',
+          queue,
+          Buffer.from('{}'),
+          { headers: { big: 'x'.repeat(70_000) } },
+          () => undefined,
+        ),
+      RangeError,
+    );
     assert.equal((channel as unknown as { unconfirmed: unknown[] }).unconfirmed.length, unconfirmedBefore);
     // the channel is still usable
-    await new Promise<void>((resolve, reject) => publishConfirmed(channel, '', queue, Buffer.from('{}'), {}, (err) => (err ? reject(err) : resolve())));
+    await new Promise<void>((resolve, reject) =>
+      publishConfirmed(channel, '', queue, Buffer.from('{}'), {}, (err) => (err ? reject(err) : resolve())),
+    );
     assert.ok(await channel.get(queue, { noAck: true }));
   });
 });

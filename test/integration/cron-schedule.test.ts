@@ -1,7 +1,15 @@
 import { after, afterEach, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { z } from 'zod';
-import { ConfigurationError, Cron, defineTopology, Job, UnknownJobError, type JobContext, type JobHandler } from '../../src';
+import {
+  ConfigurationError,
+  Cron,
+  defineTopology,
+  Job,
+  UnknownJobError,
+  type JobContext,
+  type JobHandler,
+} from '../../src';
 import { cleanup, testNamespace, testWarren } from '../support/test-broker';
 import { nextEvent, waitFor } from '../support/wait-for';
 
@@ -46,10 +54,16 @@ describe('cron in one process', () => {
     for (const tick of ticks) {
       assert.match(tick.jobId, /^every-second@\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.000Z$/);
       assert.deepEqual(tick.data, { from: 'decorator' });
-      assert.ok(tick.at - fireTimeOf(tick.jobId) < 500, `ran ${tick.at - fireTimeOf(tick.jobId)} ms after its tick`);
+      assert.ok(
+        tick.at - fireTimeOf(tick.jobId) < 500,
+        `ran ${tick.at - fireTimeOf(tick.jobId)} ms after its tick`,
+      );
     }
     const times = ticks.map((t) => fireTimeOf(t.jobId));
-    assert.deepEqual(times.slice(1).map((t, i) => t - times[i]!), Array(times.length - 1).fill(1000));
+    assert.deepEqual(
+      times.slice(1).map((t, i) => t - times[i]!),
+      Array(times.length - 1).fill(1000),
+    );
     const [info] = warren.schedules();
     assert.equal(info!.id, 'every-second');
     assert.equal(info!.source, 'decorator');
@@ -58,15 +72,30 @@ describe('cron in one process', () => {
   });
 
   it('schedules, lists and unschedules a job at run time', async () => {
-    const warren = await testWarren<{ 'clock.tick': { from: string } }>({ topology, handlers: [new TickWithoutCron()], scheduler: { enabled: true } });
+    const warren = await testWarren<{ 'clock.tick': { from: string } }>({
+      topology,
+      handlers: [new TickWithoutCron()],
+      scheduler: { enabled: true },
+    });
     await warren.start();
     assert.deepEqual(warren.schedules(), []);
-    const info = await warren.schedule('clock.tick', '* * * * * *', { from: 'runtime' }, { id: 'soon', tz: 'Asia/Tokyo' });
+    const info = await warren.schedule(
+      'clock.tick',
+      '* * * * * *',
+      { from: 'runtime' },
+      { id: 'soon', tz: 'Asia/Tokyo' },
+    );
     assert.equal(info.source, 'runtime');
     assert.equal(info.tz, 'Asia/Tokyo');
     assert.ok(info.nextFireAt.getTime() - Date.now() <= 1000);
     await warren.schedule(TickWithoutCron, '* * * * * *', { from: 'keeps-going' }, { id: 'witness' });
-    assert.deepEqual(warren.schedules().map((s) => s.id).sort(), ['soon', 'witness']);
+    assert.deepEqual(
+      warren
+        .schedules()
+        .map((s) => s.id)
+        .sort(),
+      ['soon', 'witness'],
+    );
     await waitFor(() => ticksOf('soon').length >= 1, { what: 'the run-time schedule to fire' });
     assert.deepEqual(ticksOf('soon')[0]!.data, { from: 'runtime' });
 
@@ -74,10 +103,15 @@ describe('cron in one process', () => {
     assert.equal(warren.unschedule('soon'), false);
     const firedBefore = ticksOf('soon').length;
     const witnessBefore = ticksOf('witness').length;
-    await waitFor(() => ticksOf('witness').length >= witnessBefore + 2, { what: 'two more ticks of the schedule that stays' });
+    await waitFor(() => ticksOf('witness').length >= witnessBefore + 2, {
+      what: 'two more ticks of the schedule that stays',
+    });
     // A tick already published when unschedule ran may still arrive, nothing after it.
     assert.ok(ticksOf('soon').length <= firedBefore + 1);
-    assert.deepEqual(warren.schedules().map((s) => s.id), ['witness']);
+    assert.deepEqual(
+      warren.schedules().map((s) => s.id),
+      ['witness'],
+    );
   });
 
   it("under 'run-once', a new leader fires the latest tick missed while no process ran; under 'skip' it does not", async () => {
@@ -89,19 +123,40 @@ describe('cron in one process', () => {
 
     const first = await testWarren({ namespace, topology, handlers: [new TwoPolicies()] });
     await first.start();
-    await waitFor(() => ticksOf('careful').length >= 2 && ticksOf('casual').length >= 2, { what: 'both schedules to fire' });
+    await waitFor(() => ticksOf('careful').length >= 2 && ticksOf('casual').length >= 2, {
+      what: 'both schedules to fire',
+    });
     await first.close();
     const lastFired = Math.max(...ticksOf('careful').map((t) => fireTimeOf(t.jobId)));
     // Nobody runs for two whole ticks.
-    await waitFor(() => Date.now() >= lastFired + 3_300, { timeoutMs: 6_000, what: 'two ticks to pass with no process' });
+    await waitFor(() => Date.now() >= lastFired + 3_300, {
+      timeoutMs: 6_000,
+      what: 'two ticks to pass with no process',
+    });
     const takeover = Date.now();
     const second = await testWarren({ namespace, topology, handlers: [new TwoPolicies()] });
     await second.start();
-    await waitFor(() => ticksOf('careful').some((t) => fireTimeOf(t.jobId) > takeover) && ticksOf('casual').some((t) => fireTimeOf(t.jobId) > takeover), { what: 'the new leader to fire' });
+    await waitFor(
+      () =>
+        ticksOf('careful').some((t) => fireTimeOf(t.jobId) > takeover) &&
+        ticksOf('casual').some((t) => fireTimeOf(t.jobId) > takeover),
+      { what: 'the new leader to fire' },
+    );
 
-    const missed = (id: string) => ticksOf(id).map((t) => fireTimeOf(t.jobId)).filter((t) => t > lastFired && t <= takeover);
-    assert.deepEqual(missed('careful'), [Math.floor(takeover / 1000) * 1000], 'run-once fires the latest missed tick, once');
-    assert.deepEqual(missed('casual').filter((t) => t > lastFired + 1000), [], 'skip fires none of the missed ticks');
+    const missed = (id: string) =>
+      ticksOf(id)
+        .map((t) => fireTimeOf(t.jobId))
+        .filter((t) => t > lastFired && t <= takeover);
+    assert.deepEqual(
+      missed('careful'),
+      [Math.floor(takeover / 1000) * 1000],
+      'run-once fires the latest missed tick, once',
+    );
+    assert.deepEqual(
+      missed('casual').filter((t) => t > lastFired + 1000),
+      [],
+      'skip fires none of the missed ticks',
+    );
   });
 
   it('refuses invalid @Cron declarations at createWarren, naming the path and the value', async () => {
@@ -127,19 +182,38 @@ describe('cron in one process', () => {
       async handle() {}
     }
     const rejects = (jobs: object[], message: RegExp) =>
-      assert.rejects(testWarren({ topology, jobs: jobs as never }), (error: unknown) => error instanceof ConfigurationError && message.test(error.message));
-    await rejects([BadMinute], /^BadMinute @Cron\('61 \* \* \* \*'\)\.pattern is not a valid cron pattern: .*\(got '61 \* \* \* \*'\)$/);
-    await rejects([BadZone], /^BadZone @Cron\('0 9 \* \* \*'\)\.tz must be an IANA time zone .*\(got 'Asia\/Atlantis'\)$/);
+      assert.rejects(
+        testWarren({ topology, jobs: jobs as never }),
+        (error: unknown) => error instanceof ConfigurationError && message.test(error.message),
+      );
+    await rejects(
+      [BadMinute],
+      /^BadMinute @Cron\('61 \* \* \* \*'\)\.pattern is not a valid cron pattern: .*\(got '61 \* \* \* \*'\)$/,
+    );
+    await rejects(
+      [BadZone],
+      /^BadZone @Cron\('0 9 \* \* \*'\)\.tz must be an IANA time zone .*\(got 'Asia\/Atlantis'\)$/,
+    );
     await rejects([BadData], /^@Cron\('bad\.data'\)\.data does not match the job's schema: count: /);
     await rejects([SameId], /share the schedule id 'two\.same'/);
-    await assert.rejects(testWarren({ topology, jobs: [Tick], scheduler: { missedTicks: 'sometimes' as never } }), /^ConfigurationError: scheduler\.missedTicks must be one of 'skip', 'run-once' \(got 'sometimes'\)$/);
+    await assert.rejects(
+      testWarren({ topology, jobs: [Tick], scheduler: { missedTicks: 'sometimes' as never } }),
+      /^ConfigurationError: scheduler\.missedTicks must be one of 'skip', 'run-once' \(got 'sometimes'\)$/,
+    );
   });
 
   it('refuses warren.schedule for an unknown job, a bad pattern, and in a process whose scheduler is disabled', async () => {
     const enabled = await testWarren({ topology, jobs: [TickWithoutCron], scheduler: { enabled: true } });
     await assert.rejects(enabled.schedule('clock.nope', '* * * * *'), UnknownJobError);
-    await assert.rejects(enabled.schedule('clock.tick', 'every day'), (error: unknown) => error instanceof ConfigurationError && /^schedule\('clock\.tick'\)\.pattern /.test(error.message));
+    await assert.rejects(
+      enabled.schedule('clock.tick', 'every day'),
+      (error: unknown) =>
+        error instanceof ConfigurationError && /^schedule\('clock\.tick'\)\.pattern /.test(error.message),
+    );
     const disabled = await testWarren({ topology, jobs: [TickWithoutCron] });
-    await assert.rejects(disabled.schedule('clock.tick', '* * * * *'), (error: unknown) => error instanceof ConfigurationError && /scheduler is disabled/.test(error.message));
+    await assert.rejects(
+      disabled.schedule('clock.tick', '* * * * *'),
+      (error: unknown) => error instanceof ConfigurationError && /scheduler is disabled/.test(error.message),
+    );
   });
 });

@@ -20,7 +20,11 @@ describe('the examples', () => {
   const env = { ...process.env, AMQP_URL: BROKER_URL };
 
   it('runs the quickstart example: three emails sent, the failing report dead-lettered', async () => {
-    const { stdout } = await run(process.execPath, ['dist/examples/signup/main.js'], { cwd, env, timeout: 60_000 });
+    const { stdout } = await run(process.execPath, ['dist/examples/signup/main.js'], {
+      cwd,
+      env,
+      timeout: 60_000,
+    });
     assert.match(stdout, /done: 3 emails sent, 1 job dead-lettered/);
   });
 

@@ -27,19 +27,38 @@ describe('PostgresIdempotencyStore', () => {
 
   it('creates its table and index if missing, and prepare() may run from many stores at once', async () => {
     const name = tableName();
-    await Promise.all(Array.from({ length: 5 }, () => new PostgresIdempotencyStore({ pool, tableName: name }).prepare()));
-    const columns = await pool.query('SELECT column_name FROM information_schema.columns WHERE table_name = $1 ORDER BY ordinal_position', [name]);
-    assert.deepEqual(columns.rows.map((r) => r.column_name), ['job_id', 'state', 'owner', 'expires_at']);
-    const indexes = await pool.query('SELECT indexname FROM pg_indexes WHERE tablename = $1 ORDER BY indexname', [name]);
-    assert.deepEqual(indexes.rows.map((r) => r.indexname), [`${name}_expires_at`, `${name}_pkey`]);
+    await Promise.all(
+      Array.from({ length: 5 }, () => new PostgresIdempotencyStore({ pool, tableName: name }).prepare()),
+    );
+    const columns = await pool.query(
+      'SELECT column_name FROM information_schema.columns WHERE table_name = $1 ORDER BY ordinal_position',
+      [name],
+    );
+    assert.deepEqual(
+      columns.rows.map((r) => r.column_name),
+      ['job_id', 'state', 'owner', 'expires_at'],
+    );
+    const indexes = await pool.query(
+      'SELECT indexname FROM pg_indexes WHERE tablename = $1 ORDER BY indexname',
+      [name],
+    );
+    assert.deepEqual(
+      indexes.rows.map((r) => r.indexname),
+      [`${name}_expires_at`, `${name}_pkey`],
+    );
   });
 
   it('grants a contended claim to exactly one of many concurrent callers on separate connections', async () => {
     const name = tableName();
-    const stores = [new PostgresIdempotencyStore({ pool, tableName: name }), new PostgresIdempotencyStore({ pool, tableName: name })];
+    const stores = [
+      new PostgresIdempotencyStore({ pool, tableName: name }),
+      new PostgresIdempotencyStore({ pool, tableName: name }),
+    ];
     await stores[0]!.prepare();
     for (const id of ['job-1', 'job-2', 'job-3']) {
-      const results = await Promise.all(Array.from({ length: 16 }, (_, i) => stores[i % 2]!.claim(id, 60_000)));
+      const results = await Promise.all(
+        Array.from({ length: 16 }, (_, i) => stores[i % 2]!.claim(id, 60_000)),
+      );
       assert.equal(results.filter((r) => r.status === 'claimed').length, 1, JSON.stringify(results));
       assert.ok(results.every((r) => r.status === 'claimed' || r.status === 'running'));
     }
@@ -63,7 +82,10 @@ describe('PostgresIdempotencyStore', () => {
     await store.claim('j', 2_000);
     const result = await store.claim('j', 2_000);
     assert.equal(result.status, 'running');
-    assert.ok(result.status === 'running' && result.retryInMs > 1_000 && result.retryInMs <= 2_000, JSON.stringify(result));
+    assert.ok(
+      result.status === 'running' && result.retryInMs > 1_000 && result.retryInMs <= 2_000,
+      JSON.stringify(result),
+    );
   });
 
   it("lets another worker claim an id whose lease expired (its worker crashed), and ignores the crashed worker's late release", async () => {
@@ -76,7 +98,10 @@ describe('PostgresIdempotencyStore', () => {
     assert.deepEqual(claimed, { status: 'claimed' });
     // The first worker was only slow, not dead: its release must not free the survivor's claim.
     await crashed.release('j');
-    assert.equal((await new PostgresIdempotencyStore({ pool, tableName: name }).claim('j', 60_000)).status, 'running');
+    assert.equal(
+      (await new PostgresIdempotencyStore({ pool, tableName: name }).claim('j', 60_000)).status,
+      'running',
+    );
   });
 
   it('frees the claim on release so a retry can run', async () => {
@@ -89,7 +114,12 @@ describe('PostgresIdempotencyStore', () => {
 
   it('runs an id again after its retention, and sweep() deletes expired rows', async () => {
     const name = tableName();
-    const store = new PostgresIdempotencyStore({ pool, tableName: name, retentionMs: 200, sweepIntervalMs: 0 });
+    const store = new PostgresIdempotencyStore({
+      pool,
+      tableName: name,
+      retentionMs: 200,
+      sweepIntervalMs: 0,
+    });
     for (const id of ['a', 'b']) {
       await store.claim(id, 60_000);
       await store.complete(id);
@@ -99,7 +129,14 @@ describe('PostgresIdempotencyStore', () => {
     const count = async () => Number((await pool.query(`SELECT count(*) FROM "${name}"`)).rows[0].count);
     assert.equal(await count(), 2, "'a' is claimed again (its row reused), 'b' expired but not swept yet");
     // 'b' completed a moment after 'a', so its retention may end a moment later too
-    await waitFor(async () => Number((await pool.query(`SELECT count(*) FROM "${name}" WHERE job_id = 'b' AND expires_at <= now()`)).rows[0].count) === 1, { what: "'b' to expire" });
+    await waitFor(
+      async () =>
+        Number(
+          (await pool.query(`SELECT count(*) FROM "${name}" WHERE job_id = 'b' AND expires_at <= now()`))
+            .rows[0].count,
+        ) === 1,
+      { what: "'b' to expire" },
+    );
     assert.equal(await store.sweep(), 1);
     assert.equal(await count(), 1);
   });
@@ -109,9 +146,13 @@ describe('PostgresIdempotencyStore', () => {
     const store = new PostgresIdempotencyStore({ pool, tableName: name, retentionMs: 1, sweepIntervalMs: 1 });
     await store.claim('old', 60_000);
     await store.complete('old');
-    const rows = async () => (await pool.query(`SELECT job_id FROM "${name}" ORDER BY job_id`)).rows.map((r) => r.job_id as string);
-    let result: string[] = [];
-    for (let i = 0; i < 200 && (result = await rows()).includes('old'); i++) await store.claim(`new-${i}`, 60_000);
+    const rows = async () =>
+      (await pool.query(`SELECT job_id FROM "${name}" ORDER BY job_id`)).rows.map((r) => r.job_id as string);
+    let result = await rows();
+    for (let i = 0; i < 200 && result.includes('old'); i++) {
+      await store.claim(`new-${i}`, 60_000);
+      result = await rows();
+    }
     assert.ok(!result.includes('old'), 'the expired id was swept by a later claim');
   });
 
@@ -124,17 +165,33 @@ describe('PostgresIdempotencyStore', () => {
       assert.equal(error.code, 'IDEMPOTENCY_STORE_FAILED');
       assert.equal(error.operation, 'prepare');
       assert.equal(error.table, name);
-      assert.match(error.message, /expected job_id text, state text, owner text, expires_at timestamp with time zone; found id integer, payload jsonb/);
+      assert.match(
+        error.message,
+        /expected job_id text, state text, owner text, expires_at timestamp with time zone; found id integer, payload jsonb/,
+      );
       return true;
     });
-    await assert.rejects(store.claim('j', 1_000), IdempotencyStoreError, 'a claim on a broken store fails the same way, it never pretends to have claimed');
+    await assert.rejects(
+      store.claim('j', 1_000),
+      IdempotencyStoreError,
+      'a claim on a broken store fails the same way, it never pretends to have claimed',
+    );
   });
 
   it('reports an unreachable database as a typed error with the driver error as cause', async () => {
-    const deadPool = new Pool({ connectionString: 'postgres://postgres@127.0.0.1:1/test', connectionTimeoutMillis: 1_000 });
+    const deadPool = new Pool({
+      connectionString: 'postgres://postgres@127.0.0.1:1/test',
+      connectionTimeoutMillis: 1_000,
+    });
     try {
       const store = new PostgresIdempotencyStore({ pool: deadPool });
-      await assert.rejects(store.prepare(), (error: unknown) => error instanceof IdempotencyStoreError && error.operation === 'prepare' && error.cause instanceof Error);
+      await assert.rejects(
+        store.prepare(),
+        (error: unknown) =>
+          error instanceof IdempotencyStoreError &&
+          error.operation === 'prepare' &&
+          error.cause instanceof Error,
+      );
     } finally {
       await deadPool.end();
     }
@@ -145,7 +202,10 @@ describe('PostgresIdempotencyStore', () => {
     const store = new PostgresIdempotencyStore({ pool, tableName: name });
     await store.claim('j', 60_000);
     await pool.query(`DROP TABLE "${name}"`);
-    await assert.rejects(store.claim('k', 60_000), (error: unknown) => error instanceof IdempotencyStoreError && error.operation === 'claim');
+    await assert.rejects(
+      store.claim('k', 60_000),
+      (error: unknown) => error instanceof IdempotencyStoreError && error.operation === 'claim',
+    );
     assert.deepEqual(await store.claim('k', 60_000), { status: 'claimed' });
   });
 });
@@ -156,7 +216,8 @@ async function waitForClaim(store: PostgresIdempotencyStore, id: string, timeout
   for (;;) {
     const result = await store.claim(id, 60_000);
     if (result.status === 'claimed') return result;
-    if (Date.now() > deadline) throw new Error(`timed out waiting to claim ${id} (last: ${JSON.stringify(result)})`);
+    if (Date.now() > deadline)
+      throw new Error(`timed out waiting to claim ${id} (last: ${JSON.stringify(result)})`);
     await new Promise((resolve) => setTimeout(resolve, 25));
   }
 }

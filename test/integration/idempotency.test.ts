@@ -4,7 +4,16 @@ import { fork, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
 import { Pool } from 'pg';
-import { HEADERS, Job, MemoryIdempotencyStore, PostgresIdempotencyStore, type IdempotencyStore, type JobContext, type JobEventBase, type JobHandler } from '../../src';
+import {
+  HEADERS,
+  Job,
+  MemoryIdempotencyStore,
+  PostgresIdempotencyStore,
+  type IdempotencyStore,
+  type JobContext,
+  type JobEventBase,
+  type JobHandler,
+} from '../../src';
 import { dedupTopology, DedupJob, type WorkerReport } from '../fixtures/idempotency-worker';
 import { cleanup, rawConnection, testNamespace, testWarren } from '../support/test-broker';
 import { nextEvent, waitFor } from '../support/wait-for';
@@ -28,7 +37,10 @@ function runCounter() {
   return { runs, handler };
 }
 
-function collect(warren: { on(event: 'duplicate' | 'completed', listener: (event: JobEventBase) => void): unknown }, event: 'duplicate' | 'completed'): string[] {
+function collect(
+  warren: { on(event: 'duplicate' | 'completed', listener: (event: JobEventBase) => void): unknown },
+  event: 'duplicate' | 'completed',
+): string[] {
   const ids: string[] = [];
   warren.on(event, (e) => ids.push(e.jobId));
   return ids;
@@ -41,7 +53,11 @@ describe('idempotency keys', () => {
   const pgStore = (options: { recheckMs?: number; tableName?: string; pool?: Pool } = {}) => {
     const tableName = options.tableName ?? `warren_idem_i_${randomBytes(4).toString('hex')}`;
     if (!tables.includes(tableName)) tables.push(tableName);
-    return new PostgresIdempotencyStore({ pool: options.pool ?? pool, tableName, recheckMs: options.recheckMs ?? 200 });
+    return new PostgresIdempotencyStore({
+      pool: options.pool ?? pool,
+      tableName,
+      recheckMs: options.recheckMs ?? 200,
+    });
   };
 
   before(() => {
@@ -60,11 +76,16 @@ describe('idempotency keys', () => {
   ] as const) {
     it(`runs a job id published twice once, and reports the copy as a duplicate (${label})`, async () => {
       const { runs, handler } = runCounter();
-      const warren = await testWarren({ topology: dedupTopology, handlers: [handler], idempotency: makeStore() });
+      const warren = await testWarren({
+        topology: dedupTopology,
+        handlers: [handler],
+        idempotency: makeStore(),
+      });
       const completed = collect(warren, 'completed');
       const duplicates = collect(warren, 'duplicate');
       await warren.start();
-      // Both copies are in flight together: the second finds the first running, waits, then sees it completed.
+      // Both copies are in flight together: the second finds the first running, waits, then sees it
+      // completed.
       await warren.publish(DedupJob, { workMs: 300 }, { jobId: 'invoice-42' });
       await warren.publish(DedupJob, { workMs: 300 }, { jobId: 'invoice-42' });
       await waitFor(() => duplicates.length === 1, { what: 'the duplicate event' });
@@ -84,11 +105,22 @@ describe('idempotency keys', () => {
     const namespace = testNamespace('idem');
     const a = runCounter();
     const b = runCounter();
-    const first = await testWarren({ namespace, topology: dedupTopology, handlers: [a.handler], idempotency: store });
-    const second = await testWarren({ namespace, topology: dedupTopology, handlers: [b.handler], idempotency: store });
+    const first = await testWarren({
+      namespace,
+      topology: dedupTopology,
+      handlers: [a.handler],
+      idempotency: store,
+    });
+    const second = await testWarren({
+      namespace,
+      topology: dedupTopology,
+      handlers: [b.handler],
+      idempotency: store,
+    });
     const duplicates = [...[first, second].map((w) => collect(w, 'duplicate'))];
     await Promise.all([first.start(), second.start()]);
-    for (let copy = 0; copy < 3; copy++) for (let i = 0; i < 10; i++) await first.publish(DedupJob, { workMs: 50 }, { jobId: `m-${i}` });
+    for (let copy = 0; copy < 3; copy++)
+      for (let i = 0; i < 10; i++) await first.publish(DedupJob, { workMs: 50 }, { jobId: `m-${i}` });
     await waitFor(() => duplicates.flat().length === 20, { what: '20 duplicates', timeoutMs: 15_000 });
     assert.deepEqual([...a.runs, ...b.runs].sort(), Array.from({ length: 10 }, (_, i) => `m-${i}`).sort());
   });
@@ -99,18 +131,31 @@ describe('idempotency keys', () => {
     await store.prepare();
     const publisher = await testWarren({ namespace, topology: dedupTopology, jobs: [DedupJob] });
     const reports: WorkerReport[] = [];
-    const workers = [0, 1].map(() => startWorker({ WARREN_NAMESPACE: namespace, WARREN_PG_URL: PG_URL, WARREN_PG_TABLE: store.tableName }, reports));
+    const workers = [0, 1].map(() =>
+      startWorker(
+        { WARREN_NAMESPACE: namespace, WARREN_PG_URL: PG_URL, WARREN_PG_TABLE: store.tableName },
+        reports,
+      ),
+    );
     children.push(...workers);
-    await waitFor(() => reports.filter((r) => r.kind === 'ready').length === 2, { what: 'both worker processes', timeoutMs: 20_000 });
+    await waitFor(() => reports.filter((r) => r.kind === 'ready').length === 2, {
+      what: 'both worker processes',
+      timeoutMs: 20_000,
+    });
 
     // 30 ids, 3 copies each: half published back to back (copies run into each other while running),
     // half spread over the batch (copies arrive after the completion).
     const ids = Array.from({ length: 30 }, (_, i) => `order-${i}`);
-    for (const id of ids.slice(0, 15)) for (let copy = 0; copy < 3; copy++) await publisher.publish(DedupJob, { workMs: 100 }, { jobId: id });
-    for (let copy = 0; copy < 3; copy++) for (const id of ids.slice(15)) await publisher.publish(DedupJob, { workMs: 100 }, { jobId: id });
+    for (const id of ids.slice(0, 15))
+      for (let copy = 0; copy < 3; copy++) await publisher.publish(DedupJob, { workMs: 100 }, { jobId: id });
+    for (let copy = 0; copy < 3; copy++)
+      for (const id of ids.slice(15)) await publisher.publish(DedupJob, { workMs: 100 }, { jobId: id });
 
     const settled = () => reports.filter((r) => r.kind === 'ran' || r.kind === 'duplicate').length;
-    await waitFor(() => settled() === 90, { what: 'all 90 copies to run or be reported as duplicates', timeoutMs: 30_000 });
+    await waitFor(() => settled() === 90, {
+      what: 'all 90 copies to run or be reported as duplicates',
+      timeoutMs: 30_000,
+    });
     const ran = reports.filter((r): r is Extract<WorkerReport, { jobId: string }> => r.kind === 'ran');
     const runsPerId = new Map<string, number>();
     for (const r of ran) runsPerId.set(r.jobId, (runsPerId.get(r.jobId) ?? 0) + 1);
@@ -124,7 +169,12 @@ describe('idempotency keys', () => {
     const namespace = testNamespace('idem');
     const tableName = `warren_idem_i_${randomBytes(4).toString('hex')}`;
     const first = runCounter();
-    const original = await testWarren({ namespace, topology: dedupTopology, handlers: [first.handler], idempotency: pgStore({ tableName }) });
+    const original = await testWarren({
+      namespace,
+      topology: dedupTopology,
+      handlers: [first.handler],
+      idempotency: pgStore({ tableName }),
+    });
     await original.start();
     const done = nextEvent(original, 'completed');
     await original.publish(DedupJob, { workMs: 0 }, { jobId: 'ship-7' });
@@ -135,10 +185,16 @@ describe('idempotency keys', () => {
     const otherPool = new Pool({ connectionString: PG_URL });
     try {
       const second = runCounter();
-      const afterRestart = await testWarren({ namespace, topology: dedupTopology, handlers: [second.handler], idempotency: pgStore({ tableName, pool: otherPool }) });
+      const afterRestart = await testWarren({
+        namespace,
+        topology: dedupTopology,
+        handlers: [second.handler],
+        idempotency: pgStore({ tableName, pool: otherPool }),
+      });
       const duplicate = nextEvent<JobEventBase>(afterRestart, 'duplicate');
       await afterRestart.start();
-      // The copy the broker would redeliver had the worker crashed between recording the completion and acking.
+      // The copy the broker would redeliver had the worker crashed between recording the completion and
+      // acking.
       const connection = await rawConnection();
       const channel = await connection.createConfirmChannel();
       channel.sendToQueue(afterRestart.plan.jobs.get('dedup.run')!.queueName, Buffer.from('{"workMs":0}'), {
@@ -192,17 +248,26 @@ describe('idempotency keys', () => {
   });
 
   it('postpones a job without spending an attempt or a delivery while the store is down, and runs it once the store is back', async () => {
-    // The store's own failure modes are tested against PostgreSQL; here the point is what the worker does about one.
+    // The store's own failure modes are tested against PostgreSQL; here the point is what the worker does
+    // about one.
     const memory = new MemoryIdempotencyStore();
     let outages = 4;
     const flakyStore: IdempotencyStore = {
-      claim: (jobId, leaseMs) => (outages-- > 0 ? Promise.reject(new Error('database is restarting')) : memory.claim(jobId, leaseMs)),
+      claim: (jobId, leaseMs) =>
+        outages-- > 0 ? Promise.reject(new Error('database is restarting')) : memory.claim(jobId, leaseMs),
       complete: (jobId) => memory.complete(jobId),
       release: (jobId) => memory.release(jobId),
     };
     const { runs, handler } = runCounter();
-    // deliveryLimit 2: returning the job to its queue on every store failure would dead-letter it on the third.
-    const warren = await testWarren({ topology: dedupTopology, handlers: [handler], idempotency: flakyStore, queues: { deliveryLimit: 2 }, worker: { postponeDelayMs: 100 } });
+    // deliveryLimit 2: returning the job to its queue on every store failure would dead-letter it on the
+    // third.
+    const warren = await testWarren({
+      topology: dedupTopology,
+      handlers: [handler],
+      idempotency: flakyStore,
+      queues: { deliveryLimit: 2 },
+      worker: { postponeDelayMs: 100 },
+    });
     await warren.start();
     const completed = nextEvent<JobEventBase>(warren, 'completed', () => true, 15_000);
     await warren.publish(DedupJob, { workMs: 0 }, { jobId: 'during-outage' });
@@ -212,10 +277,17 @@ describe('idempotency keys', () => {
   });
 
   it('fails createWarren with a typed error when the store cannot be prepared', async () => {
-    const deadPool = new Pool({ connectionString: 'postgres://postgres@127.0.0.1:1/test', connectionTimeoutMillis: 1_000 });
+    const deadPool = new Pool({
+      connectionString: 'postgres://postgres@127.0.0.1:1/test',
+      connectionTimeoutMillis: 1_000,
+    });
     try {
       await assert.rejects(
-        testWarren({ topology: dedupTopology, handlers: [new DedupJob()], idempotency: new PostgresIdempotencyStore({ pool: deadPool }) }),
+        testWarren({
+          topology: dedupTopology,
+          handlers: [new DedupJob()],
+          idempotency: new PostgresIdempotencyStore({ pool: deadPool }),
+        }),
         (error: unknown) => (error as { code?: string }).code === 'IDEMPOTENCY_STORE_FAILED',
       );
     } finally {
@@ -225,7 +297,10 @@ describe('idempotency keys', () => {
 });
 
 function startWorker(env: Record<string, string>, reports: WorkerReport[]): ChildProcess {
-  const child = fork(join(__dirname, '..', 'fixtures', 'idempotency-worker.js'), [], { env: { ...process.env, ...env }, stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+  const child = fork(join(__dirname, '..', 'fixtures', 'idempotency-worker.js'), [], {
+    env: { ...process.env, ...env },
+    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+  });
   child.on('message', (message) => reports.push(message as WorkerReport));
   return child;
 }

@@ -1,8 +1,28 @@
 import { afterEach, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { Body, Controller, HttpCode, Injectable, Module, Post, Scope, type DynamicModule, type INestApplication, type LoggerService, type ModuleMetadata } from '@nestjs/common';
+import {
+  Body,
+  Controller,
+  HttpCode,
+  Injectable,
+  Module,
+  Post,
+  Scope,
+  type DynamicModule,
+  type INestApplication,
+  type LoggerService,
+  type ModuleMetadata,
+} from '@nestjs/common';
 import { Test } from '@nestjs/testing';
-import { ConfigurationError, defineTopology, Job, Warren, type JobContext, type JobHandler, type TopologyPlan } from '../../src';
+import {
+  ConfigurationError,
+  defineTopology,
+  Job,
+  Warren,
+  type JobContext,
+  type JobHandler,
+  type TopologyPlan,
+} from '../../src';
 import { WarrenHealthIndicator, WarrenModule, WarrenPublisher } from '../../src/nest';
 import { createRecordingLogger, recordJobEvents } from '../../src/testing';
 import { deletePlanEntities, messageCount, testNamespace, testProfile } from '../support/test-broker';
@@ -66,7 +86,11 @@ class ChargeCard implements JobHandler<Charge> {
   }
 }
 
-@Module({ imports: [WarrenModule.forFeature({ topology: billingTopology })], providers: [Ledger, ChargeCard], exports: [Ledger] })
+@Module({
+  imports: [WarrenModule.forFeature({ topology: billingTopology })],
+  providers: [Ledger, ChargeCard],
+  exports: [Ledger],
+})
 class BillingModule {}
 
 @Controller('signup')
@@ -86,7 +110,11 @@ class InvoiceService {
   constructor(readonly warren: Warren<Jobs>) {}
 
   async bill(invoiceId: string) {
-    return this.warren.publish('billing.charge', { invoiceId, cents: 4200 }, { jobId: `charge-${invoiceId}` });
+    return this.warren.publish(
+      'billing.charge',
+      { invoiceId, cents: 4200 },
+      { jobId: `charge-${invoiceId}` },
+    );
   }
 }
 
@@ -100,14 +128,21 @@ class AppConfig {
 @Module({})
 class ConfigModule {
   static register(namespace: string): DynamicModule {
-    return { module: ConfigModule, providers: [{ provide: AppConfig, useValue: new AppConfig(namespace) }], exports: [AppConfig] };
+    return {
+      module: ConfigModule,
+      providers: [{ provide: AppConfig, useValue: new AppConfig(namespace) }],
+      exports: [AppConfig],
+    };
   }
 }
 
 const apps: { app: INestApplication; plan: TopologyPlan | undefined; closed: boolean }[] = [];
 
 /** Compiles and initialises a Nest app; afterEach closes it and deletes what its warren declared. */
-async function boot(metadata: ModuleMetadata, logger?: LoggerService): Promise<{ app: INestApplication; warren: Warren<Jobs> }> {
+async function boot(
+  metadata: ModuleMetadata,
+  logger?: LoggerService,
+): Promise<{ app: INestApplication; warren: Warren<Jobs> }> {
   const builder = Test.createTestingModule(metadata);
   if (logger) builder.setLogger(logger);
   const moduleRef = await builder.compile();
@@ -135,7 +170,11 @@ describe('WarrenModule in a Nest application', () => {
     });
     const jobs = recordJobEvents(warren);
     await app.listen(0, '127.0.0.1');
-    const response = await fetch(`${await app.getUrl()}/signup`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ userId: 'u1' }) });
+    const response = await fetch(`${await app.getUrl()}/signup`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ userId: 'u1' }),
+    });
     assert.equal(response.status, 202);
     assert.deepEqual(await response.json(), { jobId: 'welcome-u1', name: 'email.welcome', queue: 'email' });
     await jobs.waitForCompleted('email.welcome', { jobId: 'welcome-u1' });
@@ -144,12 +183,22 @@ describe('WarrenModule in a Nest application', () => {
 
   it('injects Warren itself into services, and merges topology contributed by forFeature', async () => {
     const { app, warren } = await boot({
-      imports: [WarrenModule.forRoot({ ...testProfile(testNamespace('nest')), topology }), EmailModule, InvoiceModule],
+      imports: [
+        WarrenModule.forRoot({ ...testProfile(testNamespace('nest')), topology }),
+        EmailModule,
+        InvoiceModule,
+      ],
     });
     const invoices = app.get(InvoiceService);
     assert.equal(invoices.warren, warren, 'one warren per app');
-    assert.ok(warren.plan.queues.some((queue) => queue.key === 'billing'), 'the feature queue is declared');
-    assert.ok(warren.plan.queues.some((queue) => queue.key === 'email'), 'the root queue is declared');
+    assert.ok(
+      warren.plan.queues.some((queue) => queue.key === 'billing'),
+      'the feature queue is declared',
+    );
+    assert.ok(
+      warren.plan.queues.some((queue) => queue.key === 'email'),
+      'the root queue is declared',
+    );
     const jobs = recordJobEvents(warren);
     await invoices.bill('inv-7');
     await jobs.waitForCompleted('billing.charge', { jobId: 'charge-inv-7' });
@@ -171,7 +220,10 @@ describe('WarrenModule in a Nest application', () => {
         EmailModule,
       ],
     });
-    assert.ok(warren.plan.queues.every((queue) => queue.name.startsWith(namespace)), 'every queue carries the configured namespace');
+    assert.ok(
+      warren.plan.queues.every((queue) => queue.name.startsWith(namespace)),
+      'every queue carries the configured namespace',
+    );
     const jobs = recordJobEvents(warren);
     await app.get(WarrenPublisher).publish(WelcomeEmail, { userId: 'u2' }, { jobId: 'welcome-u2' });
     await jobs.waitForCompleted('email.welcome', { jobId: 'welcome-u2' });
@@ -180,7 +232,9 @@ describe('WarrenModule in a Nest application', () => {
 
   it('runs the handler a test module put in place with overrideProvider().useValue', async () => {
     const fakeMailer = new Mailer();
-    const moduleRef = await Test.createTestingModule({ imports: [WarrenModule.forRoot({ ...testProfile(testNamespace('nest')), topology }), EmailModule] })
+    const moduleRef = await Test.createTestingModule({
+      imports: [WarrenModule.forRoot({ ...testProfile(testNamespace('nest')), topology }), EmailModule],
+    })
       .overrideProvider(WelcomeEmail)
       .useValue(new WelcomeEmail(fakeMailer))
       .compile();
@@ -197,10 +251,16 @@ describe('WarrenModule in a Nest application', () => {
 
   it('only publishes when startWorkers is false: the job waits in its queue', async () => {
     const { app, warren } = await boot({
-      imports: [WarrenModule.forRoot({ ...testProfile(testNamespace('nest')), topology, startWorkers: false }), EmailModule],
+      imports: [
+        WarrenModule.forRoot({ ...testProfile(testNamespace('nest')), topology, startWorkers: false }),
+        EmailModule,
+      ],
     });
     await app.get(WarrenPublisher).publish('email.welcome', { userId: 'u3' });
-    assert.deepEqual(warren.health().consumers.map((consumer) => consumer.consuming), [false]);
+    assert.deepEqual(
+      warren.health().consumers.map((consumer) => consumer.consuming),
+      [false],
+    );
     assert.equal(await messageCount(warren.plan.jobs.get('email.welcome')!.queueName), 1);
     assert.deepEqual(app.get(Mailer).sent, []);
   });
@@ -214,7 +274,10 @@ describe('WarrenModule in a Nest application', () => {
     const up = indicator.isHealthy('rabbitmq');
     assert.equal(up.rabbitmq.status, 'up');
     assert.equal(up.rabbitmq.connected, true);
-    assert.deepEqual(up.rabbitmq.consumers.map((c) => [c.queue, c.consuming]), [['email', true]]);
+    assert.deepEqual(
+      up.rabbitmq.consumers.map((c) => [c.queue, c.consuming]),
+      [['email', true]],
+    );
     assert.equal(indicator.isHealthy().warren.status, 'up', "the key defaults to 'warren'");
     await app.close();
     apps[0]!.closed = true;
@@ -228,10 +291,14 @@ describe('WarrenModule in a Nest application', () => {
     const capture: LoggerService = {
       log: (message: string, context?: string) => lines.push({ level: 'log', message, context }),
       warn: (message: string, context?: string) => lines.push({ level: 'warn', message, context }),
-      error: (message: string, ...rest: unknown[]) => lines.push({ level: 'error', message, context: rest.at(-1) as string }),
+      error: (message: string, ...rest: unknown[]) =>
+        lines.push({ level: 'error', message, context: rest.at(-1) as string }),
     };
     const { app, warren } = await boot(
-      { imports: [WarrenModule.forRoot({ ...testProfile(testNamespace('nest')), topology }), EmailModule], providers: [BrokenEmail] },
+      {
+        imports: [WarrenModule.forRoot({ ...testProfile(testNamespace('nest')), topology }), EmailModule],
+        providers: [BrokenEmail],
+      },
       capture,
     );
     const jobs = recordJobEvents(warren);
@@ -245,7 +312,13 @@ describe('WarrenModule in a Nest application', () => {
     assert.match(line.message, /component=worker/);
 
     const pinoLogs = createRecordingLogger('info');
-    const second = await boot({ imports: [WarrenModule.forRoot({ ...testProfile(testNamespace('nest')), topology, logger: pinoLogs.logger }), EmailModule], providers: [BrokenEmail] });
+    const second = await boot({
+      imports: [
+        WarrenModule.forRoot({ ...testProfile(testNamespace('nest')), topology, logger: pinoLogs.logger }),
+        EmailModule,
+      ],
+      providers: [BrokenEmail],
+    });
     const secondJobs = recordJobEvents(second.warren);
     await second.app.get(WarrenPublisher).publish('email.broken', { userId: 'u5' }, { jobId: 'broken-u5' });
     await secondJobs.waitForDeadLettered('email.broken');
@@ -275,8 +348,13 @@ describe('WarrenModule refuses handlers it cannot run', () => {
 
   it('rejects a request-scoped handler when the module compiles', async () => {
     await assert.rejects(
-      Test.createTestingModule({ imports: [WarrenModule.forRoot({ ...testProfile(testNamespace('nest')), topology })], providers: [RequestScopedJob] }).compile(),
-      (error: unknown) => error instanceof ConfigurationError && /RequestScopedJob .* is request-scoped; job handlers must be singletons/.test(error.message),
+      Test.createTestingModule({
+        imports: [WarrenModule.forRoot({ ...testProfile(testNamespace('nest')), topology })],
+        providers: [RequestScopedJob],
+      }).compile(),
+      (error: unknown) =>
+        error instanceof ConfigurationError &&
+        /RequestScopedJob .* is request-scoped; job handlers must be singletons/.test(error.message),
     );
   });
 
@@ -288,14 +366,21 @@ describe('WarrenModule refuses handlers it cannot run', () => {
     const app = moduleRef.createNestApplication();
     const warren = app.get(Warren);
     apps.push({ app, plan: warren.plan, closed: true });
-    await assert.rejects(app.init(), (error: unknown) => error instanceof ConfigurationError && /NeedsRequest .* depends on a request-scoped provider/.test(error.message));
+    await assert.rejects(
+      app.init(),
+      (error: unknown) =>
+        error instanceof ConfigurationError &&
+        /NeedsRequest .* depends on a request-scoped provider/.test(error.message),
+    );
     assert.equal(warren.health().connected, false);
   });
 
   it('rejects a handler built by a factory provider, naming the fix', async () => {
     const moduleRef = await Test.createTestingModule({
       imports: [WarrenModule.forRoot({ ...testProfile(testNamespace('nest')), topology }), MailerModule],
-      providers: [{ provide: 'WELCOME', inject: [Mailer], useFactory: (mailer: Mailer) => new WelcomeEmail(mailer) }],
+      providers: [
+        { provide: 'WELCOME', inject: [Mailer], useFactory: (mailer: Mailer) => new WelcomeEmail(mailer) },
+      ],
     }).compile();
     const app = moduleRef.createNestApplication();
     apps.push({ app, plan: app.get(Warren).plan, closed: true });
@@ -306,7 +391,13 @@ describe('WarrenModule refuses handlers it cannot run', () => {
     @Module({ imports: [MailerModule], providers: [WelcomeEmail] })
     class OtherEmailModule {}
     await assert.rejects(
-      Test.createTestingModule({ imports: [WarrenModule.forRoot({ ...testProfile(testNamespace('nest')), topology }), EmailModule, OtherEmailModule] }).compile(),
+      Test.createTestingModule({
+        imports: [
+          WarrenModule.forRoot({ ...testProfile(testNamespace('nest')), topology }),
+          EmailModule,
+          OtherEmailModule,
+        ],
+      }).compile(),
       /WelcomeEmail is provided by two modules \((EmailModule and OtherEmailModule|OtherEmailModule and EmailModule)\)/,
     );
   });

@@ -10,7 +10,10 @@ import { waitFor } from '../support/wait-for';
 
 const topology = defineTopology({
   exchanges: { jobs: { type: 'topic' } },
-  queues: { reports: { bind: { exchange: 'jobs', pattern: 'report.*' } }, audit: { bind: { exchange: 'jobs', pattern: 'audit.*' } } },
+  queues: {
+    reports: { bind: { exchange: 'jobs', pattern: 'report.*' } },
+    audit: { bind: { exchange: 'jobs', pattern: 'audit.*' } },
+  },
 });
 
 /** Lets a test hold a running job until it says so. */
@@ -32,7 +35,9 @@ class BuildReport implements JobHandler<{ id: string }> {
   constructor(private readonly gate: Gate) {}
   async handle(_data: { id: string }, ctx: JobContext) {
     this.gate.started = true;
-    const aborted = new Promise<void>((resolve) => ctx.signal.addEventListener('abort', () => resolve(), { once: true }));
+    const aborted = new Promise<void>((resolve) =>
+      ctx.signal.addEventListener('abort', () => resolve(), { once: true }),
+    );
     await Promise.race([this.gate.opened, aborted]);
     this.gate.sawAbort = ctx.signal.aborted;
     this.gate.finishedAt = Date.now();
@@ -45,7 +50,10 @@ class AuditRecord implements JobHandler<{ event: string }> {
   async handle() {}
 }
 
-/** A service that publishes late in shutdown: after every onModuleDestroy, while the HTTP server would still be draining. */
+/**
+ * A service that publishes late in shutdown: after every onModuleDestroy, while the HTTP server would still
+ * be draining.
+ */
 @Injectable()
 class ShutdownAudit implements BeforeApplicationShutdown {
   constructor(private readonly jobs: WarrenPublisher) {}
@@ -54,7 +62,11 @@ class ShutdownAudit implements BeforeApplicationShutdown {
   }
 }
 
-@Module({ imports: [WarrenModule.forFeature({ jobs: [AuditRecord] })], providers: [Gate, BuildReport, ShutdownAudit], exports: [Gate] })
+@Module({
+  imports: [WarrenModule.forFeature({ jobs: [AuditRecord] })],
+  providers: [Gate, BuildReport, ShutdownAudit],
+  exports: [Gate],
+})
 class ReportsModule {}
 
 const plans: TopologyPlan[] = [];
@@ -62,7 +74,10 @@ const plans: TopologyPlan[] = [];
 async function boot(shutdownGraceMs: number): Promise<{ app: INestApplication; warren: Warren }> {
   const profile = testProfile(testNamespace('nest-stop'));
   const moduleRef = await Test.createTestingModule({
-    imports: [WarrenModule.forRoot({ ...profile, topology, worker: { ...profile.worker, shutdownGraceMs } }), ReportsModule],
+    imports: [
+      WarrenModule.forRoot({ ...profile, topology, worker: { ...profile.worker, shutdownGraceMs } }),
+      ReportsModule,
+    ],
   }).compile();
   const app = moduleRef.createNestApplication();
   const warren = app.get(Warren);
@@ -85,7 +100,9 @@ describe('WarrenModule on application shutdown', () => {
 
     let closedAt: number | undefined;
     const closing = app.close().then(() => (closedAt = Date.now()));
-    await waitFor(() => warren.health().consumers.every((consumer) => consumer.paused), { what: 'consumption to stop' });
+    await waitFor(() => warren.health().consumers.every((consumer) => consumer.paused), {
+      what: 'consumption to stop',
+    });
     assert.equal(closedAt, undefined, 'close waits for the running job');
     gate.open();
     await closing;
@@ -94,7 +111,11 @@ describe('WarrenModule on application shutdown', () => {
     assert.ok(gate.finishedAt! <= closedAt!, 'the job finished before close resolved');
     await jobs.waitForCompleted('report.build', { jobId: 'report-r1', timeoutMs: 0 });
     assert.equal(warren.health().connected, false);
-    assert.equal(await messageCount(warren.plan.jobs.get('report.build')!.queueName), 0, 'acked, not returned to the queue');
+    assert.equal(
+      await messageCount(warren.plan.jobs.get('report.build')!.queueName),
+      0,
+      'acked, not returned to the queue',
+    );
   });
 
   it('stops consuming early but keeps publishing open until onApplicationShutdown, for requests still being served', async () => {
@@ -113,6 +134,10 @@ describe('WarrenModule on application shutdown', () => {
     const tookMs = Date.now() - started;
     assert.equal(gate.sawAbort, true, 'ctx.signal aborted');
     assert.ok(tookMs < 3_000, `close kept to the grace period (took ${tookMs} ms)`);
-    assert.equal(await messageCount(warren.plan.jobs.get('report.build')!.queueName), 1, 'the job is back in its queue');
+    assert.equal(
+      await messageCount(warren.plan.jobs.get('report.build')!.queueName),
+      1,
+      'the job is back in its queue',
+    );
   });
 });

@@ -17,13 +17,15 @@ describe('the built package', () => {
   const cwd = packageRoot();
 
   it('is importable from CommonJS by its name, with every entry point', async () => {
-    const script = "const w = require('warren'); const t = require('warren/testing'); console.log(JSON.stringify([typeof w.createWarren, typeof w.Job, typeof w.defineTopology, typeof w.WarrenError, typeof t.runJob]))";
+    const script =
+      "const w = require('warren'); const t = require('warren/testing'); console.log(JSON.stringify([typeof w.createWarren, typeof w.Job, typeof w.defineTopology, typeof w.WarrenError, typeof t.runJob]))";
     const { stdout } = await run(process.execPath, ['-e', script], { cwd });
     assert.deepEqual(JSON.parse(stdout), ['function', 'function', 'function', 'function', 'function']);
   });
 
   it('is importable from ESM with named imports', async () => {
-    const script = "import { createWarren, Job, defineTopology, PublishError } from 'warren'; import { WarrenModule } from 'warren/nest'; console.log(JSON.stringify([typeof createWarren, typeof Job, typeof defineTopology, typeof PublishError, typeof WarrenModule]))";
+    const script =
+      "import { createWarren, Job, defineTopology, PublishError } from 'warren'; import { WarrenModule } from 'warren/nest'; console.log(JSON.stringify([typeof createWarren, typeof Job, typeof defineTopology, typeof PublishError, typeof WarrenModule]))";
     const { stdout } = await run(process.execPath, ['--input-type=module', '-e', script], { cwd });
     assert.deepEqual(JSON.parse(stdout), ['function', 'function', 'function', 'function', 'function']);
   });

@@ -15,12 +15,20 @@ class CrashJob implements JobHandler<object> {
 async function runCrashLoop(namespace: string, queueType: string, limit: number): Promise<number> {
   let runs = 0;
   for (let round = 0; round < limit + 5; round++) {
-    const child = fork(join(__dirname, '../fixtures/crash-worker.js'), [], { env: { ...process.env, NAMESPACE: namespace, QUEUE_TYPE: queueType, LIMIT: String(limit) }, stdio: ['ignore', 'pipe', 'inherit', 'ipc'] });
+    const child = fork(join(__dirname, '../fixtures/crash-worker.js'), [], {
+      env: { ...process.env, NAMESPACE: namespace, QUEUE_TYPE: queueType, LIMIT: String(limit) },
+      stdio: ['ignore', 'pipe', 'inherit', 'ipc'],
+    });
     let output = '';
     child.stdout!.on('data', (chunk: Buffer) => (output += chunk.toString()));
     const exit = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
     // a worker that is still alive 3 s after it started consuming found nothing more to crash on
-    const outcome = await Promise.race([exit, waitFor(() => output.includes('started'), { timeoutMs: 20_000 }).then(() => new Promise((r) => setTimeout(() => r('idle'), 3000)))]);
+    const outcome = await Promise.race([
+      exit,
+      waitFor(() => output.includes('started'), { timeoutMs: 20_000 }).then(
+        () => new Promise((r) => setTimeout(() => r('idle'), 3000)),
+      ),
+    ]);
     runs += (output.match(/running/g) ?? []).length;
     if (outcome === 'idle') {
       child.kill('SIGKILL');
@@ -39,14 +47,23 @@ for (const queueType of ['quorum', 'classic'] as const) {
       const namespace = testNamespace(`poison-${queueType}`);
       const limit = 3;
       const topology = defineTopology({ queues: { poison: { type: queueType } } });
-      const warren = await testWarren({ namespace, topology, jobs: [CrashJob], queues: { deliveryLimit: limit }, worker: { redeliveryLimit: limit } });
+      const warren = await testWarren({
+        namespace,
+        topology,
+        jobs: [CrashJob],
+        queues: { deliveryLimit: limit },
+        worker: { redeliveryLimit: limit },
+      });
       await warren.publish(CrashJob, {}, { jobId: `crash-${queueType}` });
       const runs = await runCrashLoop(namespace, queueType, limit);
       assert.ok(runs >= 1 && runs <= limit + 1, `the job ran ${runs} times`);
-      const letters = await waitFor(async () => {
-        const list = await warren.deadLetters.list('poison');
-        return list.length === 1 ? list : undefined;
-      }, { what: 'the dead letter' });
+      const letters = await waitFor(
+        async () => {
+          const list = await warren.deadLetters.list('poison');
+          return list.length === 1 ? list : undefined;
+        },
+        { what: 'the dead letter' },
+      );
       assert.equal(letters[0]!.jobId, `crash-${queueType}`);
       assert.equal(letters[0]!.reason, 'delivery-limit');
     });

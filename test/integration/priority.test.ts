@@ -14,7 +14,9 @@ const topology = defineTopology({
 
 type Label = { label: string };
 
-/** The order the handlers saw, shared by both job classes. The first run waits until the test opens the gate. */
+/**
+ * The order the handlers saw, shared by both job classes. The first run waits until the test opens the gate.
+ */
 class RunLog {
   readonly order: string[] = [];
   private open!: () => void;
@@ -78,7 +80,13 @@ describe('priorities', () => {
 
     // low-0 was already running; prefetch 1 means nothing else had left the queue, so the broker
     // hands out the rest strictly by priority, FIFO within a priority.
-    assert.deepEqual(log.order, ['low-0', ...range(5, 'high'), 'promoted', ...range(20, 'low').slice(1), 'demoted']);
+    assert.deepEqual(log.order, [
+      'low-0',
+      ...range(5, 'high'),
+      'promoted',
+      ...range(20, 'low').slice(1),
+      'demoted',
+    ]);
   });
 
   it('cannot reorder jobs the worker already prefetched: with concurrency 10 the first 10 low ones run before the high ones', async () => {
@@ -92,22 +100,41 @@ describe('priorities', () => {
     log.release();
     await waitFor(() => log.order.length === 35, { what: 'every job to run', timeoutMs: 15_000 });
 
-    assert.deepEqual(log.order.slice(0, 10), range(10, 'low'), 'the prefetch window was delivered before the high ones existed');
+    assert.deepEqual(
+      log.order.slice(0, 10),
+      range(10, 'low'),
+      'the prefetch window was delivered before the high ones existed',
+    );
     // After the window, priorities apply again: every high job starts before the remaining low ones.
     const firstRemainingLow = log.order.indexOf('low-10');
-    for (const label of range(5, 'high')) assert.ok(log.order.indexOf(label) < firstRemainingLow, `${label} ran before low-10: ${log.order.join(',')}`);
+    for (const label of range(5, 'high'))
+      assert.ok(
+        log.order.indexOf(label) < firstRemainingLow,
+        `${label} ran before low-10: ${log.order.join(',')}`,
+      );
   });
 
   it('checks priorities against the queue when publishing and when planning', async () => {
     const { BulkReport, UrgentReport } = reportJobs(1);
     const warren = await testWarren({ topology, jobs: [BulkReport, UrgentReport, PlainJob] });
-    await assert.rejects(warren.publish('report.urgent', { label: 'x' }, { priority: 6 }), (error: unknown) => error instanceof ConfigurationError && /priority must be an integer from 0 to 5 \(got 6\)/.test(error.message));
-    await assert.rejects(warren.publish('plain.job', {}, { priority: 1 }), (error: unknown) => error instanceof ConfigurationError && /queue 'plain' has none/.test(error.message));
+    await assert.rejects(
+      warren.publish('report.urgent', { label: 'x' }, { priority: 6 }),
+      (error: unknown) =>
+        error instanceof ConfigurationError &&
+        /priority must be an integer from 0 to 5 \(got 6\)/.test(error.message),
+    );
+    await assert.rejects(
+      warren.publish('plain.job', {}, { priority: 1 }),
+      (error: unknown) => error instanceof ConfigurationError && /queue 'plain' has none/.test(error.message),
+    );
 
     @Job('plain.urgent', { queue: 'plain', priority: 2 })
     class PlainUrgent implements JobHandler<object> {
       handle() {}
     }
-    await assert.rejects(testWarren({ topology, jobs: [PlainUrgent] }), (error: unknown) => error instanceof TopologyError && /has no maxPriority/.test(error.message));
+    await assert.rejects(
+      testWarren({ topology, jobs: [PlainUrgent] }),
+      (error: unknown) => error instanceof TopologyError && /has no maxPriority/.test(error.message),
+    );
   });
 });

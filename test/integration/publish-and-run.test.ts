@@ -1,6 +1,13 @@
 import { after, afterEach, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { defineTopology, Job, PublishError, UnknownJobError, type JobContext, type JobHandler } from '../../src';
+import {
+  defineTopology,
+  Job,
+  PublishError,
+  UnknownJobError,
+  type JobContext,
+  type JobHandler,
+} from '../../src';
 import { cleanup, rawConnection, testWarren } from '../support/test-broker';
 import { nextEvent, waitFor } from '../support/wait-for';
 
@@ -32,7 +39,10 @@ describe('publishing and running jobs', () => {
 
   it('runs the handler with the payload and a context naming the job', async () => {
     const handler = new WelcomeEmail();
-    const warren = await testWarren<{ 'email.welcome': Welcome; 'email.broken': { n: number } }>({ topology, handlers: [handler, new BrokenEmail()] });
+    const warren = await testWarren<{ 'email.welcome': Welcome; 'email.broken': { n: number } }>({
+      topology,
+      handlers: [handler, new BrokenEmail()],
+    });
     await warren.start();
     const published = await warren.publish('email.welcome', { userId: 'u1' }, { jobId: 'welcome-u1' });
     assert.equal(published.jobId, 'welcome-u1');
@@ -71,7 +81,9 @@ describe('publishing and running jobs', () => {
     assert.equal(typeof letters[0]!.deadAt, 'number');
     assert.deepEqual(letters[0]!.data, { n: 1 });
     // listing does not consume: the peeked letters return to the queue as the peek ends
-    await waitFor(async () => (await warren.deadLetters.count('email')) === 1, { what: 'the dead letter to be back after the peek' });
+    await waitFor(async () => (await warren.deadLetters.count('email')) === 1, {
+      what: 'the dead letter to be back after the peek',
+    });
     assert.equal((await warren.deadLetters.list('email')).length, 1);
   });
 
@@ -82,9 +94,21 @@ describe('publishing and running jobs', () => {
     const queue = warren.plan.jobs.get('email.welcome')!.queueName;
     const connection = await rawConnection();
     const channel = await connection.createConfirmChannel();
-    channel.sendToQueue(queue, Buffer.from('{not json'), { type: 'email.welcome', messageId: 'bad-json', contentType: 'application/json' });
-    channel.sendToQueue(queue, Buffer.from('{}'), { type: 'email.nobody', messageId: 'no-handler', contentType: 'application/json' });
-    channel.sendToQueue(queue, Buffer.from('{"userId":"after"}'), { type: 'email.welcome', messageId: 'good', contentType: 'application/json' });
+    channel.sendToQueue(queue, Buffer.from('{not json'), {
+      type: 'email.welcome',
+      messageId: 'bad-json',
+      contentType: 'application/json',
+    });
+    channel.sendToQueue(queue, Buffer.from('{}'), {
+      type: 'email.nobody',
+      messageId: 'no-handler',
+      contentType: 'application/json',
+    });
+    channel.sendToQueue(queue, Buffer.from('{"userId":"after"}'), {
+      type: 'email.welcome',
+      messageId: 'good',
+      contentType: 'application/json',
+    });
     await channel.waitForConfirms();
     await connection.close();
     await waitFor(() => handler.calls.some((c) => c.data.userId === 'after'), { what: 'the good job' });
@@ -97,7 +121,10 @@ describe('publishing and running jobs', () => {
   });
 
   it('rejects publishing an unknown job name with a typed error', async () => {
-    const warren = await testWarren<{ 'email.welcome': Welcome }>({ topology, handlers: [new WelcomeEmail()] });
+    const warren = await testWarren<{ 'email.welcome': Welcome }>({
+      topology,
+      handlers: [new WelcomeEmail()],
+    });
     await assert.rejects(
       // @ts-expect-error 'email.nope' is not a job name of this warren: a compile error for TypeScript users
       warren.publish('email.nope', {}),
@@ -106,12 +133,18 @@ describe('publishing and running jobs', () => {
   });
 
   it('rejects a publish that no queue receives (mandatory) with PUBLISH_UNROUTABLE', async () => {
-    const warren = await testWarren({ topology: defineTopology({ queues: { lonely: {} } }), jobs: [LonelyJob] });
+    const warren = await testWarren({
+      topology: defineTopology({ queues: { lonely: {} } }),
+      jobs: [LonelyJob],
+    });
     const connection = await rawConnection();
     const channel = await connection.createChannel();
     await channel.deleteQueue(warren.plan.jobs.get('lonely.job')!.queueName);
     await connection.close();
-    await assert.rejects(warren.publish(LonelyJob, {}), (error: unknown) => error instanceof PublishError && error.code === 'PUBLISH_UNROUTABLE');
+    await assert.rejects(
+      warren.publish(LonelyJob, {}),
+      (error: unknown) => error instanceof PublishError && error.code === 'PUBLISH_UNROUTABLE',
+    );
   });
 
   it('makes a wrong payload shape a compile error', async () => {

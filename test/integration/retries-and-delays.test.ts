@@ -1,6 +1,14 @@
 import { afterEach, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { defineTopology, delayRoute, Job, RetryLaterError, UnrecoverableError, type JobContext, type JobHandler } from '../../src';
+import {
+  defineTopology,
+  delayRoute,
+  Job,
+  RetryLaterError,
+  UnrecoverableError,
+  type JobContext,
+  type JobHandler,
+} from '../../src';
 import { cleanup, rawConnection, testWarren } from '../support/test-broker';
 import { nextEvent, waitFor } from '../support/wait-for';
 
@@ -29,9 +37,19 @@ class SignalJob implements JobHandler<{ mode: 'unrecoverable' | 'later' }> {
 
 @Job('work.delayed', { queue: 'work' })
 class DelayedJob implements JobHandler<{ label: string; publishedAt: number }> {
-  readonly runs: { label: string; lateness: number; at: number; headers: Readonly<Record<string, unknown>> }[] = [];
+  readonly runs: {
+    label: string;
+    lateness: number;
+    at: number;
+    headers: Readonly<Record<string, unknown>>;
+  }[] = [];
   async handle(data: { label: string; publishedAt: number }, ctx: JobContext) {
-    this.runs.push({ label: data.label, lateness: Date.now() - data.publishedAt, at: Date.now(), headers: ctx.headers });
+    this.runs.push({
+      label: data.label,
+      lateness: Date.now() - data.publishedAt,
+      at: Date.now(),
+      headers: ctx.headers,
+    });
   }
 }
 
@@ -60,7 +78,10 @@ describe('retries, delays and timeouts', () => {
     const completed = nextEvent<{ attempt: number }>(warren, 'completed');
     await warren.publish('work.flaky', { failTimes: 2 });
     assert.equal((await completed).attempt, 3);
-    assert.deepEqual(flaky.runs.map((r) => r.attempt), [1, 2, 3]);
+    assert.deepEqual(
+      flaky.runs.map((r) => r.attempt),
+      [1, 2, 3],
+    );
     assert.deepEqual(retried, [2, 3]);
     for (let i = 1; i < flaky.runs.length; i++) {
       const gap = flaky.runs[i]!.at - flaky.runs[i - 1]!.at;
@@ -70,7 +91,10 @@ describe('retries, delays and timeouts', () => {
     // the old ones on republish (with them, the broker's cycle detection would drop the message)
     const deaths = flaky.runs[2]!.headers['x-death'] as { count: number }[];
     assert.ok(deaths.length > 0);
-    assert.ok(deaths.every((d) => d.count === 1), JSON.stringify(deaths));
+    assert.ok(
+      deaths.every((d) => d.count === 1),
+      JSON.stringify(deaths),
+    );
     assert.equal(flaky.runs[2]!.headers['warren-attempt'], 3);
   });
 
@@ -122,12 +146,25 @@ describe('retries, delays and timeouts', () => {
     const publishedAt = Date.now();
     await warren.publish('work.delayed', { label: 'one-hour', publishedAt }, { delayMs: 3_600_000 });
     await warren.publish('work.delayed', { label: 'one-second', publishedAt: Date.now() }, { delayMs: 1000 });
-    await warren.publish('work.delayed', { label: 'run-at', publishedAt: Date.now() }, { runAt: new Date(Date.now() + 1500) });
+    await warren.publish(
+      'work.delayed',
+      { label: 'run-at', publishedAt: Date.now() },
+      { runAt: new Date(Date.now() + 1500) },
+    );
     await waitFor(() => delayed.runs.length === 2, { what: 'the short delays', timeoutMs: 5000 });
     const byLabel = Object.fromEntries(delayed.runs.map((r) => [r.label, r.lateness]));
-    assert.ok(byLabel['one-second']! >= 1000 && byLabel['one-second']! < 1400, `1 s job ran after ${byLabel['one-second']} ms`);
-    assert.ok(byLabel['run-at']! >= 1500 && byLabel['run-at']! < 1900, `runAt job ran after ${byLabel['run-at']} ms`);
-    assert.equal(delayed.runs.some((r) => r.label === 'one-hour'), false);
+    assert.ok(
+      byLabel['one-second']! >= 1000 && byLabel['one-second']! < 1400,
+      `1 s job ran after ${byLabel['one-second']} ms`,
+    );
+    assert.ok(
+      byLabel['run-at']! >= 1500 && byLabel['run-at']! < 1900,
+      `runAt job ran after ${byLabel['run-at']} ms`,
+    );
+    assert.equal(
+      delayed.runs.some((r) => r.label === 'one-hour'),
+      false,
+    );
 
     // the 1 h job waits in the levels whose bits are set: 36 000 units of 100 ms
     const connection = await rawConnection();
@@ -143,7 +180,11 @@ describe('retries, delays and timeouts', () => {
   it('re-enters the levels for a delay longer than one pass can hold', async () => {
     const delayed = new DelayedJob();
     // 3 levels of 100 ms hold at most 700 ms in one pass
-    const warren = await testWarren({ topology, handlers: [delayed], delay: { queueType: 'classic', levels: 3, unitMs: 100 } });
+    const warren = await testWarren({
+      topology,
+      handlers: [delayed],
+      delay: { queueType: 'classic', levels: 3, unitMs: 100 },
+    });
     await warren.start();
     const publishedAt = Date.now();
     await warren.publish('work.delayed', { label: 'long', publishedAt }, { delayMs: 2000 });
@@ -177,7 +218,10 @@ describe('retries, delays and timeouts', () => {
     dead = nextEvent<{ attempt: number }>(warren, 'deadLettered');
     assert.equal(await warren.deadLetters.replay('work', { jobId: 'replay-me' }), 1);
     assert.equal((await dead).attempt, 2);
-    assert.deepEqual(flaky.runs.map((r) => r.attempt), [1, 2, 1, 2]);
+    assert.deepEqual(
+      flaky.runs.map((r) => r.attempt),
+      [1, 2, 1, 2],
+    );
     assert.equal(await warren.deadLetters.count('work'), 1);
     assert.equal(await warren.deadLetters.purge('work'), 1);
     assert.equal(await warren.deadLetters.count('work'), 0);
@@ -195,19 +239,29 @@ describe('retries, delays and timeouts', () => {
       const channel = await connection.createConfirmChannel();
       const send = (label: string, headers: Record<string, unknown>) =>
         new Promise<void>((resolve, reject) =>
-          channel.publish(route.exchange, route.routingKey, Buffer.from(JSON.stringify({ label, publishedAt: Date.now() })), { type: 'work.delayed', contentType: 'application/json', headers }, (err) =>
-            err ? reject(err) : resolve(),
+          channel.publish(
+            route.exchange,
+            route.routingKey,
+            Buffer.from(JSON.stringify({ label, publishedAt: Date.now() })),
+            { type: 'work.delayed', contentType: 'application/json', headers },
+            (err) => (err ? reject(err) : resolve()),
           ),
         );
       await send('first-pass', {});
-      const [first] = await waitFor(() => (delayed.runs.length === 1 ? delayed.runs : undefined), { what: 'the first pass' });
+      const [first] = await waitFor(() => (delayed.runs.length === 1 ? delayed.runs : undefined), {
+        what: 'the first pass',
+      });
       assert.ok(Array.isArray(first!.headers['x-death']));
       await send('with-x-death', { ...first!.headers });
       await send('stripped', {});
       await waitFor(() => delayed.runs.some((r) => r.label === 'stripped'), { what: 'the stripped copy' });
       // both copies took the same route; the stripped one has arrived, so the other is not coming
       await new Promise((resolve) => setTimeout(resolve, 300));
-      assert.equal(delayed.runs.some((r) => r.label === 'with-x-death'), false, 'the copy carrying x-death should have been dropped by the broker');
+      assert.equal(
+        delayed.runs.some((r) => r.label === 'with-x-death'),
+        false,
+        'the copy carrying x-death should have been dropped by the broker',
+      );
     } finally {
       await connection.close();
     }

@@ -54,7 +54,11 @@ describe('graceful shutdown', () => {
     await warren.close({ graceMs: 300 });
     assert.ok(Date.now() - started < 3000);
     assert.deepEqual(slow.aborted, [1]);
-    assert.equal(await messageCount(warren.plan.jobs.get('work.slow')!.queueName), 1, 'the aborted job is back in its queue');
+    assert.equal(
+      await messageCount(warren.plan.jobs.get('work.slow')!.queueName),
+      1,
+      'the aborted job is back in its queue',
+    );
   });
 
   it('refuses publishes after close with a ShutdownError', async () => {

@@ -36,7 +36,11 @@ describe('the test harness on a real broker', () => {
 
   it('waits until the job completed and hands back its result', async () => {
     const welcome = new WelcomeEmail();
-    harness = await createTestHarness<Jobs>({ url: BROKER_URL, topology, handlers: [welcome, new BrokenEmail()] });
+    harness = await createTestHarness<Jobs>({
+      url: BROKER_URL,
+      topology,
+      handlers: [welcome, new BrokenEmail()],
+    });
     assert.match(harness.namespace, /^test-warren-[0-9a-f]{8}$/);
     await harness.warren.publish('email.welcome', { userId: 'u1' }, { jobId: 'welcome-u1' });
     const completed = await harness.waitForCompleted('email.welcome', { jobId: 'welcome-u1' });
@@ -53,21 +57,38 @@ describe('the test harness on a real broker', () => {
     assert.equal(dead.attempt, 2);
     assert.match((dead.error as Error).message, /SMTP said no/);
     // events that happened before the wait began still answer it
-    const firstFailure = await harness.waitForFailed('email.broken', { jobId: 'broken-u2', where: (event) => event.attempt === 1 });
+    const firstFailure = await harness.waitForFailed('email.broken', {
+      jobId: 'broken-u2',
+      where: (event) => event.attempt === 1,
+    });
     assert.equal(firstFailure.willRetry, true);
   });
 
   it('fails a wait at its deadline and says what happened to the job instead', async () => {
-    harness = await createTestHarness<Jobs>({ url: BROKER_URL, topology, handlers: [new BrokenEmail()], jobs: [WelcomeEmail] });
+    harness = await createTestHarness<Jobs>({
+      url: BROKER_URL,
+      topology,
+      handlers: [new BrokenEmail()],
+      jobs: [WelcomeEmail],
+    });
     await harness.warren.publish('email.broken', { userId: 'u3' }, { jobId: 'broken-u3' });
     await harness.waitForDeadLettered('email.broken', { jobId: 'broken-u3' });
-    await assert.rejects(harness.waitForCompleted('email.broken', { jobId: 'broken-u3', timeoutMs: 300 }), (error: Error) => {
-      assert.match(error.message, /timed out after 300 ms waiting for job 'email\.broken' \(jobId 'broken-u3'\) to complete/);
-      assert.match(error.message, /failed \(broken-u3 attempt 1: Error: SMTP said no\)/);
-      assert.match(error.message, /dead-lettered \(broken-u3 attempt 2, reason attempts-exhausted/);
-      return true;
-    });
-    await assert.rejects(harness.waitForCompleted('email.welcome', { timeoutMs: 100 }), /no event for it at all/);
+    await assert.rejects(
+      harness.waitForCompleted('email.broken', { jobId: 'broken-u3', timeoutMs: 300 }),
+      (error: Error) => {
+        assert.match(
+          error.message,
+          /timed out after 300 ms waiting for job 'email\.broken' \(jobId 'broken-u3'\) to complete/,
+        );
+        assert.match(error.message, /failed \(broken-u3 attempt 1: Error: SMTP said no\)/);
+        assert.match(error.message, /dead-lettered \(broken-u3 attempt 2, reason attempts-exhausted/);
+        return true;
+      },
+    );
+    await assert.rejects(
+      harness.waitForCompleted('email.welcome', { timeoutMs: 100 }),
+      /no event for it at all/,
+    );
   });
 
   it('answers each wait with a different event, so two waits wait for two jobs', async () => {
@@ -101,7 +122,11 @@ describe('the test harness on a real broker', () => {
       for (const exchange of plan.exchanges) {
         const channel = await connection.createChannel();
         channel.on('error', () => undefined);
-        await assert.rejects(channel.checkExchange(exchange.name), /NOT_FOUND/, `exchange ${exchange.name} is gone`);
+        await assert.rejects(
+          channel.checkExchange(exchange.name),
+          /NOT_FOUND/,
+          `exchange ${exchange.name} is gone`,
+        );
       }
     } finally {
       await connection.close();

@@ -24,12 +24,18 @@ describe('payload validation with a Standard Schema (zod)', () => {
     await assert.rejects(warren.publish(InvoiceJob, { invoiceId: '', cents: -1 }), (error: unknown) => {
       assert.ok(error instanceof PayloadValidationError);
       assert.equal(error.code, 'PAYLOAD_INVALID');
-      assert.deepEqual(error.issues.map((i) => i.path), ['invoiceId', 'cents']);
+      assert.deepEqual(
+        error.issues.map((i) => i.path),
+        ['invoiceId', 'cents'],
+      );
       return true;
     });
     const connection = await rawConnection();
     const channel = await connection.createChannel();
-    assert.equal((await channel.checkQueue(warren.plan.jobs.get('billing.invoice')!.queueName)).messageCount, 0);
+    assert.equal(
+      (await channel.checkQueue(warren.plan.jobs.get('billing.invoice')!.queueName)).messageCount,
+      0,
+    );
     await connection.close();
   });
 
@@ -40,7 +46,11 @@ describe('payload validation with a Standard Schema (zod)', () => {
     const dead = nextEvent<{ reason: string; jobId: string }>(warren, 'deadLettered');
     const connection = await rawConnection();
     const channel = await connection.createConfirmChannel();
-    channel.sendToQueue(warren.plan.jobs.get('billing.invoice')!.queueName, Buffer.from('{"invoiceId":42}'), { type: 'billing.invoice', messageId: 'inv-bad', contentType: 'application/json' });
+    channel.sendToQueue(warren.plan.jobs.get('billing.invoice')!.queueName, Buffer.from('{"invoiceId":42}'), {
+      type: 'billing.invoice',
+      messageId: 'inv-bad',
+      contentType: 'application/json',
+    });
     await channel.waitForConfirms();
     await connection.close();
     const event = await dead;
@@ -55,8 +65,18 @@ describe('payload validation with a Standard Schema (zod)', () => {
 
   it('rejects invalid publish options with a message naming the option', async () => {
     const warren = await testWarren({ topology, jobs: [InvoiceJob] });
-    await assert.rejects(warren.publish(InvoiceJob, { invoiceId: 'x', cents: 1 }, { delayMs: -5 }), (e: unknown) => e instanceof ConfigurationError && /delayMs must be a finite number >= 0 \(got -5\)/.test(e.message));
-    await assert.rejects(warren.publish(InvoiceJob, { invoiceId: 'x', cents: 1 }, { priority: 3 }), /has none/);
-    await assert.rejects(warren.publish(InvoiceJob, { invoiceId: 'x', cents: 1 }, { headers: { 'x-death': 'no' } }), /reserved/);
+    await assert.rejects(
+      warren.publish(InvoiceJob, { invoiceId: 'x', cents: 1 }, { delayMs: -5 }),
+      (e: unknown) =>
+        e instanceof ConfigurationError && /delayMs must be a finite number >= 0 \(got -5\)/.test(e.message),
+    );
+    await assert.rejects(
+      warren.publish(InvoiceJob, { invoiceId: 'x', cents: 1 }, { priority: 3 }),
+      /has none/,
+    );
+    await assert.rejects(
+      warren.publish(InvoiceJob, { invoiceId: 'x', cents: 1 }, { headers: { 'x-death': 'no' } }),
+      /reserved/,
+    );
   });
 });

@@ -52,7 +52,11 @@ describe('the wire format, from a plain AMQP client', () => {
   it('publishes what a plain consumer can read: JSON body, type, message id and warren headers', async () => {
     const warren = await testWarren({ topology, jobs: [WelcomeEmail] });
     const before = Date.now();
-    await warren.publish('email.welcome', { userId: '7' }, { jobId: 'w-7', correlationId: 'req-1', headers: { tenant: 'acme' } });
+    await warren.publish(
+      'email.welcome',
+      { userId: '7' },
+      { jobId: 'w-7', correlationId: 'req-1', headers: { tenant: 'acme' } },
+    );
     const connection = await rawConnection();
     const channel = await connection.createChannel();
     const message = await channel.get(warren.plan.jobs.get('email.welcome')!.queueName, { noAck: true });

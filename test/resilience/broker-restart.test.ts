@@ -18,7 +18,9 @@ const BURST = 150;
 describe('a broker restart while publishing and consuming', () => {
   const node = useSingleNode();
 
-  it('fails publishes with typed errors within their bound, resumes consumers by itself and loses no confirmed job', { timeout: TEST_TIMEOUT_MS }, async () => {
+  it('fails publishes with typed errors within their bound, resumes consumers by itself and loses no confirmed job', {
+    timeout: TEST_TIMEOUT_MS,
+  }, async () => {
     const namespace = testNamespace('restart');
     const ledger = new FaultLedger('2. broker restart (stop + start)');
     const publisher = await privateWarren(node.url, {
@@ -36,7 +38,10 @@ describe('a broker restart while publishing and consuming', () => {
     const publish = (id: string) => publisher.publish(FaultWork, { id, ms: 5 }, { jobId: id });
     const load = new PublishLoad(ledger, publish, { lanes: 10, pauseMs: 50, prefix: 'restart' });
     load.start();
-    await waitFor(() => ledger.confirmed >= 300, { timeoutMs: 30_000, what: '300 confirmed publishes before the restart' });
+    await waitFor(() => ledger.confirmed >= 300, {
+      timeoutMs: 30_000,
+      what: '300 confirmed publishes before the restart',
+    });
 
     const disconnected = nextEvent(publisher, 'disconnected', () => true, 60_000);
     const restarting = restartSingleNode();
@@ -48,32 +53,54 @@ describe('a broker restart while publishing and consuming', () => {
       return ledger.track(id, publish(id));
     });
     const burstFailedFast = await Promise.race([
-      waitFor(() => (ledger.failedByCode.PUBLISH_BUFFER_FULL ?? 0) > 0, { timeoutMs: 1_000, what: 'PUBLISH_BUFFER_FULL' }).then(() => true),
+      waitFor(() => (ledger.failedByCode.PUBLISH_BUFFER_FULL ?? 0) > 0, {
+        timeoutMs: 1_000,
+        what: 'PUBLISH_BUFFER_FULL',
+      }).then(() => true),
       restarting.then(() => false),
     ]);
     assert.ok(burstFailedFast, 'publishes beyond the buffer fail at once with PUBLISH_BUFFER_FULL');
     await restarting;
     const upAt = Date.now();
 
-    await waitFor(() => ledger.firstConfirmAfter(upAt) !== undefined && ledger.firstRunAfter(upAt) !== undefined, {
-      timeoutMs: 60_000,
-      what: 'a confirmed publish and a completed job after the restart',
-    });
+    await waitFor(
+      () => ledger.firstConfirmAfter(upAt) !== undefined && ledger.firstRunAfter(upAt) !== undefined,
+      {
+        timeoutMs: 60_000,
+        what: 'a confirmed publish and a completed job after the restart',
+      },
+    );
     const recoveredAt = Math.max(ledger.firstConfirmAfter(upAt)!, ledger.firstRunAfter(upAt)!);
-    await waitFor(() => worker.health().healthy && publisher.health().connected, { what: 'both instances healthy again' });
+    await waitFor(() => worker.health().healthy && publisher.health().connected, {
+      what: 'both instances healthy again',
+    });
     const confirmedAfterRecovery = ledger.confirmed;
-    await waitFor(() => ledger.confirmed >= confirmedAfterRecovery + 300, { timeoutMs: 30_000, what: '300 more confirmed publishes' });
+    await waitFor(() => ledger.confirmed >= confirmedAfterRecovery + 300, {
+      timeoutMs: 30_000,
+      what: '300 more confirmed publishes',
+    });
     await load.stop();
     await Promise.all(burst);
     await waitFor(() => ledger.allConfirmedRan(), { timeoutMs: 60_000, what: 'every confirmed job to run' });
 
     const failures = ledger.failedByCode;
-    const row = ledger.report(recoveredAt - upAt, 'node accepting AMQP again until the first confirmed publish and the first completed job', {
-      outageMs: upAt - downAt,
-    });
+    const row = ledger.report(
+      recoveredAt - upAt,
+      'node accepting AMQP again until the first confirmed publish and the first completed job',
+      {
+        outageMs: upAt - downAt,
+      },
+    );
     assert.equal(row.lost, 0);
     assert.deepEqual(ledger.strangers(), []);
-    assert.deepEqual(Object.keys(failures).sort(), ['PUBLISH_BUFFER_FULL', 'PUBLISH_TIMEOUT'], 'every failed publish failed with a typed, bounded error');
-    assert.ok(failures.PUBLISH_BUFFER_FULL! >= BURST - MAX_BUFFERED, 'the buffer held at most maxBuffered publishes');
+    assert.deepEqual(
+      Object.keys(failures).sort(),
+      ['PUBLISH_BUFFER_FULL', 'PUBLISH_TIMEOUT'],
+      'every failed publish failed with a typed, bounded error',
+    );
+    assert.ok(
+      failures.PUBLISH_BUFFER_FULL! >= BURST - MAX_BUFFERED,
+      'the buffer held at most maxBuffered publishes',
+    );
   });
 });

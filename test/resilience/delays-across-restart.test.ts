@@ -49,7 +49,9 @@ class RetryingJob implements JobHandler<{ id: string }> {
 describe('delayed and retrying jobs across a broker restart (durable quorum delay levels)', () => {
   const node = useSingleNode();
 
-  it('keeps every job waiting in the delay levels through the restart and delivers it, never early', { timeout: TEST_TIMEOUT_MS }, async () => {
+  it('keeps every job waiting in the delay levels through the restart and delivers it, never early', {
+    timeout: TEST_TIMEOUT_MS,
+  }, async () => {
     const namespace = testNamespace('delays');
     const ledger = new FaultLedger('6. delays and retries across a broker restart');
     const ranAt: RunTimes = new Map();
@@ -78,28 +80,42 @@ describe('delayed and retrying jobs across a broker restart (durable quorum dela
       publishes.push(ledger.track(id, warren.publish(RetryingJob, { id }, { jobId: id })));
     }
     assert.ok((await Promise.all(publishes)).every(Boolean), 'every publish confirmed before the restart');
-    await waitFor(() => retried >= RETRYING, { timeoutMs: 30_000, what: 'every retrying job to fail once and wait in the levels' });
+    await waitFor(() => retried >= RETRYING, {
+      timeoutMs: 30_000,
+      what: 'every retrying job to fail once and wait in the levels',
+    });
 
     const downAt = Date.now();
     const waitingAtRestart = [...dueAt.values()].filter((due) => due > downAt).length;
     await restartSingleNode();
     const upAt = Date.now();
-    await waitFor(() => ledger.allConfirmedRan(), { timeoutMs: 90_000, what: 'every delayed and retried job to arrive' });
+    await waitFor(() => ledger.allConfirmedRan(), {
+      timeoutMs: 90_000,
+      what: 'every delayed and retried job to arrive',
+    });
 
     const early = [...dueAt].filter(([id, due]) => ranAt.get(id)! < due);
     const dueDuringOutage = [...dueAt].filter(([, due]) => due > downAt && due <= upAt).map(([id]) => id);
     const retriesDue = [...retrying.attempts.keys()];
     const lastCatchUp = Math.max(...[...dueDuringOutage, ...retriesDue].map((id) => ranAt.get(id)!));
     const lateness = [...dueAt].filter(([, due]) => due > upAt).map(([id, due]) => ranAt.get(id)! - due);
-    const row = ledger.report(lastCatchUp - upAt, 'node up until the last job that fell due during the outage (and every retry) arrived', {
-      waitingAtRestart,
-      dueDuringOutage: dueDuringOutage.length,
-      outageMs: upAt - downAt,
-      maxLatenessAfterRestartMs: Math.max(...lateness),
-    });
-    assert.ok(waitingAtRestart >= DELAYED / 2, `${waitingAtRestart} delayed jobs were waiting in the levels at the restart`);
+    const row = ledger.report(
+      lastCatchUp - upAt,
+      'node up until the last job that fell due during the outage (and every retry) arrived',
+      {
+        waitingAtRestart,
+        dueDuringOutage: dueDuringOutage.length,
+        outageMs: upAt - downAt,
+        maxLatenessAfterRestartMs: Math.max(...lateness),
+      },
+    );
+    assert.ok(
+      waitingAtRestart >= DELAYED / 2,
+      `${waitingAtRestart} delayed jobs were waiting in the levels at the restart`,
+    );
     assert.deepEqual(early, [], 'no delayed job ran before its time');
-    for (const [id, attempts] of retrying.attempts) assert.ok(attempts.includes(2), `${id} ran its second attempt after the restart`);
+    for (const [id, attempts] of retrying.attempts)
+      assert.ok(attempts.includes(2), `${id} ran its second attempt after the restart`);
     assert.equal(row.confirmed, DELAYED + RETRYING);
     assert.equal(row.lost, 0);
     assert.deepEqual(ledger.strangers(), []);

@@ -56,7 +56,12 @@ export class FaultLedger {
         return true;
       },
       (error: unknown) => {
-        this.failures.set(id, error instanceof WarrenError ? error.code : `untyped ${String((error as Error)?.name ?? error)}: ${String((error as Error)?.message ?? '')}`);
+        this.failures.set(
+          id,
+          error instanceof WarrenError
+            ? error.code
+            : `untyped ${String((error as Error)?.name ?? error)}: ${String((error as Error)?.message ?? '')}`,
+        );
         return false;
       },
     );
@@ -140,7 +145,11 @@ export class FaultLedger {
   }
 
   /** Builds the row, prints it as `FAULT-ROW {json}` and returns it. */
-  report(recoveryMs: number | undefined, recovery: string, extra: Readonly<Record<string, unknown>> = {}): FaultRow {
+  report(
+    recoveryMs: number | undefined,
+    recovery: string,
+    extra: Readonly<Record<string, unknown>> = {},
+  ): FaultRow {
     const completed = [...this.confirmedIds].filter((id) => this.runs.has(id)).length;
     const row: FaultRow = {
       scenario: this.scenario,

@@ -64,7 +64,8 @@ const everyChild = new Set<ChildProcess>();
 
 // Never leave worker processes behind, even when the test process dies on an uncaught error.
 process.on('exit', () => {
-  for (const child of everyChild) if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+  for (const child of everyChild)
+    if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
 });
 
 export class ForkedWorkers {

@@ -27,14 +27,20 @@ describe('a worker process stopped with SIGTERM under load (closeOnSignals)', ()
   });
   const node = useSingleNode();
 
-  it('finishes or returns every one of its 100 running jobs: none lost, none run twice', { timeout: TEST_TIMEOUT_MS }, async () => {
+  it('finishes or returns every one of its 100 running jobs: none lost, none run twice', {
+    timeout: TEST_TIMEOUT_MS,
+  }, async () => {
     const namespace = testNamespace('sigterm');
     const ledger = new FaultLedger('7. graceful shutdown (SIGTERM, 100 in flight)');
     const forked = new ForkedWorkers((event) => {
       if (event.event === 'done') ledger.ran(event.id);
     });
     workers = forked;
-    const publisher = await privateWarren(node.url, { namespace, topology: faultTopology, jobs: [FaultWork] });
+    const publisher = await privateWarren(node.url, {
+      namespace,
+      topology: faultTopology,
+      jobs: [FaultWork],
+    });
     await Promise.all(
       Array.from({ length: JOBS }, (_, n) => {
         const id = `term-${n}`;
@@ -44,7 +50,10 @@ describe('a worker process stopped with SIGTERM under load (closeOnSignals)', ()
     assert.equal(ledger.confirmed, JOBS);
 
     const stopping = forked.fork({ urls: [node.url], namespace, concurrency: IN_FLIGHT, graceMs: GRACE_MS });
-    await waitFor(() => stopping.started.size >= IN_FLIGHT, { timeoutMs: 30_000, what: `${IN_FLIGHT} jobs running in the first worker` });
+    await waitFor(() => stopping.started.size >= IN_FLIGHT, {
+      timeoutMs: 30_000,
+      what: `${IN_FLIGHT} jobs running in the first worker`,
+    });
     const inFlight = stopping.unfinished();
     assert.equal(inFlight.length, IN_FLIGHT);
     const signalledAt = Date.now();
@@ -53,10 +62,16 @@ describe('a worker process stopped with SIGTERM under load (closeOnSignals)', ()
     const stoppedAt = Date.now();
     assert.equal(signal, null);
     assert.equal(code, 0, 'the worker closed gracefully and exited 0');
-    assert.ok(stoppedAt - signalledAt < GRACE_MS + 5_000, `the worker stopped within its grace period (${stoppedAt - signalledAt} ms)`);
+    assert.ok(
+      stoppedAt - signalledAt < GRACE_MS + 5_000,
+      `the worker stopped within its grace period (${stoppedAt - signalledAt} ms)`,
+    );
     const finishedInGrace = inFlight.filter((id) => stopping.done.has(id));
     const returned = inFlight.filter((id) => !stopping.done.has(id));
-    assert.ok(finishedInGrace.length > 0 && returned.length > 0, `some jobs finished in the grace period (${finishedInGrace.length}), some were returned (${returned.length})`);
+    assert.ok(
+      finishedInGrace.length > 0 && returned.length > 0,
+      `some jobs finished in the grace period (${finishedInGrace.length}), some were returned (${returned.length})`,
+    );
     assert.equal(stopping.started.size, IN_FLIGHT, 'the stopping worker took no new job after the signal');
 
     const successor = forked.fork({ urls: [node.url], namespace, concurrency: 50 });
@@ -64,12 +79,16 @@ describe('a worker process stopped with SIGTERM under load (closeOnSignals)', ()
     for (const id of returned) assert.ok(successor.done.has(id), `returned job ${id} ran on the next worker`);
     const lastReturnedDone = Math.max(...returned.map((id) => successor.done.get(id)!));
 
-    const row = ledger.report(lastReturnedDone - stoppedAt, 'worker exit until the last returned job completed on the next worker', {
-      inFlightAtSignal: inFlight.length,
-      finishedInGrace: finishedInGrace.length,
-      returnedToQueue: returned.length,
-      shutdownMs: stoppedAt - signalledAt,
-    });
+    const row = ledger.report(
+      lastReturnedDone - stoppedAt,
+      'worker exit until the last returned job completed on the next worker',
+      {
+        inFlightAtSignal: inFlight.length,
+        finishedInGrace: finishedInGrace.length,
+        returnedToQueue: returned.length,
+        shutdownMs: stoppedAt - signalledAt,
+      },
+    );
     assert.equal(row.lost, 0);
     assert.equal(row.duplicates, 0, 'a graceful shutdown runs nothing twice');
     assert.deepEqual(ledger.strangers(), []);

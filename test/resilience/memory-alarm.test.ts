@@ -11,7 +11,10 @@ import { PublishLoad } from './publish-load';
 /** A hang fails the test (and the after hook still cleans up) instead of stalling the suite. */
 const TEST_TIMEOUT_MS = 180_000;
 
-/** How long the alarm stays on once the publisher is blocked: the fault's duration, not a wait for a condition. */
+/**
+ * How long the alarm stays on once the publisher is blocked: the fault's duration, not a wait for a
+ * condition.
+ */
 const ALARM_HOLD_MS = 4_000;
 const LANES = 10;
 
@@ -30,10 +33,17 @@ describe('a memory alarm on the broker (set_vm_memory_high_watermark 0.0001)', (
     await cleanSingleNode();
   });
 
-  it('blocks publishers, who wait within their bound and resume when the alarm clears, losing nothing', { timeout: TEST_TIMEOUT_MS }, async () => {
+  it('blocks publishers, who wait within their bound and resume when the alarm clears, losing nothing', {
+    timeout: TEST_TIMEOUT_MS,
+  }, async () => {
     const namespace = testNamespace('alarm');
     const ledger = new FaultLedger('5. memory alarm (publishers blocked)');
-    const publisher = await privateWarren(node.url, { namespace, topology: faultTopology, jobs: [FaultWork], publisher: { timeoutMs: 30_000 } });
+    const publisher = await privateWarren(node.url, {
+      namespace,
+      topology: faultTopology,
+      jobs: [FaultWork],
+      publisher: { timeoutMs: 30_000 },
+    });
     const worker = await privateWarren(node.url, {
       namespace,
       topology: faultTopology,
@@ -47,10 +57,14 @@ describe('a memory alarm on the broker (set_vm_memory_high_watermark 0.0001)', (
       unblockedAt = Date.now();
       events.push('unblocked');
     });
-    const publish = (id: string, timeoutMs?: number) => publisher.publish(FaultWork, { id, ms: 5 }, { jobId: id, ...(timeoutMs ? { timeoutMs } : {}) });
+    const publish = (id: string, timeoutMs?: number) =>
+      publisher.publish(FaultWork, { id, ms: 5 }, { jobId: id, ...(timeoutMs ? { timeoutMs } : {}) });
     const load = new PublishLoad(ledger, (id) => publish(id), { lanes: LANES, pauseMs: 50, prefix: 'alarm' });
     load.start();
-    await waitFor(() => ledger.confirmed >= 200, { timeoutMs: 30_000, what: '200 confirmed publishes before the alarm' });
+    await waitFor(() => ledger.confirmed >= 200, {
+      timeoutMs: 30_000,
+      what: '200 confirmed publishes before the alarm',
+    });
 
     const blocked = nextEvent(publisher, 'blocked', () => true, 30_000);
     await rabbitCtl(node.name, 'set_vm_memory_high_watermark', '0.0001');
@@ -68,22 +82,39 @@ describe('a memory alarm on the broker (set_vm_memory_high_watermark 0.0001)', (
     const unblocked = nextEvent(publisher, 'unblocked', () => true, 30_000);
     await rabbitCtl(node.name, 'set_vm_memory_high_watermark', '0.4');
     await unblocked;
-    await waitFor(() => ledger.firstConfirmAfter(unblockedAt) !== undefined, { timeoutMs: 30_000, what: 'a confirm after the alarm cleared' });
+    await waitFor(() => ledger.firstConfirmAfter(unblockedAt) !== undefined, {
+      timeoutMs: 30_000,
+      what: 'a confirm after the alarm cleared',
+    });
     const recoveredAt = ledger.firstConfirmAfter(unblockedAt)!;
     const confirmedAtRestore = ledger.confirmed;
-    await waitFor(() => ledger.confirmed >= confirmedAtRestore + 200, { timeoutMs: 30_000, what: '200 more confirmed publishes' });
+    await waitFor(() => ledger.confirmed >= confirmedAtRestore + 200, {
+      timeoutMs: 30_000,
+      what: '200 more confirmed publishes',
+    });
     await load.stop();
     await waitFor(() => ledger.allConfirmedRan(), { timeoutMs: 60_000, what: 'every confirmed job to run' });
 
-    const row = ledger.report(recoveredAt - unblockedAt, "the broker's unblock until the first confirmed publish", {
-      blockedForMs: unblockedAt - blockedAt,
-      confirmedWhileBlocked,
-      events,
-    });
+    const row = ledger.report(
+      recoveredAt - unblockedAt,
+      "the broker's unblock until the first confirmed publish",
+      {
+        blockedForMs: unblockedAt - blockedAt,
+        confirmedWhileBlocked,
+        events,
+      },
+    );
     assert.deepEqual(events, ['blocked: low on memory', 'unblocked']);
-    assert.ok(confirmedWhileBlocked <= LANES, `publishes wait while blocked (${confirmedWhileBlocked} confirmed after the block)`);
+    assert.ok(
+      confirmedWhileBlocked <= LANES,
+      `publishes wait while blocked (${confirmedWhileBlocked} confirmed after the block)`,
+    );
     assert.equal(row.lost, 0);
     assert.deepEqual(ledger.strangers(), []);
-    assert.deepEqual(ledger.failedByCode, { PUBLISH_TIMEOUT: 1 }, 'the steady publishers waited within their 30 s bound; only the 1 s probe timed out');
+    assert.deepEqual(
+      ledger.failedByCode,
+      { PUBLISH_TIMEOUT: 1 },
+      'the steady publishers waited within their 30 s bound; only the 1 s probe timed out',
+    );
   });
 });

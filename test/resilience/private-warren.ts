@@ -14,8 +14,11 @@ const open: Warren<object>[] = [];
  * `createWarren` with the test profile, connected to `url` (one node, or a cluster's URL list).
  * Options given here replace the profile's, level by level.
  */
-// eslint-disable-next-line @typescript-eslint/ban-types
-export async function privateWarren<T extends object = {}>(url: string | readonly string[], options: WarrenOptions & { namespace: string }): Promise<Warren<T>> {
+// biome-ignore lint/complexity/noBannedTypes: {} is Warren's own default job map
+export async function privateWarren<T extends object = {}>(
+  url: string | readonly string[],
+  options: WarrenOptions & { namespace: string },
+): Promise<Warren<T>> {
   const base = testProfile(options.namespace);
   const warren = await createWarren<T>({
     ...base,
@@ -37,7 +40,10 @@ export async function closePrivateWarrens(): Promise<void> {
   const warrens = open.splice(0);
   await Promise.all(
     warrens.map((warren) =>
-      Promise.race([warren.close({ graceMs: 500 }).catch(() => undefined), new Promise((resolve) => setTimeout(resolve, 10_000).unref())]),
+      Promise.race([
+        warren.close({ graceMs: 500 }).catch(() => undefined),
+        new Promise((resolve) => setTimeout(resolve, 10_000).unref()),
+      ]),
     ),
   );
 }

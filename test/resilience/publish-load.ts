@@ -58,7 +58,13 @@ export class PublishLoad {
       const publishing = this.publish(id);
       await this.ledger.track(id, publishing);
       // The instance was closed (a failed test's cleanup): nothing more to publish.
-      if (await publishing.then(() => false, (error: unknown) => error instanceof ShutdownError)) return;
+      if (
+        await publishing.then(
+          () => false,
+          (error: unknown) => error instanceof ShutdownError,
+        )
+      )
+        return;
       if (this.options.pauseMs > 0) await new Promise((resolve) => setTimeout(resolve, this.options.pauseMs));
     }
   }

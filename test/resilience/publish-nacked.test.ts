@@ -10,7 +10,9 @@ import { privateWarren, useSingleNode } from './private-warren';
 const TEST_TIMEOUT_MS = 30_000;
 
 /** A queue that holds one message and nacks every publish beyond it (classic reject-publish is exact). */
-const topology = defineTopology({ queues: { full: { type: 'classic', maxLength: 1, overflow: 'reject-publish' } } });
+const topology = defineTopology({
+  queues: { full: { type: 'classic', maxLength: 1, overflow: 'reject-publish' } },
+});
 
 @Job('full.job', { queue: 'full' })
 class FullJob implements JobHandler<{ n: number }> {
@@ -20,25 +22,43 @@ class FullJob implements JobHandler<{ n: number }> {
 describe('publishes the broker keeps nacking', () => {
   const node = useSingleNode();
 
-  it('fails a publish nacked until its deadline with PUBLISH_NACKED instead of retrying it forever', { timeout: TEST_TIMEOUT_MS }, async () => {
-    const warren = await privateWarren(node.url, { namespace: testNamespace('nacked'), topology, jobs: [FullJob] });
+  it('fails a publish nacked until its deadline with PUBLISH_NACKED instead of retrying it forever', {
+    timeout: TEST_TIMEOUT_MS,
+  }, async () => {
+    const warren = await privateWarren(node.url, {
+      namespace: testNamespace('nacked'),
+      topology,
+      jobs: [FullJob],
+    });
     await warren.publish(FullJob, { n: 1 });
     const started = Date.now();
-    await assert.rejects(warren.publish(FullJob, { n: 2 }, { timeoutMs: 1_500 }), (error: unknown) => error instanceof PublishError && error.code === 'PUBLISH_NACKED');
+    await assert.rejects(
+      warren.publish(FullJob, { n: 2 }, { timeoutMs: 1_500 }),
+      (error: unknown) => error instanceof PublishError && error.code === 'PUBLISH_NACKED',
+    );
     const elapsed = Date.now() - started;
     assert.ok(elapsed >= 1_400 && elapsed < 4_000, `failed at its deadline (${elapsed} ms)`);
   });
 
-  it('fails a publish that is waiting out a nack backoff when the instance closes, instead of leaving it pending', { timeout: TEST_TIMEOUT_MS }, async () => {
+  it('fails a publish that is waiting out a nack backoff when the instance closes, instead of leaving it pending', {
+    timeout: TEST_TIMEOUT_MS,
+  }, async () => {
     const { logger, entries } = createRecordingLogger('debug');
-    const warren = await privateWarren(node.url, { namespace: testNamespace('nacked'), topology, jobs: [FullJob], logger });
+    const warren = await privateWarren(node.url, {
+      namespace: testNamespace('nacked'),
+      topology,
+      jobs: [FullJob],
+      logger,
+    });
     await warren.publish(FullJob, { n: 1 });
     const nacked = warren.publish(FullJob, { n: 2 }, { timeoutMs: 60_000 });
     const outcome = nacked.then(
       () => 'confirmed',
       (error: unknown) => error,
     );
-    await waitFor(() => entries.some((entry) => typeof entry.nacks === 'number' && entry.nacks >= 2), { what: 'the publish to be nacked twice' });
+    await waitFor(() => entries.some((entry) => typeof entry.nacks === 'number' && entry.nacks >= 2), {
+      what: 'the publish to be nacked twice',
+    });
     const closing = Date.now();
     await warren.close({ graceMs: 200 });
     const error = await outcome;

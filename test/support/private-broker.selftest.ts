@@ -49,8 +49,14 @@ function check(condition: boolean, what: string): void {
 function portOpen(port: number): Promise<boolean> {
   return new Promise((resolve) => {
     const socket = net.connect({ host: '127.0.0.1', port });
-    socket.setTimeout(1000, () => { socket.destroy(); resolve(false); });
-    socket.once('connect', () => { socket.destroy(); resolve(true); });
+    socket.setTimeout(1000, () => {
+      socket.destroy();
+      resolve(false);
+    });
+    socket.once('connect', () => {
+      socket.destroy();
+      resolve(true);
+    });
     socket.once('error', () => resolve(false));
   });
 }
@@ -128,22 +134,39 @@ async function singleNodeChecks(): Promise<void> {
     await declareQueue(ch);
     await publishConfirmed(ch, 0, 10);
   });
-  check(sameBodies(await peekAll(node.url), expectedBodies(10)), '10 persistent messages confirmed in the quorum queue');
+  check(
+    sameBodies(await peekAll(node.url), expectedBodies(10)),
+    '10 persistent messages confirmed in the quorum queue',
+  );
 
   await timed('restart (graceful stop + start)', restartSingleNode);
-  const afterRestart = await timed('quorum queue recovered after restart', () => awaitMessages(node.url, 10, 30_000));
+  const afterRestart = await timed('quorum queue recovered after restart', () =>
+    awaitMessages(node.url, 10, 30_000),
+  );
   check(sameBodies(afterRestart, expectedBodies(10)), 'the 10 messages survived the restart');
 
   // close_all_connections reaches the client as 'close' with 320 CONNECTION_FORCED
   const conn = await amqp.connect(node.url);
   conn.on('error', () => undefined);
-  const closed = new Promise<string>((resolve) => conn.on('close', (err?: Error) => resolve(err?.message ?? 'no error')));
-  await timed('rabbitCtl close_all_connections', () => rabbitCtl(node.name, 'close_all_connections', 'selftest'));
-  const reason = await Promise.race([closed, new Promise<string>((r) => setTimeout(() => r('timeout'), 10_000))]);
-  check(/CONNECTION_FORCED/.test(reason) && /selftest/.test(reason), `the client saw the forced close (${reason})`);
+  const closed = new Promise<string>((resolve) =>
+    conn.on('close', (err?: Error) => resolve(err?.message ?? 'no error')),
+  );
+  await timed('rabbitCtl close_all_connections', () =>
+    rabbitCtl(node.name, 'close_all_connections', 'selftest'),
+  );
+  const reason = await Promise.race([
+    closed,
+    new Promise<string>((r) => setTimeout(() => r('timeout'), 10_000)),
+  ]);
+  check(
+    /CONNECTION_FORCED/.test(reason) && /selftest/.test(reason),
+    `the client saw the forced close (${reason})`,
+  );
 
   let refused = false;
-  await rabbitCtl('rabbit@localhost', 'status').catch(() => { refused = true; });
+  await rabbitCtl('rabbit@localhost', 'status').catch(() => {
+    refused = true;
+  });
   check(refused, 'rabbitCtl refuses to touch the shared node rabbit@localhost');
 
   // confirmed messages in a quorum queue are on disk: a crash loses none of them
@@ -152,7 +175,9 @@ async function singleNodeChecks(): Promise<void> {
   check(!(await portOpen(node.port)), 'port 5690 closed after the kill');
   await timed('kill again (not running)', killSingleNode);
   await timed('start after kill (crash recovery)', startSingleNode);
-  const afterCrash = await timed('quorum queue recovered after crash', () => awaitMessages(node.url, 15, 30_000));
+  const afterCrash = await timed('quorum queue recovered after crash', () =>
+    awaitMessages(node.url, 15, 30_000),
+  );
   check(sameBodies(afterCrash, expectedBodies(15)), 'all 15 confirmed messages survived SIGKILL');
 
   await timed('stop (graceful)', stopSingleNode);
@@ -168,10 +193,16 @@ async function clusterChecks(): Promise<void> {
   const nodes = await timed('cluster start (fresh)', startCluster);
   await timed('cluster start again (already running)', startCluster);
   const running = await runningClusterNodes();
-  check(sameBodies(running, nodes.map((n) => n.name)), `3 running members: ${running.join(', ')}`);
+  check(
+    sameBodies(
+      running,
+      nodes.map((n) => n.name),
+    ),
+    `3 running members: ${running.join(', ')}`,
+  );
   for (const n of nodes) check(await portOpen(n.port), `${n.name} accepts connections on ${n.port}`);
 
-  const [w1, w2] = nodes as [typeof nodes[0], typeof nodes[0], typeof nodes[0]];
+  const [w1, w2] = nodes as [(typeof nodes)[0], (typeof nodes)[0], (typeof nodes)[0]];
   await withChannel(w1.url, async (ch) => {
     await declareQueue(ch);
     await publishConfirmed(ch, 0, 10);
@@ -189,12 +220,18 @@ async function clusterChecks(): Promise<void> {
   );
   check(newLeader !== w1.name, `leadership moved to ${newLeader}`);
   check((await runningClusterNodes(2)).length === 2, '2 running members while w1 is down');
-  check(sameBodies(await awaitMessages(w2.url, 10, 15_000), expectedBodies(10)), 'no message lost with w1 down');
+  check(
+    sameBodies(await awaitMessages(w2.url, 10, 15_000), expectedBodies(10)),
+    'no message lost with w1 down',
+  );
 
   await timed('start node 1 (rejoins)', () => startClusterNode(index));
   await timed('start node 1 again (already running)', () => startClusterNode(index));
   check((await runningClusterNodes()).length === 3, '3 running members after w1 came back');
-  check(sameBodies(await awaitMessages(w1.url, 10, 15_000), expectedBodies(10)), 'w1 serves all 10 messages again');
+  check(
+    sameBodies(await awaitMessages(w1.url, 10, 15_000), expectedBodies(10)),
+    'w1 serves all 10 messages again',
+  );
 
   await timed('cluster clean', cleanCluster);
   for (const n of nodes) check(!(await portOpen(n.port)), `port ${n.port} closed after clean`);

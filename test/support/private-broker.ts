@@ -141,7 +141,15 @@ function runScript(args: readonly string[], timeoutMs: number): Promise<string> 
     const text = (chunks: Buffer[]): string => Buffer.concat(chunks).toString('utf8');
     child.on('error', (err) => {
       clearTimeout(timer);
-      reject(new PrivateBrokerError(`rabbit-node.sh ${args.join(' ')}: ${err.message}`, args, null, text(stdout), text(stderr)));
+      reject(
+        new PrivateBrokerError(
+          `rabbit-node.sh ${args.join(' ')}: ${err.message}`,
+          args,
+          null,
+          text(stdout),
+          text(stderr),
+        ),
+      );
     });
     child.on('close', (code, signal) => {
       clearTimeout(timer);
@@ -151,9 +159,15 @@ function runScript(args: readonly string[], timeoutMs: number): Promise<string> 
         resolve(out);
         return;
       }
-      const why = timedOut ? `timed out after ${timeoutMs} ms` : signal ? `killed by ${signal}` : `exited with ${code}`;
+      const why = timedOut
+        ? `timed out after ${timeoutMs} ms`
+        : signal
+          ? `killed by ${signal}`
+          : `exited with ${code}`;
       const detail = (err.trim() || out.trim()).split('\n').slice(-15).join('\n');
-      reject(new PrivateBrokerError(`rabbit-node.sh ${args.join(' ')} ${why}\n${detail}`, args, code, out, err));
+      reject(
+        new PrivateBrokerError(`rabbit-node.sh ${args.join(' ')} ${why}\n${detail}`, args, code, out, err),
+      );
     });
   });
 }
@@ -272,7 +286,9 @@ export async function waitForPort(port: number, timeoutMs: number): Promise<void
   for (;;) {
     if (await canConnect(port, Math.max(100, Math.min(1000, deadline - Date.now())))) return;
     if (Date.now() >= deadline) {
-      throw new Error(`waitForPort: nothing accepted connections on 127.0.0.1:${port} within ${timeoutMs} ms`);
+      throw new Error(
+        `waitForPort: nothing accepted connections on 127.0.0.1:${port} within ${timeoutMs} ms`,
+      );
     }
     await new Promise((r) => setTimeout(r, 100));
   }

@@ -2,7 +2,8 @@ import { randomBytes } from 'node:crypto';
 import * as amqp from 'amqplib';
 import { createWarren, type Warren, type WarrenOptions } from '../../src';
 
-export const BROKER_URL = process.env.WARREN_TEST_URL ?? process.env.AMQP_URL ?? 'amqp://guest:guest@127.0.0.1:5672';
+export const BROKER_URL =
+  process.env.WARREN_TEST_URL ?? process.env.AMQP_URL ?? 'amqp://guest:guest@127.0.0.1:5672';
 
 /** A random namespace per test: every entity name carries it. */
 export function testNamespace(label = 't'): string {
@@ -27,8 +28,10 @@ export function testProfile(namespace: string): WarrenOptions {
 const open: Warren<object>[] = [];
 
 /** createWarren with the test profile; `cleanup()` closes it and deletes its entities. */
-// eslint-disable-next-line @typescript-eslint/ban-types
-export async function testWarren<T extends object = {}>(options: WarrenOptions & { namespace?: string }): Promise<Warren<T>> {
+// biome-ignore lint/complexity/noBannedTypes: {} is Warren's own default job map
+export async function testWarren<T extends object = {}>(
+  options: WarrenOptions & { namespace?: string },
+): Promise<Warren<T>> {
   const namespace = options.namespace ?? testNamespace();
   const base = testProfile(namespace);
   const warren = await createWarren<T>({

@@ -46,13 +46,17 @@ function unitOf(file: string): string {
 
 /** The file without comments: an import in a TSDoc example is not an import. */
 function code(file: string): string {
-  return readFileSync(file, 'utf8').replace(/\/\*[\s\S]*?\*\//g, '').replace(/^\s*\/\/.*$/gm, '');
+  return readFileSync(file, 'utf8')
+    .replace(/\/\*[\s\S]*?\*\//g, '')
+    .replace(/^\s*\/\/.*$/gm, '');
 }
 
 function imports(file: string): { spec: string; target: string }[] {
   const text = code(file);
   const found: { spec: string; target: string }[] = [];
-  for (const match of text.matchAll(/(?:import|export)[^'"]*?from\s+['"]([^'"]+)['"]|import\s+['"]([^'"]+)['"]/g)) {
+  for (const match of text.matchAll(
+    /(?:import|export)[^'"]*?from\s+['"]([^'"]+)['"]|import\s+['"]([^'"]+)['"]/g,
+  )) {
     const spec = match[1] ?? match[2]!;
     if (spec.startsWith('.')) found.push({ spec, target: resolve(dirname(file), spec) });
     else found.push({ spec, target: spec });
@@ -71,9 +75,10 @@ describe('architecture', () => {
       if (allowed === undefined) continue; // warren.ts, index.ts, warren-options.ts: the composition root may import anything
       for (const { spec, target } of imports(file)) {
         if (!spec.startsWith('.')) continue;
-        const to = target.startsWith(src + sep) ? unitOf(target + '.ts') : 'outside';
+        const to = target.startsWith(src + sep) ? unitOf(`${target}.ts`) : 'outside';
         if (to === from) continue;
-        if (!allowed.includes(to)) violations.push(`${relative(root, file)} imports ${spec} (${from} -> ${to})`);
+        if (!allowed.includes(to))
+          violations.push(`${relative(root, file)} imports ${spec} (${from} -> ${to})`);
       }
     }
     assert.deepEqual(violations, []);
@@ -86,7 +91,8 @@ describe('architecture', () => {
       for (const { spec, target } of imports(file)) {
         if (!spec.startsWith('.') || !target.startsWith(src + sep)) continue;
         const rel = relative(src, target).split(sep);
-        if (rel.length > 1 && rel[0] !== from && !(rel.length === 2 && rel[1] === 'index')) violations.push(`${relative(root, file)} imports ${spec}`);
+        if (rel.length > 1 && rel[0] !== from && !(rel.length === 2 && rel[1] === 'index'))
+          violations.push(`${relative(root, file)} imports ${spec}`);
       }
     }
     assert.deepEqual(violations, []);
@@ -98,8 +104,11 @@ describe('architecture', () => {
       if (unitOf(file) === 'nest') continue;
       for (const { spec } of imports(file)) {
         const text = code(file);
-        const typeOnly = new RegExp(`import\\s+type[^'"]*['"]${spec.replace(/[/.]/g, '\\$&')}['"]`).test(text);
-        if (spec.startsWith('@nestjs/') || (spec === 'pg' && !typeOnly)) violations.push(`${relative(root, file)} imports ${spec}`);
+        const typeOnly = new RegExp(`import\\s+type[^'"]*['"]${spec.replace(/[/.]/g, '\\$&')}['"]`).test(
+          text,
+        );
+        if (spec.startsWith('@nestjs/') || (spec === 'pg' && !typeOnly))
+          violations.push(`${relative(root, file)} imports ${spec}`);
       }
     }
     assert.deepEqual(violations, []);
@@ -111,7 +120,13 @@ describe('architecture', () => {
     for (const file of files) {
       const text = readFileSync(file, 'utf8');
       const rel = relative(src, file);
-      if (/'x-(queue-type|max-priority|message-ttl|dead-letter-exchange|delivery-limit|single-active-consumer|max-length|overflow|expires)'/.test(text) && rel !== join('topology', 'queue-arguments.ts')) xArgs.push(rel);
+      if (
+        /'x-(queue-type|max-priority|message-ttl|dead-letter-exchange|delivery-limit|single-active-consumer|max-length|overflow|expires)'/.test(
+          text,
+        ) &&
+        rel !== join('topology', 'queue-arguments.ts')
+      )
+        xArgs.push(rel);
       if (/'warren-[a-z-]+'/.test(text) && rel !== join('message', 'headers.ts')) headers.push(rel);
     }
     assert.deepEqual(xArgs, []);

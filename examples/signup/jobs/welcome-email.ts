@@ -6,7 +6,12 @@ export interface Mailer {
 
 export type WelcomeEmailData = { userId: string; email: string };
 
-@Job('email.welcome', { queue: 'email', attempts: 5, backoff: { type: 'exponential', delayMs: 1000 }, timeoutMs: 30_000 })
+@Job('email.welcome', {
+  queue: 'email',
+  attempts: 5,
+  backoff: { type: 'exponential', delayMs: 1000 },
+  timeoutMs: 30_000,
+})
 export class WelcomeEmail implements JobHandler<WelcomeEmailData> {
   constructor(private readonly mailer: Mailer) {}
 

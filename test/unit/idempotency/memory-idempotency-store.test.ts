@@ -4,7 +4,12 @@ import { MemoryIdempotencyStore } from '../../../src';
 
 function fakeClock(start = 1_000_000) {
   let now = start;
-  return { now: () => now, advance: (ms: number) => void (now += ms) };
+  return {
+    now: () => now,
+    advance: (ms: number) => {
+      now += ms;
+    },
+  };
 }
 
 describe('MemoryIdempotencyStore', () => {

@@ -19,12 +19,19 @@ function ticks(pattern: string, tz: string, fromIso: string, count: number): str
 
 describe('cron next-run arithmetic', () => {
   it('reads the pattern in its time zone: 09:00 in Tokyo is 00:00 UTC', () => {
-    assert.deepEqual(ticks('0 9 * * *', 'Asia/Tokyo', '2025-01-01T12:00:00Z', 2), ['2025-01-02T00:00:00.000Z', '2025-01-03T00:00:00.000Z']);
+    assert.deepEqual(ticks('0 9 * * *', 'Asia/Tokyo', '2025-01-01T12:00:00Z', 2), [
+      '2025-01-02T00:00:00.000Z',
+      '2025-01-03T00:00:00.000Z',
+    ]);
   });
 
   it('returns the tick strictly after the given time, and supports a seconds field', () => {
     assert.deepEqual(ticks('0 * * * *', 'UTC', '2025-01-01T10:00:00Z', 1), ['2025-01-01T11:00:00.000Z']);
-    assert.deepEqual(ticks('*/15 * * * * *', 'UTC', '2025-01-01T12:00:07.250Z', 3), ['2025-01-01T12:00:15.000Z', '2025-01-01T12:00:30.000Z', '2025-01-01T12:00:45.000Z']);
+    assert.deepEqual(ticks('*/15 * * * * *', 'UTC', '2025-01-01T12:00:07.250Z', 3), [
+      '2025-01-01T12:00:15.000Z',
+      '2025-01-01T12:00:30.000Z',
+      '2025-01-01T12:00:45.000Z',
+    ]);
   });
 
   it('fires a wall-clock time skipped by the spring-forward DST change once, right after the gap', () => {
@@ -45,8 +52,16 @@ describe('cron next-run arithmetic', () => {
   });
 
   it('keeps an hourly pattern one real hour apart through both DST changes in Berlin', () => {
-    assert.deepEqual(ticks('0 * * * *', 'Europe/Berlin', '2025-03-30T00:30:00Z', 3), ['2025-03-30T01:00:00.000Z', '2025-03-30T02:00:00.000Z', '2025-03-30T03:00:00.000Z']);
-    assert.deepEqual(ticks('0 * * * *', 'Europe/Berlin', '2025-10-26T00:30:00Z', 3), ['2025-10-26T01:00:00.000Z', '2025-10-26T02:00:00.000Z', '2025-10-26T03:00:00.000Z']);
+    assert.deepEqual(ticks('0 * * * *', 'Europe/Berlin', '2025-03-30T00:30:00Z', 3), [
+      '2025-03-30T01:00:00.000Z',
+      '2025-03-30T02:00:00.000Z',
+      '2025-03-30T03:00:00.000Z',
+    ]);
+    assert.deepEqual(ticks('0 * * * *', 'Europe/Berlin', '2025-10-26T00:30:00Z', 3), [
+      '2025-10-26T01:00:00.000Z',
+      '2025-10-26T02:00:00.000Z',
+      '2025-10-26T03:00:00.000Z',
+    ]);
   });
 
   it("picks the same value for an 'H' field on every call and in every process, seeded by the schedule", () => {
@@ -65,11 +80,22 @@ describe('cron next-run arithmetic', () => {
 
   it('rejects invalid patterns and time zones with a ConfigurationError naming the path and the value', () => {
     const rejects = (pattern: string, tz: string, message: RegExp) =>
-      assert.throws(() => CronPattern.parse("@Cron('x').pattern", pattern, tz, "@Cron('x').tz"), (error: unknown) => error instanceof ConfigurationError && message.test(error.message));
-    rejects('61 * * * *', 'UTC', /^@Cron\('x'\)\.pattern is not a valid cron pattern: .*\(got '61 \* \* \* \*'\)$/);
+      assert.throws(
+        () => CronPattern.parse("@Cron('x').pattern", pattern, tz, "@Cron('x').tz"),
+        (error: unknown) => error instanceof ConfigurationError && message.test(error.message),
+      );
+    rejects(
+      '61 * * * *',
+      'UTC',
+      /^@Cron\('x'\)\.pattern is not a valid cron pattern: .*\(got '61 \* \* \* \*'\)$/,
+    );
     rejects('* * * * * * *', 'UTC', /^@Cron\('x'\)\.pattern must have 5 fields .*or 6 with seconds first/);
     rejects('0 0 30 2 *', 'UTC', /^@Cron\('x'\)\.pattern is not a valid cron pattern/);
     rejects('', 'UTC', /^@Cron\('x'\)\.pattern must be a cron pattern/);
-    rejects('0 9 * * *', 'Mars/Olympus', /^@Cron\('x'\)\.tz must be an IANA time zone .*\(got 'Mars\/Olympus'\)$/);
+    rejects(
+      '0 9 * * *',
+      'Mars/Olympus',
+      /^@Cron\('x'\)\.tz must be an IANA time zone .*\(got 'Mars\/Olympus'\)$/,
+    );
   });
 });

@@ -2,7 +2,14 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import pino from 'pino';
 import { ConfigurationError } from '../../../src';
-import { resolveSchedule, resolveSchedulerOptions, Scheduler, type LeadershipSignal, type SchedulerClock, type TickLedger } from '../../../src/scheduler';
+import {
+  resolveSchedule,
+  resolveSchedulerOptions,
+  Scheduler,
+  type LeadershipSignal,
+  type SchedulerClock,
+  type TickLedger,
+} from '../../../src/scheduler';
 
 /** A clock whose time moves only when the test says so; due timers run in time order. */
 class FakeClock implements SchedulerClock {
@@ -18,7 +25,10 @@ class FakeClock implements SchedulerClock {
   clearTimeout = (handle: unknown) => {
     this.timers = this.timers.filter((t) => t.id !== handle);
   };
-  /** Moves time forward to `to`, running every timer that falls due on the way (and letting the promises they start settle). */
+  /**
+   * Moves time forward to `to`, running every timer that falls due on the way (and letting the promises they
+   * start settle).
+   */
   async advanceTo(to: number): Promise<void> {
     for (;;) {
       this.timers.sort((a, b) => a.at - b.at || a.id - b.id);
@@ -102,7 +112,11 @@ function setup(options: { ledger?: FakeLedger; start?: number } = {}) {
 }
 
 const everySecond = (id = 'tick', missedTicks: 'skip' | 'run-once' = 'skip') =>
-  resolveSchedule(`@Cron('${id}')`, { job: 'clock.tick', pattern: '* * * * * *', data: { n: 1 }, id, missedTicks, source: 'decorator' }, defaults);
+  resolveSchedule(
+    `@Cron('${id}')`,
+    { job: 'clock.tick', pattern: '* * * * * *', data: { n: 1 }, id, missedTicks, source: 'decorator' },
+    defaults,
+  );
 
 describe('Scheduler', () => {
   it('fires nothing while another process leads', async () => {
@@ -119,7 +133,11 @@ describe('Scheduler', () => {
     s.scheduler.start();
     s.leadership.set(true);
     await s.clock.advanceTo(T0 + 3_200);
-    assert.deepEqual(s.ids(), ['tick@2025-06-01T10:00:01.000Z', 'tick@2025-06-01T10:00:02.000Z', 'tick@2025-06-01T10:00:03.000Z']);
+    assert.deepEqual(s.ids(), [
+      'tick@2025-06-01T10:00:01.000Z',
+      'tick@2025-06-01T10:00:02.000Z',
+      'tick@2025-06-01T10:00:03.000Z',
+    ]);
     assert.deepEqual(s.published[0]!.data, { n: 1 });
     assert.equal(s.published[0]!.job, 'clock.tick');
   });
@@ -186,7 +204,11 @@ describe('Scheduler', () => {
     await s.clock.advanceTo(T0 + 1_200);
     s.clock.freezeFor(2_500); // 10:00:03.700, no timer ran
     await s.clock.advanceTo(s.clock.time);
-    assert.deepEqual(s.ids(), ['tick@2025-06-01T10:00:01.000Z', 'tick@2025-06-01T10:00:02.000Z', 'tick@2025-06-01T10:00:03.000Z']);
+    assert.deepEqual(s.ids(), [
+      'tick@2025-06-01T10:00:01.000Z',
+      'tick@2025-06-01T10:00:02.000Z',
+      'tick@2025-06-01T10:00:03.000Z',
+    ]);
   });
 
   it('replaces a schedule with the same id and removes one by id', async () => {
@@ -194,7 +216,13 @@ describe('Scheduler', () => {
     s.scheduler.start();
     s.leadership.set(true);
     s.scheduler.add(everySecond('a'));
-    const replaced = s.scheduler.add(resolveSchedule("schedule('a')", { job: 'clock.tick', pattern: '*/2 * * * * *', data: {}, id: 'a', source: 'runtime' }, defaults));
+    const replaced = s.scheduler.add(
+      resolveSchedule(
+        "schedule('a')",
+        { job: 'clock.tick', pattern: '*/2 * * * * *', data: {}, id: 'a', source: 'runtime' },
+        defaults,
+      ),
+    );
     assert.equal(replaced.pattern, '*/2 * * * * *');
     assert.equal(replaced.nextFireAt.toISOString(), '2025-06-01T10:00:02.000Z');
     await s.clock.advanceTo(T0 + 4_500);
@@ -208,7 +236,13 @@ describe('Scheduler', () => {
 
   it('lists schedules with their next tick and the last tick this process fired', async () => {
     const s = setup();
-    s.scheduler.add(resolveSchedule("@Cron('report')", { job: 'report.send', pattern: '0 9 * * *', data: undefined, tz: 'Asia/Tokyo', source: 'decorator' }, defaults));
+    s.scheduler.add(
+      resolveSchedule(
+        "@Cron('report')",
+        { job: 'report.send', pattern: '0 9 * * *', data: undefined, tz: 'Asia/Tokyo', source: 'decorator' },
+        defaults,
+      ),
+    );
     const [info] = s.scheduler.list();
     assert.equal(info!.id, 'report.send');
     assert.equal(info!.tz, 'Asia/Tokyo');
@@ -236,9 +270,39 @@ describe('scheduler options', () => {
       }
       assert.fail('expected a ConfigurationError');
     };
-    assert.equal(message(() => resolveSchedulerOptions({ missedTicks: 'always' as never })), "scheduler.missedTicks must be one of 'skip', 'run-once' (got 'always')");
-    assert.match(message(() => resolveSchedulerOptions({ tz: 'Nowhere/Special' })), /^scheduler\.tz must be an IANA time zone .*\(got 'Nowhere\/Special'\)$/);
-    assert.match(message(() => resolveSchedule("schedule('x')", { job: 'a.b', pattern: '* * * * *', data: undefined, id: '', source: 'runtime' }, defaults)), /^schedule\('x'\)\.id must be a string of 1 to 200 characters/);
-    assert.match(message(() => resolveSchedule("schedule('x')", { job: 'a.b', pattern: '* * * * *', data: undefined, missedTicks: 'never' as never, source: 'runtime' }, defaults)), /^schedule\('x'\)\.missedTicks must be one of/);
+    assert.equal(
+      message(() => resolveSchedulerOptions({ missedTicks: 'always' as never })),
+      "scheduler.missedTicks must be one of 'skip', 'run-once' (got 'always')",
+    );
+    assert.match(
+      message(() => resolveSchedulerOptions({ tz: 'Nowhere/Special' })),
+      /^scheduler\.tz must be an IANA time zone .*\(got 'Nowhere\/Special'\)$/,
+    );
+    assert.match(
+      message(() =>
+        resolveSchedule(
+          "schedule('x')",
+          { job: 'a.b', pattern: '* * * * *', data: undefined, id: '', source: 'runtime' },
+          defaults,
+        ),
+      ),
+      /^schedule\('x'\)\.id must be a string of 1 to 200 characters/,
+    );
+    assert.match(
+      message(() =>
+        resolveSchedule(
+          "schedule('x')",
+          {
+            job: 'a.b',
+            pattern: '* * * * *',
+            data: undefined,
+            missedTicks: 'never' as never,
+            source: 'runtime',
+          },
+          defaults,
+        ),
+      ),
+      /^schedule\('x'\)\.missedTicks must be one of/,
+    );
   });
 });

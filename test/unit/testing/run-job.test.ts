@@ -1,7 +1,16 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { z } from 'zod';
-import { CircuitOpenError, Job, JobTimeoutError, PayloadValidationError, RetryLaterError, UnrecoverableError, type JobContext, type JobHandler } from '../../../src';
+import {
+  CircuitOpenError,
+  Job,
+  JobTimeoutError,
+  PayloadValidationError,
+  RetryLaterError,
+  UnrecoverableError,
+  type JobContext,
+  type JobHandler,
+} from '../../../src';
 import { runJob } from '../../../src/testing';
 
 type Welcome = { userId: string };
@@ -20,7 +29,11 @@ class WelcomeEmail implements JobHandler<Welcome> {
   async handle(data: Welcome, ctx: JobContext) {
     const messageId = await ctx.breaker('mailer').fire(() => this.mailer.send(data.userId));
     ctx.log.info({ messageId }, 'welcome email sent');
-    await ctx.publish('audit.record', { event: 'welcome-sent', userId: data.userId }, { jobId: `audit-${ctx.jobId}` });
+    await ctx.publish(
+      'audit.record',
+      { event: 'welcome-sent', userId: data.userId },
+      { jobId: `audit-${ctx.jobId}` },
+    );
     return { messageId };
   }
 }
@@ -37,7 +50,10 @@ class Flaky implements JobHandler<{ fail: 'plain' | 'unrecoverable' | 'later' }>
 @Job('email.slow', { queue: 'email', timeoutMs: 50 })
 class Slow implements JobHandler<object> {
   async handle(_data: object, ctx: JobContext) {
-    if (!ctx.signal.aborted) await new Promise<void>((resolve) => ctx.signal.addEventListener('abort', () => resolve(), { once: true }));
+    if (!ctx.signal.aborted)
+      await new Promise<void>((resolve) =>
+        ctx.signal.addEventListener('abort', () => resolve(), { once: true }),
+      );
     return ctx.signal.reason;
   }
 }
@@ -51,7 +67,13 @@ describe('runJob', () => {
     assert.equal(run.error, undefined);
     assert.deepEqual(run.outcome, { action: 'complete' });
     assert.deepEqual(mailer.sent, ['u1']);
-    assert.deepEqual(run.published, [{ name: 'audit.record', data: { event: 'welcome-sent', userId: 'u1' }, options: { jobId: 'audit-welcome-u1' } }]);
+    assert.deepEqual(run.published, [
+      {
+        name: 'audit.record',
+        data: { event: 'welcome-sent', userId: 'u1' },
+        options: { jobId: 'audit-welcome-u1' },
+      },
+    ]);
     assert.deepEqual(run.breakersFired, ['mailer']);
     const line = run.logs.find((entry) => entry.msg === 'welcome email sent');
     assert.ok(line, 'the log line is recorded');
@@ -62,7 +84,11 @@ describe('runJob', () => {
   });
 
   it('gives the handler a context like the worker does: name, queue, attempt, maxAttempts from the @Job', async () => {
-    const run = await runJob(new WelcomeEmail(new FakeMailer()), { userId: 'u1' }, { attempt: 2, headers: { tenant: 'acme' }, redelivered: true });
+    const run = await runJob(
+      new WelcomeEmail(new FakeMailer()),
+      { userId: 'u1' },
+      { attempt: 2, headers: { tenant: 'acme' }, redelivered: true },
+    );
     const ctx = run.context;
     assert.equal(ctx.name, 'email.welcome');
     assert.equal(ctx.queue, 'email');
@@ -131,7 +157,11 @@ describe('runJob', () => {
   });
 
   it('lets the test answer ctx.publish, to see how the handler copes with a failed publish', async () => {
-    const run = await runJob(new WelcomeEmail(new FakeMailer()), { userId: 'u1' }, { publish: async () => Promise.reject(new Error('broker unreachable')) });
+    const run = await runJob(
+      new WelcomeEmail(new FakeMailer()),
+      { userId: 'u1' },
+      { publish: async () => Promise.reject(new Error('broker unreachable')) },
+    );
     assert.equal(run.status, 'failed');
     assert.match((run.error as Error).message, /broker unreachable/);
     assert.equal(run.published.length, 1, 'the attempt is still recorded');

@@ -2,7 +2,11 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { delayRoute, planTopology, resolveTopologyOptions } from '../../../src';
 
-const plan = planTopology({ topology: { queues: { q: {} } }, jobs: [], options: resolveTopologyOptions({ delay: { levels: 8, unitMs: 100 } }) });
+const plan = planTopology({
+  topology: { queues: { q: {} } },
+  jobs: [],
+  options: resolveTopologyOptions({ delay: { levels: 8, unitMs: 100 } }),
+});
 
 describe('delayRoute', () => {
   it('spells the delay in bits, most significant first, then the destination queue', () => {
@@ -25,7 +29,11 @@ describe('delayRoute', () => {
   });
 
   it('handles more levels than 32-bit shifts allow', () => {
-    const wide = planTopology({ topology: {}, jobs: [], options: resolveTopologyOptions({ delay: { levels: 36, unitMs: 1 } }) });
+    const wide = planTopology({
+      topology: {},
+      jobs: [],
+      options: resolveTopologyOptions({ delay: { levels: 36, unitMs: 1 } }),
+    });
     const route = delayRoute(wide.delay, 2 ** 33 + 1, 'q');
     assert.equal(route.routingKey.split('.').filter((b) => b === '1').length, 2);
     assert.equal(route.delayedMs, 2 ** 33 + 1);

@@ -1,6 +1,12 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { defineTopology, planTopology, resolveTopologyOptions, TopologyError, type JobDefinition } from '../../../src';
+import {
+  defineTopology,
+  planTopology,
+  resolveTopologyOptions,
+  TopologyError,
+  type JobDefinition,
+} from '../../../src';
 
 const options = resolveTopologyOptions({ namespace: 'app', delay: { levels: 4, unitMs: 100 } });
 
@@ -32,42 +38,76 @@ describe('planTopology', () => {
   it('rejects a job bound to an unknown queue, naming the declared ones', () => {
     assert.throws(
       () => plan({ queues: { email: {} } }, [{ name: 'sms.send', queue: 'sms' }]),
-      (error: unknown) => error instanceof TopologyError && /unknown queue 'sms'/.test(error.message) && /email/.test(error.message),
+      (error: unknown) =>
+        error instanceof TopologyError &&
+        /unknown queue 'sms'/.test(error.message) &&
+        /email/.test(error.message),
     );
   });
 
   it('rejects two definitions of one job name with different settings, accepts identical ones', () => {
     const topology = { queues: { a: {}, b: {} } };
-    assert.throws(() => plan(topology, [{ name: 'x.y', queue: 'a' }, { name: 'x.y', queue: 'b' }]), TopologyError);
-    assert.doesNotThrow(() => plan(topology, [{ name: 'x.y', queue: 'a' }, { name: 'x.y', queue: 'a' }]));
+    assert.throws(
+      () =>
+        plan(topology, [
+          { name: 'x.y', queue: 'a' },
+          { name: 'x.y', queue: 'b' },
+        ]),
+      TopologyError,
+    );
+    assert.doesNotThrow(() =>
+      plan(topology, [
+        { name: 'x.y', queue: 'a' },
+        { name: 'x.y', queue: 'a' },
+      ]),
+    );
   });
 
   it('rejects a binding to an undeclared exchange and raw arguments that contradict typed options', () => {
     assert.throws(() => plan({ queues: { q: { bind: { exchange: 'nope' } } } }), /unknown exchange 'nope'/);
-    assert.throws(() => plan({ queues: { q: { type: 'classic', maxPriority: 3, arguments: { 'x-max-priority': 9 } } } }), /contradicts a typed option/);
+    assert.throws(
+      () => plan({ queues: { q: { type: 'classic', maxPriority: 3, arguments: { 'x-max-priority': 9 } } } }),
+      /contradicts a typed option/,
+    );
     assert.throws(() => plan({ queues: { q: { type: 'classic', deliveryLimit: 3 } } }), /quorum queues only/);
   });
 
   it('routes a job through the exchange whose binding matches its name, else straight to its queue', () => {
     const p = plan(
-      { exchanges: { jobs: { type: 'topic' } }, queues: { email: { bind: { exchange: 'jobs', pattern: 'email.*' } }, other: {} } },
+      {
+        exchanges: { jobs: { type: 'topic' } },
+        queues: { email: { bind: { exchange: 'jobs', pattern: 'email.*' } }, other: {} },
+      },
       [
         { name: 'email.welcome', queue: 'email' },
         { name: 'other.thing', queue: 'other' },
       ],
     );
-    assert.deepEqual(p.jobs.get('email.welcome')!.route, { exchange: 'app.jobs', routingKey: 'email.welcome' });
+    assert.deepEqual(p.jobs.get('email.welcome')!.route, {
+      exchange: 'app.jobs',
+      routingKey: 'email.welcome',
+    });
     assert.deepEqual(p.jobs.get('other.thing')!.route, { exchange: '', routingKey: 'app.other' });
   });
 
   it('plans the delay levels: TTL 2^k units, each level dead-lettering into the next one down', () => {
     const p = plan({ queues: { email: {} } });
     const levels = p.queues.filter((q) => q.role === 'delay');
-    assert.deepEqual(levels.map((q) => q.assertion.arguments['x-message-ttl']), [100, 200, 400, 800]);
+    assert.deepEqual(
+      levels.map((q) => q.assertion.arguments['x-message-ttl']),
+      [100, 200, 400, 800],
+    );
     assert.equal(levels[0]!.assertion.arguments['x-dead-letter-exchange'], 'app.warren.delay.delivery');
     assert.equal(levels[3]!.assertion.arguments['x-dead-letter-exchange'], 'app.warren.delay.02');
     assert.equal(p.delay.maxDelayMs, 1500);
-    assert.ok(p.bindings.some((b) => b.source === 'app.warren.delay.delivery' && b.destination === 'app.email' && b.pattern === '*.*.*.*.app.email'));
+    assert.ok(
+      p.bindings.some(
+        (b) =>
+          b.source === 'app.warren.delay.delivery' &&
+          b.destination === 'app.email' &&
+          b.pattern === '*.*.*.*.app.email',
+      ),
+    );
   });
 
   it('returns a frozen plan', () => {
