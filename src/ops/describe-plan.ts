@@ -1,0 +1,62 @@
+import type { TopologyPlan } from '../topology';
+import type { PlanEntry } from './ops-results';
+import type { ProcessStatus } from '../control';
+import type { ScheduleOverview } from './ops-results';
+
+/** The plan as rows: every exchange, queue and binding warren declares, with its settings. Pure. */
+export function describePlan(plan: TopologyPlan): PlanEntry[] {
+  const args = (a: Readonly<Record<string, unknown>>) =>
+    Object.entries(a)
+      .map(([k, v]) => `${k}=${JSON.stringify(v)}`)
+      .join(' ');
+  return [
+    ...plan.exchanges.map((e) => ({
+      entity: 'exchange' as const,
+      name: e.name,
+      settings: [e.type, e.durable ? 'durable' : 'transient', e.internal ? 'internal' : '', args(e.arguments)]
+        .filter(Boolean)
+        .join(' '),
+    })),
+    ...plan.queues.map((q) => ({
+      entity: 'queue' as const,
+      name: q.name,
+      settings: [q.role, q.assertion.durable ? 'durable' : 'transient', args(q.assertion.arguments)]
+        .filter(Boolean)
+        .join(' '),
+    })),
+    ...plan.bindings.map((b) => ({
+      entity: 'binding' as const,
+      name: `${b.source} -> ${b.destination}`,
+      settings: `pattern '${b.pattern}'`,
+    })),
+  ];
+}
+
+/** Merges the schedules each process reports, by id: who holds it, who fires it, the next tick. Pure. */
+export function mergeSchedules(processes: readonly ProcessStatus[]): ScheduleOverview[] {
+  const byId = new Map<string, ScheduleOverview>();
+  for (const p of processes) {
+    for (const s of p.schedules) {
+      const earlier = byId.get(s.id);
+      const next = new Date(s.nextFireAt);
+      const last = s.lastFiredAt ? new Date(s.lastFiredAt) : undefined;
+      byId.set(s.id, {
+        id: s.id,
+        job: s.job,
+        pattern: s.pattern,
+        tz: s.tz,
+        nextFireAt: earlier && earlier.nextFireAt < next ? earlier.nextFireAt : next,
+        lastFiredAt: latest(earlier?.lastFiredAt, last),
+        heldBy: [...(earlier?.heldBy ?? []), p.id],
+        firedBy: p.isLeader ? p.id : earlier?.firedBy,
+      });
+    }
+  }
+  return [...byId.values()].sort((a, b) => a.nextFireAt.getTime() - b.nextFireAt.getTime());
+}
+
+function latest(a: Date | undefined, b: Date | undefined): Date | undefined {
+  if (!a) return b;
+  if (!b) return a;
+  return a > b ? a : b;
+}
