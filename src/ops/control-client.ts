@@ -11,9 +11,10 @@ import type { TopologyNaming } from '../topology';
 const DIRECT_REPLY_TO = 'amq.rabbitmq.reply-to';
 
 /**
- * Asks every warren process on the control exchange and gathers their answers for `timeoutMs`
- * (RabbitMQ direct reply-to: no reply queue to declare or clean up). One answer per process id; answers
- * that do not parse or belong to another request are dropped.
+ * Asks every warren process on the control exchange and gathers their answers for `timeoutMs`, or until
+ * `expected` processes answered when the caller knows how many listen (RabbitMQ direct reply-to: no
+ * reply queue to declare or clean up). One answer per process id; answers that do not parse or belong
+ * to another request are dropped.
  */
 export class ControlClient {
   constructor(
@@ -21,12 +22,20 @@ export class ControlClient {
     private readonly openChannel: () => Promise<Channel>,
   ) {}
 
-  async ask(request: Omit<ControlRequest, 'v'>, timeoutMs: number): Promise<ControlReply[]> {
+  async ask(
+    request: Omit<ControlRequest, 'v'>,
+    timeoutMs: number,
+    expected?: number,
+  ): Promise<ControlReply[]> {
     if (!(await this.exchangeExists())) return []; // no process of this namespace has ever started
     const channel = await this.openChannel();
     channel.on('error', () => undefined);
     const correlationId = randomUUID();
     const replies = new Map<string, ControlReply>();
+    let allAnswered: () => void = () => undefined;
+    const gathered = new Promise<void>((resolve) => {
+      allAnswered = resolve;
+    });
     try {
       await channel.consume(
         DIRECT_REPLY_TO,
@@ -34,6 +43,7 @@ export class ControlClient {
           if (message?.properties.correlationId !== correlationId) return;
           const reply = parseControlReply(message.content);
           if (reply && reply.command === request.command) replies.set(reply.process.id, reply);
+          if (expected !== undefined && replies.size >= expected) allAnswered();
         },
         { noAck: true },
       );
@@ -43,7 +53,9 @@ export class ControlClient {
         Buffer.from(JSON.stringify({ v: CONTROL_PROTOCOL_VERSION, ...request })),
         { replyTo: DIRECT_REPLY_TO, correlationId, contentType: 'application/json' },
       );
-      await new Promise((resolve) => setTimeout(resolve, timeoutMs));
+      let timer: NodeJS.Timeout | undefined;
+      await Promise.race([gathered, new Promise((resolve) => (timer = setTimeout(resolve, timeoutMs)))]);
+      clearTimeout(timer);
       return [...replies.values()].sort(
         (a, b) => a.process.host.localeCompare(b.process.host) || a.process.pid - b.process.pid,
       );

@@ -168,21 +168,24 @@ export class WarrenOps {
     };
   }
 
+  /** Asks every process; with the management API, stops once every listener answered and counts the silent. */
   private async ask(request: { command: 'status' | 'sync-pause'; queue?: string }) {
     const manager = await this.connect();
     const client = new ControlClient(this.plan.naming, () => manager.openChannel());
-    const replies: ControlReply[] = await client.ask(request, this.options.replyTimeoutMs);
-    let silent: number | undefined;
-    if (this.options.management) {
-      const listeners = await this.management()
-        .bindingCount(this.plan.naming.controlExchange())
-        .catch((error: unknown) => {
-          if ((error as ManagementApiError).status === 404) return 0;
-          throw error;
-        });
-      silent = Math.max(0, listeners - replies.length);
-    }
+    const listeners = this.options.management ? await this.listeners() : undefined;
+    const replies: ControlReply[] = await client.ask(request, this.options.replyTimeoutMs, listeners);
+    const silent = listeners === undefined ? undefined : Math.max(0, listeners - replies.length);
     return { replies, silent };
+  }
+
+  /** The processes listening on the control exchange now: the queues bound to it. */
+  private listeners(): Promise<number> {
+    return this.management()
+      .bindingCount(this.plan.naming.controlExchange())
+      .catch((error: unknown) => {
+        if ((error as ManagementApiError).status === 404) return 0;
+        throw error;
+      });
   }
 
   private jobQueues(): PlannedQueue[] {

@@ -84,6 +84,9 @@ describe('warren/ops across processes (management node)', () => {
 
     // The worker misses the pause broadcast: stopped, and its connection (with its control queue) gone.
     c.child.kill('SIGSTOP');
+    const stuck = await ops.processes();
+    assert.deepEqual(stuck.processes.map((p) => p.pid).sort(), [a.pid, b.pid].sort());
+    assert.equal(stuck.silent, 1, 'a stopped process is reported as not answering');
     await closeConnectionOf(c);
     await ops.publish('fault.work', { id: 'inflight', ms: 3000 }, { jobId: 'inflight' });
     await waitFor(() => ran('inflight', 'start'), { what: 'the in-flight job' });
