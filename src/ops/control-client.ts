@@ -27,7 +27,8 @@ export class ControlClient {
     timeoutMs: number,
     expected?: number,
   ): Promise<ControlReply[]> {
-    if (!(await this.exchangeExists())) return []; // no process of this namespace has ever started
+    // No process of this namespace has ever started, or (as the caller knows) none listens now.
+    if (expected === 0 || !(await this.exchangeExists())) return [];
     const channel = await this.openChannel();
     channel.on('error', () => undefined);
     const correlationId = randomUUID();
