@@ -114,11 +114,11 @@ export const COMMANDS: Readonly<Record<string, Command>> = {
       s.pattern,
       s.tz,
       s.nextFireAt.toISOString(),
-      s.firedBy?.slice(0, 8) ?? 'no leader',
+      s.heldBy.length === 0 ? 'no process holds it' : (s.firedBy?.slice(0, 8) ?? 'no leader'),
     ]);
     const text = schedules.length
       ? formatTable(['ID', 'JOB', 'PATTERN', 'TZ', 'NEXT', 'FIRED BY'], rows)
-      : 'no running process holds a schedule';
+      : 'no schedule is declared or held by a running process';
     return ok(schedules, text);
   },
 

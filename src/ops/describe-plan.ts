@@ -32,12 +32,30 @@ export function describePlan(plan: TopologyPlan): PlanEntry[] {
   ];
 }
 
-/** Merges the schedules each process reports, by id: who holds it, who fires it, the next tick. Pure. */
-export function mergeSchedules(processes: readonly ProcessStatus[]): ScheduleOverview[] {
+/** A schedule the config declares (`@Cron` on its job classes), with its next tick from now. */
+export interface DeclaredSchedule {
+  readonly id: string;
+  readonly job: string;
+  readonly pattern: string;
+  readonly tz: string;
+  readonly nextFireAt: Date;
+}
+
+/**
+ * Merges the schedules each process reports, by id, with those the config declares: who holds each,
+ * who fires it, the next tick. A declared schedule no process holds shows with `heldBy: []`. Pure.
+ */
+export function mergeSchedules(
+  processes: readonly ProcessStatus[],
+  declared: readonly DeclaredSchedule[] = [],
+): ScheduleOverview[] {
   const byId = new Map<string, ScheduleOverview>();
+  for (const d of declared)
+    byId.set(d.id, { ...d, lastFiredAt: undefined, heldBy: [], firedBy: undefined, declared: true });
   for (const p of processes) {
     for (const s of p.schedules) {
       const earlier = byId.get(s.id);
+      const held = earlier !== undefined && earlier.heldBy.length > 0;
       const next = new Date(s.nextFireAt);
       const last = s.lastFiredAt ? new Date(s.lastFiredAt) : undefined;
       byId.set(s.id, {
@@ -45,10 +63,11 @@ export function mergeSchedules(processes: readonly ProcessStatus[]): ScheduleOve
         job: s.job,
         pattern: s.pattern,
         tz: s.tz,
-        nextFireAt: earlier && earlier.nextFireAt < next ? earlier.nextFireAt : next,
+        nextFireAt: held && earlier.nextFireAt < next ? earlier.nextFireAt : next,
         lastFiredAt: latest(earlier?.lastFiredAt, last),
         heldBy: [...(earlier?.heldBy ?? []), p.id],
         firedBy: p.isLeader ? p.id : earlier?.firedBy,
+        declared: earlier?.declared ?? false,
       });
     }
   }

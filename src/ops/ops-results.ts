@@ -55,6 +55,8 @@ export interface ScheduleOverview {
   readonly heldBy: readonly string[];
   /** The id of the process that fires it (the cron leader among its holders), if one leads. */
   readonly firedBy: string | undefined;
+  /** Declared by a `@Cron` of the config's job classes (else added at runtime by `warren.schedule`). */
+  readonly declared: boolean;
 }
 
 /** One row of the planned topology, for people. */

@@ -3,6 +3,7 @@ import { ConfirmPublisher, ConnectionManager, resolveConnectionOptions } from '.
 import { PauseMarkers, type ControlReply, type ProcessStatus } from '../control';
 import { createSilentLogger, type PublishedJob, type PublishOptions } from '../core';
 import { readJobDefinition, type JobClass } from '../decorators';
+import type { ScheduleSpec } from '../scheduler';
 import { JobPublisher, resolvePublisherOptions } from '../publisher';
 import { applyTopology, planTopology, type PlannedQueue, type TopologyPlan } from '../topology';
 import { resolveWarrenTopologyOptions } from '../warren-options';
@@ -30,6 +31,7 @@ import { verifyTopology, type VerifyReport } from './topology-verify';
  */
 export class WarrenOps {
   readonly plan: TopologyPlan;
+  private readonly crons: readonly ScheduleSpec[];
   private readonly options: ResolvedOpsOptions;
   private manager: ConnectionManager | undefined;
   private connecting: Promise<ConnectionManager> | undefined;
@@ -41,6 +43,7 @@ export class WarrenOps {
     this.options = resolveOpsOptions(input);
     const jobs: readonly JobClass[] = input.jobs ?? [];
     const scheduling = readSchedulingDeclarations(input.scheduler, jobs, jobs);
+    this.crons = scheduling.crons;
     this.plan = planTopology({
       topology: input.topology ?? {},
       jobs: jobs.map((job) => readJobDefinition(job)),
@@ -98,9 +101,20 @@ export class WarrenOps {
     return this.setPaused(queue, false);
   }
 
-  /** The schedules the running processes hold, with their next fire time and the process firing them. */
+  /**
+   * The schedules the running processes hold and those the config's `@Cron`s declare, with their next
+   * fire time and the process firing them.
+   */
   async schedules(): Promise<ScheduleOverview[]> {
-    return mergeSchedules((await this.processes()).processes);
+    const now = Date.now();
+    const declared = this.crons.map((spec) => ({
+      id: spec.id,
+      job: spec.job,
+      pattern: spec.cron.pattern,
+      tz: spec.cron.tz,
+      nextFireAt: new Date(spec.cron.nextAfter(now)),
+    }));
+    return mergeSchedules((await this.processes()).processes, declared);
   }
 
   /** Publishes a job by name (confirmed by the broker), as `warren.publish` does. */

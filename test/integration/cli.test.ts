@@ -1,6 +1,7 @@
 import { afterEach, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createOps } from '../../src/ops';
 import { BuildReport, opsAppOptions, SendEmail, type JobLog } from '../fixtures/ops-jobs';
@@ -45,6 +46,25 @@ describe('the warren command', () => {
     failsWith(await runCli(['processes', '--timeout', 'soon'], { cwd }), /--timeout must be/);
     failsWith(await runCli(['queues'], { cwd: '/' }), /no config/);
     failsWith(await runCli(['queues', '--config', 'nope.js'], { cwd }), /does not exist/);
+  });
+
+  it('loads an ES module config, and refuses a .ts config this Node cannot strip', async () => {
+    const namespace = testNamespace('cli');
+    const dir = mkdtempSync(join(tmpdir(), 'warren-cli-'));
+    const fixture = join(ROOT, 'dist', 'test', 'fixtures', 'ops-jobs.js');
+    writeFileSync(
+      join(dir, 'warren.config.mjs'),
+      `import { opsAppOptions } from ${JSON.stringify(fixture)};\nexport default () => opsAppOptions(${JSON.stringify(namespace)});\n`,
+    );
+    const plan = await runCli(['topology', 'plan', '--json'], { cwd: dir });
+    assert.equal(plan.code, 0, plan.stderr);
+    assert.ok(JSON.parse(plan.stdout).some((e: { name: string }) => e.name === `${namespace}.email`));
+    writeFileSync(join(dir, 'warren.config.ts'), 'export default {} as object;\n');
+    if (!(process.features as { typescript?: unknown }).typescript)
+      failsWith(
+        await runCli(['topology', 'plan', '--config', 'warren.config.ts'], { cwd: dir }),
+        /compile it to \.js/,
+      );
   });
 
   it('fails with one line when the broker is unreachable', async () => {
@@ -127,7 +147,7 @@ describe('the warren command', () => {
   it('lists schedules, and says when none is held', async () => {
     const run = await runCli(['schedules'], { cwd: configDir(testNamespace('cli')) });
     assert.equal(run.code, 0, run.stderr);
-    assert.equal(run.stdout.trim(), 'no running process holds a schedule');
+    assert.equal(run.stdout.trim(), 'no schedule is declared or held by a running process');
   });
 
   it('needs the management API for diff, and applies the topology with --yes', async () => {

@@ -1,7 +1,7 @@
 import { after, afterEach, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
-import type { Warren } from '../../src';
+import { Cron, Job, type JobHandler, type Warren } from '../../src';
 import { createOps, ManagementApiError, UnknownQueueError, type WarrenOps } from '../../src/ops';
 import { WARREN_VERSION } from '../../src/core';
 import { BuildReport, opsAppOptions, SendEmail, type JobLog } from '../fixtures/ops-jobs';
@@ -165,6 +165,27 @@ describe('warren/ops against the broker', () => {
     assert.equal(schedule!.nextFireAt.getTime(), warren.schedules()[0]!.nextFireAt.getTime());
   });
 
+  it('lists the schedules the config declares even when no process holds them', async () => {
+    const ops = createOps({
+      ...opsAppOptions(testNamespace('ops')),
+      jobs: [SendEmail, BuildReport, NightlyReport],
+      replyTimeoutMs: 300,
+    });
+    opened.push(ops);
+    const [nightly] = await ops.schedules();
+    assert.deepEqual(
+      { id: nightly!.id, heldBy: nightly!.heldBy, declared: nightly!.declared, tz: nightly!.tz },
+      { id: 'report.nightly', heldBy: [], declared: true, tz: 'Europe/Paris' },
+    );
+    assert.ok(nightly!.nextFireAt.getTime() > Date.now());
+    const hour = new Intl.DateTimeFormat('en', {
+      timeZone: 'Europe/Paris',
+      hour: 'numeric',
+      hourCycle: 'h23',
+    });
+    assert.equal(hour.format(nightly!.nextFireAt), '03');
+  });
+
   it('ignores malformed control messages and keeps answering', async () => {
     const namespace = testNamespace('ops');
     const [warren] = await startWorkers(namespace, 1, []);
@@ -221,3 +242,9 @@ describe('warren/ops against the broker', () => {
     }
   });
 });
+
+@Job('report.nightly', { queue: 'report' })
+@Cron('0 3 * * *', { tz: 'Europe/Paris' })
+class NightlyReport implements JobHandler<object> {
+  handle(): void {}
+}
