@@ -205,6 +205,8 @@ describe('warren/ops against the broker', () => {
       send(JSON.stringify({ v: 1, command: 'status' }), { correlationId: 'x' }); // no reply address
       send(JSON.stringify({ v: 1, command: 'status' }), { replyTo: 'some.queue', correlationId: 'x' });
       send(Buffer.alloc(100_000, 0x20));
+      // Well-formed, but forged: no operator paused email (no marker), so the process keeps consuming.
+      send(JSON.stringify({ v: 1, command: 'sync-pause', queue: 'email' }));
       await channel.close();
     } finally {
       await connection.close();
@@ -215,6 +217,7 @@ describe('warren/ops against the broker', () => {
       [warren!.processId],
     );
     assert.equal(warren!.health().healthy, true);
+    assert.equal(warren!.health().consumers.find((c) => c.queue === 'email')!.paused, false);
   });
 
   it('needs the management API for diff and verify, and says so', async () => {
