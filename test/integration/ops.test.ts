@@ -13,6 +13,7 @@ import {
   testWarren,
 } from '../support/test-broker';
 import { waitFor } from '../support/wait-for';
+import { createRecordingLogger } from '../../src/testing';
 
 const opened: WarrenOps[] = [];
 
@@ -188,7 +189,9 @@ describe('warren/ops against the broker', () => {
 
   it('ignores malformed control messages and keeps answering', async () => {
     const namespace = testNamespace('ops');
-    const [warren] = await startWorkers(namespace, 1, []);
+    const { logger, entries } = createRecordingLogger('warn');
+    const warren = await testWarren({ ...opsAppOptions(namespace), handlers: [new SendEmail([])], logger });
+    await warren.start();
     const connection = await rawConnection();
     try {
       const channel = await connection.createChannel();
@@ -218,6 +221,20 @@ describe('warren/ops against the broker', () => {
     );
     assert.equal(warren!.health().healthy, true);
     assert.equal(warren!.health().consumers.find((c) => c.queue === 'email')!.paused, false);
+    const ignored = entries.filter((e) => e.msg === 'ignored a malformed control message');
+    assert.deepEqual(
+      ignored.map((e) => e.reason),
+      [
+        'not JSON',
+        'not an object',
+        'unsupported version 2',
+        'unknown command "shutdown"',
+        'sync-pause needs a queue key (got "../../etc")',
+        'no direct reply-to address',
+        'no direct reply-to address',
+        'larger than 65536 bytes',
+      ],
+    );
   });
 
   it('needs the management API for diff and verify, and says so', async () => {
