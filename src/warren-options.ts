@@ -4,7 +4,12 @@ import type { JobDefaults, Logger } from './core';
 import type { JobClass } from './decorators';
 import type { PublisherOptions } from './publisher';
 import type { SchedulerOptions } from './scheduler';
-import type { DelayOptions, TopologyDeclaration } from './topology';
+import {
+  resolveTopologyOptions,
+  type DelayOptions,
+  type ResolvedTopologyOptions,
+  type TopologyDeclaration,
+} from './topology';
 import type { IdempotencyStore } from './idempotency';
 import type { WorkerOptions } from './worker';
 
@@ -48,4 +53,15 @@ export interface WarrenOptions {
    * (one process) or `PostgresIdempotencyStore` (every worker). Default: none (at-least-once).
    */
   readonly idempotency?: IdempotencyStore;
+}
+
+/** The topology options inside WarrenOptions, resolved: createWarren and warren/ops plan alike. */
+export function resolveWarrenTopologyOptions(options: WarrenOptions): ResolvedTopologyOptions {
+  return resolveTopologyOptions({
+    ...(options.namespace !== undefined ? { namespace: options.namespace } : {}),
+    ...(options.delay ? { delay: options.delay } : {}),
+    ...(options.queues?.deliveryLimit !== undefined ? { deliveryLimit: options.queues.deliveryLimit } : {}),
+    ...(options.queues?.durable !== undefined ? { durable: options.queues.durable } : {}),
+    ...(options.queues?.expiresMs !== undefined ? { queueExpiresMs: options.queues.expiresMs } : {}),
+  });
 }

@@ -19,17 +19,12 @@ import {
 } from './core';
 import { readJobDefinition, type JobClass, type JobData } from './decorators';
 import { JobPublisher, resolvePublisherOptions } from './publisher';
-import {
-  applyTopology,
-  deleteTopology,
-  planTopology,
-  resolveTopologyOptions,
-  type TopologyPlan,
-} from './topology';
+import { applyTopology, deleteTopology, planTopology, type TopologyPlan } from './topology';
 import { DeadLetters, resolveWorkerOptions, Worker, type ConsumerHealth, type RegisteredJob } from './worker';
-import type { WarrenOptions } from './warren-options';
+import { resolveWarrenTopologyOptions, type WarrenOptions } from './warren-options';
 import type { ScheduleInfo, ScheduleOptions } from './scheduler';
 import { checkCronData, readSchedulingDeclarations, Scheduling } from './warren-scheduling';
+import { createControl } from './warren-control';
 
 /**
  * Augment this interface to type `publish` by job name:
@@ -74,9 +69,15 @@ export class Warren<TJobs extends object = WarrenJobs> extends EventEmitter<Warr
     deadLetters: DeadLetters,
     private readonly scheduling: Scheduling,
     private readonly pauses: BreakerPauses,
+    private readonly control: ReturnType<typeof createControl>,
   ) {
     super();
     this.deadLetters = deadLetters;
+  }
+
+  /** This instance's id, as warren/ops lists it among the processes (random, fixed for its life). */
+  get processId(): string {
+    return this.control.processId;
   }
 
   /**
@@ -219,6 +220,7 @@ export class Warren<TJobs extends object = WarrenJobs> extends EventEmitter<Warr
 
   private async shutdown(graceMs: number): Promise<void> {
     for (const remove of this.signalHandlers) remove();
+    this.control.listener.close();
     // First, so that another process leads (and refills permits) while this one drains its jobs.
     await this.scheduling.stop();
     await this.worker.stop(graceMs);
@@ -254,13 +256,7 @@ export async function createWarren<TJobs extends object = WarrenJobs>(
     ...options.connection,
     ...(options.url !== undefined ? { url: options.url } : {}),
   });
-  const topologyOptions = resolveTopologyOptions({
-    ...(options.namespace !== undefined ? { namespace: options.namespace } : {}),
-    ...(options.delay ? { delay: options.delay } : {}),
-    ...(options.queues?.deliveryLimit !== undefined ? { deliveryLimit: options.queues.deliveryLimit } : {}),
-    ...(options.queues?.durable !== undefined ? { durable: options.queues.durable } : {}),
-    ...(options.queues?.expiresMs !== undefined ? { queueExpiresMs: options.queues.expiresMs } : {}),
-  });
+  const topologyOptions = resolveWarrenTopologyOptions(options);
   const publisherOptions = resolvePublisherOptions(options.publisher);
   const workerOptions = resolveWorkerOptions(options.worker);
   const jobDefaults = resolveJobDefaults(options.jobDefaults);
@@ -387,7 +383,19 @@ export async function createWarren<TJobs extends object = WarrenJobs>(
     pauses.stateChanged(name, state);
   }
 
+  const control = createControl({
+    plan,
+    manager,
+    pauses,
+    breakers: () => breakers,
+    consumers: () => worker!.health(),
+    isLeader: () => scheduling.isLeader,
+    schedules: () => scheduling.schedules(),
+    log: log.child({ component: 'control' }),
+  });
   manager.onReady(async () => reapplyTopology());
+  // Before the consumers open: a queue an operator paused must not consume for a moment on (re)connect.
+  manager.onReady(async (_model, generation) => control.listener.open(generation));
   manager.onReady(async (_model, generation) => {
     await confirms.open(generation);
     await worker!.open(generation);
@@ -417,6 +425,7 @@ export async function createWarren<TJobs extends object = WarrenJobs>(
     ),
     scheduling,
     pauses,
+    control,
   );
   return warren;
 }

@@ -7,9 +7,13 @@ export interface QueueSwitch {
   resume(queue: string): Promise<void>;
 }
 
+/** Who may hold a queue besides its breakers: code (`warren.pause`) and an operator (warren/ops). */
+export type PauseHolder = 'user' | 'operator';
+
 /**
  * Decides which queues consume while circuit breakers are open. A queue consumes only while nobody
- * holds it: not the user (`warren.pause`), and none of the breakers its jobs use is open. So a
+ * holds it: not the user (`warren.pause`), not an operator (a pause marker on the broker, see
+ * warren/ops), and none of the breakers its jobs use is open. So a
  * breaker that half-opens does not resume a queue another open breaker (or the user) still holds.
  *
  * A queue uses a breaker when one of its jobs lists it in `@Job({ breakers })` (known up front, so
@@ -21,6 +25,7 @@ export class BreakerPauses {
   private readonly queuesOf = new Map<string, Set<string>>();
   private readonly openBreakers = new Set<string>();
   private readonly pausedByUser = new Set<string>();
+  private readonly pausedByOperator = new Set<string>();
 
   constructor(
     private readonly queues: QueueSwitch,
@@ -47,19 +52,26 @@ export class BreakerPauses {
   }
 
   pauseByUser(queue: string): Promise<void> {
-    this.pausedByUser.add(queue);
-    return this.apply(queue);
+    return this.hold('user', queue, true);
   }
 
   /** Resumes unless an open breaker still holds the queue; it then resumes when that breaker half-opens. */
   resumeByUser(queue: string): Promise<void> {
-    this.pausedByUser.delete(queue);
+    return this.hold('user', queue, false);
+  }
+
+  /** Takes or releases one holder's hold on a queue; the queue runs only when nobody holds it. */
+  hold(holder: PauseHolder, queue: string, held: boolean): Promise<void> {
+    const set = holder === 'user' ? this.pausedByUser : this.pausedByOperator;
+    if (held) set.add(queue);
+    else set.delete(queue);
     return this.apply(queue);
   }
 
-  /** Who holds the queue now: 'user' and the names of open breakers its jobs use. */
+  /** Who holds the queue now: 'user', 'operator' and the names of open breakers its jobs use. */
   holdersOf(queue: string): string[] {
     const holders = this.pausedByUser.has(queue) ? ['user'] : [];
+    if (this.pausedByOperator.has(queue)) holders.push('operator');
     for (const breaker of this.openBreakers)
       if (this.queuesOf.get(breaker)?.has(queue)) holders.push(breaker);
     return holders;

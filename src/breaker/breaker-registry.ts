@@ -53,6 +53,11 @@ export class BreakerRegistry {
     return breaker.opened ? 'open' : breaker.halfOpen ? 'halfOpen' : 'closed';
   }
 
+  /** Every breaker used so far, with its state. */
+  states(): { name: string; state: BreakerState }[] {
+    return [...this.breakers.keys()].map((name) => ({ name, state: this.state(name)! }));
+  }
+
   shutdown(): void {
     for (const breaker of this.breakers.values()) breaker.shutdown();
   }

@@ -1,5 +1,5 @@
 export { BreakerRegistry, type BreakerState } from './breaker-registry';
-export { BreakerPauses, type QueueSwitch } from './breaker-pauses';
+export { BreakerPauses, type QueueSwitch, type PauseHolder } from './breaker-pauses';
 export {
   resolveBreakerOptions,
   BREAKER_DEFAULTS,

@@ -21,7 +21,10 @@ export type WarrenErrorCode =
   | 'JOB_TIMEOUT'
   | 'CIRCUIT_OPEN'
   | 'IDEMPOTENCY_STORE_FAILED'
-  | 'SHUTTING_DOWN';
+  | 'SHUTTING_DOWN'
+  | 'UNKNOWN_QUEUE'
+  | 'MANAGEMENT_NOT_CONFIGURED'
+  | 'MANAGEMENT_FAILED';
 
 export interface WarrenErrorContext {
   jobName?: string;

@@ -27,4 +27,4 @@ export {
   type ResolvedTopologyOptions,
   type DelayOptions,
 } from './options';
-export { X_ARGS } from './queue-arguments';
+export { X_ARGS, pauseMarkerAssertion, type QueueAssertion } from './queue-arguments';

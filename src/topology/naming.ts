@@ -24,6 +24,15 @@ export interface TopologyNaming {
   cronLedgerQueue(): string;
   /** The single-active-consumer token queue electing the process that refills a rate limiter's permits. */
   limiterLeaderQueue(limiterKey: string): string;
+  /** The fanout exchange every warren process listens on for operator requests (warren/ops). */
+  controlExchange(): string;
+  /**
+   * The durable marker queue whose existence means "an operator paused this job queue": the paused state
+   * lives on the broker, so a process that starts or reconnects during the pause stays paused.
+   */
+  pauseMarker(queueKey: string): string;
+  /** Whether a broker entity name is one of the pause markers (state, not topology). */
+  isPauseMarker(name: string): boolean;
 }
 
 const NAMESPACE_PATTERN = /^[A-Za-z0-9_.:-]*$/;
@@ -46,5 +55,8 @@ export function createNaming(namespace: string): TopologyNaming {
     permitQueue: (limiterKey: string) => `${prefix}warren.permits.${limiterKey}`,
     cronLedgerQueue: () => `${prefix}warren.cron-ledger`,
     limiterLeaderQueue: (limiterKey: string) => `${prefix}warren.refill.${limiterKey}`,
+    controlExchange: () => `${prefix}warren.control`,
+    pauseMarker: (queueKey: string) => `${prefix}warren.paused.${queueKey}`,
+    isPauseMarker: (name: string) => name.startsWith(`${prefix}warren.paused.`),
   });
 }

@@ -197,6 +197,15 @@ export function planTopology(input: PlanInput): TopologyPlan {
     });
   }
 
+  // Operator requests (warren/ops) fan out to every process; each binds an exclusive queue of its own.
+  exchanges.push({
+    name: naming.controlExchange(),
+    type: 'fanout',
+    durable: true,
+    autoDelete: false,
+    internal: false,
+    arguments: {},
+  });
   const jobs = planJobs(input.jobs, queueDecls, exchangeDecls, naming);
   return deepFreeze({ naming, exchanges, queues, bindings, jobs, delay });
 }

@@ -118,6 +118,14 @@ export function ledgerQueueAssertion(expiresMs?: number): QueueAssertion {
   );
 }
 
+/**
+ * An operator's pause marker: an empty durable queue whose existence is the paused state. Quorum, like the
+ * token queues, so that the pause outlives a node and a broker restart.
+ */
+export function pauseMarkerAssertion(expiresMs?: number): QueueAssertion {
+  return plainQueueAssertion('quorum', true, {}, expiresMs);
+}
+
 /** A rate limiter's permit queue: permits beyond one window's worth are refused. */
 export function permitQueueAssertion(maxPermits: number, expiresMs?: number): QueueAssertion {
   return plainQueueAssertion(

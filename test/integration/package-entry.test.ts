@@ -18,9 +18,16 @@ describe('the built package', () => {
 
   it('is importable from CommonJS by its name, with every entry point', async () => {
     const script =
-      "const w = require('warren'); const t = require('warren/testing'); console.log(JSON.stringify([typeof w.createWarren, typeof w.Job, typeof w.defineTopology, typeof w.WarrenError, typeof t.runJob]))";
+      "const w = require('warren'); const t = require('warren/testing'); const o = require('warren/ops'); console.log(JSON.stringify([typeof w.createWarren, typeof w.Job, typeof w.defineTopology, typeof w.WarrenError, typeof t.runJob, typeof o.createOps]))";
     const { stdout } = await run(process.execPath, ['-e', script], { cwd });
-    assert.deepEqual(JSON.parse(stdout), ['function', 'function', 'function', 'function', 'function']);
+    assert.deepEqual(JSON.parse(stdout), [
+      'function',
+      'function',
+      'function',
+      'function',
+      'function',
+      'function',
+    ]);
   });
 
   it('is importable from ESM with named imports', async () => {
@@ -31,7 +38,12 @@ describe('the built package', () => {
   });
 
   it('ships type declarations for every entry point', () => {
-    for (const entry of ['dist/src/index.d.ts', 'dist/src/nest/index.d.ts', 'dist/src/testing/index.d.ts']) {
+    for (const entry of [
+      'dist/src/index.d.ts',
+      'dist/src/nest/index.d.ts',
+      'dist/src/testing/index.d.ts',
+      'dist/src/ops/index.d.ts',
+    ]) {
       assert.ok(statSync(join(cwd, entry), { throwIfNoEntry: false }), `${entry} is missing`);
     }
   });

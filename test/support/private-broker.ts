@@ -9,6 +9,7 @@
  * | ------- | --------------- | -------------------------------------------------- |
  * | `wsolo` | 127.0.0.1:5690  | one standalone node: restart, crash, alarms        |
  * | `w1..3` | 127.0.0.1:5681-3| a 3-node cluster: node loss, quorum leader failover|
+ * | `wmgmt` | 127.0.0.1:5696  | management plugin on (HTTP 127.0.0.1:15696): ops   |
  *
  * Every function here is safe to call repeatedly (start on a running node returns at once, stop/kill
  * on a stopped node is a no-op) and concurrently from several test processes (the script serialises
@@ -38,6 +39,12 @@ export interface PrivateNode {
   port: number;
   /** AMQP URL for amqplib, `amqp://guest:guest@127.0.0.1:<port>` (guest works over loopback). */
   url: string;
+}
+
+/** The management node: a private node with the management plugin's HTTP API on. */
+export interface ManagementNode extends PrivateNode {
+  /** Management HTTP API root, `http://127.0.0.1:15696` (guest/guest over loopback). */
+  managementUrl: string;
 }
 
 /** Cluster node index: w1, w2 or w3. */
@@ -213,6 +220,22 @@ export async function killSingleNode(): Promise<void> {
 /** Stops the standalone node (killing it if it will not stop) and deletes its data. Never throws. */
 export async function cleanSingleNode(): Promise<void> {
   await cleanup('cleanSingleNode', ['single', 'clean']);
+}
+
+/** The management node's coordinates (whether or not it runs). */
+export function managementNode(): ManagementNode {
+  return { ...nodeInfo('wmgmt', 5696), managementUrl: 'http://127.0.0.1:15696' };
+}
+
+/** Starts the node with the management plugin (keeping its data); resolves once it accepts AMQP. */
+export async function startManagementNode(): Promise<ManagementNode> {
+  await runScript(['mgmt', 'start'], TIMEOUT_MS.start);
+  return managementNode();
+}
+
+/** Stops the management node (killing it if it will not stop) and deletes its data. Never throws. */
+export async function cleanManagementNode(): Promise<void> {
+  await cleanup('cleanManagementNode', ['mgmt', 'clean']);
 }
 
 /**

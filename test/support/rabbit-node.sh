@@ -4,6 +4,7 @@
 # other tests use. Fault tests stop, kill and restart these nodes; the shared one must stay up.
 #
 #   rabbit-node.sh single  start|stop|restart|kill|clean|status
+#   rabbit-node.sh mgmt    start|stop|clean|status          (wmgmt: the management plugin on)
 #   rabbit-node.sh cluster start|stop|clean|status|kill-node N|start-node N
 #   rabbit-node.sh ctl     NODE rabbitmqctl-args...      e.g. ctl wsolo close_all_connections "test"
 #   rabbit-node.sh queues  NODE rabbitmq-queues-args...  e.g. queues w2 quorum_status my-queue
@@ -11,6 +12,7 @@
 #   node     AMQP             distribution     data + logs
 #   wsolo    127.0.0.1:5690   127.0.0.1:25690  $WARREN_NODE_DIR/wsolo/{mnesia,log}
 #   w1..w3   127.0.0.1:568N   127.0.0.1:2568N  $WARREN_NODE_DIR/wN/{mnesia,log}
+#   wmgmt    127.0.0.1:5696   127.0.0.1:25696  $WARREN_NODE_DIR/wmgmt/{mnesia,log}; management HTTP 15696
 #   WARREN_NODE_DIR defaults to ${TMPDIR:-/tmp}/warren-nodes. Node names are <node>@$(hostname -s).
 #
 # Contract: `start` returns only when the node(s) accept AMQP and is idempotent; `stop` is graceful
@@ -55,11 +57,19 @@ as_rmq() {
 }
 
 # ---- node table --------------------------------------------------------------------------------
-short_name() { local n=${1%@*}; case "$n" in wsolo|w1|w2|w3) echo "$n" ;; *) die "not a private test node: '$1' (expected wsolo, w1, w2 or w3)" ;; esac; }
+short_name() { local n=${1%@*}; case "$n" in wsolo|w1|w2|w3|wmgmt) echo "$n" ;; *) die "not a private test node: '$1' (expected wsolo, w1, w2, w3 or wmgmt)" ;; esac; }
 full_name() { local s; s=$(short_name "$1") || exit 1; echo "$s@$HOST"; }
-amqp_port() { case "$1" in wsolo) echo 5690 ;; w[123]) echo $((5680 + ${1#w})) ;; esac; }
+amqp_port() { case "$1" in wsolo) echo 5690 ;; w[123]) echo $((5680 + ${1#w})) ;; wmgmt) echo 5696 ;; esac; }
 dist_port() { echo $((20000 + $(amqp_port "$1"))); }
 node_dir() { echo "$BASE/$1"; }
+# wmgmt runs the management plugin (HTTP on 127.0.0.1:15696) for the ops topology drift tests
+node_plugins() { case "$1" in wmgmt) echo '[rabbitmq_management].' ;; *) : ;; esac; }
+node_conf() {  # node_conf NODE DIR: a config file for nodes that need one, else nothing
+  case "$1" in
+    wmgmt) printf '%s\n' "management.tcp.port = 15696" "management.tcp.ip = 127.0.0.1" > "$2/rabbitmq.conf"
+           echo "$2/rabbitmq.conf" ;;
+  esac
+}
 
 # ---- probes (cheap: no Erlang VM is started for these) -----------------------------------------
 # pids of the VM(s) we launched for node $1, recognised by the marker in their environment
@@ -102,7 +112,7 @@ launch_node() {
   port_listening "$dist" && die "127.0.0.1:$dist is taken by another process: $(port_owner "$dist")"
   mkdir -p "$dir/mnesia" "$dir/log"
   rm -f "$dir/pid"   # stale after a SIGKILL; rabbit writes a fresh one on boot
-  : > "$dir/enabled_plugins"
+  node_plugins "$n" > "$dir/enabled_plugins"
   conf="$dir/none"   # does not exist: keeps /etc/rabbitmq/rabbitmq.conf (listener on 5672) out
   if [ -n "$seed" ]; then
     conf="$dir/rabbitmq.conf"
@@ -110,6 +120,7 @@ launch_node() {
       "cluster_formation.classic_config.nodes.1 = $(full_name "$seed")" > "$conf"
   else
     rm -f "$dir/rabbitmq.conf"
+    [ -z "$(node_conf "$n" "$dir")" ] || conf="$dir/rabbitmq.conf"
   fi
   chown -R "$RUN_AS" "$dir"
   as_rmq test -w "$dir/mnesia" || die "$RUN_AS cannot write $dir (set WARREN_NODE_DIR to a directory it can reach)"
@@ -320,7 +331,7 @@ with_lock() {
 }
 
 usage() {
-  sed -n '6,9p' "$0" >&2
+  sed -n '6,10p' "$0" >&2
   exit 2
 }
 
@@ -333,6 +344,14 @@ case "${1:-}" in
       kill)    with_lock; kill_node wsolo ;;
       clean)   with_lock; clean_node wsolo ;;
       status)  status_node wsolo ;;
+      *) usage ;;
+    esac ;;
+  mgmt)
+    case "${2:-}" in
+      start)   with_lock; start_node wmgmt ;;
+      stop)    with_lock; stop_node wmgmt ;;
+      clean)   with_lock; clean_node wmgmt ;;
+      status)  status_node wmgmt ;;
       *) usage ;;
     esac ;;
   cluster)

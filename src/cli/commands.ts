@@ -1,0 +1,166 @@
+import type { PauseResult, ProcessStatus, WarrenOps } from '../ops';
+import { CliError } from './cli-error';
+import { confirm } from './confirm';
+import { formatTable } from './table';
+
+/** What a command hands back: the value for --json, the text for people, and the exit code. */
+export interface CommandResult {
+  readonly json: unknown;
+  readonly text: string;
+  readonly exitCode: number;
+}
+
+export interface CommandContext {
+  readonly ops: WarrenOps;
+  readonly args: readonly string[];
+  readonly yes: boolean;
+}
+
+type Command = (ctx: CommandContext) => Promise<CommandResult>;
+
+const ok = (json: unknown, text: string, exitCode = 0): CommandResult => ({ json, text, exitCode });
+
+function arg(ctx: CommandContext, index: number, name: string): string {
+  const value = ctx.args[index];
+  if (value === undefined) throw new CliError(`missing <${name}>`);
+  return value;
+}
+
+function processLabel(p: ProcessStatus): string {
+  return `${p.host}:${p.pid}`;
+}
+
+function pauseText(verb: string, result: PauseResult): string {
+  const lines = [
+    `${verb} ${result.queue}: confirmed by ${result.confirmed.length} process(es)` +
+      (result.confirmed.length ? ` (${result.confirmed.map(processLabel).join(', ')})` : ''),
+  ];
+  if (result.unconfirmed.length)
+    lines.push(`not confirmed by ${result.unconfirmed.map(processLabel).join(', ')}`);
+  if (result.silent) lines.push(`${result.silent} listening process(es) did not answer`);
+  return lines.join('\n');
+}
+
+export const COMMANDS: Readonly<Record<string, Command>> = {
+  async queues({ ops }) {
+    const queues = await ops.queues();
+    const rows = queues.map((q) => [
+      q.key,
+      q.type,
+      q.exists ? String(q.ready) : 'missing',
+      q.unacked === undefined ? '-' : String(q.unacked),
+      String(q.consumers),
+      String(q.dead),
+      q.paused ? 'paused' : '',
+    ]);
+    return ok(
+      queues,
+      formatTable(['QUEUE', 'TYPE', 'READY', 'UNACKED', 'CONSUMERS', 'DEAD', 'PAUSED'], rows),
+    );
+  },
+
+  async processes({ ops }) {
+    const report = await ops.processes();
+    const rows = report.processes.map((p) => [
+      p.id.slice(0, 8),
+      p.host,
+      String(p.pid),
+      p.version,
+      p.isLeader ? 'leader' : '',
+      p.queues.map((q) => (q.paused ? `${q.key}(paused: ${q.holders.join('+')})` : q.key)).join(' '),
+      p.breakers.map((b) => `${b.name}=${b.state}`).join(' '),
+    ]);
+    const text = [
+      report.processes.length
+        ? formatTable(['ID', 'HOST', 'PID', 'VERSION', 'CRON', 'QUEUES', 'BREAKERS'], rows)
+        : 'no warren process answered',
+      ...(report.silent ? [`${report.silent} listening process(es) did not answer`] : []),
+    ].join('\n');
+    return ok(report, text);
+  },
+
+  async pause(ctx) {
+    const queue = arg(ctx, 0, 'queue');
+    await confirm(`Pause queue '${queue}' in every process?`, ctx.yes, `pause ${queue}`);
+    const result = await ctx.ops.pause(queue);
+    return ok(result, pauseText('paused', result));
+  },
+
+  async resume(ctx) {
+    const queue = arg(ctx, 0, 'queue');
+    await confirm(`Resume queue '${queue}' in every process?`, ctx.yes, `resume ${queue}`);
+    const result = await ctx.ops.resume(queue);
+    return ok(result, pauseText('resumed', result));
+  },
+
+  async publish(ctx) {
+    const job = arg(ctx, 0, 'job');
+    const text = arg(ctx, 1, 'json');
+    let data: unknown;
+    try {
+      data = JSON.parse(text);
+    } catch {
+      throw new CliError(`<json> is not valid JSON: ${text.slice(0, 80)}`);
+    }
+    const published = await ctx.ops.publish(job, data);
+    return ok(published, `published ${job} as job ${published.jobId}`);
+  },
+
+  async schedules({ ops }) {
+    const schedules = await ops.schedules();
+    const rows = schedules.map((s) => [
+      s.id,
+      s.job,
+      s.pattern,
+      s.tz,
+      s.nextFireAt.toISOString(),
+      s.heldBy.length === 0 ? 'no process holds it' : (s.firedBy?.slice(0, 8) ?? 'no leader'),
+    ]);
+    const text = schedules.length
+      ? formatTable(['ID', 'JOB', 'PATTERN', 'TZ', 'NEXT', 'FIRED BY'], rows)
+      : 'no schedule is declared or held by a running process';
+    return ok(schedules, text);
+  },
+
+  async 'topology plan'({ ops }) {
+    const entries = ops.topology.plan();
+    return ok(
+      entries,
+      formatTable(
+        ['ENTITY', 'NAME', 'SETTINGS'],
+        entries.map((e) => [e.entity, e.name, e.settings]),
+      ),
+    );
+  },
+
+  async 'topology diff'({ ops }) {
+    const diff = await ops.topology.diff();
+    const rows = diff.drift.map((d) => [d.kind, d.entity, d.name, d.differences.join('; ')]);
+    const text = diff.inSync
+      ? 'in sync: the broker matches the plan'
+      : formatTable(['DRIFT', 'ENTITY', 'NAME', 'DETAIL'], rows);
+    return ok(diff, text, diff.inSync ? 0 : 2);
+  },
+
+  async 'topology verify'({ ops }) {
+    const report = await ops.topology.verify();
+    const rows = report.checks.map((c) => [c.ok ? 'ok' : 'FAIL', c.subject, c.check, c.detail]);
+    return ok(report, formatTable(['', 'SUBJECT', 'CHECK', 'DETAIL'], rows), report.ok ? 0 : 2);
+  },
+
+  async 'topology apply'(ctx) {
+    await confirm(
+      'Declare the planned topology on the broker (nothing is deleted)?',
+      ctx.yes,
+      'apply the topology',
+    );
+    const result = await ctx.ops.topology.apply();
+    const text =
+      result.created === undefined
+        ? 'declared the plan (idempotent; give the management API to see what was missing)'
+        : result.created.length
+          ? `created ${result.created.length}:\n${result.created.join('\n')}`
+          : 'nothing was missing';
+    return ok(result, text);
+  },
+};

@@ -1,0 +1,142 @@
+#!/usr/bin/env node
+/**
+ * The `warren` command: the operations API (warren/ops) for people and scripts. Every failure exits
+ * non-zero with one line on stderr; `topology diff` and `verify` exit 2 when the broker drifted.
+ *
+ * Arguments are parsed with Node's util.parseArgs: built in (no dependency to keep in step), strict
+ * about unknown options, and enough for a handful of subcommands.
+ */
+import { parseArgs } from 'node:util';
+import { WarrenError } from '../index';
+import { createOps, WARREN_VERSION, type OpsOptions } from '../ops';
+import { CliError } from './cli-error';
+import { COMMANDS } from './commands';
+import { firstLine, loadConfig } from './load-config';
+
+const USAGE = `usage: warren <command> [options]
+
+commands:
+  queues                     job queues: ready, unacked, consumers, dead letters, paused
+  processes                  the warren processes running, what they consume, breakers, cron leader
+  pause <queue>              stop consuming <queue> in every process (running jobs finish)
+  resume <queue>             undo pause
+  publish <job> <json>       publish a job
+  schedules                  cron schedules with their next fire time
+  topology plan              what warren declares for this config (no broker needed)
+  topology diff              missing / extra / different on the broker; exits 2 on drift
+  topology verify            queue types, delivery limits, dead-letter wiring, bindings; exits 2 on failure
+  topology apply             declare what is missing (never deletes)
+
+options:
+  --config <file>            config module (default: ./warren.config.js, .cjs, .mjs or .ts)
+  --url <amqp-url>           broker (default: $WARREN_URL, $AMQP_URL, then the config's url)
+  --management-url <url>     management HTTP API, e.g. http://127.0.0.1:15672 ($WARREN_MANAGEMENT_URL)
+  --management-user <name>   ($WARREN_MANAGEMENT_USER, default guest)
+  --management-password <p>  ($WARREN_MANAGEMENT_PASSWORD, default guest)
+  --timeout <ms>             how long to wait for processes to answer (default 1500)
+  --json                     print JSON for scripts instead of tables
+  --yes                      do not ask before pause, resume, apply
+  -h, --help                 this help
+  --version                  warren's version`;
+
+const OPTIONS = {
+  config: { type: 'string' },
+  url: { type: 'string' },
+  'management-url': { type: 'string' },
+  'management-user': { type: 'string' },
+  'management-password': { type: 'string' },
+  timeout: { type: 'string' },
+  json: { type: 'boolean' },
+  yes: { type: 'boolean', short: 'y' },
+  help: { type: 'boolean', short: 'h' },
+  version: { type: 'boolean' },
+} as const;
+
+type Values = ReturnType<typeof parse>['values'];
+
+function parse(argv: readonly string[]) {
+  try {
+    return parseArgs({ args: [...argv], options: OPTIONS, allowPositionals: true, strict: true });
+  } catch (error) {
+    throw new CliError(`${firstLine(error)} (see warren --help)`);
+  }
+}
+
+/** The command's name and its own arguments: `topology` takes a sub-command. */
+function commandOf(positionals: readonly string[]): { name: string; args: string[] } {
+  const [first, second, ...rest] = positionals;
+  if (first === undefined) throw new CliError('missing <command> (see warren --help)');
+  const name = first === 'topology' ? `topology ${second ?? ''}`.trim() : first;
+  if (!(name in COMMANDS)) throw new CliError(`unknown command '${name}' (see warren --help)`);
+  return { name, args: first === 'topology' ? rest : positionals.slice(1) };
+}
+
+function opsOptions(config: OpsOptions, values: Values): OpsOptions {
+  const env = process.env;
+  const url = values.url ?? env.WARREN_URL ?? env.AMQP_URL ?? config.url;
+  const managementUrl = values['management-url'] ?? env.WARREN_MANAGEMENT_URL ?? config.management?.url;
+  let replyTimeoutMs = config.replyTimeoutMs;
+  if (values.timeout !== undefined) {
+    replyTimeoutMs = Number(values.timeout);
+    if (!Number.isInteger(replyTimeoutMs) || replyTimeoutMs < 1)
+      throw new CliError(`--timeout must be a whole number of milliseconds >= 1 (got ${values.timeout})`);
+  }
+  return {
+    ...config,
+    ...(url !== undefined ? { url } : {}),
+    ...(replyTimeoutMs !== undefined ? { replyTimeoutMs } : {}),
+    connection: { connectTimeoutMs: 3000, ...config.connection },
+    ...(managementUrl !== undefined
+      ? {
+          management: {
+            ...config.management,
+            url: managementUrl,
+            ...optional('username', values['management-user'] ?? env.WARREN_MANAGEMENT_USER),
+            ...optional('password', values['management-password'] ?? env.WARREN_MANAGEMENT_PASSWORD),
+          },
+        }
+      : {}),
+  };
+}
+
+function optional<K extends string>(key: K, value: string | undefined): { [P in K]?: string } {
+  return (value === undefined ? {} : { [key]: value }) as { [P in K]?: string };
+}
+
+/** Runs the command line; resolves with the exit code. Writes results to stdout, the reason to stderr. */
+export async function main(argv: readonly string[]): Promise<number> {
+  let ops: ReturnType<typeof createOps> | undefined;
+  try {
+    const { values, positionals } = parse(argv);
+    if (values.help || values.version) {
+      print(values.help ? USAGE : WARREN_VERSION);
+      return 0;
+    }
+    const { name, args } = commandOf(positionals);
+    const config = await loadConfig(values.config);
+    ops = createOps(opsOptions(config, values));
+    const result = await COMMANDS[name]!({ ops, args, yes: values.yes ?? false });
+    print(values.json ? JSON.stringify(result.json, null, 2) : result.text);
+    return result.exitCode;
+  } catch (error) {
+    const code = error instanceof WarrenError ? ` [${error.code}]` : '';
+    process.stderr.write(`warren: ${firstLine(error)}${code}\n`);
+    return error instanceof CliError ? error.exitCode : 1;
+  } finally {
+    await ops?.close().catch(() => undefined);
+  }
+}
+
+function print(text: string): void {
+  process.stdout.write(`${text}\n`);
+}
+
+if (require.main === module) {
+  main(process.argv.slice(2)).then(
+    (code) => process.exit(code),
+    (error: unknown) => {
+      process.stderr.write(`warren: ${firstLine(error)}\n`);
+      process.exit(1);
+    },
+  );
+}

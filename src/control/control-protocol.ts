@@ -1,0 +1,133 @@
+/**
+ * The control protocol: what warren/ops sends on the control exchange (`<namespace>.warren.control`,
+ * fanout) and what every warren process answers. JSON, content type application/json.
+ *
+ * Request (ops -> every process), properties `replyTo` (RabbitMQ direct reply-to) and `correlationId`:
+ *   { "v": 1, "command": "status" }
+ *   { "v": 1, "command": "sync-pause", "queue": "<queue key>" }
+ * `sync-pause` does not say "pause" or "resume": it tells the process that an operator changed the
+ * pause marker of that queue, and the process reads the marker on the broker (the single source of
+ * truth) and holds or releases the queue accordingly. A forged request can therefore make a process
+ * re-read the broker, never pause a queue nobody paused.
+ *
+ * Reply (process -> replyTo, same correlationId): { "v": 1, "command": ..., "queue"?: ...,
+ * "process": ProcessStatus }.
+ *
+ * Control messages come from outside the process and are untrusted: a request that does not parse, has
+ * another version, an unknown command, a malformed queue key or no reply address is ignored (logged),
+ * never acted on and never a crash.
+ */
+
+export const CONTROL_PROTOCOL_VERSION = 1;
+export const CONTROL_COMMANDS = ['status', 'sync-pause'] as const;
+export type ControlCommand = (typeof CONTROL_COMMANDS)[number];
+
+/** Requests larger than this are not parsed. */
+export const MAX_CONTROL_MESSAGE_BYTES = 64 * 1024;
+const QUEUE_KEY = /^[A-Za-z0-9_.:-]{1,200}$/;
+
+export interface ControlRequest {
+  readonly v: typeof CONTROL_PROTOCOL_VERSION;
+  readonly command: ControlCommand;
+  /** The queue key, for `sync-pause`. */
+  readonly queue?: string;
+}
+
+/** One job queue as a process sees it. */
+export interface ProcessQueueStatus {
+  /** Topology key (`email`). */
+  readonly key: string;
+  /** Whether this process has a subscription on the queue now. */
+  readonly consuming: boolean;
+  /** Held by anyone: code (`user`), an operator (`operator`) or an open circuit breaker (its name). */
+  readonly paused: boolean;
+  readonly holders: readonly string[];
+  readonly activeJobs: number;
+}
+
+export interface ProcessScheduleStatus {
+  readonly id: string;
+  readonly job: string;
+  readonly pattern: string;
+  readonly tz: string;
+  /** ISO 8601. */
+  readonly nextFireAt: string;
+  readonly lastFiredAt?: string;
+}
+
+/** What a warren process says about itself. */
+export interface ProcessStatus {
+  /** Random per warren instance, fixed for its life. */
+  readonly id: string;
+  readonly host: string;
+  readonly pid: number;
+  /** warren's version in that process. */
+  readonly version: string;
+  /** ISO 8601 time the instance was created. */
+  readonly startedAt: string;
+  readonly connected: boolean;
+  /** Job queues this process has handlers for. */
+  readonly queues: readonly ProcessQueueStatus[];
+  readonly breakers: readonly { readonly name: string; readonly state: string }[];
+  /** Whether it leads cron now (fires the schedules). */
+  readonly isLeader: boolean;
+  readonly schedules: readonly ProcessScheduleStatus[];
+}
+
+export interface ControlReply {
+  readonly v: typeof CONTROL_PROTOCOL_VERSION;
+  readonly command: ControlCommand;
+  readonly queue?: string;
+  readonly process: ProcessStatus;
+}
+
+/** A parsed request, or the reason it is refused. */
+export function parseControlRequest(content: Buffer): ControlRequest | { readonly refused: string } {
+  if (content.length > MAX_CONTROL_MESSAGE_BYTES)
+    return { refused: `larger than ${MAX_CONTROL_MESSAGE_BYTES} bytes` };
+  let body: unknown;
+  try {
+    body = JSON.parse(content.toString('utf8'));
+  } catch {
+    return { refused: 'not JSON' };
+  }
+  if (body === null || typeof body !== 'object' || Array.isArray(body)) return { refused: 'not an object' };
+  const { v, command, queue } = body as Record<string, unknown>;
+  if (v !== CONTROL_PROTOCOL_VERSION) return { refused: `unsupported version ${JSON.stringify(v)}` };
+  if (!CONTROL_COMMANDS.includes(command as ControlCommand))
+    return { refused: `unknown command ${JSON.stringify(command)?.slice(0, 60)}` };
+  if (command === 'sync-pause') {
+    if (typeof queue !== 'string' || !QUEUE_KEY.test(queue))
+      return { refused: `sync-pause needs a queue key (got ${JSON.stringify(queue)?.slice(0, 60)})` };
+    return { v, command, queue };
+  }
+  return { v, command: command as ControlCommand };
+}
+
+/** A parsed reply, or undefined when it is not one (replies are untrusted too). */
+export function parseControlReply(content: Buffer): ControlReply | undefined {
+  if (content.length > 16 * MAX_CONTROL_MESSAGE_BYTES) return undefined;
+  let body: unknown;
+  try {
+    body = JSON.parse(content.toString('utf8'));
+  } catch {
+    return undefined;
+  }
+  const reply = body as Partial<ControlReply> | null;
+  if (reply === null || typeof reply !== 'object' || reply.v !== CONTROL_PROTOCOL_VERSION) return undefined;
+  const p = reply.process as Partial<ProcessStatus> | undefined;
+  if (
+    typeof p !== 'object' ||
+    p === null ||
+    typeof p.id !== 'string' ||
+    typeof p.host !== 'string' ||
+    typeof p.pid !== 'number' ||
+    typeof p.version !== 'string' ||
+    !Array.isArray(p.queues) ||
+    !Array.isArray(p.breakers) ||
+    !Array.isArray(p.schedules) ||
+    typeof p.isLeader !== 'boolean'
+  )
+    return undefined;
+  return reply as ControlReply;
+}

@@ -1,0 +1,21 @@
+/**
+ * warren/ops: the operations API (queues, processes, pause and resume across processes, schedules,
+ * publish, topology plan/diff/apply/verify). Explicit named exports only.
+ */
+export { createOps, WarrenOps } from './ops';
+export { WARREN_VERSION } from '../core';
+export { UnknownQueueError, ManagementApiError } from './ops-errors';
+export { OPS_DEFAULTS, resolveOpsOptions, type OpsOptions, type ManagementOptions } from './options';
+export { diffTopology, type TopologyDiff, type Drift, type DriftKind } from './topology-diff';
+export { verifyTopology, type VerifyReport, type VerifyCheck } from './topology-verify';
+export { describePlan, mergeSchedules, type DeclaredSchedule } from './describe-plan';
+export type {
+  QueueOverview,
+  PauseResult,
+  ProcessesReport,
+  ScheduleOverview,
+  PlanEntry,
+  ApplyResult,
+} from './ops-results';
+export type { BrokerState, BrokerQueue, BrokerExchange, BrokerBinding } from './management-api';
+export type { ProcessStatus, ProcessQueueStatus, ProcessScheduleStatus } from '../control';

@@ -1,0 +1,72 @@
+import type { ProcessStatus } from '../control';
+import type { QueueType } from '../topology';
+
+/** One job queue as the broker (and, with the management API, its unacked count) tells it. */
+export interface QueueOverview {
+  /** Topology key (`email`). */
+  readonly key: string;
+  /** Full broker name (`<namespace>.email`). */
+  readonly name: string;
+  readonly type: QueueType;
+  /** False when the queue is not on the broker (see `topology diff`); the counts are then 0. */
+  readonly exists: boolean;
+  /** Messages waiting to be delivered. */
+  readonly ready: number;
+  readonly consumers: number;
+  /** Delivered, not yet acknowledged: running jobs. Only with the management API, else undefined. */
+  readonly unacked: number | undefined;
+  /** Messages in its parking queue (dead letters). */
+  readonly dead: number;
+  /** Whether an operator paused it (its pause marker exists). */
+  readonly paused: boolean;
+}
+
+/** What `pause` and `resume` report: the state kept on the broker and who obeyed. */
+export interface PauseResult {
+  readonly queue: string;
+  /** The operator's pause as now recorded on the broker. */
+  readonly paused: boolean;
+  /** Processes that run the queue's jobs and report the new state. */
+  readonly confirmed: readonly ProcessStatus[];
+  /** Processes that run the queue's jobs and answered with the old state (retry, or look at them). */
+  readonly unconfirmed: readonly ProcessStatus[];
+  /**
+   * Processes listening on the control exchange that did not answer in time. Known only through the
+   * management API (it counts the listeners); undefined without it.
+   */
+  readonly silent: number | undefined;
+}
+
+/** The processes that answered, and how many listening ones did not (management API only). */
+export interface ProcessesReport {
+  readonly processes: readonly ProcessStatus[];
+  readonly silent: number | undefined;
+}
+
+/** A schedule across the processes that hold it. */
+export interface ScheduleOverview {
+  readonly id: string;
+  readonly job: string;
+  readonly pattern: string;
+  readonly tz: string;
+  readonly nextFireAt: Date;
+  readonly lastFiredAt: Date | undefined;
+  /** Ids of the processes that hold it. */
+  readonly heldBy: readonly string[];
+  /** The id of the process that fires it (the cron leader among its holders), if one leads. */
+  readonly firedBy: string | undefined;
+  /** Declared by a `@Cron` of the config's job classes (else added at runtime by `warren.schedule`). */
+  readonly declared: boolean;
+}
+
+/** One row of the planned topology, for people. */
+export interface PlanEntry {
+  readonly entity: 'exchange' | 'queue' | 'binding';
+  readonly name: string;
+  readonly settings: string;
+}
+
+/** What `apply` did: declared everything (idempotent); with the management API, which ones were missing. */
+export interface ApplyResult {
+  readonly created: readonly string[] | undefined;
+}

@@ -1,0 +1,275 @@
+import 'reflect-metadata';
+import { ConfirmPublisher, ConnectionManager, resolveConnectionOptions } from '../connection';
+import { PauseMarkers, type ControlReply, type ProcessStatus } from '../control';
+import { createSilentLogger, type PublishedJob, type PublishOptions } from '../core';
+import { readJobDefinition, type JobClass } from '../decorators';
+import type { ScheduleSpec } from '../scheduler';
+import { JobPublisher, resolvePublisherOptions } from '../publisher';
+import { applyTopology, planTopology, type PlannedQueue, type TopologyPlan } from '../topology';
+import { resolveWarrenTopologyOptions } from '../warren-options';
+import { readSchedulingDeclarations } from '../warren-scheduling';
+import { ControlClient } from './control-client';
+import { describePlan, mergeSchedules } from './describe-plan';
+import { ManagementApi, type BrokerState } from './management-api';
+import { ManagementApiError, UnknownQueueError } from './ops-errors';
+import type {
+  ApplyResult,
+  PauseResult,
+  PlanEntry,
+  ProcessesReport,
+  QueueOverview,
+  ScheduleOverview,
+} from './ops-results';
+import { resolveOpsOptions, type OpsOptions, type ResolvedOpsOptions } from './options';
+import { diffTopology, type TopologyDiff } from './topology-diff';
+import { verifyTopology, type VerifyReport } from './topology-verify';
+
+/**
+ * The operations API: what an operator can see and do, for code, the `warren` command and the dashboard
+ * alike (neither can do anything this cannot). Typed results, typed errors, no printing. Connects on
+ * first use; `topology.plan()` needs no broker at all. Create it with {@link createOps}.
+ */
+export class WarrenOps {
+  readonly plan: TopologyPlan;
+  private readonly crons: readonly ScheduleSpec[];
+  private readonly options: ResolvedOpsOptions;
+  private manager: ConnectionManager | undefined;
+  private connecting: Promise<ConnectionManager> | undefined;
+  private publisher: JobPublisher | undefined;
+  private confirms: ConfirmPublisher | undefined;
+
+  /** @internal use createOps */
+  constructor(private readonly input: OpsOptions) {
+    this.options = resolveOpsOptions(input);
+    const jobs: readonly JobClass[] = input.jobs ?? [];
+    const scheduling = readSchedulingDeclarations(input.scheduler, jobs, jobs);
+    this.crons = scheduling.crons;
+    this.plan = planTopology({
+      topology: input.topology ?? {},
+      jobs: jobs.map((job) => readJobDefinition(job)),
+      options: resolveWarrenTopologyOptions(input),
+      leaderElection: scheduling.scheduler.enabled,
+      limiters: [...scheduling.limiters.values()].map((l) => ({ key: l.key, maxPermits: l.max })),
+    });
+  }
+
+  /** Every job queue: ready, consumers, dead letters, operator pause; unacked with the management API. */
+  async queues(): Promise<QueueOverview[]> {
+    const manager = await this.connect();
+    const markers = this.markers(manager);
+    const management = this.options.management ? await this.management().state() : undefined;
+    return Promise.all(
+      this.jobQueues().map(async (q): Promise<QueueOverview> => {
+        const [counts, dead, paused] = await Promise.all([
+          count(manager, q.name),
+          count(manager, q.deadQueue!),
+          markers.isPaused(q.key!),
+        ]);
+        const unacked = management?.queues.find((b) => b.name === q.name)?.unacked;
+        return {
+          key: q.key!,
+          name: q.name,
+          type: q.type,
+          exists: counts !== undefined,
+          ready: counts?.messageCount ?? 0,
+          consumers: counts?.consumerCount ?? 0,
+          unacked: management ? (unacked ?? 0) : undefined,
+          dead: dead?.messageCount ?? 0,
+          paused,
+        };
+      }),
+    );
+  }
+
+  /** The warren processes of this namespace that answer within `replyTimeoutMs`, with what they run. */
+  async processes(): Promise<ProcessesReport> {
+    const { replies, silent } = await this.ask({ command: 'status' });
+    return { processes: replies.map((r) => r.process), silent };
+  }
+
+  /**
+   * Pauses a job queue in every process: records the pause on the broker (so processes that start or
+   * reconnect later stay paused), then tells every process, which stops taking jobs from it (running
+   * ones finish). Combines with circuit breakers: the queue runs only when nobody holds it.
+   */
+  async pause(queue: string): Promise<PauseResult> {
+    return this.setPaused(queue, true);
+  }
+
+  /** Undoes `pause`. A queue an open circuit breaker (or code) still holds stays paused until released. */
+  async resume(queue: string): Promise<PauseResult> {
+    return this.setPaused(queue, false);
+  }
+
+  /**
+   * The schedules the running processes hold and those the config's `@Cron`s declare, with their next
+   * fire time and the process firing them.
+   */
+  async schedules(): Promise<ScheduleOverview[]> {
+    const now = Date.now();
+    const declared = this.crons.map((spec) => ({
+      id: spec.id,
+      job: spec.job,
+      pattern: spec.cron.pattern,
+      tz: spec.cron.tz,
+      nextFireAt: new Date(spec.cron.nextAfter(now)),
+    }));
+    return mergeSchedules((await this.processes()).processes, declared);
+  }
+
+  /** Publishes a job by name (confirmed by the broker), as `warren.publish` does. */
+  async publish(job: string, data: unknown, options?: PublishOptions): Promise<PublishedJob> {
+    await this.connect();
+    return this.publisher!.publish(job, data, options);
+  }
+
+  /** Topology as code against the broker: plan (offline), diff and verify (management API), apply. */
+  readonly topology = {
+    /** Every entity warren declares for this configuration. No broker needed. */
+    plan: (): PlanEntry[] => describePlan(this.plan),
+    /** What is missing, extra or different on the broker. Needs the management API. */
+    diff: async (): Promise<TopologyDiff> => diffTopology(this.plan, await this.management().state()),
+    /** Checks queue types, delivery limits, dead-letter wiring and bindings. Needs the management API. */
+    verify: async (): Promise<VerifyReport> => verifyTopology(this.plan, await this.management().state()),
+    /**
+     * Declares the plan; creates what is missing, never deletes. An entity of the same name with other
+     * settings fails with TopologyConflictError (it is never re-created to fit).
+     */
+    apply: async (): Promise<ApplyResult> => {
+      const before = this.options.management
+        ? diffTopology(this.plan, await this.management().state())
+        : undefined;
+      const manager = await this.connect();
+      await applyTopology(this.plan, () => manager.openChannel());
+      return {
+        created: before?.drift.filter((d) => d.kind === 'missing').map((d) => `${d.entity} ${d.name}`),
+      };
+    },
+  };
+
+  /** Closes the connection (if one was opened). */
+  async close(): Promise<void> {
+    const manager = this.manager ?? (await this.connecting?.catch(() => undefined));
+    await this.confirms?.close().catch(() => undefined);
+    await manager?.close();
+  }
+
+  private async setPaused(queue: string, paused: boolean): Promise<PauseResult> {
+    const planned = this.jobQueues().find((q) => q.key === queue);
+    if (!planned)
+      throw new UnknownQueueError(
+        queue,
+        this.jobQueues().map((q) => q.key!),
+      );
+    const manager = await this.connect();
+    const markers = this.markers(manager);
+    if (paused) await markers.mark(queue);
+    else await markers.unmark(queue);
+    const { replies, silent } = await this.ask({ command: 'sync-pause', queue });
+    const runners = replies.map((r) => r.process).filter((p) => p.queues.some((q) => q.key === queue));
+    const obeyed = (p: ProcessStatus) => {
+      const state = p.queues.find((q) => q.key === queue)!;
+      return paused
+        ? state.paused && state.holders.includes('operator')
+        : !state.holders.includes('operator');
+    };
+    return {
+      queue,
+      paused,
+      confirmed: runners.filter(obeyed),
+      unconfirmed: runners.filter((p) => !obeyed(p)),
+      silent,
+    };
+  }
+
+  /** Asks every process; with the management API, stops once every listener answered and counts the silent. */
+  private async ask(request: { command: 'status' | 'sync-pause'; queue?: string }) {
+    const manager = await this.connect();
+    const client = new ControlClient(this.plan.naming, () => manager.openChannel());
+    const listeners = this.options.management ? await this.listeners() : undefined;
+    const replies: ControlReply[] = await client.ask(request, this.options.replyTimeoutMs, listeners);
+    const silent = listeners === undefined ? undefined : Math.max(0, listeners - replies.length);
+    return { replies, silent };
+  }
+
+  /** The processes listening on the control exchange now: the queues bound to it. */
+  private listeners(): Promise<number> {
+    return this.management()
+      .bindingCount(this.plan.naming.controlExchange())
+      .catch((error: unknown) => {
+        if ((error as ManagementApiError).status === 404) return 0;
+        throw error;
+      });
+  }
+
+  private jobQueues(): PlannedQueue[] {
+    return this.plan.queues.filter((q) => q.role === 'job');
+  }
+
+  private markers(manager: ConnectionManager): PauseMarkers {
+    return new PauseMarkers(this.plan.naming, () => manager.openChannel(), this.input.queues?.expiresMs);
+  }
+
+  private management(): ManagementApi {
+    if (!this.options.management)
+      throw new ManagementApiError(
+        'MANAGEMENT_NOT_CONFIGURED',
+        'this needs the RabbitMQ management API: give management.url (CLI: --management-url or WARREN_MANAGEMENT_URL)',
+      );
+    return new ManagementApi(this.options.management);
+  }
+
+  private connect(): Promise<ConnectionManager> {
+    this.connecting ??= this.open();
+    return this.connecting;
+  }
+
+  private async open(): Promise<ConnectionManager> {
+    const log = createSilentLogger();
+    const manager = new ConnectionManager(
+      resolveConnectionOptions({
+        connectionName: `warren ops ${process.pid}`,
+        ...this.input.connection,
+        ...(this.input.url !== undefined ? { url: this.input.url } : {}),
+      }),
+      log,
+    );
+    const publisherOptions = resolvePublisherOptions(this.input.publisher);
+    const confirms = new ConfirmPublisher(manager, { maxBuffered: publisherOptions.maxBuffered }, log);
+    manager.onReady(async (_model, generation) => confirms.open(generation));
+    await manager.start();
+    this.manager = manager;
+    this.confirms = confirms;
+    this.publisher = new JobPublisher(this.plan, confirms, publisherOptions);
+    return manager;
+  }
+}
+
+/**
+ * Creates the operations API for an application's topology and job classes (the same ones its
+ * createWarren gets). Validates them at once; connects on first use.
+ *
+ * @example
+ * const ops = createOps({ url: process.env.AMQP_URL, topology, jobs: [WelcomeEmail] });
+ * const { confirmed } = await ops.pause('email');   // every process stops taking email jobs
+ * await ops.resume('email');
+ * await ops.close();
+ */
+export function createOps(options: OpsOptions): WarrenOps {
+  return new WarrenOps(options);
+}
+
+async function count(manager: ConnectionManager, queue: string) {
+  const channel = await manager.openChannel();
+  channel.on('error', () => undefined);
+  try {
+    return await channel.checkQueue(queue);
+  } catch (error) {
+    if ((error as { code?: number }).code === 404) return undefined;
+    throw error;
+  } finally {
+    await channel.close().catch(() => undefined);
+  }
+}
+
+export type { BrokerState };

@@ -1,0 +1,69 @@
+import { randomUUID } from 'node:crypto';
+import { hostname } from 'node:os';
+import type { BreakerPauses, BreakerRegistry } from './breaker';
+import type { ConnectionManager } from './connection';
+import { ControlListener, type ProcessStatus } from './control';
+import { WARREN_VERSION, type Logger } from './core';
+import type { ScheduleInfo } from './scheduler';
+import type { TopologyPlan } from './topology';
+import type { ConsumerHealth } from './worker';
+
+/** The parts of a warren instance its control listener reports on and acts through. */
+export interface ControlDeps {
+  readonly plan: TopologyPlan;
+  readonly manager: ConnectionManager;
+  readonly pauses: BreakerPauses;
+  readonly breakers: () => BreakerRegistry;
+  readonly consumers: () => readonly ConsumerHealth[];
+  readonly isLeader: () => boolean;
+  readonly schedules: () => readonly ScheduleInfo[];
+  readonly log: Logger;
+}
+
+/**
+ * Wires a warren instance to the control exchange: it answers warren/ops with its status and follows
+ * the operator's pause markers (see src/control). Returns the listener, whose `open` is a ready hook.
+ */
+export function createControl(deps: ControlDeps): { listener: ControlListener; processId: string } {
+  const processId = randomUUID();
+  const startedAt = new Date().toISOString();
+  const status = (): ProcessStatus => ({
+    id: processId,
+    host: hostname(),
+    pid: process.pid,
+    version: WARREN_VERSION,
+    startedAt,
+    connected: deps.manager.isConnected,
+    queues: deps.consumers().map((consumer) => {
+      const holders = deps.pauses.holdersOf(consumer.queue);
+      return {
+        key: consumer.queue,
+        consuming: consumer.consuming,
+        paused: holders.length > 0,
+        holders,
+        activeJobs: consumer.activeJobs,
+      };
+    }),
+    breakers: deps.breakers().states(),
+    isLeader: deps.isLeader(),
+    schedules: deps.schedules().map((s) => ({
+      id: s.id,
+      job: s.job,
+      pattern: s.pattern,
+      tz: s.tz,
+      nextFireAt: s.nextFireAt.toISOString(),
+      ...(s.lastFiredAt ? { lastFiredAt: s.lastFiredAt.toISOString() } : {}),
+    })),
+  });
+  const listener = new ControlListener(
+    deps.plan.naming,
+    deps.manager,
+    {
+      status,
+      queueKeys: () => deps.consumers().map((consumer) => consumer.queue),
+      holdByOperator: (key, held) => deps.pauses.hold('operator', key, held),
+    },
+    deps.log,
+  );
+  return { listener, processId };
+}

@@ -1,0 +1,270 @@
+import { after, afterEach, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
+import { Cron, Job, type JobHandler, type Warren } from '../../src';
+import { createOps, ManagementApiError, UnknownQueueError, type WarrenOps } from '../../src/ops';
+import { WARREN_VERSION } from '../../src/core';
+import { BuildReport, opsAppOptions, SendEmail, type JobLog } from '../fixtures/ops-jobs';
+import {
+  cleanup,
+  deletePlanEntities,
+  rawConnection,
+  testNamespace,
+  testWarren,
+} from '../support/test-broker';
+import { waitFor } from '../support/wait-for';
+import { createRecordingLogger } from '../../src/testing';
+
+const opened: WarrenOps[] = [];
+
+function opsFor(namespace: string): WarrenOps {
+  const ops = createOps({ ...opsAppOptions(namespace), replyTimeoutMs: 700 });
+  opened.push(ops);
+  return ops;
+}
+
+async function startWorkers(namespace: string, n: number, log: JobLog): Promise<Warren[]> {
+  const warrens: Warren[] = [];
+  for (let i = 0; i < n; i += 1) {
+    const warren = await testWarren({
+      ...opsAppOptions(namespace),
+      handlers: [new SendEmail(log), new BuildReport()],
+    });
+    await warren.start();
+    warrens.push(warren);
+  }
+  return warrens;
+}
+
+describe('warren/ops against the broker', () => {
+  afterEach(async () => {
+    for (const ops of opened.splice(0)) {
+      await ops.close();
+    }
+    await cleanup();
+  });
+  after(() => undefined);
+
+  it('lists the processes with their id, pid, version and queues', async () => {
+    const namespace = testNamespace('ops');
+    const warrens = await startWorkers(namespace, 3, []);
+    const { processes, silent } = await opsFor(namespace).processes();
+    assert.equal(silent, undefined);
+    assert.deepEqual(processes.map((p) => p.id).sort(), warrens.map((w) => w.processId).sort());
+    for (const p of processes) {
+      assert.equal(p.pid, process.pid);
+      assert.equal(p.version, WARREN_VERSION);
+      assert.deepEqual(p.queues.map((q) => q.key).sort(), ['email', 'report']);
+      assert.ok(p.queues.every((q) => q.consuming && !q.paused));
+      assert.equal(p.isLeader, false);
+    }
+  });
+
+  it('lists no processes for a namespace nobody runs, without declaring anything', async () => {
+    assert.deepEqual((await opsFor(testNamespace('ops')).processes()).processes, []);
+  });
+
+  it('pauses a queue in every process, lets the running job finish, and resumes it', async () => {
+    const namespace = testNamespace('ops');
+    const log: JobLog = [];
+    const warrens = await startWorkers(namespace, 3, log);
+    const ops = opsFor(namespace);
+    await ops.publish('email.send', { id: 'slow', ms: 2500 });
+    await waitFor(() => log.some((e) => e.event === 'start' && e.id === 'slow'), { what: 'the slow job' });
+
+    const paused = await ops.pause('email');
+    assert.equal(paused.paused, true);
+    assert.deepEqual(paused.confirmed.map((p) => p.id).sort(), warrens.map((w) => w.processId).sort());
+    assert.deepEqual(paused.unconfirmed, []);
+    assert.ok(!log.some((e) => e.event === 'done' && e.id === 'slow'), 'the pause did not wait for the job');
+    await waitFor(() => log.some((e) => e.event === 'done' && e.id === 'slow'), {
+      what: 'the job to finish',
+    });
+
+    await ops.publish('email.send', { id: 'held', ms: 1 });
+    const [email, report] = await ops.queues();
+    assert.deepEqual(
+      { key: email!.key, paused: email!.paused, ready: email!.ready, consumers: email!.consumers },
+      { key: 'email', paused: true, ready: 1, consumers: 0 },
+    );
+    assert.equal(report!.paused, false);
+    assert.equal(report!.consumers, 3);
+    for (const w of warrens)
+      assert.equal(w.health().consumers.find((c) => c.queue === 'email')!.paused, true);
+
+    const resumed = await ops.resume('email');
+    assert.equal(resumed.paused, false);
+    assert.equal(resumed.confirmed.length, 3);
+    await waitFor(() => log.some((e) => e.event === 'done' && e.id === 'held'), { what: 'the held job' });
+    assert.equal((await ops.queues())[0]!.paused, false);
+  });
+
+  it('keeps a process that starts during the pause paused, because the state is on the broker', async () => {
+    const namespace = testNamespace('ops');
+    const log: JobLog = [];
+    await startWorkers(namespace, 1, log);
+    const ops = opsFor(namespace);
+    await ops.pause('email');
+    const [late] = await startWorkers(namespace, 1, log);
+    assert.equal(late!.health().consumers.find((c) => c.queue === 'email')!.paused, true);
+    await ops.publish('email.send', { id: 'waits', ms: 1 });
+    assert.equal((await ops.queues())[0]!.consumers, 0);
+    const resumed = await ops.resume('email');
+    assert.equal(resumed.confirmed.length, 2);
+    await waitFor(() => log.some((e) => e.event === 'done' && e.id === 'waits'), { what: 'the job' });
+  });
+
+  it('combines an operator pause with code pauses: the queue runs only when nobody holds it', async () => {
+    const namespace = testNamespace('ops');
+    const [warren] = await startWorkers(namespace, 1, []);
+    const ops = opsFor(namespace);
+    await warren!.pause('email');
+    await ops.pause('email');
+    await ops.resume('email');
+    const state = () => warren!.health().consumers.find((c) => c.queue === 'email')!;
+    assert.equal(state().paused, true, 'code still holds it');
+    const { processes } = await ops.processes();
+    assert.deepEqual(processes[0]!.queues.find((q) => q.key === 'email')!.holders, ['user']);
+    await warren!.resume('email');
+    assert.equal(state().paused, false);
+  });
+
+  it('refuses an unknown queue with UNKNOWN_QUEUE, naming the declared ones', async () => {
+    const ops = opsFor(testNamespace('ops'));
+    await assert.rejects(ops.pause('emial'), (error: unknown) => {
+      assert.ok(error instanceof UnknownQueueError);
+      assert.equal(error.code, 'UNKNOWN_QUEUE');
+      assert.match(error.message, /declared: email, report/);
+      return true;
+    });
+  });
+
+  it('publishes a job that a worker runs', async () => {
+    const namespace = testNamespace('ops');
+    const log: JobLog = [];
+    await startWorkers(namespace, 1, log);
+    const published = await opsFor(namespace).publish('email.send', { id: 'from-ops', ms: 1 });
+    assert.ok(published.jobId);
+    await waitFor(() => log.some((e) => e.event === 'done' && e.id === 'from-ops'), { what: 'the job' });
+  });
+
+  it('lists the schedules the processes hold, with the next fire time and the leader firing them', async () => {
+    const namespace = testNamespace('ops');
+    const warren = await testWarren({
+      ...opsAppOptions(namespace),
+      handlers: [new BuildReport()],
+      scheduler: { enabled: true },
+    });
+    await warren.start();
+    await warren.schedule('report.build', '0 9 * * *', {}, { tz: 'Asia/Tokyo' });
+    await waitFor(() => warren.isLeader, { what: 'leadership' });
+    const [schedule] = await opsFor(namespace).schedules();
+    assert.equal(schedule!.id, 'report.build');
+    assert.equal(schedule!.tz, 'Asia/Tokyo');
+    assert.deepEqual(schedule!.heldBy, [warren.processId]);
+    assert.equal(schedule!.firedBy, warren.processId);
+    assert.equal(schedule!.nextFireAt.getTime(), warren.schedules()[0]!.nextFireAt.getTime());
+  });
+
+  it('lists the schedules the config declares even when no process holds them', async () => {
+    const ops = createOps({
+      ...opsAppOptions(testNamespace('ops')),
+      jobs: [SendEmail, BuildReport, NightlyReport],
+      replyTimeoutMs: 300,
+    });
+    opened.push(ops);
+    const [nightly] = await ops.schedules();
+    assert.deepEqual(
+      { id: nightly!.id, heldBy: nightly!.heldBy, declared: nightly!.declared, tz: nightly!.tz },
+      { id: 'report.nightly', heldBy: [], declared: true, tz: 'Europe/Paris' },
+    );
+    assert.ok(nightly!.nextFireAt.getTime() > Date.now());
+    const hour = new Intl.DateTimeFormat('en', {
+      timeZone: 'Europe/Paris',
+      hour: 'numeric',
+      hourCycle: 'h23',
+    });
+    assert.equal(hour.format(nightly!.nextFireAt), '03');
+  });
+
+  it('ignores malformed control messages and keeps answering', async () => {
+    const namespace = testNamespace('ops');
+    const { logger, entries } = createRecordingLogger('warn');
+    const warren = await testWarren({ ...opsAppOptions(namespace), handlers: [new SendEmail([])], logger });
+    await warren.start();
+    const connection = await rawConnection();
+    try {
+      const channel = await connection.createChannel();
+      const exchange = warren!.plan.naming.controlExchange();
+      const replyTo = 'amq.rabbitmq.reply-to';
+      await channel.consume(replyTo, () => undefined, { noAck: true });
+      const send = (body: string | Buffer, props: object = { replyTo, correlationId: randomUUID() }) =>
+        channel.publish(exchange, '', Buffer.isBuffer(body) ? body : Buffer.from(body), props);
+      send('not json');
+      send('[1,2]');
+      send(JSON.stringify({ v: 2, command: 'status' }));
+      send(JSON.stringify({ v: 1, command: 'shutdown' }));
+      send(JSON.stringify({ v: 1, command: 'sync-pause', queue: '../../etc' }));
+      send(JSON.stringify({ v: 1, command: 'status' }), { correlationId: 'x' }); // no reply address
+      send(JSON.stringify({ v: 1, command: 'status' }), { replyTo: 'some.queue', correlationId: 'x' });
+      send(Buffer.alloc(100_000, 0x20));
+      // Well-formed, but forged: no operator paused email (no marker), so the process keeps consuming.
+      send(JSON.stringify({ v: 1, command: 'sync-pause', queue: 'email' }));
+      await channel.close();
+    } finally {
+      await connection.close();
+    }
+    const { processes } = await opsFor(namespace).processes();
+    assert.deepEqual(
+      processes.map((p) => p.id),
+      [warren!.processId],
+    );
+    assert.equal(warren!.health().healthy, true);
+    assert.equal(warren!.health().consumers.find((c) => c.queue === 'email')!.paused, false);
+    const ignored = entries.filter((e) => e.msg === 'ignored a malformed control message');
+    assert.deepEqual(
+      ignored.map((e) => e.reason),
+      [
+        'not JSON',
+        'not an object',
+        'unsupported version 2',
+        'unknown command "shutdown"',
+        'sync-pause needs a queue key (got "../../etc")',
+        'no direct reply-to address',
+        'no direct reply-to address',
+        'larger than 65536 bytes',
+      ],
+    );
+  });
+
+  it('needs the management API for diff and verify, and says so', async () => {
+    const ops = opsFor(testNamespace('ops'));
+    for (const call of [ops.topology.diff(), ops.topology.verify()])
+      await assert.rejects(call, (error: unknown) => {
+        assert.ok(error instanceof ManagementApiError);
+        assert.equal(error.code, 'MANAGEMENT_NOT_CONFIGURED');
+        return true;
+      });
+  });
+
+  it('applies the plan (declaring what is missing) and lists the planned entities offline', async () => {
+    const namespace = testNamespace('ops');
+    const ops = opsFor(namespace);
+    const entries = ops.topology.plan();
+    assert.ok(entries.some((e) => e.entity === 'queue' && e.name === `${namespace}.email`));
+    assert.ok(entries.some((e) => e.entity === 'exchange' && e.name === `${namespace}.warren.control`));
+    try {
+      assert.deepEqual(await ops.topology.apply(), { created: undefined });
+      const queues = await ops.queues();
+      assert.ok(queues.every((q) => q.exists && q.ready === 0));
+    } finally {
+      await deletePlanEntities(ops.plan);
+    }
+  });
+});
+
+@Job('report.nightly', { queue: 'report' })
+@Cron('0 3 * * *', { tz: 'Europe/Paris' })
+class NightlyReport implements JobHandler<object> {
+  handle(): void {}
+}

@@ -1,0 +1,104 @@
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { defineTopology, planTopology, resolveTopologyOptions } from '../../../src';
+import { diffTopology, verifyTopology, type BrokerState } from '../../../src/ops';
+
+const plan = planTopology({
+  topology: defineTopology({
+    exchanges: { jobs: { type: 'topic' } },
+    queues: { email: { bind: { exchange: 'jobs', pattern: 'email.*' } } },
+  }),
+  jobs: [],
+  options: resolveTopologyOptions({ namespace: 'app', delay: { levels: 2 } }),
+});
+
+/** The broker exactly as the plan says, plus a process's control queue and a pause marker. */
+function brokerOfPlan(): BrokerState {
+  return {
+    queues: [
+      ...plan.queues.map((q) => ({
+        name: q.name,
+        type: q.type,
+        durable: q.assertion.durable,
+        autoDelete: false,
+        exclusive: false,
+        arguments: q.assertion.arguments,
+        ready: 0,
+        unacked: 0,
+        consumers: 0,
+      })),
+      {
+        name: 'amq.gen-1',
+        type: 'classic',
+        durable: false,
+        autoDelete: true,
+        exclusive: true,
+        arguments: {},
+        ready: 0,
+        unacked: 0,
+        consumers: 1,
+      },
+      {
+        name: 'app.warren.paused.email',
+        type: 'quorum',
+        durable: true,
+        autoDelete: false,
+        exclusive: false,
+        arguments: {},
+        ready: 0,
+        unacked: 0,
+        consumers: 0,
+      },
+    ],
+    exchanges: plan.exchanges.map((e) => ({ ...e })),
+    bindings: [
+      ...plan.bindings.map((b) => ({ ...b, arguments: {} })),
+      {
+        source: 'app.warren.control',
+        destination: 'amq.gen-1',
+        destinationType: 'queue' as const,
+        pattern: '',
+        arguments: {},
+      },
+    ],
+  };
+}
+
+describe('diffTopology and verifyTopology', () => {
+  it('find no drift when the broker matches, ignoring control queues and pause markers', () => {
+    assert.deepEqual(diffTopology(plan, brokerOfPlan()), { inSync: true, drift: [] });
+    assert.equal(verifyTopology(plan, brokerOfPlan()).ok, true);
+  });
+
+  it('lists missing, extra and different entities', () => {
+    const broker = brokerOfPlan();
+    const drifted: BrokerState = {
+      queues: [
+        ...broker.queues
+          .filter((q) => q.name !== 'app.email.dead')
+          .map((q) =>
+            q.name === 'app.email' ? { ...q, arguments: { ...q.arguments, 'x-delivery-limit': 3 } } : q,
+          ),
+        { ...broker.queues[0]!, name: 'app.old' },
+      ],
+      exchanges: broker.exchanges,
+      bindings: broker.bindings.filter((b) => b.pattern !== 'email.*'),
+    };
+    const drift = diffTopology(plan, drifted).drift;
+    assert.deepEqual(
+      drift.map((d) => `${d.kind} ${d.entity} ${d.name}`),
+      [
+        'missing queue app.email.dead',
+        'different queue app.email',
+        'extra queue app.old',
+        "missing binding app.jobs -> app.email 'email.*'",
+      ],
+    );
+    assert.deepEqual(drift[1]!.differences, ['x-delivery-limit: planned 10, broker 3']);
+    const failed = verifyTopology(plan, drifted).checks.filter((c) => !c.ok);
+    assert.deepEqual(
+      failed.map((c) => `${c.subject} ${c.check}`),
+      ['email delivery limit', 'email dead-letter wiring', 'email binding'],
+    );
+  });
+});
