@@ -21,6 +21,7 @@ import { readJobDefinition, type JobClass, type JobData } from './decorators';
 import { JobPublisher, resolvePublisherOptions } from './publisher';
 import {
   applyTopology,
+  requireBrokerFeatures,
   deleteTopology,
   planTopology,
   resolveTopologyOptions,
@@ -342,7 +343,10 @@ export async function createWarren<TJobs extends object = WarrenJobs>(
     (name, state) => onBreakerState(name, state),
     log.child({ component: 'breaker' }),
   );
-  const reapplyTopology = () => applyTopology(plan, () => manager.openChannel());
+  const reapplyTopology = async () => {
+    requireBrokerFeatures(plan, manager.broker);
+    return applyTopology(plan, () => manager.openChannel());
+  };
   const scheduling = new Scheduling({
     plan,
     declarations: schedulingDeclarations,
