@@ -37,8 +37,8 @@ export interface QueueDeclaration {
    */
   readonly type?: QueueType;
   /**
-   * Classic: 1..10 levels (RabbitMQ allows 255, but each level costs throughput: 255 is 10-30x slower).
-   * Quorum (RabbitMQ 4.0+): two levels, priority 0-4 normal and 5 and above high, so at least 5.
+   * 1..10 (RabbitMQ allows 255, but each classic level costs throughput: 255 is 10-30x slower). The range of
+   * `priority` on publish. A quorum queue (RabbitMQ 4.0+) orders priorities the broker's way, see the README.
    */
   readonly maxPriority?: number;
   /** Messages older than this expire (and are dead-lettered with reason `expired`). */

@@ -41,8 +41,6 @@ export interface PlanInput {
 }
 
 const KEY_PATTERN = /^[A-Za-z0-9_.:-]+$/;
-/** RabbitMQ 4.0+ quorum queues deliver priority 5 and above as high, the rest as normal. */
-const QUORUM_HIGH_PRIORITY = 5;
 
 /**
  * Turns declarations and job definitions into a validated, immutable plan. Pure: no broker involved,
@@ -241,11 +239,6 @@ function queueType(decl: QueueDeclaration, path: string): QueueType {
     }
     // Quorum priorities (RabbitMQ 4.0+) are opted into by writing type 'quorum' beside maxPriority; a queue
     // with maxPriority alone stays classic, so an upgrade never changes a queue's type.
-    if (decl.type === 'quorum' && decl.maxPriority < QUORUM_HIGH_PRIORITY) {
-      throw new TopologyError(
-        `${path}.maxPriority must be >= ${QUORUM_HIGH_PRIORITY} on a quorum queue (got ${decl.maxPriority}): quorum queues have two priorities, normal (0-4) and high (5 and above)`,
-      );
-    }
   }
   const type = decl.type ?? (decl.maxPriority !== undefined ? 'classic' : 'quorum');
   if ((decl as { durable?: unknown }).durable === false)
