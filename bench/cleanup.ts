@@ -50,7 +50,7 @@ export class Cleanup {
       prefix: this.env.redisPrefix,
     });
     try {
-      const client = await queue.client;
+      const client = await queue.getBackend().client;
       let cursor = '0';
       do {
         const [next, keys] = await client.scan(cursor, { MATCH: `${this.env.redisPrefix}:*`, COUNT: 1000 });

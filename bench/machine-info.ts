@@ -51,7 +51,7 @@ async function redisVersion(env: ContenderEnv): Promise<string> {
     prefix: env.redisPrefix,
   });
   try {
-    const info = await (await queue.client).info();
+    const info = await (await queue.getBackend().client).info();
     return /redis_version:(\S+)/.exec(info)?.[1] ?? 'unknown';
   } finally {
     await queue.close();

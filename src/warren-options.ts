@@ -33,8 +33,11 @@ export interface WarrenOptions {
   readonly queues?: {
     /** Default quorum x-delivery-limit (crash-loop backstop). Default 10. */
     readonly deliveryLimit?: number;
-    /** Classic queues durable? Default true. */
-    readonly durable?: boolean;
+    /**
+     * @deprecated Every queue is durable: RabbitMQ 4.3 refuses transient non-exclusive queues. `false` is a
+     * ConfigurationError.
+     */
+    readonly durable?: true;
     /** x-expires on every queue: a safety net for throwaway test namespaces. */
     readonly expiresMs?: number;
   };

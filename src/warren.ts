@@ -19,7 +19,13 @@ import {
 } from './core';
 import { readJobDefinition, type JobClass, type JobData } from './decorators';
 import { JobPublisher, resolvePublisherOptions } from './publisher';
-import { applyTopology, deleteTopology, planTopology, type TopologyPlan } from './topology';
+import {
+  applyTopology,
+  requireBrokerFeatures,
+  deleteTopology,
+  planTopology,
+  type TopologyPlan,
+} from './topology';
 import { DeadLetters, resolveWorkerOptions, Worker, type ConsumerHealth, type RegisteredJob } from './worker';
 import { resolveWarrenTopologyOptions, type WarrenOptions } from './warren-options';
 import type { ScheduleInfo, ScheduleOptions } from './scheduler';
@@ -338,7 +344,10 @@ export async function createWarren<TJobs extends object = WarrenJobs>(
     (name, state) => onBreakerState(name, state),
     log.child({ component: 'breaker' }),
   );
-  const reapplyTopology = () => applyTopology(plan, () => manager.openChannel());
+  const reapplyTopology = async () => {
+    requireBrokerFeatures(plan, manager.broker);
+    return applyTopology(plan, () => manager.openChannel());
+  };
   const scheduling = new Scheduling({
     plan,
     declarations: schedulingDeclarations,

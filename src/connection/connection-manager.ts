@@ -1,6 +1,7 @@
 import { EventEmitter } from 'node:events';
 import * as amqp from 'amqplib';
 import { ConnectionError, jitteredBackoff, WarrenError, type Logger } from '../core';
+import { type BrokerVersion, readBrokerVersion } from './broker-version';
 import { redactUrl, type ResolvedConnectionOptions } from './options';
 
 export interface ConnectionEvents {
@@ -29,6 +30,8 @@ export class ConnectionManager extends EventEmitter<ConnectionEvents> {
   private blockedReason: string | undefined;
   /** Incremented on every successful connect; channels remember the generation they belong to. */
   generation = 0;
+  /** Product and version of the broker of the current (or last) connection, read at connect. */
+  broker: BrokerVersion | undefined;
   lastError: Error | undefined;
 
   constructor(
@@ -136,6 +139,7 @@ export class ConnectionManager extends EventEmitter<ConnectionEvents> {
     });
     this.model = model;
     this.blockedReason = undefined;
+    this.broker = readBrokerVersion((model.connection as { serverProperties?: unknown }).serverProperties);
     this.generation += 1;
     const generation = this.generation;
     try {
@@ -151,7 +155,8 @@ export class ConnectionManager extends EventEmitter<ConnectionEvents> {
       throw error;
     }
     this.attempt = 0;
-    this.log.info({ url: redactUrl(url), generation }, 'connected');
+    const broker = this.broker ? `${this.broker.product} ${this.broker.version}` : 'unknown';
+    this.log.info({ url: redactUrl(url), generation, broker }, 'connected');
     this.emit('connected', { url: redactUrl(url), generation });
   }
 

@@ -9,3 +9,4 @@ export {
   type ResolvedConnectionOptions,
   type ReconnectOptions,
 } from './options';
+export { readBrokerVersion, type BrokerVersion } from './broker-version';

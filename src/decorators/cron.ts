@@ -1,5 +1,6 @@
 import 'reflect-metadata';
 import type { MissedTickPolicy } from '../core';
+import { requireClassDecoration } from './class-decoration';
 import { CRON_METADATA } from './job-metadata';
 
 /** Options of `@Cron(pattern, options)`. */
@@ -26,7 +27,8 @@ export interface CronMetadata {
 /**
  * Publishes the class's job on a cron pattern: once per tick across every process of the namespace
  * (the elected leader fires). Goes with `@Job` on the same class; a class may carry several `@Cron`s
- * with distinct ids. Patterns have 5 fields, or 6 with seconds first; see the README, "Cron".
+ * with distinct ids. Patterns have 5 fields, or 6 with seconds first; see the README, "Cron". Legacy or
+ * standard (TC39) decorator alike.
  *
  * @example
  * @Cron('0 9 * * *', { tz: 'Asia/Tokyo', data: { report: 'daily' } })
@@ -36,7 +38,11 @@ export interface CronMetadata {
  * }
  */
 export function Cron<TData>(pattern: string, options: CronOptions<TData> = {}) {
-  return (target: abstract new (...args: never[]) => unknown): void => {
+  return <C extends abstract new (...args: never[]) => unknown>(
+    target: C,
+    context?: ClassDecoratorContext<C>,
+  ): void => {
+    requireClassDecoration('@Cron', target, context);
     const existing =
       (Reflect.getOwnMetadata(CRON_METADATA, target) as readonly CronMetadata[] | undefined) ?? [];
     const entry: CronMetadata = Object.freeze({

@@ -1,5 +1,6 @@
 import 'reflect-metadata';
 import type { JobHandler, JobOptions } from '../core';
+import { requireClassDecoration } from './class-decoration';
 import { JOB_METADATA } from './job-metadata';
 
 /** A class whose instances handle a job. */
@@ -20,7 +21,8 @@ export interface JobMetadata {
 
 /**
  * Marks a class as the handler of job `name`. Records plain metadata only; the instance's `handle`
- * runs each job. Constructor arguments are the user's (or NestJS's) business.
+ * runs each job. Constructor arguments are the user's (or NestJS's) business. Works as a legacy
+ * (`experimentalDecorators`) and as a standard (TC39) class decorator.
  *
  * @example
  * @Job('email.welcome', { queue: 'email', attempts: 5, backoff: { type: 'exponential', delayMs: 1000 } })
@@ -31,7 +33,11 @@ export interface JobMetadata {
  * }
  */
 export function Job<TData>(name: string, options: JobOptions<TData>) {
-  return <C extends abstract new (...args: never[]) => JobHandler<TData>>(target: C): void => {
+  return <C extends abstract new (...args: never[]) => JobHandler<TData>>(
+    target: C,
+    context?: ClassDecoratorContext<C>,
+  ): void => {
+    requireClassDecoration('@Job', target, context);
     const metadata: JobMetadata = Object.freeze({
       name,
       options: Object.freeze({ ...options }) as JobOptions,

@@ -1,5 +1,5 @@
 /**
- * warren/nest — the NestJS integration. Needs @nestjs/common, @nestjs/core (11.x) and rxjs, which are
+ * warren/nest — the NestJS integration. Needs @nestjs/common, @nestjs/core (11 or 12) and rxjs, which are
  * optional peer dependencies of warren: nothing else in warren imports them.
  */
 export { WarrenModule } from './warren-module';

@@ -7,7 +7,7 @@ export function testNamespace(label = 'test-warren'): string {
 }
 
 /**
- * createWarren options for a throwaway test instance: a random namespace, non-durable classic delay
+ * createWarren options for a throwaway test instance: a random namespace, classic delay
  * levels (16 × 100 ms, delays up to 109 min), an `x-expires` of 30 min on every queue as a safety net
  * should the test die before its cleanup, and a 2 s shutdown grace. Spread your own options over it.
  *
@@ -21,7 +21,7 @@ export function testWarrenOptions(
     ...(options.url !== undefined ? { url: options.url } : {}),
     namespace: options.namespace ?? testNamespace(),
     delay: { queueType: 'classic', levels: 16, unitMs: 100 },
-    queues: { durable: false, expiresMs: 30 * 60_000 },
+    queues: { expiresMs: 30 * 60_000 },
     worker: { shutdownGraceMs: 2_000 },
   };
 }

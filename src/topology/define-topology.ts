@@ -32,11 +32,14 @@ export interface BindingDeclaration {
 
 export interface QueueDeclaration {
   /**
-   * Default 'quorum'; a queue with `maxPriority` must be classic (RabbitMQ 3.10 quorum queues reject
-   * priorities).
+   * Default 'quorum', or 'classic' when `maxPriority` is set. `type: 'quorum'` with `maxPriority` opts into
+   * quorum-queue priorities (RabbitMQ 4.0+; refused on an older broker).
    */
   readonly type?: QueueType;
-  /** 1..10 (RabbitMQ allows 255, but each level costs throughput: 255 is 10-30x slower). Classic only. */
+  /**
+   * 1..10 (RabbitMQ allows 255, but each classic level costs throughput: 255 is 10-30x slower). The range of
+   * `priority` on publish. A quorum queue (RabbitMQ 4.0+) orders priorities the broker's way, see the README.
+   */
   readonly maxPriority?: number;
   /** Messages older than this expire (and are dead-lettered with reason `expired`). */
   readonly messageTtlMs?: number;
@@ -49,8 +52,11 @@ export interface QueueDeclaration {
    * the backstop against jobs that crash the worker process. Default 10.
    */
   readonly deliveryLimit?: number;
-  /** Classic only; default true. Quorum queues are always durable. */
-  readonly durable?: boolean;
+  /**
+   * @deprecated Every queue is durable: RabbitMQ 4.3 refuses transient non-exclusive queues. `false` is a
+   * TopologyError.
+   */
+  readonly durable?: true;
   readonly bind?: BindingDeclaration | readonly BindingDeclaration[];
   /** Raw x-arguments for what the typed fields do not cover. Contradicting a typed field is an error. */
   readonly arguments?: Readonly<Record<string, unknown>>;

@@ -20,6 +20,7 @@ export type {
 } from './topology-plan';
 export { delayRoute, type DelayPlan, type DelayLevel, type DelayRoute } from './delay-levels';
 export { applyTopology, deleteTopology } from './apply-topology';
+export { requireBrokerFeatures, type BrokerIdentity } from './broker-features';
 export {
   resolveTopologyOptions,
   TOPOLOGY_DEFAULTS,

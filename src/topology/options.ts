@@ -26,8 +26,11 @@ export interface TopologyOptions {
   readonly delay?: DelayOptions;
   /** Default quorum `x-delivery-limit` of job queues: the crash-loop backstop. Default 10. */
   readonly deliveryLimit?: number;
-  /** Classic queues (and classic delay levels) durable? Default true. Tests may turn it off. */
-  readonly durable?: boolean;
+  /**
+   * @deprecated Every queue is durable: RabbitMQ 4.3 refuses transient non-exclusive queues. `false` is
+   * rejected.
+   */
+  readonly durable?: true;
   /**
    * `x-expires` on every queue: the broker deletes a queue unused for this long. A safety net for
    * throwaway namespaces in tests; leave unset in production.
@@ -39,7 +42,6 @@ export interface ResolvedTopologyOptions {
   readonly namespace: string;
   readonly delay: { readonly unitMs: number; readonly levels: number; readonly queueType: QueueType };
   readonly deliveryLimit: number;
-  readonly durable: boolean;
   readonly queueExpiresMs: number | undefined;
 }
 
@@ -47,7 +49,6 @@ export const TOPOLOGY_DEFAULTS = Object.freeze({
   namespace: '',
   delay: Object.freeze({ unitMs: 100, levels: 29, queueType: 'quorum' as QueueType }),
   deliveryLimit: 10,
-  durable: true,
 });
 
 export function resolveTopologyOptions(input: TopologyOptions = {}): ResolvedTopologyOptions {
@@ -61,6 +62,14 @@ export function resolveTopologyOptions(input: TopologyOptions = {}): ResolvedTop
       ),
     );
   }
+  if ((input as { durable?: unknown }).durable === false)
+    throw new ConfigurationError(
+      validationMessage(
+        'queues.durable',
+        'must be true: RabbitMQ 4.3 refuses transient non-exclusive queues',
+        false,
+      ),
+    );
   const delay = input.delay ?? {};
   return Object.freeze({
     namespace,
@@ -73,7 +82,6 @@ export function resolveTopologyOptions(input: TopologyOptions = {}): ResolvedTop
       ]),
     }),
     deliveryLimit: checkInteger('deliveryLimit', input.deliveryLimit ?? TOPOLOGY_DEFAULTS.deliveryLimit, 1),
-    durable: input.durable ?? TOPOLOGY_DEFAULTS.durable,
     queueExpiresMs:
       input.queueExpiresMs === undefined
         ? undefined

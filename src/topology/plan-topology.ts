@@ -71,24 +71,16 @@ export function planTopology(input: PlanInput): TopologyPlan {
 
   const delay = planDelayLevels(naming, options.delay.unitMs, options.delay.levels, options.delay.queueType);
   for (const level of delay.levels) {
-    exchanges.push(internalTopicExchange(level.name, options.durable || delay.queueType === 'quorum'));
+    exchanges.push(internalTopicExchange(level.name));
   }
-  exchanges.push(
-    internalTopicExchange(delay.deliveryExchange, options.durable || delay.queueType === 'quorum'),
-  );
+  exchanges.push(internalTopicExchange(delay.deliveryExchange));
   for (const level of delay.levels) {
     const next = level.level === 0 ? delay.deliveryExchange : delay.levels[level.level - 1]!.name;
     queues.push({
       name: level.name,
       role: 'delay',
       type: delay.queueType,
-      assertion: delayLevelAssertion(
-        delay.queueType,
-        level.ttlMs,
-        next,
-        options.durable,
-        options.queueExpiresMs,
-      ),
+      assertion: delayLevelAssertion(delay.queueType, level.ttlMs, next, options.queueExpiresMs),
     });
     bindings.push({
       source: level.name,
@@ -125,7 +117,7 @@ export function planTopology(input: PlanInput): TopologyPlan {
       name: deadQueue,
       role: 'dead',
       type,
-      assertion: plainQueueAssertion(type, options.durable, {}, options.queueExpiresMs),
+      assertion: plainQueueAssertion(type, {}, options.queueExpiresMs),
     });
     bindings.push({ source: deadExchange, destination: deadQueue, destinationType: 'queue', pattern: '' });
     const name = naming.queue(key);
@@ -207,6 +199,7 @@ export function planTopology(input: PlanInput): TopologyPlan {
     arguments: {},
   });
   const jobs = planJobs(input.jobs, queueDecls, exchangeDecls, naming);
+  for (const queue of queues) requireDurable(queue);
   return deepFreeze({ naming, exchanges, queues, bindings, jobs, delay });
 }
 
@@ -239,8 +232,8 @@ function planExchange(
   };
 }
 
-function internalTopicExchange(name: string, durable: boolean): PlannedExchange {
-  return { name, type: 'topic', durable, autoDelete: false, internal: false, arguments: {} };
+function internalTopicExchange(name: string): PlannedExchange {
+  return { name, type: 'topic', durable: true, autoDelete: false, internal: false, arguments: {} };
 }
 
 function queueType(decl: QueueDeclaration, path: string): QueueType {
@@ -253,15 +246,14 @@ function queueType(decl: QueueDeclaration, path: string): QueueType {
         `${path}.maxPriority must be an integer from 1 to 255, and should stay <= 10 (got ${decl.maxPriority})`,
       );
     }
-    if (decl.type === 'quorum') {
-      throw new TopologyError(
-        `${path}: quorum queues do not support maxPriority on RabbitMQ 3.10; use type 'classic' or separate queues per priority band`,
-      );
-    }
+    // Quorum priorities (RabbitMQ 4.0+) are opted into by writing type 'quorum' beside maxPriority; a queue
+    // with maxPriority alone stays classic, so an upgrade never changes a queue's type.
   }
   const type = decl.type ?? (decl.maxPriority !== undefined ? 'classic' : 'quorum');
-  if (type === 'quorum' && decl.durable === false)
-    throw new TopologyError(`${path}.durable: quorum queues are always durable`);
+  if ((decl as { durable?: unknown }).durable === false)
+    throw new TopologyError(
+      `${path}.durable must be true (got false): RabbitMQ 4.3 refuses transient non-exclusive queues`,
+    );
   if (type === 'classic' && decl.deliveryLimit !== undefined) {
     throw new TopologyError(
       `${path}.deliveryLimit applies to quorum queues only (classic queues: warren counts redeliveries itself)`,
@@ -276,6 +268,20 @@ function queueType(decl: QueueDeclaration, path: string): QueueType {
       throw new TopologyError(`${path}.${field} must be an integer >= 0 (got ${value})`);
   }
   return type;
+}
+
+/**
+ * The invariant behind every plan: no transient non-exclusive queue (RabbitMQ 4.3 refuses them by default).
+ * The assertion builders only make durable ones; this catches a raw argument or a future builder that would
+ * not.
+ */
+function requireDurable(queue: PlannedQueue): void {
+  const { durable, exclusive } = queue.assertion as { durable: boolean; exclusive: boolean };
+  if (!durable && !exclusive)
+    throw new TopologyError(
+      `queue '${queue.name}' would be transient and non-exclusive, which RabbitMQ 4.3 refuses`,
+      { queue: queue.name },
+    );
 }
 
 function bindingsOf(decl: QueueDeclaration): readonly BindingDeclaration[] {

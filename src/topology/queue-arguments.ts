@@ -20,8 +20,12 @@ export const X_ARGS = {
   alternateExchange: 'alternate-exchange',
 } as const;
 
+/**
+ * Every queue warren declares is durable and non-exclusive: RabbitMQ 4.3 refuses transient non-exclusive
+ * queues by default (deprecated feature `transient_nonexcl_queues`), so the type admits no other.
+ */
 export interface QueueAssertion {
-  readonly durable: boolean;
+  readonly durable: true;
   readonly exclusive: false;
   readonly autoDelete: false;
   readonly arguments: Readonly<Record<string, unknown>>;
@@ -40,7 +44,8 @@ export interface QueueArgumentInput {
 export function jobQueueAssertion(input: QueueArgumentInput): QueueAssertion {
   const { declaration: d, type } = input;
   const typed: Record<string, unknown> = { [X_ARGS.queueType]: type };
-  if (d.maxPriority !== undefined) typed[X_ARGS.maxPriority] = d.maxPriority;
+  // Quorum queues (RabbitMQ 4.0+) prioritise without an argument; 3.x refuses x-max-priority on them.
+  if (d.maxPriority !== undefined && type === 'classic') typed[X_ARGS.maxPriority] = d.maxPriority;
   if (d.messageTtlMs !== undefined) typed[X_ARGS.messageTtl] = d.messageTtlMs;
   if (d.maxLength !== undefined) typed[X_ARGS.maxLength] = d.maxLength;
   if (d.overflow !== undefined) typed[X_ARGS.overflow] = d.overflow;
@@ -49,7 +54,7 @@ export function jobQueueAssertion(input: QueueArgumentInput): QueueAssertion {
   if (input.deadLetterExchange !== undefined) typed[X_ARGS.deadLetterExchange] = input.deadLetterExchange;
   if (input.expiresMs !== undefined) typed[X_ARGS.expires] = input.expiresMs;
   return {
-    durable: type === 'quorum' ? true : (d.durable ?? true),
+    durable: true,
     exclusive: false,
     autoDelete: false,
     arguments: Object.freeze(mergeRawArguments(typed, d.arguments, input.path)),
@@ -59,14 +64,13 @@ export function jobQueueAssertion(input: QueueArgumentInput): QueueAssertion {
 /** A plain durable queue (parking queues, token queues): same type as its job queue. */
 export function plainQueueAssertion(
   type: QueueType,
-  durable: boolean,
   extra: Readonly<Record<string, unknown>> = {},
   expiresMs?: number,
 ): QueueAssertion {
   const args: Record<string, unknown> = { [X_ARGS.queueType]: type, ...extra };
   if (expiresMs !== undefined) args[X_ARGS.expires] = expiresMs;
   return {
-    durable: type === 'quorum' ? true : durable,
+    durable: true,
     exclusive: false,
     autoDelete: false,
     arguments: Object.freeze(args),
@@ -81,7 +85,6 @@ export function delayLevelAssertion(
   type: QueueType,
   ttlMs: number,
   nextExchange: string,
-  durable: boolean,
   expiresMs?: number,
 ): QueueAssertion {
   const extra: Record<string, unknown> = {
@@ -92,14 +95,13 @@ export function delayLevelAssertion(
     extra[X_ARGS.deadLetterStrategy] = 'at-least-once';
     extra[X_ARGS.overflow] = 'reject-publish';
   }
-  return plainQueueAssertion(type, durable, extra, expiresMs);
+  return plainQueueAssertion(type, extra, expiresMs);
 }
 
 /** The leader-election token queue: one active consumer, at most one token. */
 export function leaderQueueAssertion(expiresMs?: number): QueueAssertion {
   return plainQueueAssertion(
     'quorum',
-    true,
     { [X_ARGS.singleActiveConsumer]: true, [X_ARGS.maxLength]: 1, [X_ARGS.overflow]: 'reject-publish' },
     expiresMs,
   );
@@ -110,12 +112,7 @@ export function leaderQueueAssertion(expiresMs?: number): QueueAssertion {
  * head). Quorum, like the token queue, so that it outlives a node and a broker restart.
  */
 export function ledgerQueueAssertion(expiresMs?: number): QueueAssertion {
-  return plainQueueAssertion(
-    'quorum',
-    true,
-    { [X_ARGS.maxLength]: 1, [X_ARGS.overflow]: 'drop-head' },
-    expiresMs,
-  );
+  return plainQueueAssertion('quorum', { [X_ARGS.maxLength]: 1, [X_ARGS.overflow]: 'drop-head' }, expiresMs);
 }
 
 /**
@@ -123,14 +120,17 @@ export function ledgerQueueAssertion(expiresMs?: number): QueueAssertion {
  * token queues, so that the pause outlives a node and a broker restart.
  */
 export function pauseMarkerAssertion(expiresMs?: number): QueueAssertion {
-  return plainQueueAssertion('quorum', true, {}, expiresMs);
+  return plainQueueAssertion('quorum', {}, expiresMs);
 }
 
-/** A rate limiter's permit queue: permits beyond one window's worth are refused. */
+/**
+ * A rate limiter's permit queue: permits beyond one window's worth are refused. Durable classic (it was
+ * transient, which RabbitMQ 4.3 refuses): permits are published transient, so a broker restart still
+ * empties it and the refiller fills it again.
+ */
 export function permitQueueAssertion(maxPermits: number, expiresMs?: number): QueueAssertion {
   return plainQueueAssertion(
     'classic',
-    false,
     { [X_ARGS.maxLength]: maxPermits, [X_ARGS.overflow]: 'reject-publish' },
     expiresMs,
   );

@@ -18,7 +18,7 @@ describe('publishConfirmed', () => {
     connection = await amqp.connect(BROKER_URL);
     channel = await connection.createConfirmChannel();
     await channel.assertQueue(queue, {
-      durable: false,
+      durable: true,
       autoDelete: false,
       arguments: { 'x-max-priority': 9, 'x-expires': 600_000 },
     });

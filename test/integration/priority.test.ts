@@ -1,7 +1,8 @@
 import { afterEach, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { ConfigurationError, defineTopology, Job, TopologyError, type JobHandler } from '../../src';
-import { cleanup, testWarren } from '../support/test-broker';
+import { createRecordingLogger } from '../../src/testing';
+import { cleanup, rawConnection, testNamespace, testWarren } from '../support/test-broker';
 import { waitFor } from '../support/wait-for';
 
 const topology = defineTopology({
@@ -136,5 +137,28 @@ describe('priorities', () => {
       testWarren({ topology, jobs: [PlainUrgent] }),
       (error: unknown) => error instanceof TopologyError && /has no maxPriority/.test(error.message),
     );
+  });
+
+  it('refuses quorum-queue priorities on a 3.x broker before declaring anything, and logs the version', async () => {
+    const { logger, entries } = createRecordingLogger('info');
+    const namespace = testNamespace('qprio');
+    const quorumPriorities = defineTopology({ queues: { urgent: { type: 'quorum', maxPriority: 9 } } });
+    await assert.rejects(
+      testWarren({ namespace, topology: quorumPriorities, logger }),
+      (error: unknown) =>
+        error instanceof TopologyError &&
+        new RegExp(`${namespace}\\.urgent.*need RabbitMQ 4\\.0 or later; the broker is RabbitMQ 3\\.`).test(
+          error.message,
+        ),
+    );
+    const connection = await rawConnection();
+    const channel = await connection.createChannel();
+    channel.on('error', () => undefined);
+    await assert.rejects(channel.checkQueue(`${namespace}.urgent`), /NOT_FOUND/);
+    await connection.close().catch(() => undefined);
+
+    await testWarren({ topology, logger });
+    const connected = entries.find((entry) => entry.msg === 'connected');
+    assert.match(String(connected?.broker), /^RabbitMQ \d+\.\d+\.\d+/);
   });
 });

@@ -11,7 +11,7 @@ export function testNamespace(label = 't'): string {
 }
 
 /**
- * The test profile: throwaway namespace, classic non-durable delay levels (16 × 100 ms ≈ 109 min),
+ * The test profile: throwaway namespace, classic delay levels (16 × 100 ms ≈ 109 min),
  * `x-expires` as a safety net should a test die before its cleanup, short shutdown grace.
  */
 export function testProfile(namespace: string): WarrenOptions {
@@ -19,7 +19,7 @@ export function testProfile(namespace: string): WarrenOptions {
     url: BROKER_URL,
     namespace,
     delay: { queueType: 'classic', levels: 16, unitMs: 100 },
-    queues: { durable: false, expiresMs: 15 * 60_000 },
+    queues: { expiresMs: 15 * 60_000 },
     worker: { shutdownGraceMs: 2_000 },
     connection: { connectionName: `warren-test ${namespace}`, connectTimeoutMs: 20_000 },
   };

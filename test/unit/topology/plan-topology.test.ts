@@ -27,12 +27,20 @@ describe('planTopology', () => {
     assert.ok(p.bindings.some((b) => b.source === 'app.email.dlx' && b.destination === 'app.email.dead'));
   });
 
-  it('makes a queue with maxPriority classic and rejects priority on an explicit quorum queue', () => {
+  it('makes a queue with maxPriority alone classic: an upgrade never changes its type', () => {
     const p = plan({ queues: { reports: { maxPriority: 5 } } });
     const reports = p.queues.find((q) => q.name === 'app.reports')!;
     assert.equal(reports.type, 'classic');
     assert.equal(reports.assertion.arguments['x-max-priority'], 5);
-    assert.throws(() => plan({ queues: { reports: { type: 'quorum', maxPriority: 5 } } }), TopologyError);
+  });
+
+  it('plans quorum priorities only on an explicit type quorum, without x-max-priority', () => {
+    const p = plan({ queues: { reports: { type: 'quorum', maxPriority: 9 } } });
+    const reports = p.queues.find((q) => q.name === 'app.reports')!;
+    assert.equal(reports.type, 'quorum');
+    assert.equal(reports.maxPriority, 9);
+    assert.equal(reports.assertion.arguments['x-queue-type'], 'quorum');
+    assert.equal('x-max-priority' in reports.assertion.arguments, false);
   });
 
   it('rejects a job bound to an unknown queue, naming the declared ones', () => {

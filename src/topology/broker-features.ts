@@ -1,0 +1,26 @@
+import { TopologyError } from '../core';
+import type { TopologyPlan } from './topology-plan';
+
+/** The broker as read at connect; structural, so that topology needs nothing from connection. */
+export interface BrokerIdentity {
+  readonly product: string;
+  readonly version: string;
+  readonly major?: number;
+  readonly minor?: number;
+}
+
+/**
+ * Refuses a plan that needs more than the connected broker has: quorum queues with priorities need
+ * RabbitMQ 4.0 (3.x quorum queues would take the messages and ignore their priority). A broker whose
+ * version cannot be read is given the benefit of the doubt.
+ */
+export function requireBrokerFeatures(plan: TopologyPlan, broker: BrokerIdentity | undefined): void {
+  const prioritised = plan.queues.filter((q) => q.type === 'quorum' && q.maxPriority !== undefined);
+  if (prioritised.length === 0 || broker?.major === undefined || broker.product !== 'RabbitMQ') return;
+  if (broker.major >= 4) return;
+  const names = prioritised.map((q) => q.name).join(', ');
+  throw new TopologyError(
+    `quorum queues with maxPriority (${names}) need RabbitMQ 4.0 or later; the broker is ${broker.product} ${broker.version}: upgrade it, or declare these queues type 'classic'`,
+    { queue: prioritised[0]!.name },
+  );
+}

@@ -1,0 +1,6 @@
+import { main } from './app';
+
+main().catch((error: unknown) => {
+  console.error(error);
+  process.exitCode = 1;
+});

@@ -1,0 +1,3 @@
+import { main } from './app.js';
+
+await main();
