@@ -47,7 +47,12 @@ describe('Fifo', () => {
     best(100_000); // warm-up
     const small = best(100_000);
     const large = best(800_000);
-    // 8 times the backlog: about 8 times the time when linear, 64 when every shift copies the rest
-    assert.ok(large / small < 30, `100k drained in ${small.toFixed(2)} ms, 800k in ${large.toFixed(2)} ms`);
+    // 8 times the backlog: about 8 times the time when linear, 64 when every shift copies the rest. On a
+    // loaded machine a sub-millisecond drain is mostly noise, so a drain of 800k that stays far below
+    // what copying would cost (seconds) passes too.
+    assert.ok(
+      large / small < 30 || large < 250,
+      `100k drained in ${small.toFixed(2)} ms, 800k in ${large.toFixed(2)} ms`,
+    );
   });
 });
