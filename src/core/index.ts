@@ -8,3 +8,4 @@ export { validationMessage } from './validation-message';
 export * from './option-checks';
 export * from './job-defaults';
 export * from './events';
+export { MAX_DELAY_MS } from './limits';

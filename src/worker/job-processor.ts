@@ -5,7 +5,10 @@ import {
   PublishError,
   UnknownJobError,
   CircuitOpenError,
+  DecodeError,
   type BreakerHandle,
+  type StandardSchemaV1,
+  type StandardSchemaResult,
   type EmitEvent,
   type JobEventBase,
   type WarrenEvents,
@@ -28,6 +31,7 @@ import type { ClaimResult, IdempotencyGuard } from './idempotency-guard';
 import type { ResolvedWorkerOptions } from './options';
 import type { PermitGate } from './rate-limiter';
 import type { RegisteredJob } from './registered-job';
+import { checkDelivery, isRefusal } from './delivery-checks';
 import { JobRunContext } from './job-run-context';
 import { runHandler, type RunningJob } from './run-handler';
 
@@ -64,6 +68,8 @@ export interface Settler {
    */
   ack(immediate?: boolean): void;
   requeue(): void;
+  /** Dead-letters the delivery through the broker (nack without requeue), body untouched. */
+  reject(): void;
 }
 
 /**
@@ -82,17 +88,30 @@ export class JobProcessor {
     track: (running: RunningJob) => void,
   ): Promise<void> {
     const now = Date.now();
-    let job: DecodedJob;
+    const maxBodyBytes = this.deps.options.maxBodyBytes;
+    if (message.content.length > maxBodyBytes) {
+      const error = new DecodeError(
+        `body of ${message.content.length} bytes is over worker.maxBodyBytes (${maxBodyBytes}); not parsed`,
+        { queue: queue.key! },
+      );
+      return this.deadLetter(message, queue, settle, 'too-large', error, undefined);
+    }
+    let decoded: DecodedJob;
     try {
-      job = decodeJob(message, now);
+      decoded = decodeJob(message, now);
     } catch (error) {
       return this.deadLetter(message, queue, settle, 'undecodable', error, undefined);
     }
-    const registered = this.deps.jobs.get(job.name);
+    const registered = this.deps.jobs.get(decoded.name);
     if (registered === undefined) {
-      const error = new UnknownJobError(job.name, { queue: queue.key!, known: [...this.deps.jobs.keys()] });
-      return this.deadLetter(message, queue, settle, 'unknown-job', error, job);
+      const known = [...this.deps.jobs.keys()];
+      const error = new UnknownJobError(decoded.name, { queue: queue.key!, known });
+      return this.deadLetter(message, queue, settle, 'unknown-job', error, decoded);
     }
+    const checked = checkDelivery(decoded, registered, queue.name, queue.key!, now);
+    if (isRefusal(checked))
+      return this.deadLetter(message, queue, settle, checked.reason, checked.error, decoded);
+    const job = checked;
     if (job.deliverAt !== undefined && job.deliverAt > now) {
       await this.redelay(message, queue, settle, job, job.deliverAt - now);
       return;
@@ -101,7 +120,7 @@ export class JobProcessor {
       return this.countRedelivery(message, queue, settle, job);
     let data = job.data;
     if (registered.schema) {
-      const result = await registered.schema['~standard'].validate(data);
+      const result = await validatePayload(registered.schema, data);
       if (result.issues) {
         const error = new PayloadValidationError(
           job.name,
@@ -308,6 +327,12 @@ export class JobProcessor {
       route.routingKey,
       republishProperties(message.properties, changes),
       context,
+      async (error) => {
+        // The broker will not take this message back (it closed the channel for it alone, or its
+        // body is over the broker's limit): park it instead of retrying a publish that cannot succeed.
+        await this.deadLetter(message, queue, settle, 'unrepublishable', error, context);
+        return false;
+      },
     );
   }
 
@@ -349,7 +374,7 @@ export class JobProcessor {
     settle: Settler,
     reason: DeadReason,
     error: unknown,
-    job: DecodedJob | undefined,
+    job: Pick<DecodedJob, 'jobId' | 'name' | 'attempt'> | undefined,
   ): Promise<void> {
     const attempt = job?.attempt ?? 1;
     const context = {
@@ -366,10 +391,25 @@ export class JobProcessor {
       deadAt: Date.now(),
     });
     if (
-      await this.republish(message, settle, queue.deadExchange!, queue.name, properties, {
-        ...context,
-        name: context.name ?? '',
-      })
+      await this.republish(
+        message,
+        settle,
+        queue.deadExchange!,
+        queue.name,
+        properties,
+        { ...context, name: context.name ?? '' },
+        async (refusal) => {
+          // Even warren's own headers alone are refused (the body is over the broker's limit, which
+          // was lowered after the message arrived): the broker dead-letters it itself, body untouched,
+          // through the queue's dead-letter exchange (its x-death reason is then `rejected`).
+          this.deps.log.error(
+            { ...context, reason, err: refusal },
+            'the broker refuses the dead letter; rejecting the delivery so that the broker parks it',
+          );
+          settle.reject();
+          return true;
+        },
+      )
     ) {
       this.deps.log.warn({ ...context, reason, err: error }, 'job dead-lettered');
       this.deps.emit('deadLettered', { ...context, name: context.name, reason, error });
@@ -389,6 +429,7 @@ export class JobProcessor {
     routingKey: string,
     properties: amqp.Options.Publish,
     context: { jobId: string; name: string; queue: string; attempt: number },
+    onRefused: (error: PublishError) => Promise<boolean>,
   ): Promise<boolean> {
     const send = (props: amqp.Options.Publish) =>
       this.deps.publisher.send({
@@ -406,16 +447,17 @@ export class JobProcessor {
       });
     try {
       await send(properties).catch((error: unknown) => {
-        if (!(error instanceof PublishError && error.code === 'PUBLISH_UNENCODABLE')) throw error;
+        if (!isPublishError(error, 'PUBLISH_UNENCODABLE', 'PUBLISH_REFUSED')) throw error;
         this.deps.log.warn(
           { ...context, err: error },
-          "the message's headers cannot be republished; it goes on with warren's headers only",
+          "the message's properties cannot be republished; it goes on with warren's headers only",
         );
         return send(withOwnHeadersOnly(properties));
       });
       settle.ack(true);
       return true;
     } catch (error) {
+      if (isPublishError(error, 'PUBLISH_REFUSED', 'PUBLISH_TOO_LARGE')) return onRefused(error);
       this.deps.log.error(
         { ...context, err: error },
         'republish was not confirmed; returning the job to its queue',
@@ -447,4 +489,20 @@ export class JobProcessor {
 
 function eventBase(job: DecodedJob, queue: PlannedQueue): JobEventBase {
   return { jobId: job.jobId, name: job.name, queue: queue.key!, attempt: job.attempt };
+}
+
+/** A schema that throws (a payload nested too deep for its recursion, say) fails validation, not the worker. */
+async function validatePayload(
+  schema: StandardSchemaV1,
+  data: unknown,
+): Promise<StandardSchemaResult<unknown>> {
+  try {
+    return await schema['~standard'].validate(data);
+  } catch (error) {
+    return { issues: [{ message: `the schema threw: ${(error as Error)?.message ?? String(error)}` }] };
+  }
+}
+
+function isPublishError(error: unknown, ...codes: PublishError['code'][]): error is PublishError {
+  return error instanceof PublishError && codes.includes(error.code);
 }

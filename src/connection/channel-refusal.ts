@@ -1,0 +1,29 @@
+import type * as amqp from 'amqplib';
+
+/**
+ * The broker closes a channel because of one message it refuses (RabbitMQ 3.10):
+ * - 406 `PRECONDITION_FAILED - user_id property set to 'bob' but authenticated user was 'guest'`
+ * - 406 `PRECONDITION_FAILED - message size 5000 is larger than configured max size 4096`
+ * - 403 `ACCESS_REFUSED - ...` (no write permission on the exchange)
+ * Every message in flight on that channel is lost with it, the innocent ones included. These
+ * helpers tell such a close from the others (connection loss, a consumer timeout, a missing exchange:
+ * 404, handled on its own) and, where the broker's text says so, which message it was.
+ */
+export function isRefusalClose(error: Error | undefined): error is Error {
+  const code = (error as { code?: number } | undefined)?.code;
+  return code === 406 || code === 403;
+}
+
+interface Candidate {
+  readonly content: Buffer;
+  readonly properties: amqp.Options.Publish;
+}
+
+/** True when the broker's close text names this message (by its `user_id` or its body size). */
+export function namesMessage(error: Error, message: Candidate): boolean {
+  const userId = /user_id property set to '([^']*)'/.exec(error.message)?.[1];
+  if (userId !== undefined) return message.properties.userId === userId;
+  const size = /message size (\d+) is larger than/.exec(error.message)?.[1];
+  if (size !== undefined) return message.content.length === Number(size);
+  return false;
+}
