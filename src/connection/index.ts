@@ -4,8 +4,10 @@ export { ConfirmPublisher, type OutgoingMessage, type ConfirmPublisherOptions } 
 export {
   resolveConnectionOptions,
   redactUrl,
+  maskPasswords,
   CONNECTION_DEFAULTS,
   type ConnectionOptions,
   type ResolvedConnectionOptions,
   type ReconnectOptions,
+  type SocketOptions,
 } from './options';
