@@ -27,3 +27,9 @@ export function namesMessage(error: Error, message: Candidate): boolean {
   if (size !== undefined) return message.content.length === Number(size);
   return false;
 }
+
+/** The broker's `max_message_size`, when its close text gives it. */
+export function brokerMaxMessageBytes(error: Error): number | undefined {
+  const max = /larger than configured max size (\d+)/.exec(error.message)?.[1];
+  return max === undefined ? undefined : Number(max);
+}

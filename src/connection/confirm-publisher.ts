@@ -1,7 +1,7 @@
 import type * as amqp from 'amqplib';
 import { jitteredBackoff, PublishError, ShutdownError, type Logger, type WarrenErrorContext } from '../core';
 import type { ConnectionManager } from './connection-manager';
-import { isRefusalClose, namesMessage } from './channel-refusal';
+import { brokerMaxMessageBytes, isRefusalClose, namesMessage } from './channel-refusal';
 import { publishConfirmed } from './confirmed-publish';
 import { Fifo } from './fifo';
 import { ManagedChannel } from './managed-channel';
@@ -78,6 +78,8 @@ export class ConfirmPublisher {
   private refusal: { readonly generation: number; readonly error: Error } | undefined;
   /** A message sent alone (see `refusals`): nothing else is written until it is settled. */
   private isolated: Pending | undefined;
+  /** publisher.brokerMaxMessageBytes, lowered to what the broker says when it refuses a body as too large. */
+  private maxMessageBytes: number;
 
   constructor(
     private readonly manager: ConnectionManager,
@@ -85,6 +87,7 @@ export class ConfirmPublisher {
     private readonly log: Logger,
     name = 'publisher',
   ) {
+    this.maxMessageBytes = options.maxMessageBytes;
     this.managed = new ManagedChannel(
       manager,
       {
@@ -142,11 +145,11 @@ export class ConfirmPublisher {
         refusals: 0,
         mustGoAlone: false,
       };
-      if (message.content.length > this.options.maxMessageBytes) {
+      if (message.content.length > this.maxMessageBytes) {
         reject(
           new PublishError(
             'PUBLISH_TOO_LARGE',
-            `the body is ${message.content.length} bytes, over the broker's max_message_size (${this.options.maxMessageBytes}, publisher.brokerMaxMessageBytes); it was not sent`,
+            `the body is ${message.content.length} bytes, over the broker's max_message_size (${this.maxMessageBytes}); it was not sent`,
             message.context,
           ),
         );
@@ -342,15 +345,18 @@ export class ConfirmPublisher {
     this.refusal = undefined;
     const lost = [...this.buffer].filter((p) => !p.settled && p.lostOn === generation);
     const culprits = lost.filter((p) => p === isolated || namesMessage(refusal.error, p.message));
+    const brokerMax = brokerMaxMessageBytes(refusal.error);
+    if (brokerMax !== undefined) this.maxMessageBytes = Math.min(this.maxMessageBytes, brokerMax);
     for (const pending of culprits) {
       this.log.warn(
         { ...pending.message.context, reason: refusal.error.message },
         'the broker closed the publish channel because of this message; it fails alone',
       );
+      const tooLarge = brokerMax !== undefined && pending.message.content.length > brokerMax;
       this.fail(
         pending,
         new PublishError(
-          'PUBLISH_REFUSED',
+          tooLarge ? 'PUBLISH_TOO_LARGE' : 'PUBLISH_REFUSED',
           `the broker refused the message and closed the channel: ${refusal.error.message}`,
           { ...pending.message.context, cause: refusal.error },
         ),
