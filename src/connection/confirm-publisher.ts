@@ -149,7 +149,8 @@ export class ConfirmPublisher {
         reject(
           new PublishError(
             'PUBLISH_TOO_LARGE',
-            `the body is ${message.content.length} bytes, over the broker's max_message_size (${this.maxMessageBytes}); it was not sent`,
+            `the body is ${message.content.length} bytes, over the broker's max_message_size ` +
+              `(${this.maxMessageBytes}); it was not sent`,
             message.context,
           ),
         );

@@ -68,14 +68,11 @@ export class ConnectionManager extends EventEmitter<ConnectionEvents> {
         const delay = this.nextDelay();
         if (Date.now() + delay > deadline) {
           const tried = this.options.urls.map(redactUrl).join(', ');
-          throw new ConnectionError(
-            'CONNECTION_FAILED',
-            `cannot reach RabbitMQ at ${tried}: ${maskPasswords((error as Error).message, this.options.urls)}`,
-            {
-              urls: this.options.urls.map(redactUrl),
-              cause: error,
-            },
-          );
+          const reason = maskPasswords((error as Error).message, this.options.urls);
+          throw new ConnectionError('CONNECTION_FAILED', `cannot reach RabbitMQ at ${tried}: ${reason}`, {
+            urls: this.options.urls.map(redactUrl),
+            cause: error,
+          });
         }
         await sleep(delay);
       }

@@ -76,7 +76,8 @@ export class JobPublisher {
     if (content.length > this.options.maxBodyBytes)
       throw new PublishError(
         'PUBLISH_TOO_LARGE',
-        `the job's body is ${content.length} bytes, over publisher.maxBodyBytes (${this.options.maxBodyBytes})`,
+        `the job's body is ${content.length} bytes, ` +
+          `over publisher.maxBodyBytes (${this.options.maxBodyBytes})`,
         context,
       );
     await this.confirms.send({

@@ -2,6 +2,8 @@ import { DecodeError, MAX_DELAY_MS } from '../core';
 import { HEADERS, type DeadReason, type DecodedJob } from '../message';
 import type { RegisteredJob } from './registered-job';
 
+const DAY_MS = 86_400_000;
+
 /** Why a decoded delivery may not run: its dead-letter reason and the error that says why. */
 export interface Refusal {
   readonly reason: DeadReason;
@@ -25,7 +27,8 @@ export function checkDelivery(
   const context = { jobName: job.name, jobId: job.jobId, queue: queueKey };
   if (registered.planned.queueName !== queueName) {
     const error = new DecodeError(
-      `job '${job.name}' belongs to queue '${registered.planned.queue}', not to '${queueKey}' it was delivered from`,
+      `job '${job.name}' belongs to queue '${registered.planned.queue}', ` +
+        `not to '${queueKey}' it was delivered from`,
       context,
     );
     return { reason: 'wrong-queue', error };
@@ -37,7 +40,8 @@ export function checkDelivery(
     problems.push(`warren-max-attempts must be >= 1 (got ${job.maxAttempts})`);
   if (job.deliverAt !== undefined && job.deliverAt > now + MAX_DELAY_MS)
     problems.push(
-      `warren-deliver-at is ${Math.round((job.deliverAt - now) / 86_400_000)} days ahead, more than the longest delay (${MAX_DELAY_MS / 86_400_000} days)`,
+      `warren-deliver-at is ${Math.round((job.deliverAt - now) / DAY_MS)} days ahead, ` +
+        `more than the longest delay (${MAX_DELAY_MS / DAY_MS} days)`,
     );
   if (problems.length > 0)
     return {

@@ -137,7 +137,7 @@ describe('bad input from foreign publishers (fuzz)', () => {
   after(() => deleteBrokerUser(other));
   afterEach(cleanup);
 
-  it('completes every good job once, parks every bad one with its reason, and keeps unrelated publishes fast', {
+  it('runs every good job once, parks every bad one with its reason, keeps unrelated publishes fast', {
     timeout: TEST_TIMEOUT_MS,
   }, async () => {
     const ledger = new FaultLedger('8. bad input (fuzz, quorum + classic queue, two broker users)');
@@ -216,7 +216,8 @@ describe('bad input from foreign publishers (fuzz)', () => {
       .filter((m) => reasons.get(m.id)?.join() !== m.expected)
       .map(
         (m) =>
-          `${m.id} ${m.queue} ${m.kind}${m.foreign ? ' (foreign)' : ''}: expected ${m.expected}, got ${reasons.get(m.id)?.join() ?? 'nothing'}`,
+          `${m.id} ${m.queue} ${m.kind}${m.foreign ? ' (foreign)' : ''}: ` +
+          `expected ${m.expected}, got ${reasons.get(m.id)?.join() ?? 'nothing'}`,
       );
     assert.deepEqual(wrong, []);
     assert.deepEqual(
@@ -269,7 +270,8 @@ describe('bad input from foreign publishers (fuzz)', () => {
     assert.deepEqual(ledger.strangers(), []);
     assert.ok(
       p99.hostile <= allowed,
-      `unrelated publishes: p99 ${round(p99.hostile)} ms during the fuzz, ${round(p99.baseline)} ms without it`,
+      `unrelated publishes: p99 ${round(p99.hostile)} ms during the fuzz, ` +
+        `${round(p99.baseline)} ms without it`,
     );
   });
 });

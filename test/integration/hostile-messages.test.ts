@@ -211,7 +211,7 @@ describe('hostile and foreign messages', () => {
     assert.equal(runs.get('big-1'), undefined);
   });
 
-  it('dead-letters a body that is not UTF-8, and refuses a payload too deep for JSON with a WarrenError', async () => {
+  it('dead-letters a body that is not UTF-8; a payload too deep for JSON fails with a WarrenError', async () => {
     const warren = await testWarren({ topology, handlers: handlers() });
     await warren.start();
     const raw = await rawConnection();
