@@ -129,4 +129,37 @@ describe(`messages over the broker's max_message_size (${MAX_MESSAGE_SIZE} bytes
     assert.equal(channelCloses(entries), 1, 'the broker closed the channel once');
     assert.equal(await warren.deadLetters.count('small'), 1);
   });
+
+  it('dead-letters a retry the broker refuses as unrepublishable, and the other publishes go through', async () => {
+    const { entries, options: o } = options();
+    const warren = await privateWarren(node.url, o);
+    await warren.start();
+    // From now on guest may not publish to the delay levels (a permission taken away at run time).
+    await rabbitCtl(
+      node.name,
+      'set_permissions',
+      '-p',
+      '/',
+      'guest',
+      '.*',
+      '^(?!.*warren\\.delay\\.).*',
+      '.*',
+    );
+    try {
+      await warren.publish('small.fail', { pad: 'refused' }, { jobId: 'refused-retry' });
+      const others = Array.from({ length: 50 }, (_, i) => warren.publish('small.ok', { i }));
+      await Promise.all(others);
+      await waitFor(async () => (await warren.deadLetters.count('small')) === 1, {
+        timeoutMs: 20_000,
+        what: 'the job in dead letters',
+      });
+      const [letter] = await warren.deadLetters.list('small');
+      assert.equal(letter?.jobId, 'refused-retry');
+      assert.equal(letter?.reason, 'unrepublishable');
+      assert.deepEqual(runs.slice(-1), [1], 'it ran once; its retry could not be sent');
+      assert.ok(channelCloses(entries) <= 2, `the broker closed the channel ${channelCloses(entries)} times`);
+    } finally {
+      await rabbitCtl(node.name, 'set_permissions', '-p', '/', 'guest', '.*', '.*', '.*');
+    }
+  });
 });
