@@ -1,6 +1,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { ConfigurationError, createWarren, RetryLaterError, type WarrenOptions } from '../../../src';
+import { resolveConnectionOptions } from '../../../src/connection';
 import { resolveLimiterOptions } from '../../../src/worker';
 
 /** Each is refused before anything connects (no broker is needed). */
@@ -28,6 +29,16 @@ describe('unknown option keys', () => {
       );
     });
   }
+
+  it('turns Nagle off by default and passes socket options through, overridable', () => {
+    assert.deepEqual(resolveConnectionOptions({}, {}).socket, { noDelay: true });
+    const ca = Buffer.from('ca');
+    assert.deepEqual(resolveConnectionOptions({ socket: { noDelay: false, ca } }, {}).socket, {
+      noDelay: false,
+      ca,
+    });
+    assert.equal(resolveConnectionOptions({}, {}).auth, 'plain');
+  });
 
   it('refuses an auth mechanism it does not know', async () => {
     await assert.rejects(
