@@ -23,7 +23,7 @@ interface Candidate {
 /** True when the broker's close text names this message (its `user_id`, body size or exchange). */
 export function namesMessage(error: Error, message: Candidate): boolean {
   const exchange = /access to exchange '([^']*)'/.exec(error.message)?.[1];
-  if (exchange !== undefined) return message.exchange === exchange;
+  if (exchange !== undefined) return (message.exchange || 'amq.default') === exchange;
   const userId = /user_id property set to '([^']*)'/.exec(error.message)?.[1];
   if (userId !== undefined) return message.properties.userId === userId;
   const size = /message size (\d+) is larger than/.exec(error.message)?.[1];
