@@ -434,6 +434,8 @@ export class ConfirmPublisher {
     if (pending.settled) return;
     pending.settled = true;
     this.inFlight.delete(pending);
+    // A message sent alone that times out must not hold the others back.
+    if (this.isolated === pending) this.releaseIsolation(pending);
     pending.reject(error);
     this.notifyIdle();
   }
