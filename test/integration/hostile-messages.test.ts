@@ -136,6 +136,9 @@ describe('hostile and foreign messages', () => {
         new Promise<never>((_, reject) => setTimeout(() => reject(new Error('replay did not end')), 10_000)),
       ]);
     assert.equal(await bounded(warren.deadLetters.replay('front', { jobId: 'rp-1' })), 1);
+    await waitFor(async () => (await warren.deadLetters.count('front')) === 2, {
+      what: 'rp-1 back in dead letters',
+    });
     assert.equal(await bounded(warren.deadLetters.replay('front')), 2);
     await waitFor(async () => (await warren.deadLetters.count('front')) === 2, {
       what: 'both back in dead letters',
