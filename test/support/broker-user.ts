@@ -2,6 +2,8 @@
  * A second RabbitMQ user on the shared broker, for tests that play another publisher: its messages
  * carry its own `user_id`, which warren's connection (guest) may not set. Each test makes its own
  * uniquely named user with rabbitmqctl (run as root on this machine) and deletes it afterwards.
+ * `WARREN_TEST_RABBITMQCTL` replaces the command, e.g. `docker compose exec -T rabbitmq rabbitmqctl`
+ * for the broker of docker-compose.yml.
  */
 import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -18,7 +20,8 @@ export interface BrokerUser {
 }
 
 async function rabbitmqctl(...args: string[]): Promise<void> {
-  await run('rabbitmqctl', ['-q', ...args], { timeout: 60_000 });
+  const [command, ...prefix] = (process.env.WARREN_TEST_RABBITMQCTL ?? 'rabbitmqctl').split(' ');
+  await run(command!, [...prefix, '-q', ...args], { timeout: 60_000 });
 }
 
 /** Creates a user with full permissions on the default vhost. */
