@@ -57,6 +57,7 @@ export {
   UnrecoverableError,
   RetryLaterError,
   JOB_DEFAULTS,
+  MAX_DELAY_MS,
 } from './core';
 export type {
   WarrenErrorCode,
@@ -78,7 +79,7 @@ export type {
   MissedTickPolicy,
 } from './core';
 export { HEADERS, JSON_CONTENT_TYPE, type DeadReason } from './message';
-export type { ConnectionOptions, ReconnectOptions } from './connection';
+export type { ConnectionOptions, ReconnectOptions, SocketOptions } from './connection';
 export type { PublisherOptions } from './publisher';
 export type { WorkerOptions, ConsumerHealth, DeadLetter, ReplayOptions } from './worker';
 export {

@@ -1,6 +1,6 @@
 import type { BreakerOptions } from './breaker';
 import type { ConnectionOptions } from './connection';
-import type { JobDefaults, Logger } from './core';
+import { checkKnownKeys, type JobDefaults, type Logger } from './core';
 import type { JobClass } from './decorators';
 import type { PublisherOptions } from './publisher';
 import type { SchedulerOptions } from './scheduler';
@@ -67,4 +67,37 @@ export function resolveWarrenTopologyOptions(options: WarrenOptions): ResolvedTo
     ...(options.queues?.durable !== undefined ? { durable: options.queues.durable } : {}),
     ...(options.queues?.expiresMs !== undefined ? { queueExpiresMs: options.queues.expiresMs } : {}),
   });
+}
+
+const KNOWN = {
+  url: true,
+  connection: true,
+  namespace: true,
+  topology: true,
+  handlers: true,
+  jobs: true,
+  logger: true,
+  jobDefaults: true,
+  delay: true,
+  queues: true,
+  publisher: true,
+  scheduler: true,
+  worker: true,
+  breakers: true,
+  breakerDefaults: true,
+  idempotency: true,
+} as const satisfies Record<keyof WarrenOptions, true>;
+
+const KNOWN_QUEUES = { deliveryLimit: true, durable: true, expiresMs: true } as const satisfies Record<
+  keyof NonNullable<WarrenOptions['queues']>,
+  true
+>;
+
+/**
+ * A key `createWarren` does not know is a mistake to report (`connection.tls`, `worker.prefech`),
+ * never something to ignore silently. The nested objects are checked where they are resolved.
+ */
+export function checkWarrenOptionKeys(options: WarrenOptions): void {
+  checkKnownKeys('options', options, KNOWN);
+  checkKnownKeys('queues', options.queues, KNOWN_QUEUES);
 }

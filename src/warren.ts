@@ -27,7 +27,7 @@ import {
   type TopologyPlan,
 } from './topology';
 import { DeadLetters, resolveWorkerOptions, Worker, type ConsumerHealth, type RegisteredJob } from './worker';
-import { resolveWarrenTopologyOptions, type WarrenOptions } from './warren-options';
+import { checkWarrenOptionKeys, resolveWarrenTopologyOptions, type WarrenOptions } from './warren-options';
 import type { ScheduleInfo, ScheduleOptions } from './scheduler';
 import { checkCronData, readSchedulingDeclarations, Scheduling } from './warren-scheduling';
 import { createControl } from './warren-control';
@@ -77,8 +77,15 @@ export class Warren<TJobs extends object = WarrenJobs> extends EventEmitter<Warr
     private readonly pauses: BreakerPauses,
     private readonly control: ReturnType<typeof createControl>,
   ) {
-    super();
+    // An async listener's rejection comes to the method below instead of crashing the process.
+    super({ captureRejections: true });
     this.deadLetters = deadLetters;
+    // An async listener that rejects is logged and ignored, like one that throws: a listener's bug must
+    // not crash the worker (and since `failed` fires before the dead letter is confirmed, the job would
+    // come back and crash the next process too).
+    const onRejection = (error: unknown, event: string | symbol) =>
+      log.error({ err: error, event: String(event) }, 'an event listener rejected; ignored');
+    Object.defineProperty(this, EventEmitter.captureRejectionSymbol, { value: onRejection });
   }
 
   /** This instance's id, as warren/ops lists it among the processes (random, fixed for its life). */
@@ -257,6 +264,7 @@ export class Warren<TJobs extends object = WarrenJobs> extends EventEmitter<Warr
 export async function createWarren<TJobs extends object = WarrenJobs>(
   options: WarrenOptions = {},
 ): Promise<Warren<TJobs>> {
+  checkWarrenOptionKeys(options);
   const log = options.logger ?? createSilentLogger();
   const connectionOptions = resolveConnectionOptions({
     ...options.connection,
@@ -319,7 +327,7 @@ export async function createWarren<TJobs extends object = WarrenJobs>(
   const manager = new ConnectionManager(connectionOptions, log.child({ component: 'connection' }));
   const confirms = new ConfirmPublisher(
     manager,
-    { maxBuffered: publisherOptions.maxBuffered },
+    { maxBuffered: publisherOptions.maxBuffered, maxMessageBytes: publisherOptions.brokerMaxMessageBytes },
     log.child({ component: 'publisher' }),
   );
   const publisher = new JobPublisher(plan, confirms, publisherOptions);

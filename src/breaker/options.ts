@@ -1,4 +1,4 @@
-import { checkInteger, checkNumber } from '../core';
+import { checkInteger, checkKnownKeys, checkNumber } from '../core';
 
 export interface BreakerOptions {
   /** A call slower than this counts as a failure. Default 10 000 ms; 0 disables. */
@@ -23,7 +23,16 @@ export const BREAKER_DEFAULTS: ResolvedBreakerOptions = Object.freeze({
   rollingCountTimeoutMs: 10_000,
 });
 
+const KNOWN = {
+  timeoutMs: true,
+  errorThresholdPercentage: true,
+  resetTimeoutMs: true,
+  volumeThreshold: true,
+  rollingCountTimeoutMs: true,
+} as const satisfies Record<keyof BreakerOptions, true>;
+
 export function resolveBreakerOptions(input: BreakerOptions = {}, path = 'breakers'): ResolvedBreakerOptions {
+  checkKnownKeys(path, input, KNOWN);
   return Object.freeze({
     timeoutMs: checkInteger(`${path}.timeoutMs`, input.timeoutMs ?? BREAKER_DEFAULTS.timeoutMs, 0),
     errorThresholdPercentage: checkNumber(

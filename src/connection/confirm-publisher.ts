@@ -1,6 +1,7 @@
 import type * as amqp from 'amqplib';
 import { jitteredBackoff, PublishError, ShutdownError, type Logger, type WarrenErrorContext } from '../core';
 import type { ConnectionManager } from './connection-manager';
+import { brokerMaxMessageBytes, isRefusalClose, namesMessage } from './channel-refusal';
 import { publishConfirmed } from './confirmed-publish';
 import { Fifo } from './fifo';
 import { ManagedChannel } from './managed-channel';
@@ -18,6 +19,8 @@ export interface OutgoingMessage {
 export interface ConfirmPublisherOptions {
   /** Messages held while the broker is away, blocked or the socket is full; one more fails at once. */
   readonly maxBuffered: number;
+  /** The broker's `max_message_size`: a larger body fails at once (PUBLISH_TOO_LARGE), never sent. */
+  readonly maxMessageBytes: number;
 }
 
 /**
@@ -37,6 +40,12 @@ interface Pending {
   nacks: number;
   /** Generation of the channel it was written to; 0 while buffered. */
   writtenOn: number;
+  /** Generation of the channel it was in flight on when the broker closed it refusing a message. */
+  lostOn: number;
+  /** How many channels it was lost with that way. */
+  refusals: number;
+  /** Sent only alone on the channel: it was lost with a refused message that could not be named. */
+  mustGoAlone: boolean;
 }
 
 /**
@@ -65,6 +74,12 @@ export class ConfirmPublisher {
   private closed = false;
   private channelGeneration = 0;
   private readonly idleWaiters: (() => void)[] = [];
+  /** The broker's reason when it closed channel `generation` refusing a message (406, 403). */
+  private refusal: { readonly generation: number; readonly error: Error } | undefined;
+  /** A message sent alone (see `refusals`): nothing else is written until it is settled. */
+  private isolated: Pending | undefined;
+  /** publisher.brokerMaxMessageBytes, lowered to what the broker says when it refuses a body as too large. */
+  private maxMessageBytes: number;
 
   constructor(
     private readonly manager: ConnectionManager,
@@ -72,6 +87,7 @@ export class ConfirmPublisher {
     private readonly log: Logger,
     name = 'publisher',
   ) {
+    this.maxMessageBytes = options.maxMessageBytes;
     this.managed = new ManagedChannel(
       manager,
       {
@@ -81,6 +97,10 @@ export class ConfirmPublisher {
           this.channelGeneration += 1;
           this.awaitingDrain = false;
           this.channelWritable = true;
+          const generation = this.channelGeneration;
+          channel.on('error', (error: Error) => {
+            if (isRefusalClose(error)) this.refusal = { generation, error };
+          });
           channel.on('return', (message: amqp.Message) => this.handleReturn(message));
           channel.on('drain', () => {
             this.awaitingDrain = false;
@@ -89,7 +109,12 @@ export class ConfirmPublisher {
           // Let the channel finish opening before the backlog is written to it.
           setImmediate(() => this.writeBuffered());
         },
-        onClosed: (error) => this.failMissingExchange(error),
+        onClosed: (error) => {
+          const isolated = this.isolated;
+          this.isolated = undefined;
+          this.failMissingExchange(error);
+          this.blameRefusal(this.channelGeneration, isolated);
+        },
       },
       log,
     );
@@ -116,7 +141,21 @@ export class ConfirmPublisher {
         returned: false,
         nacks: 0,
         writtenOn: 0,
+        lostOn: 0,
+        refusals: 0,
+        mustGoAlone: false,
       };
+      if (message.content.length > this.maxMessageBytes) {
+        reject(
+          new PublishError(
+            'PUBLISH_TOO_LARGE',
+            `the body is ${message.content.length} bytes, over the broker's max_message_size ` +
+              `(${this.maxMessageBytes}); it was not sent`,
+            message.context,
+          ),
+        );
+        return;
+      }
       if (this.canWrite() && this.buffer.length === 0) {
         this.write(pending);
       } else if (this.buffer.length >= this.options.maxBuffered) {
@@ -165,7 +204,8 @@ export class ConfirmPublisher {
       this.managed.current !== undefined &&
       this.channelWritable &&
       !this.manager.isBlocked &&
-      !this.awaitingDrain
+      !this.awaitingDrain &&
+      this.isolated === undefined
     );
   }
 
@@ -208,13 +248,25 @@ export class ConfirmPublisher {
 
   private writeBuffered(): void {
     while (this.buffer.length > 0 && this.canWrite()) {
-      const pending = this.buffer.shift()!;
-      if (!pending.settled) this.write(pending);
+      const next = this.buffer.peek()!;
+      if (!next.settled && next.mustGoAlone) {
+        // It was on a channel the broker closed for a message it refused: it goes out alone, after
+        // what is in flight, so that if it is the culprit it is the only one lost, and known.
+        if (this.inFlight.size > 0) return;
+        this.buffer.shift();
+        this.isolated = next;
+        this.write(next);
+        continue;
+      }
+      this.buffer.shift();
+      if (!next.settled) this.write(next);
     }
   }
 
   private handleConfirm(pending: Pending, generation: number, error: unknown): void {
     if (pending.settled || pending.writtenOn !== generation) return;
+    const closed = error !== null && error !== undefined && (error as Error).message !== 'message nacked';
+    if (!closed) this.releaseIsolation(pending);
     if (!error) {
       this.inFlight.delete(pending);
       if (pending.returned) {
@@ -278,7 +330,47 @@ export class ConfirmPublisher {
     this.inFlight.delete(pending);
     pending.writtenOn = 0;
     pending.returned = false;
+    pending.lostOn = generation;
     this.buffer.unshift(pending);
+  }
+
+  /**
+   * After the broker closed channel `generation` refusing a message (406, 403): the message it names,
+   * or the one that was alone in flight, fails with PUBLISH_REFUSED; every other message lost with
+   * the channel is sent again, and if it is lost that way once more it goes out alone. So no frame
+   * is sent again and again, and one bad message cannot hold up the others.
+   */
+  private blameRefusal(generation: number, isolated: Pending | undefined): void {
+    const refusal = this.refusal;
+    if (refusal === undefined || refusal.generation !== generation) return;
+    this.refusal = undefined;
+    const lost = [...this.buffer].filter((p) => !p.settled && p.lostOn === generation);
+    const culprits = lost.filter((p) => p === isolated || namesMessage(refusal.error, p.message));
+    const brokerMax = brokerMaxMessageBytes(refusal.error);
+    if (brokerMax !== undefined) this.maxMessageBytes = Math.min(this.maxMessageBytes, brokerMax);
+    for (const pending of culprits) {
+      this.log.warn(
+        { ...pending.message.context, reason: refusal.error.message },
+        'the broker closed the publish channel because of this message; it fails alone',
+      );
+      const tooLarge = brokerMax !== undefined && pending.message.content.length > brokerMax;
+      this.fail(
+        pending,
+        new PublishError(
+          tooLarge ? 'PUBLISH_TOO_LARGE' : 'PUBLISH_REFUSED',
+          `the broker refused the message and closed the channel: ${refusal.error.message}`,
+          { ...pending.message.context, cause: refusal.error },
+        ),
+      );
+    }
+    for (const pending of lost) {
+      if (pending.settled) continue;
+      pending.refusals += 1;
+      // Nobody named: each goes out alone until the culprit is found. Named: the rest go out again
+      // as before, once; should one be lost that way again, then alone.
+      pending.mustGoAlone = culprits.length === 0 || pending.refusals > 1;
+    }
+    this.buffer.retain((p) => !p.settled);
   }
 
   /**
@@ -321,6 +413,17 @@ export class ConfirmPublisher {
     }
   }
 
+  /** The message sent alone was confirmed or nacked: the others may go again. */
+  private releaseIsolation(pending: Pending): void {
+    if (this.isolated !== pending) {
+      if (this.inFlight.size <= 1 && this.buffer.peek()?.mustGoAlone)
+        setImmediate(() => this.writeBuffered());
+      return;
+    }
+    this.isolated = undefined;
+    setImmediate(() => this.writeBuffered());
+  }
+
   private succeed(pending: Pending): void {
     pending.settled = true;
     pending.resolve();
@@ -331,6 +434,8 @@ export class ConfirmPublisher {
     if (pending.settled) return;
     pending.settled = true;
     this.inFlight.delete(pending);
+    // A message sent alone that times out must not hold the others back.
+    if (this.isolated === pending) this.releaseIsolation(pending);
     pending.reject(error);
     this.notifyIdle();
   }

@@ -2,7 +2,7 @@ import { EventEmitter } from 'node:events';
 import * as amqp from 'amqplib';
 import { ConnectionError, jitteredBackoff, WarrenError, type Logger } from '../core';
 import { type BrokerVersion, readBrokerVersion } from './broker-version';
-import { redactUrl, type ResolvedConnectionOptions } from './options';
+import { maskPasswords, redactUrl, type ResolvedConnectionOptions } from './options';
 
 export interface ConnectionEvents {
   connected: [{ url: string; generation: number }];
@@ -71,14 +71,11 @@ export class ConnectionManager extends EventEmitter<ConnectionEvents> {
         const delay = this.nextDelay();
         if (Date.now() + delay > deadline) {
           const tried = this.options.urls.map(redactUrl).join(', ');
-          throw new ConnectionError(
-            'CONNECTION_FAILED',
-            `cannot reach RabbitMQ at ${tried}: ${(error as Error).message}`,
-            {
-              urls: this.options.urls.map(redactUrl),
-              cause: error,
-            },
-          );
+          const reason = maskPasswords((error as Error).message, this.options.urls);
+          throw new ConnectionError('CONNECTION_FAILED', `cannot reach RabbitMQ at ${tried}: ${reason}`, {
+            urls: this.options.urls.map(redactUrl),
+            cause: error,
+          });
         }
         await sleep(delay);
       }
@@ -119,6 +116,8 @@ export class ConnectionManager extends EventEmitter<ConnectionEvents> {
     const url = this.options.urls[this.urlIndex % this.options.urls.length]!;
     this.urlIndex += 1;
     const model = await amqp.connect(withHeartbeat(url, this.options.heartbeatSeconds), {
+      ...this.options.socket,
+      ...(this.options.auth === 'external' ? { credentials: amqp.credentials.external() } : {}),
       clientProperties: { connection_name: this.options.connectionName },
       timeout: 5000,
     });

@@ -21,6 +21,11 @@ export class Fifo<T> implements Iterable<T> {
     else this.items.unshift(item);
   }
 
+  /** The item that goes out next, left in place. */
+  peek(): T | undefined {
+    return this.head < this.items.length ? this.items[this.head] : undefined;
+  }
+
   shift(): T | undefined {
     if (this.head >= this.items.length) return undefined;
     const item = this.items[this.head]!;

@@ -4,9 +4,11 @@ export { ConfirmPublisher, type OutgoingMessage, type ConfirmPublisherOptions } 
 export {
   resolveConnectionOptions,
   redactUrl,
+  maskPasswords,
   CONNECTION_DEFAULTS,
   type ConnectionOptions,
   type ResolvedConnectionOptions,
   type ReconnectOptions,
+  type SocketOptions,
 } from './options';
 export { readBrokerVersion, type BrokerVersion } from './broker-version';

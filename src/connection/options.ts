@@ -1,5 +1,7 @@
 import {
   checkInteger,
+  checkKnownKeys,
+  checkOneOf,
   checkNonEmptyString,
   checkNumber,
   ConfigurationError,
@@ -17,6 +19,31 @@ export interface ReconnectOptions {
   readonly jitter?: number;
 }
 
+/**
+ * Options of the TCP or TLS socket, passed to amqplib (and on to `net.connect` / `tls.connect`) as
+ * they are. For `amqps://` URLs: `ca` (your CA when the broker's certificate is not signed by a system
+ * CA), `cert` + `key` (+ `passphrase`) or `pfx` for a client certificate, `servername` (SNI, default
+ * the URL's host name), `rejectUnauthorized` (default true; keep it).
+ */
+export interface SocketOptions {
+  readonly ca?: string | Buffer | (string | Buffer)[];
+  readonly cert?: string | Buffer | (string | Buffer)[];
+  readonly key?: string | Buffer | (string | Buffer)[];
+  readonly pfx?: string | Buffer;
+  readonly passphrase?: string;
+  readonly servername?: string;
+  readonly rejectUnauthorized?: boolean;
+  /**
+   * Disables Nagle's algorithm on the socket, so a publish or an ack goes out at once instead of
+   * waiting up to 40 ms for more to send. Default true.
+   */
+  readonly noDelay?: boolean;
+  /** TCP keep-alive probes on the socket. Default false (AMQP heartbeats notice a dead peer). */
+  readonly keepAlive?: boolean;
+  /** Idle time before the first keep-alive probe. Default 0 (the OS's). */
+  readonly keepAliveDelay?: number;
+}
+
 export interface ConnectionOptions {
   /**
    * Broker URL, or a list of cluster nodes tried in turn. Default: `WARREN_URL`, then `AMQP_URL`
@@ -30,10 +57,19 @@ export interface ConnectionOptions {
   /** How long `createWarren` keeps trying before it gives up with CONNECTION_FAILED. Default 10 000 ms. */
   readonly connectTimeoutMs?: number;
   readonly reconnect?: ReconnectOptions;
+  /** Socket and TLS options (CA, client certificate, SNI, no-delay); see SocketOptions. */
+  readonly socket?: SocketOptions;
+  /**
+   * How to log in: `plain` (default) with the URL's user and password; `external` with the TLS client
+   * certificate (RabbitMQ's `rabbitmq_auth_mechanism_ssl` plugin; the user is the certificate's name).
+   */
+  readonly auth?: 'plain' | 'external';
 }
 
 export interface ResolvedConnectionOptions {
   readonly urls: readonly string[];
+  readonly socket: Readonly<SocketOptions>;
+  readonly auth: 'plain' | 'external';
   readonly heartbeatSeconds: number;
   readonly connectionName: string;
   readonly connectTimeoutMs: number;
@@ -45,12 +81,46 @@ export const CONNECTION_DEFAULTS = Object.freeze({
   heartbeatSeconds: 5,
   connectTimeoutMs: 10_000,
   reconnect: Object.freeze({ initialDelayMs: 100, maxDelayMs: 10_000, jitter: 0.3 }),
+  socket: Object.freeze({ noDelay: true }),
+  auth: 'plain' as const,
 });
+
+const KNOWN = {
+  url: true,
+  heartbeatSeconds: true,
+  connectionName: true,
+  connectTimeoutMs: true,
+  reconnect: true,
+  socket: true,
+  auth: true,
+} as const satisfies Record<keyof ConnectionOptions, true>;
+
+const KNOWN_RECONNECT = {
+  initialDelayMs: true,
+  maxDelayMs: true,
+  jitter: true,
+} as const satisfies Record<keyof ReconnectOptions, true>;
+
+const KNOWN_SOCKET = {
+  ca: true,
+  cert: true,
+  key: true,
+  pfx: true,
+  passphrase: true,
+  servername: true,
+  rejectUnauthorized: true,
+  noDelay: true,
+  keepAlive: true,
+  keepAliveDelay: true,
+} as const satisfies Record<keyof SocketOptions, true>;
 
 export function resolveConnectionOptions(
   input: ConnectionOptions = {},
   env: NodeJS.ProcessEnv = process.env,
 ): ResolvedConnectionOptions {
+  checkKnownKeys('connection', input, KNOWN);
+  checkKnownKeys('connection.reconnect', input.reconnect, KNOWN_RECONNECT);
+  checkKnownKeys('connection.socket', input.socket, KNOWN_SOCKET);
   const raw = input.url ?? env.WARREN_URL ?? env.AMQP_URL ?? CONNECTION_DEFAULTS.url;
   const urls = (typeof raw === 'string' ? raw.split(',') : raw)
     .map((u) => u.trim())
@@ -68,6 +138,8 @@ export function resolveConnectionOptions(
   const reconnect = input.reconnect ?? {};
   return Object.freeze({
     urls: Object.freeze(urls),
+    socket: Object.freeze({ ...CONNECTION_DEFAULTS.socket, ...input.socket }),
+    auth: checkOneOf('connection.auth', input.auth ?? CONNECTION_DEFAULTS.auth, ['plain', 'external']),
     heartbeatSeconds: checkInteger(
       'connection.heartbeatSeconds',
       input.heartbeatSeconds ?? CONNECTION_DEFAULTS.heartbeatSeconds,
@@ -104,7 +176,34 @@ export function resolveConnectionOptions(
   });
 }
 
-/** A URL fit for logs and error messages: the password replaced. */
+/**
+ * A URL fit for logs and error messages: the password replaced, found by taking the URL apart rather
+ * than by a pattern of what a good one looks like, so that an unencoded `@` or `/` in the password, an
+ * empty user name or a scheme warren refuses never print it. Everything between `scheme://` and the
+ * last `@` is user info: the part after its first `:` is masked.
+ */
 export function redactUrl(url: string): string {
-  return url.replace(/^(amqps?:\/\/[^:@/]+):[^@/]*@/, '$1:***@');
+  const schemeEnd = url.indexOf('://');
+  const start = schemeEnd < 0 ? 0 : schemeEnd + 3;
+  const at = url.lastIndexOf('@');
+  if (at < start) return url;
+  const userInfo = url.slice(start, at);
+  const colon = userInfo.indexOf(':');
+  const user = colon < 0 ? userInfo : userInfo.slice(0, colon);
+  return `${url.slice(0, start)}${user}:***${url.slice(at)}`;
+}
+
+/** `text` (a driver's error message, say) with every password of `urls` replaced. */
+export function maskPasswords(text: string, urls: readonly string[]): string {
+  let masked = text;
+  for (const url of urls) {
+    const schemeEnd = url.indexOf('://');
+    const start = schemeEnd < 0 ? 0 : schemeEnd + 3;
+    const at = url.lastIndexOf('@');
+    const colon = url.indexOf(':', start);
+    if (at < start || colon < 0 || colon > at) continue;
+    const password = url.slice(colon + 1, at);
+    if (password.length > 0) masked = masked.split(password).join('***');
+  }
+  return masked;
 }

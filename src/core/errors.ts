@@ -15,6 +15,8 @@ export type WarrenErrorCode =
   | 'PUBLISH_TIMEOUT'
   | 'PUBLISH_BUFFER_FULL'
   | 'PUBLISH_UNENCODABLE'
+  | 'PUBLISH_TOO_LARGE'
+  | 'PUBLISH_REFUSED'
   | 'PAYLOAD_INVALID'
   | 'DECODE_FAILED'
   | 'UNKNOWN_JOB'
@@ -118,7 +120,10 @@ export class ConnectionError extends WarrenError {
 
 /**
  * A publish did not reach the broker's confirm: nacked until its deadline, unroutable, timed out, the
- * buffer was full, or the message cannot be encoded (headers over amqplib's 64 KiB table limit).
+ * buffer was full, the message cannot be encoded (headers over amqplib's 64 KiB table limit, a payload
+ * too deep or circular for JSON), its body is over a size limit, or the broker closed the channel
+ * because of this very message (a `user_id` that is not the connection's user, a body over the
+ * broker's `max_message_size`).
  */
 export class PublishError extends WarrenError {
   constructor(
@@ -127,7 +132,9 @@ export class PublishError extends WarrenError {
       | 'PUBLISH_UNROUTABLE'
       | 'PUBLISH_TIMEOUT'
       | 'PUBLISH_BUFFER_FULL'
-      | 'PUBLISH_UNENCODABLE',
+      | 'PUBLISH_UNENCODABLE'
+      | 'PUBLISH_TOO_LARGE'
+      | 'PUBLISH_REFUSED',
     message: string,
     options: WarrenErrorContext & { cause?: unknown } = {},
   ) {

@@ -1,3 +1,6 @@
+import { ConfigurationError } from './errors';
+import { validationMessage } from './validation-message';
+
 /**
  * Signals a handler throws to steer its own job. They are not library failures: warren never throws
  * them, it reacts to them.
@@ -19,6 +22,11 @@ export class RetryLaterError extends Error {
   readonly delayMs: number;
 
   constructor(delayMs: number, message = `retry requested in ${delayMs} ms`, options?: { cause?: unknown }) {
+    // A NaN or negative delay would retry at once, in a hot loop: refuse it where the handler made it.
+    if (typeof delayMs !== 'number' || !Number.isFinite(delayMs) || delayMs < 0)
+      throw new ConfigurationError(
+        validationMessage('RetryLaterError delayMs', 'must be a finite number >= 0', delayMs),
+      );
     super(message, options);
     this.name = 'RetryLaterError';
     this.delayMs = delayMs;

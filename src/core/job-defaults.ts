@@ -1,5 +1,5 @@
 import type { BackoffOptions } from './job-types';
-import { checkInteger, checkNumber } from './option-checks';
+import { checkInteger, checkKnownKeys, checkNumber } from './option-checks';
 import { ConfigurationError } from './errors';
 import { validationMessage } from './validation-message';
 
@@ -28,7 +28,15 @@ export const JOB_DEFAULTS: ResolvedJobDefaults = Object.freeze({
   concurrency: 10,
 });
 
+const KNOWN = {
+  attempts: true,
+  backoff: true,
+  timeoutMs: true,
+  concurrency: true,
+} as const satisfies Record<keyof JobDefaults, true>;
+
 export function resolveJobDefaults(input: JobDefaults = {}, path = 'jobDefaults'): ResolvedJobDefaults {
+  checkKnownKeys(path, input, KNOWN);
   return Object.freeze({
     attempts: checkInteger(`${path}.attempts`, input.attempts ?? JOB_DEFAULTS.attempts, 1),
     backoff: checkBackoff(`${path}.backoff`, input.backoff ?? JOB_DEFAULTS.backoff),

@@ -52,3 +52,27 @@ export function checkNonEmptyString(path: string, value: string): string {
   }
   return value;
 }
+
+/**
+ * Rejects keys an options object does not know (`connection.tls` is a typo for `connection.socket`,
+ * not something to ignore). `known` is the options interface's keys, checked complete at compile time
+ * by the caller (`satisfies Record<keyof XxxOptions, true>`). Returns the value.
+ */
+export function checkKnownKeys<T>(path: string, value: T, known: Readonly<Record<string, true>>): T {
+  if (value === undefined) return value;
+  if (value === null || typeof value !== 'object' || Array.isArray(value))
+    throw new ConfigurationError(validationMessage(path, 'must be an object', value));
+  for (const key of Object.keys(value)) {
+    if (!Object.hasOwn(known, key)) {
+      const names = Object.keys(known).join(', ');
+      throw new ConfigurationError(
+        validationMessage(
+          `${path}.${key}`,
+          `is not an option (known: ${names})`,
+          (value as Record<string, unknown>)[key],
+        ),
+      );
+    }
+  }
+  return value;
+}

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { Message, Options } from 'amqplib';
-import { DecodeError } from '../core';
+import { DecodeError, PublishError, type WarrenErrorContext } from '../core';
 import {
   BROKER_DEATH_HEADERS,
   HEADERS,
@@ -37,13 +37,34 @@ export interface DecodedJob {
   readonly maxAttempts: number | undefined;
   readonly redeliveries: number;
   readonly headers: Readonly<Record<string, unknown>>;
+  /**
+   * warren control headers present with a value that is no integer (`warren-attempt: 'three'`): the
+   * worker dead-letters such a job as `invalid-headers` rather than guess. Empty when all are sane.
+   */
+  readonly headerProblems: readonly string[];
 }
 
-export function encodeBody(data: unknown): Buffer {
-  const json = JSON.stringify(data);
+/**
+ * The payload as UTF-8 JSON. A payload JSON cannot carry (nested too deep for the stack, circular, a
+ * bigint) throws PUBLISH_UNENCODABLE instead of the engine's raw RangeError or TypeError.
+ */
+export function encodeBody(data: unknown, context: WarrenErrorContext = {}): Buffer {
+  let json: string | undefined;
+  try {
+    json = JSON.stringify(data);
+  } catch (error) {
+    throw new PublishError(
+      'PUBLISH_UNENCODABLE',
+      `the payload cannot be encoded as JSON: ${(error as Error).message}`,
+      { ...context, cause: error },
+    );
+  }
   // JSON.stringify(undefined) is undefined: a job without data travels as JSON null.
   return Buffer.from(json === undefined ? 'null' : json, 'utf8');
 }
+
+/** Rejects bytes that are not UTF-8 instead of decoding them into replacement characters. */
+const STRICT_UTF8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: false });
 
 export function jobProperties(job: OutgoingJob): Options.Publish {
   const headers: Record<string, unknown> = {
@@ -82,9 +103,15 @@ export function decodeJob(message: Pick<Message, 'content' | 'properties'>, now:
       jobId,
     });
   }
+  let text: string;
+  try {
+    text = STRICT_UTF8.decode(message.content);
+  } catch (error) {
+    throw new DecodeError('body is not valid UTF-8', { jobName: name, jobId, cause: error });
+  }
   let data: unknown;
   try {
-    data = JSON.parse(message.content.toString('utf8'));
+    data = JSON.parse(text);
   } catch (error) {
     throw new DecodeError(`body is not valid JSON: ${(error as Error).message}`, {
       jobName: name,
@@ -93,17 +120,36 @@ export function decodeJob(message: Pick<Message, 'content' | 'properties'>, now:
     });
   }
   const timestampMs = typeof props.timestamp === 'number' ? props.timestamp * 1000 : undefined;
+  const headerProblems: string[] = [];
+  const control = (header: string): number | undefined => {
+    const value = headers[header];
+    if (value === undefined) return undefined;
+    const n = positiveInteger(value);
+    if (n === undefined) headerProblems.push(`${header} is not an integer >= 0 (got ${showValue(value)})`);
+    return n;
+  };
   return {
     name,
     jobId,
     data,
-    attempt: positiveInteger(headers[HEADERS.attempt]) ?? 1,
+    attempt: control(HEADERS.attempt) ?? 1,
+    // Informational only: a garbage value falls back to the AMQP timestamp.
     enqueuedAt: positiveInteger(headers[HEADERS.enqueuedAt]) ?? timestampMs ?? now,
-    deliverAt: positiveInteger(headers[HEADERS.deliverAt]),
-    maxAttempts: positiveInteger(headers[HEADERS.maxAttempts]),
-    redeliveries: positiveInteger(headers[HEADERS.redeliveries]) ?? 0,
+    deliverAt: control(HEADERS.deliverAt),
+    maxAttempts: control(HEADERS.maxAttempts),
+    redeliveries: control(HEADERS.redeliveries) ?? 0,
     headers,
+    headerProblems,
   };
+}
+
+function showValue(value: unknown): string {
+  try {
+    const text = typeof value === 'bigint' ? `${value}n` : (JSON.stringify(value) ?? String(value));
+    return text.length > 60 ? `${text.slice(0, 57)}...` : text;
+  } catch {
+    return typeof value;
+  }
 }
 
 /** Header values from foreign publishers can be strings, bigints or garbage: accept only sane integers. */
@@ -122,7 +168,10 @@ function positiveInteger(value: unknown): number | undefined {
 /**
  * Properties for a republish of a received message (retry, re-delay, redelivery count, replay):
  * everything the original carried except the broker's death headers, which would make the broker's
- * dead-letter cycle detection silently drop the message in the delay levels.
+ * dead-letter cycle detection silently drop the message in the delay levels, and except the
+ * properties only the original publisher may set: `user_id` (RabbitMQ closes the channel of a
+ * publish whose `user_id` is not the connection's user, 406) and `expiration` (a per-message TTL
+ * would expire the job in the delay levels).
  */
 export function republishProperties(
   original: Message['properties'],
@@ -145,7 +194,6 @@ export function republishProperties(
     'correlationId',
     'appId',
     'replyTo',
-    'userId',
   ]);
   return properties;
 }

@@ -45,7 +45,15 @@ export type DeadReason =
   | 'invalid-payload'
   | 'delivery-limit'
   | 'expired'
-  | 'rejected';
+  | 'rejected'
+  /** The job's `type` names a job declared on another queue. */
+  | 'wrong-queue'
+  /** The body is over `worker.maxBodyBytes`; it was not parsed. */
+  | 'too-large'
+  /** A `warren-*` control header is not an integer, or out of range (README, "What warren trusts"). */
+  | 'invalid-headers'
+  /** The broker refused every republish of this message (a retry or re-delay it closed the channel for). */
+  | 'unrepublishable';
 
 /** Keeps `warren-last-error` well below amqplib's 64 KiB header-table limit. */
 export const LAST_ERROR_MAX_CHARS = 4000;

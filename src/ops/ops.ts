@@ -235,7 +235,11 @@ export class WarrenOps {
       log,
     );
     const publisherOptions = resolvePublisherOptions(this.input.publisher);
-    const confirms = new ConfirmPublisher(manager, { maxBuffered: publisherOptions.maxBuffered }, log);
+    const confirms = new ConfirmPublisher(
+      manager,
+      { maxBuffered: publisherOptions.maxBuffered, maxMessageBytes: publisherOptions.brokerMaxMessageBytes },
+      log,
+    );
     manager.onReady(async (_model, generation) => confirms.open(generation));
     await manager.start();
     this.manager = manager;

@@ -2,7 +2,9 @@ import { randomUUID } from 'node:crypto';
 import {
   ConfigurationError,
   formatIssuePath,
+  MAX_DELAY_MS,
   PayloadValidationError,
+  PublishError,
   UnknownJobError,
   validationMessage,
   type PublishedJob,
@@ -47,6 +49,14 @@ export class JobPublisher {
       payload = result.value;
     }
     const delayMs = options.runAt !== undefined ? options.runAt.getTime() - now : (options.delayMs ?? 0);
+    if (delayMs > MAX_DELAY_MS)
+      throw new ConfigurationError(
+        validationMessage(
+          `publish('${name}') delay`,
+          `must be at most ${MAX_DELAY_MS} ms (366 days)`,
+          delayMs,
+        ),
+      );
     const delayed = delayMs > 0;
     const route = delayed ? delayRoute(this.plan.delay, delayMs, job.queueName) : job.route;
     const properties = jobProperties({
@@ -61,13 +71,22 @@ export class JobPublisher {
       deliverAt: delayed && delayMs > this.plan.delay.maxDelayMs ? now + delayMs : undefined,
       maxAttempts: options.attempts,
     });
+    const context = { jobName: name, jobId, queue: job.queue };
+    const content = encodeBody(payload, context);
+    if (content.length > this.options.maxBodyBytes)
+      throw new PublishError(
+        'PUBLISH_TOO_LARGE',
+        `the job's body is ${content.length} bytes, ` +
+          `over publisher.maxBodyBytes (${this.options.maxBodyBytes})`,
+        context,
+      );
     await this.confirms.send({
       exchange: route.exchange,
       routingKey: route.routingKey,
-      content: encodeBody(payload),
+      content,
       properties,
       deadline: now + (options.timeoutMs ?? this.options.timeoutMs),
-      context: { jobName: name, jobId, queue: job.queue },
+      context,
     });
     return { jobId, name, queue: job.queue };
   }

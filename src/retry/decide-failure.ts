@@ -34,7 +34,7 @@ export function decideFailure(input: FailureInput): FailureDecision {
   if (error instanceof CircuitOpenError) return { action: 'postpone', delayMs: input.postponeDelayMs };
   if (attempt >= maxAttempts) return { action: 'dead-letter', reason: 'attempts-exhausted' };
   const delayMs =
-    error instanceof RetryLaterError
+    error instanceof RetryLaterError && Number.isFinite(error.delayMs)
       ? Math.max(0, error.delayMs)
       : backoffDelay(input.backoff, attempt, error, input.random);
   return { action: 'retry', delayMs, nextAttempt: attempt + 1 };

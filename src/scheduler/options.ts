@@ -1,4 +1,10 @@
-import { checkOneOf, ConfigurationError, validationMessage, type MissedTickPolicy } from '../core';
+import {
+  checkKnownKeys,
+  checkOneOf,
+  ConfigurationError,
+  validationMessage,
+  type MissedTickPolicy,
+} from '../core';
 import { checkTimeZone } from './cron-pattern';
 
 export interface SchedulerOptions {
@@ -33,6 +39,10 @@ export function resolveSchedulerOptions(
   input: SchedulerOptions = {},
   hasCronJobs = false,
 ): ResolvedSchedulerOptions {
+  checkKnownKeys('scheduler', input, { enabled: true, tz: true, missedTicks: true } as const satisfies Record<
+    keyof SchedulerOptions,
+    true
+  >);
   if (input.enabled !== undefined && typeof input.enabled !== 'boolean')
     throw new ConfigurationError(validationMessage('scheduler.enabled', 'must be a boolean', input.enabled));
   return Object.freeze({

@@ -1,4 +1,11 @@
-import { checkInteger, checkNumber, checkOneOf, ConfigurationError, validationMessage } from '../core';
+import {
+  checkInteger,
+  checkKnownKeys,
+  checkNumber,
+  checkOneOf,
+  ConfigurationError,
+  validationMessage,
+} from '../core';
 import type { QueueType } from './define-topology';
 import { isValidNamespace } from './naming';
 
@@ -51,7 +58,13 @@ export const TOPOLOGY_DEFAULTS = Object.freeze({
   deliveryLimit: 10,
 });
 
+const KNOWN_DELAY = { unitMs: true, levels: true, queueType: true } as const satisfies Record<
+  keyof DelayOptions,
+  true
+>;
+
 export function resolveTopologyOptions(input: TopologyOptions = {}): ResolvedTopologyOptions {
+  checkKnownKeys('delay', input.delay, KNOWN_DELAY);
   const namespace = input.namespace ?? TOPOLOGY_DEFAULTS.namespace;
   if (typeof namespace !== 'string' || !isValidNamespace(namespace)) {
     throw new ConfigurationError(

@@ -51,6 +51,18 @@ export class AckBatcher {
     settleQuietly(() => this.channel.nack(message, false, true));
   }
 
+  /**
+   * Rejects a delivery without requeue: the broker dead-letters it through the queue's own dead-letter
+   * exchange, body untouched. The last resort for a message warren cannot republish at all.
+   */
+  reject(message: amqp.Message): void {
+    const tag = message.fields.deliveryTag;
+    if (!this.outstanding.has(tag)) return;
+    this.flush();
+    this.outstanding.delete(tag);
+    settleQuietly(() => this.channel.nack(message, false, false));
+  }
+
   flush(): void {
     this.scheduled = false;
     if (this.finished.size === 0) return;

@@ -63,11 +63,13 @@ export class DeadLetters {
     const limit = options.limit ?? Number.POSITIVE_INFINITY;
     return this.withChannel(async (channel) => {
       let replayed = 0;
-      const seen = new Set<number>();
-      while (replayed < limit) {
+      // Only what was there when the replay started: a replayed letter that dies again at once
+      // (undecodable, unknown job) lands behind these and must not be replayed again in this call.
+      // Letters read and skipped stay unacked on this channel, so they are not read twice either.
+      const present = (await channel.checkQueue(queue.deadQueue!)).messageCount;
+      for (let read = 0; read < present && replayed < limit; read++) {
         const message = await channel.get(queue.deadQueue!, { noAck: false });
-        if (message === false || seen.has(message.fields.deliveryTag)) break;
-        seen.add(message.fields.deliveryTag);
+        if (message === false) break;
         if (options.jobId !== undefined && message.properties.messageId !== options.jobId) continue;
         await this.publisher.send({
           exchange: '',

@@ -2,10 +2,12 @@ import type * as amqp from 'amqplib';
 import {
   formatIssuePath,
   PayloadValidationError,
-  PublishError,
   UnknownJobError,
   CircuitOpenError,
+  DecodeError,
   type BreakerHandle,
+  type StandardSchemaV1,
+  type StandardSchemaResult,
   type EmitEvent,
   type JobEventBase,
   type WarrenEvents,
@@ -13,22 +15,17 @@ import {
   type Logger,
 } from '../core';
 import type { ConfirmPublisher } from '../connection';
-import {
-  deadLetterProperties,
-  decodeJob,
-  HEADERS,
-  republishProperties,
-  withOwnHeadersOnly,
-  type DeadReason,
-  type DecodedJob,
-} from '../message';
+import { decodeJob, HEADERS, type DecodedJob } from '../message';
 import { decideFailure } from '../retry';
-import { delayRoute, type PlannedQueue, type TopologyPlan } from '../topology';
+import type { PlannedQueue, TopologyPlan } from '../topology';
+export type { Settler } from './republisher';
 import type { ClaimResult, IdempotencyGuard } from './idempotency-guard';
 import type { ResolvedWorkerOptions } from './options';
 import type { PermitGate } from './rate-limiter';
 import type { RegisteredJob } from './registered-job';
+import { checkDelivery, isRefusal } from './delivery-checks';
 import { JobRunContext } from './job-run-context';
+import { Republisher, type Settler } from './republisher';
 import { runHandler, type RunningJob } from './run-handler';
 
 /** A claim outlives the job's timeout by this much, so a slow finish is not mistaken for a dead worker. */
@@ -56,16 +53,6 @@ export interface ProcessorDeps {
   readonly limiterFor?: (jobName: string) => PermitGate | undefined;
 }
 
-/** How the consumer settles one delivery on the channel it came from. */
-export interface Settler {
-  /**
-   * `immediate` sends the ack now instead of with the next batch: used after a republish, whose copy
-   * may come back before the batch goes out (a crash in between would leave both copies alive).
-   */
-  ack(immediate?: boolean): void;
-  requeue(): void;
-}
-
 /**
  * The life of one delivery: decode, dispatch on `type`, run the handler, then carry out what the
  * retry policy decides. Every path settles the delivery exactly once; a message that cannot run is
@@ -73,7 +60,11 @@ export interface Settler {
  * confirmed by the broker before the original is acked: at-least-once, never at-most-once.
  */
 export class JobProcessor {
-  constructor(private readonly deps: ProcessorDeps) {}
+  private readonly republisher: Republisher;
+
+  constructor(private readonly deps: ProcessorDeps) {
+    this.republisher = new Republisher(deps);
+  }
 
   async process(
     message: amqp.ConsumeMessage,
@@ -82,17 +73,30 @@ export class JobProcessor {
     track: (running: RunningJob) => void,
   ): Promise<void> {
     const now = Date.now();
-    let job: DecodedJob;
+    const maxBodyBytes = this.deps.options.maxBodyBytes;
+    if (message.content.length > maxBodyBytes) {
+      const error = new DecodeError(
+        `body of ${message.content.length} bytes is over worker.maxBodyBytes (${maxBodyBytes}); not parsed`,
+        { queue: queue.key! },
+      );
+      return this.republisher.deadLetter(message, queue, settle, 'too-large', error, undefined);
+    }
+    let decoded: DecodedJob;
     try {
-      job = decodeJob(message, now);
+      decoded = decodeJob(message, now);
     } catch (error) {
-      return this.deadLetter(message, queue, settle, 'undecodable', error, undefined);
+      return this.republisher.deadLetter(message, queue, settle, 'undecodable', error, undefined);
     }
-    const registered = this.deps.jobs.get(job.name);
+    const registered = this.deps.jobs.get(decoded.name);
     if (registered === undefined) {
-      const error = new UnknownJobError(job.name, { queue: queue.key!, known: [...this.deps.jobs.keys()] });
-      return this.deadLetter(message, queue, settle, 'unknown-job', error, job);
+      const known = [...this.deps.jobs.keys()];
+      const error = new UnknownJobError(decoded.name, { queue: queue.key!, known });
+      return this.republisher.deadLetter(message, queue, settle, 'unknown-job', error, decoded);
     }
+    const checked = checkDelivery(decoded, registered, queue.name, queue.key!, now);
+    if (isRefusal(checked))
+      return this.republisher.deadLetter(message, queue, settle, checked.reason, checked.error, decoded);
+    const job = checked;
     if (job.deliverAt !== undefined && job.deliverAt > now) {
       await this.redelay(message, queue, settle, job, job.deliverAt - now);
       return;
@@ -101,7 +105,7 @@ export class JobProcessor {
       return this.countRedelivery(message, queue, settle, job);
     let data = job.data;
     if (registered.schema) {
-      const result = await registered.schema['~standard'].validate(data);
+      const result = await validatePayload(registered.schema, data);
       if (result.issues) {
         const error = new PayloadValidationError(
           job.name,
@@ -110,7 +114,7 @@ export class JobProcessor {
             ...(formatIssuePath(i) ? { path: formatIssuePath(i)! } : {}),
           })),
         );
-        return this.deadLetter(message, queue, settle, 'invalid-payload', error, job);
+        return this.republisher.deadLetter(message, queue, settle, 'invalid-payload', error, job);
       }
       data = result.value;
     }
@@ -179,7 +183,7 @@ export class JobProcessor {
     }
     const base = eventBase(job, queue);
     const delayMs = limiter.postponeDelayMs();
-    if (await this.republishDelayed(message, queue, settle, delayMs, {}, base))
+    if (await this.republisher.delayed(message, queue, settle, delayMs, {}, base))
       this.deps.emit('rateLimited', { ...base, limiter: limiter.key, delayMs });
     return false;
   }
@@ -207,7 +211,7 @@ export class JobProcessor {
         { ...base, err: error, delayMs },
         'idempotency store unavailable; postponing the job without spending an attempt',
       );
-      await this.republishDelayed(message, queue, settle, delayMs, {}, base);
+      await this.republisher.delayed(message, queue, settle, delayMs, {}, base);
       return false;
     }
     if (claim.status === 'claimed') return true;
@@ -217,7 +221,7 @@ export class JobProcessor {
       this.deps.emit('duplicate', base);
       return false;
     }
-    await this.republishDelayed(
+    await this.republisher.delayed(
       message,
       queue,
       settle,
@@ -247,17 +251,17 @@ export class JobProcessor {
     const base = eventBase(job, queue);
     if (decision.action === 'postpone') {
       const breaker = error instanceof CircuitOpenError ? error.breaker : 'unknown';
-      if (await this.republishDelayed(message, queue, settle, decision.delayMs, {}, base)) {
+      if (await this.republisher.delayed(message, queue, settle, decision.delayMs, {}, base)) {
         this.deps.emit('postponed', { ...base, delayMs: decision.delayMs, breaker });
       }
       return;
     }
     this.deps.emit('failed', { ...base, error, willRetry: decision.action === 'retry' });
     if (decision.action === 'dead-letter')
-      return this.deadLetter(message, queue, settle, decision.reason, error, job);
+      return this.republisher.deadLetter(message, queue, settle, decision.reason, error, job);
     this.deps.log.info({ ...base, err: error, delayMs: decision.delayMs }, 'attempt failed; retrying');
     if (
-      await this.republishDelayed(
+      await this.republisher.delayed(
         message,
         queue,
         settle,
@@ -283,32 +287,7 @@ export class JobProcessor {
     job: DecodedJob,
     remainingMs: number,
   ): Promise<unknown> {
-    return this.republishDelayed(message, queue, settle, remainingMs, {}, eventBase(job, queue));
-  }
-
-  private async republishDelayed(
-    message: amqp.ConsumeMessage,
-    queue: PlannedQueue,
-    settle: Settler,
-    delayMs: number,
-    headers: Record<string, unknown>,
-    context: { jobId: string; name: string; queue: string; attempt: number },
-  ): Promise<boolean> {
-    const delay = this.deps.plan.delay;
-    const changes: Record<string, unknown> = {
-      ...headers,
-      [HEADERS.deliverAt]: delayMs > delay.maxDelayMs ? Date.now() + delayMs : undefined,
-    };
-    const route =
-      delayMs > 0 ? delayRoute(delay, delayMs, queue.name) : { exchange: '', routingKey: queue.name };
-    return this.republish(
-      message,
-      settle,
-      route.exchange,
-      route.routingKey,
-      republishProperties(message.properties, changes),
-      context,
-    );
+    return this.republisher.delayed(message, queue, settle, remainingMs, {}, eventBase(job, queue));
   }
 
   private async countRedelivery(
@@ -320,7 +299,7 @@ export class JobProcessor {
     const count = job.redeliveries + 1;
     const context = eventBase(job, queue);
     if (count >= this.deps.options.redeliveryLimit) {
-      return this.deadLetter(
+      return this.republisher.deadLetter(
         message,
         queue,
         settle,
@@ -333,7 +312,7 @@ export class JobProcessor {
     }
     // The copy waits a moment in the delay levels: time for the original's ack to reach the broker
     // before a crash-looping job can take the process down again, and a backoff for the loop itself.
-    await this.republishDelayed(
+    await this.republisher.delayed(
       message,
       queue,
       settle,
@@ -341,88 +320,6 @@ export class JobProcessor {
       { [HEADERS.redeliveries]: count },
       context,
     );
-  }
-
-  private async deadLetter(
-    message: amqp.ConsumeMessage,
-    queue: PlannedQueue,
-    settle: Settler,
-    reason: DeadReason,
-    error: unknown,
-    job: DecodedJob | undefined,
-  ): Promise<void> {
-    const attempt = job?.attempt ?? 1;
-    const context = {
-      jobId: job?.jobId ?? String(message.properties.messageId ?? ''),
-      name: job?.name ?? message.properties.type,
-      queue: queue.key!,
-      attempt,
-    };
-    const properties = deadLetterProperties(message.properties, {
-      reason,
-      error,
-      queue: queue.key!,
-      attempt,
-      deadAt: Date.now(),
-    });
-    if (
-      await this.republish(message, settle, queue.deadExchange!, queue.name, properties, {
-        ...context,
-        name: context.name ?? '',
-      })
-    ) {
-      this.deps.log.warn({ ...context, reason, err: error }, 'job dead-lettered');
-      this.deps.emit('deadLettered', { ...context, name: context.name, reason, error });
-    }
-  }
-
-  /**
-   * Confirm first, then ack. If the broker does not confirm, the original goes back to the queue.
-   * A message whose own headers cannot be encoded again (a foreign table near amqplib's 64 KiB limit
-   * that warren's headers push over it, a value of no AMQP type) travels on with warren's headers
-   * only: requeued as it is, it would fail the same way on every delivery.
-   */
-  private async republish(
-    message: amqp.ConsumeMessage,
-    settle: Settler,
-    exchange: string,
-    routingKey: string,
-    properties: amqp.Options.Publish,
-    context: { jobId: string; name: string; queue: string; attempt: number },
-  ): Promise<boolean> {
-    const send = (props: amqp.Options.Publish) =>
-      this.deps.publisher.send({
-        exchange,
-        routingKey,
-        content: message.content,
-        properties: props,
-        deadline: Date.now() + this.deps.options.republishTimeoutMs,
-        context: {
-          jobId: context.jobId,
-          jobName: context.name,
-          queue: context.queue,
-          attempt: context.attempt,
-        },
-      });
-    try {
-      await send(properties).catch((error: unknown) => {
-        if (!(error instanceof PublishError && error.code === 'PUBLISH_UNENCODABLE')) throw error;
-        this.deps.log.warn(
-          { ...context, err: error },
-          "the message's headers cannot be republished; it goes on with warren's headers only",
-        );
-        return send(withOwnHeadersOnly(properties));
-      });
-      settle.ack(true);
-      return true;
-    } catch (error) {
-      this.deps.log.error(
-        { ...context, err: error },
-        'republish was not confirmed; returning the job to its queue',
-      );
-      settle.requeue();
-      return false;
-    }
   }
 
   private context(
@@ -447,4 +344,16 @@ export class JobProcessor {
 
 function eventBase(job: DecodedJob, queue: PlannedQueue): JobEventBase {
   return { jobId: job.jobId, name: job.name, queue: queue.key!, attempt: job.attempt };
+}
+
+/** A schema that throws (on a payload nested too deep for its recursion, say) fails validation. */
+async function validatePayload(
+  schema: StandardSchemaV1,
+  data: unknown,
+): Promise<StandardSchemaResult<unknown>> {
+  try {
+    return await schema['~standard'].validate(data);
+  } catch (error) {
+    return { issues: [{ message: `the schema threw: ${(error as Error)?.message ?? String(error)}` }] };
+  }
 }

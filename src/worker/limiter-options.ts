@@ -16,6 +16,11 @@ export const LIMITER_DEFAULTS = Object.freeze({
   maxDefaultWaitMs: 5_000,
   /** Windows shorter than this cannot be refilled on time by a timer and a broker round trip. */
   minDurationMs: 10,
+  /**
+   * Most permits per window: each is a message the refiller publishes in one synchronous loop at the
+   * start of every window, so a million would stall the event loop. Higher rates: a shorter window.
+   */
+  maxPermits: 10_000,
 });
 
 const KEY_PATTERN = /^[A-Za-z0-9_.:-]{1,200}$/;
@@ -43,7 +48,7 @@ export function resolveLimiterOptions(
   );
   return Object.freeze({
     key,
-    max: checkInteger(`${path}.max`, input.max, 1, 1_000_000),
+    max: checkInteger(`${path}.max`, input.max, 1, LIMITER_DEFAULTS.maxPermits),
     durationMs,
     waitMs: checkInteger(
       `${path}.waitMs`,

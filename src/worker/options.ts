@@ -1,4 +1,4 @@
-import { checkInteger } from '../core';
+import { checkInteger, checkKnownKeys } from '../core';
 
 export interface WorkerOptions {
   /**
@@ -15,6 +15,12 @@ export interface WorkerOptions {
   readonly redeliveryLimit?: number;
   /** How long republishing a retry or a dead letter may wait for the broker's confirm. Default 30 000 ms. */
   readonly republishTimeoutMs?: number;
+  /**
+   * A delivery with a larger body is dead-lettered as `too-large` without being decoded or parsed, so
+   * one oversized message from another publisher cannot cost the worker hundreds of MB. Default
+   * 16 MiB (16 777 216 bytes), the same as `publisher.maxBodyBytes`.
+   */
+  readonly maxBodyBytes?: number;
 }
 
 export type ResolvedWorkerOptions = Required<WorkerOptions>;
@@ -24,9 +30,19 @@ export const WORKER_DEFAULTS: ResolvedWorkerOptions = Object.freeze({
   postponeDelayMs: 5_000,
   redeliveryLimit: 10,
   republishTimeoutMs: 30_000,
+  maxBodyBytes: 16 * 1024 * 1024,
 });
 
+const KNOWN = {
+  shutdownGraceMs: true,
+  postponeDelayMs: true,
+  redeliveryLimit: true,
+  republishTimeoutMs: true,
+  maxBodyBytes: true,
+} as const satisfies Record<keyof WorkerOptions, true>;
+
 export function resolveWorkerOptions(input: WorkerOptions = {}): ResolvedWorkerOptions {
+  checkKnownKeys('worker', input, KNOWN);
   return Object.freeze({
     shutdownGraceMs: checkInteger(
       'worker.shutdownGraceMs',
@@ -48,5 +64,6 @@ export function resolveWorkerOptions(input: WorkerOptions = {}): ResolvedWorkerO
       input.republishTimeoutMs ?? WORKER_DEFAULTS.republishTimeoutMs,
       1,
     ),
+    maxBodyBytes: checkInteger('worker.maxBodyBytes', input.maxBodyBytes ?? WORKER_DEFAULTS.maxBodyBytes, 1),
   });
 }

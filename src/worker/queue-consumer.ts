@@ -141,6 +141,11 @@ export class QueueConsumer {
         settled = true;
         batcher.requeue(message);
       },
+      reject: () => {
+        if (settled) return;
+        settled = true;
+        batcher.reject(message);
+      },
     };
     let running: RunningJob | undefined;
     const done = () => {

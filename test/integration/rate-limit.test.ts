@@ -122,7 +122,7 @@ describe('rate limits in one process', () => {
           error instanceof ConfigurationError &&
           (typeof message === 'string' ? error.message === message : message.test(error.message)),
       );
-    await rejects([new BadMax()], "@Job('bad.max').limiter.max must be an integer from 1 to 1000000 (got 0)");
+    await rejects([new BadMax()], "@Job('bad.max').limiter.max must be an integer from 1 to 10000 (got 0)");
     await rejects(
       [new BadWindow()],
       "@Job('bad.window').limiter.durationMs must be an integer from 10 to 2147483647 (got 2.5)",

@@ -10,6 +10,8 @@
  * | `wsolo` | 127.0.0.1:5690  | one standalone node: restart, crash, alarms        |
  * | `w1..3` | 127.0.0.1:5681-3| a 3-node cluster: node loss, quorum leader failover|
  * | `wmgmt` | 127.0.0.1:5696  | management plugin on (HTTP 127.0.0.1:15696): ops   |
+ * | `wtls`  | 127.0.0.1:5694  | TLS listener on 5695, client certificates (issue 12)|
+ * | `wsmall`| 127.0.0.1:5697  | a small `max_message_size` (issue 12)              |
  *
  * Every function here is safe to call repeatedly (start on a running node returns at once, stop/kill
  * on a stopped node is a no-op) and concurrently from several test processes (the script serialises
@@ -130,11 +132,16 @@ export class PrivateBrokerError extends Error {
  * timeout kills it together with the rabbitmqctl/runuser processes it started; the broker VMs are
  * not in that group (rabbitmq-server -detached puts them in a session of their own).
  */
-function runScript(args: readonly string[], timeoutMs: number): Promise<string> {
+function runScript(
+  args: readonly string[],
+  timeoutMs: number,
+  env: NodeJS.ProcessEnv = process.env,
+): Promise<string> {
   return new Promise((resolve, reject) => {
     const child = spawn('bash', [scriptPath(), ...args], {
       detached: true,
       stdio: ['ignore', 'pipe', 'pipe'],
+      env,
     });
     const stdout: Buffer[] = [];
     const stderr: Buffer[] = [];
@@ -341,4 +348,44 @@ function checkIndex(i: number): ClusterNodeIndex {
 function jsonPart(out: string): string {
   const start = out.search(/[[{]/);
   return start < 0 ? out : out.slice(start);
+}
+
+/** Nodes a test configures itself: its own rabbitmq.conf and plugins. */
+export type ConfiguredNodeName = 'wtls' | 'wsmall';
+
+const CONFIGURED_PORTS: Readonly<Record<ConfiguredNodeName, number>> = { wtls: 5694, wsmall: 5697 };
+
+/** A configured node's coordinates (whether or not it runs). */
+export function configuredNode(name: ConfiguredNodeName): PrivateNode {
+  return nodeInfo(name, CONFIGURED_PORTS[name]);
+}
+
+/**
+ * Starts `wtls` or `wsmall` with `config` as its rabbitmq.conf (the text; the script copies it next
+ * to the node's data) and `plugins` enabled, and resolves once it accepts AMQP. A node already running
+ * keeps the configuration it started with: clean it first to change it.
+ */
+export async function startConfiguredNode(
+  name: ConfiguredNodeName,
+  config: string,
+  plugins: readonly string[] = [],
+): Promise<PrivateNode> {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), `warren-${name}-conf-`));
+  const file = path.join(dir, 'rabbitmq.conf');
+  fs.writeFileSync(file, config);
+  try {
+    await runScript(['node', name, 'start'], TIMEOUT_MS.start, {
+      ...process.env,
+      WARREN_NODE_CONF: file,
+      WARREN_NODE_PLUGINS: plugins.join(','),
+    });
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+  return configuredNode(name);
+}
+
+/** Stops a configured node (killing it if it will not stop) and deletes its data. Never throws. */
+export async function cleanConfiguredNode(name: ConfiguredNodeName): Promise<void> {
+  await cleanup(`clean ${name}`, ['node', name, 'clean']);
 }

@@ -8,11 +8,15 @@
 #   rabbit-node.sh cluster start|stop|clean|status|kill-node N|start-node N
 #   rabbit-node.sh ctl     NODE rabbitmqctl-args...      e.g. ctl wsolo close_all_connections "test"
 #   rabbit-node.sh queues  NODE rabbitmq-queues-args...  e.g. queues w2 quorum_status my-queue
+#   rabbit-node.sh node    wtls|wsmall start|stop|clean|status   (config from $WARREN_NODE_CONF, plugins
+#                          from $WARREN_NODE_PLUGINS, e.g. "rabbitmq_auth_mechanism_ssl", read at start)
 #
 #   node     AMQP             distribution     data + logs
 #   wsolo    127.0.0.1:5690   127.0.0.1:25690  $WARREN_NODE_DIR/wsolo/{mnesia,log}
 #   w1..w3   127.0.0.1:568N   127.0.0.1:2568N  $WARREN_NODE_DIR/wN/{mnesia,log}
 #   wmgmt    127.0.0.1:5696   127.0.0.1:25696  $WARREN_NODE_DIR/wmgmt/{mnesia,log}; management HTTP 15696
+#   wtls     127.0.0.1:5694   127.0.0.1:25694  TLS listener on 5695 from the test's config (issue 12)
+#   wsmall   127.0.0.1:5697   127.0.0.1:25697  a small max_message_size from the test's config
 #   WARREN_NODE_DIR defaults to ${TMPDIR:-/tmp}/warren-nodes. Node names are <node>@$(hostname -s).
 #
 # Contract: `start` returns only when the node(s) accept AMQP and is idempotent; `stop` is graceful
@@ -57,9 +61,9 @@ as_rmq() {
 }
 
 # ---- node table --------------------------------------------------------------------------------
-short_name() { local n=${1%@*}; case "$n" in wsolo|w1|w2|w3|wmgmt) echo "$n" ;; *) die "not a private test node: '$1' (expected wsolo, w1, w2, w3 or wmgmt)" ;; esac; }
+short_name() { local n=${1%@*}; case "$n" in wsolo|w1|w2|w3|wmgmt|wtls|wsmall) echo "$n" ;; *) die "not a private test node: '$1' (expected wsolo, w1, w2, w3, wmgmt, wtls or wsmall)" ;; esac; }
 full_name() { local s; s=$(short_name "$1") || exit 1; echo "$s@$HOST"; }
-amqp_port() { case "$1" in wsolo) echo 5690 ;; w[123]) echo $((5680 + ${1#w})) ;; wmgmt) echo 5696 ;; esac; }
+amqp_port() { case "$1" in wsolo) echo 5690 ;; w[123]) echo $((5680 + ${1#w})) ;; wmgmt) echo 5696 ;; wtls) echo 5694 ;; wsmall) echo 5697 ;; esac; }
 dist_port() { echo $((20000 + $(amqp_port "$1"))); }
 node_dir() { echo "$BASE/$1"; }
 # wmgmt runs the management plugin (HTTP on 127.0.0.1:15696) for the ops topology drift tests
@@ -114,7 +118,9 @@ launch_node() {
   rm -f "$dir/pid"   # stale after a SIGKILL; rabbit writes a fresh one on boot
   node_plugins "$n" > "$dir/enabled_plugins"
   conf="$dir/none"   # does not exist: keeps /etc/rabbitmq/rabbitmq.conf (listener on 5672) out
-  if [ -n "$seed" ]; then
+  if own_config "$n" "$dir"; then
+    conf="$dir/rabbitmq.conf"
+  elif [ -n "$seed" ]; then
     conf="$dir/rabbitmq.conf"
     printf '%s\n' "cluster_formation.peer_discovery_backend = rabbit_peer_discovery_classic_config" \
       "cluster_formation.classic_config.nodes.1 = $(full_name "$seed")" > "$conf"
@@ -139,6 +145,17 @@ launch_node() {
       RABBITMQ_SERVER_ADDITIONAL_ERL_ARGS="-kernel inet_dist_use_interface {127,0,0,1}" \
       ERL_CRASH_DUMP="$dir/log/erl_crash.dump" \
       "$BIN/rabbitmq-server" -detached )
+}
+
+# own_config NODE DIR: wtls and wsmall take their rabbitmq.conf from the test ($WARREN_NODE_CONF, a file)
+# and their plugins from $WARREN_NODE_PLUGINS (comma or space separated). False for the other nodes.
+own_config() {
+  case "$1" in wtls|wsmall) ;; *) return 1 ;; esac
+  [ -f "${WARREN_NODE_CONF:-}" ] || die "$1 needs WARREN_NODE_CONF (a rabbitmq.conf file) at start"
+  cp "$WARREN_NODE_CONF" "$2/rabbitmq.conf"
+  local plugins
+  plugins=$(echo "${WARREN_NODE_PLUGINS:-}" | tr ', ' '\n\n' | grep -v '^$' | paste -sd, - || true)
+  echo "[$plugins]." > "$2/enabled_plugins"
 }
 
 # wait until node $1 has finished booting (AMQP listener up)
@@ -331,7 +348,7 @@ with_lock() {
 }
 
 usage() {
-  sed -n '6,10p' "$0" >&2
+  sed -n '6,12p' "$0" >&2
   exit 2
 }
 
@@ -368,6 +385,15 @@ case "${1:-}" in
     [ $# -ge 3 ] || usage
     node=$(full_name "$2") || exit 1; shift 2
     as_rmq "$BIN/rabbitmqctl" -n "$node" "$@" ;;
+  node)
+    case "${2:-}" in wtls|wsmall) ;; *) usage ;; esac
+    case "${3:-}" in
+      start)  with_lock; start_node "$2" ;;
+      stop)   with_lock; stop_node "$2" ;;
+      clean)  with_lock; clean_node "$2" ;;
+      status) status_node "$2" ;;
+      *) usage ;;
+    esac ;;
   queues)
     [ $# -ge 3 ] || usage
     node=$(full_name "$2") || exit 1; shift 2

@@ -1,0 +1,57 @@
+import { DecodeError, MAX_DELAY_MS } from '../core';
+import { HEADERS, type DeadReason, type DecodedJob } from '../message';
+import type { RegisteredJob } from './registered-job';
+
+const DAY_MS = 86_400_000;
+
+/** Why a decoded delivery may not run: its dead-letter reason and the error that says why. */
+export interface Refusal {
+  readonly reason: DeadReason;
+  readonly error: DecodeError;
+}
+
+/**
+ * What warren trusts of a delivery's control headers (README, "What warren trusts"): the job must be
+ * declared on the queue it came from (a job of queue B put into queue A would bypass B's concurrency,
+ * limits and permissions), and `warren-*` values must be integers in range. `warren-max-attempts` can
+ * lower the job's attempts, never raise them; an attempt past the maximum is clamped to the last one;
+ * `warren-attempt: 0` and a `warren-deliver-at` more than MAX_DELAY_MS ahead are refused.
+ */
+export function checkDelivery(
+  job: DecodedJob,
+  registered: RegisteredJob,
+  queueName: string,
+  queueKey: string,
+  now: number,
+): Refusal | DecodedJob {
+  const context = { jobName: job.name, jobId: job.jobId, queue: queueKey };
+  if (registered.planned.queueName !== queueName) {
+    const error = new DecodeError(
+      `job '${job.name}' belongs to queue '${registered.planned.queue}', ` +
+        `not to '${queueKey}' it was delivered from`,
+      context,
+    );
+    return { reason: 'wrong-queue', error };
+  }
+  const problems = [...job.headerProblems];
+  if (job.headers[HEADERS.attempt] !== undefined && job.attempt < 1)
+    problems.push(`warren-attempt must be >= 1 (got ${job.attempt})`);
+  if (job.maxAttempts !== undefined && job.maxAttempts < 1)
+    problems.push(`warren-max-attempts must be >= 1 (got ${job.maxAttempts})`);
+  if (job.deliverAt !== undefined && job.deliverAt > now + MAX_DELAY_MS)
+    problems.push(
+      `warren-deliver-at is ${Math.round((job.deliverAt - now) / DAY_MS)} days ahead, ` +
+        `more than the longest delay (${MAX_DELAY_MS / DAY_MS} days)`,
+    );
+  if (problems.length > 0)
+    return {
+      reason: 'invalid-headers',
+      error: new DecodeError(`forged control headers: ${problems.join('; ')}`, context),
+    };
+  const maxAttempts = Math.min(job.maxAttempts ?? registered.attempts, registered.attempts);
+  return { ...job, maxAttempts, attempt: Math.min(job.attempt, maxAttempts) };
+}
+
+export function isRefusal(value: Refusal | DecodedJob): value is Refusal {
+  return 'reason' in value;
+}

@@ -1,0 +1,45 @@
+/**
+ * A second RabbitMQ user on the shared broker, for tests that play another publisher: its messages
+ * carry its own `user_id`, which warren's connection (guest) may not set. Each test makes its own
+ * uniquely named user with rabbitmqctl (run as root on this machine) and deletes it afterwards.
+ * `WARREN_TEST_RABBITMQCTL` replaces the command, e.g. `docker compose exec -T rabbitmq rabbitmqctl`
+ * for the broker of docker-compose.yml.
+ */
+import { execFile } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { promisify } from 'node:util';
+import { BROKER_URL } from './test-broker';
+
+const run = promisify(execFile);
+
+export interface BrokerUser {
+  readonly name: string;
+  readonly password: string;
+  /** BROKER_URL with this user's credentials. */
+  readonly url: string;
+}
+
+async function rabbitmqctl(...args: string[]): Promise<void> {
+  const [command, ...prefix] = (process.env.WARREN_TEST_RABBITMQCTL ?? 'rabbitmqctl').split(' ');
+  await run(command!, [...prefix, '-q', ...args], { timeout: 60_000 });
+}
+
+/** Creates a user with full permissions on the default vhost. */
+export async function createBrokerUser(label = 'other'): Promise<BrokerUser> {
+  const name = `warren-test-${label}-${randomBytes(4).toString('hex')}`;
+  const password = randomBytes(12).toString('hex');
+  await rabbitmqctl('add_user', name, password);
+  await rabbitmqctl('set_permissions', '-p', '/', name, '.*', '.*', '.*');
+  const url = new URL(BROKER_URL);
+  url.username = name;
+  url.password = password;
+  return { name, password, url: url.toString() };
+}
+
+/** Deletes the user (its connections are closed by the broker). Never throws. */
+export async function deleteBrokerUser(user: BrokerUser | undefined): Promise<void> {
+  if (!user) return;
+  await rabbitmqctl('delete_user', user.name).catch((error: Error) =>
+    console.warn(`broker-user: deleting ${user.name} failed (ignored): ${error.message}`),
+  );
+}
