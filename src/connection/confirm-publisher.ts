@@ -107,35 +107,62 @@ export class ConfirmPublisher {
 
   send(message: OutgoingMessage): Promise<void> {
     if (this.closed) return Promise.reject(new ShutdownError('publisher is closed'));
-    return new Promise<void>((resolve, reject) => {
-      const pending: Pending = {
-        message,
-        resolve,
-        reject,
-        settled: false,
-        returned: false,
-        nacks: 0,
-        writtenOn: 0,
+    return new Promise<void>((resolve, reject) => this.enqueue(message, resolve, reject));
+  }
+
+  /**
+   * Sends every message pipelined on the confirm channel (pausing on the socket's `drain` like
+   * `send`), with one promise for the lot: it resolves, never rejects, with one entry per message in
+   * input order, `undefined` for a confirmed message or the error it failed with.
+   */
+  sendMany(messages: readonly OutgoingMessage[]): Promise<(Error | undefined)[]> {
+    const outcomes = new Array<Error | undefined>(messages.length);
+    if (this.closed) return Promise.resolve(outcomes.fill(new ShutdownError('publisher is closed')));
+    if (messages.length === 0) return Promise.resolve(outcomes);
+    return new Promise((resolve) => {
+      let open = messages.length;
+      const settle = (index: number, error: Error | undefined) => {
+        outcomes[index] = error;
+        if (--open === 0) resolve(outcomes);
       };
-      if (this.canWrite() && this.buffer.length === 0) {
-        this.write(pending);
-      } else if (this.buffer.length >= this.options.maxBuffered) {
-        reject(
-          new PublishError(
-            'PUBLISH_BUFFER_FULL',
-            `publish buffer is full (${this.options.maxBuffered} messages waiting for the broker${this.waitReason()})`,
-            {
-              ...message.context,
-              cause: this.manager.lastError,
-            },
-          ),
+      for (let i = 0; i < messages.length; i++) {
+        this.enqueue(
+          messages[i]!,
+          () => settle(i, undefined),
+          (error) => settle(i, error),
         );
-        return;
-      } else {
-        this.buffer.push(pending);
       }
-      this.ensureSweeper();
     });
+  }
+
+  private enqueue(message: OutgoingMessage, resolve: () => void, reject: (error: Error) => void): void {
+    const pending: Pending = {
+      message,
+      resolve,
+      reject,
+      settled: false,
+      returned: false,
+      nacks: 0,
+      writtenOn: 0,
+    };
+    if (this.canWrite() && this.buffer.length === 0) {
+      this.write(pending);
+    } else if (this.buffer.length >= this.options.maxBuffered) {
+      reject(
+        new PublishError(
+          'PUBLISH_BUFFER_FULL',
+          `publish buffer is full (${this.options.maxBuffered} messages waiting for the broker${this.waitReason()})`,
+          {
+            ...message.context,
+            cause: this.manager.lastError,
+          },
+        ),
+      );
+      return;
+    } else {
+      this.buffer.push(pending);
+    }
+    this.ensureSweeper();
   }
 
   /** Resolves when nothing is buffered or in flight, or after `timeoutMs`. */
