@@ -10,26 +10,86 @@ export const QUORUM_QUEUE: amqp.Options.AssertQueue = {
 const PUBLISH_OPTIONS: amqp.Options.Publish = { persistent: true, contentType: 'application/json' };
 const ATTEMPT_HEADER = 'bench-attempt';
 
-/** With a connect timeout, so an unresponsive broker fails the run instead of stalling the suite. */
-export function connectAmqp(url: string): Promise<amqp.ChannelModel> {
-  return amqp.connect(url, { timeout: 10_000 });
+/**
+ * With a connect timeout, so an unresponsive broker fails the run instead of stalling the suite.
+ * `noDelay` turns Nagle's algorithm off (amqplib leaves it on).
+ */
+export function connectAmqp(url: string, noDelay = false): Promise<amqp.ChannelModel> {
+  return amqp.connect(url, { timeout: 10_000, noDelay });
 }
 
-/** The floor: one confirm channel, the callback per message is the only bookkeeping. */
+/**
+ * The floor: one confirm channel, the callback per message is the only bookkeeping. Twice in the suite:
+ * `amqplib` with amqplib's socket defaults (Nagle on), `amqplib-nodelay` with `noDelay: true`.
+ */
 export class AmqplibContender implements Contender {
-  readonly name = 'amqplib';
+  readonly name: string;
   private connection?: amqp.ChannelModel;
   private channel?: amqp.ConfirmChannel;
   private queue = '';
+  private holdingDeclared = false;
 
-  constructor(private readonly env: ContenderEnv) {}
+  constructor(
+    private readonly env: ContenderEnv,
+    private readonly noDelay = false,
+  ) {
+    this.name = noDelay ? 'amqplib-nodelay' : 'amqplib';
+  }
 
   async setup(queue: string): Promise<void> {
     this.queue = queue;
-    this.connection = await connectAmqp(this.env.amqpUrl);
+    this.connection = await connectAmqp(this.env.amqpUrl, this.noDelay);
     this.connection.on('error', () => undefined);
     this.channel = await this.connection.createConfirmChannel();
     await this.channel.assertQueue(queue, QUORUM_QUEUE);
+  }
+
+  /**
+   * The raw floor for one delayed job waiting alone: a holding queue with per-message TTL
+   * dead-lettering into the job's queue. Only exact while nothing else waits in it (a message
+   * expires only at the head of the queue), hence only the single-job delay scenario uses it.
+   */
+  async publishDelayedAlone(job: Job, delayMs: number): Promise<void> {
+    const channel = this.requireChannel();
+    const holding = `${this.queue}.delay`;
+    if (!this.holdingDeclared) {
+      await channel.assertQueue(holding, {
+        durable: true,
+        arguments: {
+          'x-queue-type': 'quorum',
+          'x-dead-letter-exchange': '',
+          'x-dead-letter-routing-key': this.queue,
+        },
+      });
+      this.holdingDeclared = true;
+    }
+    const properties = { ...PUBLISH_OPTIONS, expiration: String(delayMs) };
+    await new Promise<void>((resolve, reject) => {
+      channel.sendToQueue(holding, Buffer.from(JSON.stringify(job)), properties, (err) =>
+        err ? reject(err) : resolve(),
+      );
+    });
+  }
+
+  /** A handler that publishes a follow-up: written on the confirm channel, the delivery acked on its confirm. */
+  async consumeWithFollowUp(next: (job: Job) => Job | undefined): Promise<Consumer> {
+    const channel = await this.requireConnection().createChannel();
+    const publisher = this.requireChannel();
+    await channel.prefetch(1);
+    const { consumerTag } = await channel.consume(this.queue, (msg) => {
+      if (!msg) return;
+      const followUp = next(JSON.parse(msg.content.toString()) as Job);
+      if (!followUp) return channel.ack(msg);
+      publisher.sendToQueue(this.queue, Buffer.from(JSON.stringify(followUp)), PUBLISH_OPTIONS, (err) =>
+        err ? channel.nack(msg) : channel.ack(msg),
+      );
+    });
+    return {
+      async stop() {
+        await channel.cancel(consumerTag);
+        await channel.close();
+      },
+    };
   }
 
   publish(job: Job): Promise<void> {
@@ -102,6 +162,8 @@ export class AmqplibContender implements Contender {
 
   async teardown(opts: { deleteQueue: boolean }): Promise<void> {
     if (opts.deleteQueue && this.channel) await this.channel.deleteQueue(this.queue);
+    if (opts.deleteQueue && this.channel && this.holdingDeclared)
+      await this.channel.deleteQueue(`${this.queue}.delay`);
     await this.connection?.close();
   }
 
