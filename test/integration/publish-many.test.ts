@@ -98,6 +98,25 @@ describe('publishMany', () => {
     assert.equal(await messageCount(ordersQueue(warren)), 3);
   });
 
+  it('fails the jobs for a deleted exchange and sends the rest on a new channel', async () => {
+    const warren = await testWarren({ topology, jobs: [OrderPlaced, LonelyJob] });
+    const connection = await rawConnection();
+    const channel = await connection.createChannel();
+    await channel.deleteExchange(warren.plan.jobs.get('order.placed')!.route.exchange);
+    await connection.close();
+    // The publish to the missing exchange closes the channel (404) with the others in flight or buffered.
+    const lonely = Array.from({ length: 300 }, () => ({ job: LonelyJob, data: {} }));
+    const results = await warren.publishMany([
+      ...lonely.slice(0, 100),
+      { job: OrderPlaced, data: { label: 'lost' } },
+      ...lonely.slice(100),
+    ]);
+    const failed = results.flatMap((r, i) => (r.status === 'failed' ? [{ i, code: r.error.code }] : []));
+    assert.deepEqual(failed, [{ i: 100, code: 'PUBLISH_UNROUTABLE' }]);
+    // At least once: those stored but not yet confirmed when the channel closed are sent again.
+    assert.ok((await messageCount(warren.plan.jobs.get('lonely.job')!.queueName)) >= 300);
+  });
+
   it('checks every payload and option before sending anything, naming the bad index', async () => {
     const warren = await testWarren({ topology, jobs: [OrderPlaced, LonelyJob] });
     const good = { job: OrderPlaced, data: { label: 'ok' } };
