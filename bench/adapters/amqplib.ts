@@ -27,7 +27,7 @@ export class AmqplibContender implements Contender {
   private connection?: amqp.ChannelModel;
   private channel?: amqp.ConfirmChannel;
   private queue = '';
-  private holdingDeclared = false;
+  private readonly holdingQueues = new Set<string>();
 
   constructor(
     private readonly env: ContenderEnv,
@@ -45,30 +45,40 @@ export class AmqplibContender implements Contender {
   }
 
   /**
-   * The raw floor for one delayed job waiting alone: a holding queue with per-message TTL
-   * dead-lettering into the job's queue. Only exact while nothing else waits in it (a message
-   * expires only at the head of the queue), hence only the single-job delay scenario uses it.
+   * The raw floor for a delayed job: a holding queue per delay, its queue-wide TTL the delay,
+   * dead-lettering into the job's queue (one of warren's delay levels, without the levels). Only
+   * the single-job delay scenario uses it: a burst of random delays would need a queue per delay.
    */
+  async prepareDelays(delaysMs: readonly number[]): Promise<void> {
+    for (const delayMs of delaysMs) await this.declareHolding(delayMs);
+  }
+
   async publishDelayedAlone(job: Job, delayMs: number): Promise<void> {
     const channel = this.requireChannel();
-    const holding = `${this.queue}.delay`;
-    if (!this.holdingDeclared) {
+    const holding = await this.declareHolding(delayMs);
+    await new Promise<void>((resolve, reject) => {
+      channel.sendToQueue(holding, Buffer.from(JSON.stringify(job)), PUBLISH_OPTIONS, (err) =>
+        err ? reject(err) : resolve(),
+      );
+    });
+  }
+
+  private async declareHolding(delayMs: number): Promise<string> {
+    const channel = this.requireChannel();
+    const holding = `${this.queue}.delay-${delayMs}`;
+    if (!this.holdingQueues.has(holding)) {
       await channel.assertQueue(holding, {
         durable: true,
         arguments: {
           'x-queue-type': 'quorum',
+          'x-message-ttl': delayMs,
           'x-dead-letter-exchange': '',
           'x-dead-letter-routing-key': this.queue,
         },
       });
-      this.holdingDeclared = true;
+      this.holdingQueues.add(holding);
     }
-    const properties = { ...PUBLISH_OPTIONS, expiration: String(delayMs) };
-    await new Promise<void>((resolve, reject) => {
-      channel.sendToQueue(holding, Buffer.from(JSON.stringify(job)), properties, (err) =>
-        err ? reject(err) : resolve(),
-      );
-    });
+    return holding;
   }
 
   /** A handler that publishes a follow-up: written on the confirm channel, the delivery acked on its confirm. */
@@ -162,8 +172,8 @@ export class AmqplibContender implements Contender {
 
   async teardown(opts: { deleteQueue: boolean }): Promise<void> {
     if (opts.deleteQueue && this.channel) await this.channel.deleteQueue(this.queue);
-    if (opts.deleteQueue && this.channel && this.holdingDeclared)
-      await this.channel.deleteQueue(`${this.queue}.delay`);
+    for (const holding of opts.deleteQueue ? this.holdingQueues : [])
+      await this.channel?.deleteQueue(holding);
     await this.connection?.close();
   }
 

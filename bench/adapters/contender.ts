@@ -51,6 +51,8 @@ export interface Contender {
    * waits (raw amqplib's per-message TTL queue). Contenders with `publishDelayed` need not have it.
    */
   publishDelayedAlone?(job: Job, delayMs: number): Promise<void>;
+  /** Untimed: declare what `publishDelayedAlone` needs for these delays. */
+  prepareDelays?(delaysMs: readonly number[]): Promise<void>;
   /** The step delays are rounded up to (warren: its delay unit); lateness is measured past the rounded delay. */
   readonly delayUnitMs?: number;
   /**
