@@ -132,13 +132,15 @@ export class Warren<TJobs extends object = WarrenJobs> extends EventEmitter<Warr
   ): Promise<PublishManyResult[]> {
     if (this.closing) throw new ShutdownError('warren is closed; publishMany refused');
     const entries = jobs as readonly PublishManyEntry<TJobs, JobClass | string>[];
-    return this.publisher.publishMany(
-      entries.map(({ job, data, options }) => ({
-        name: typeof job === 'string' ? job : readJobDefinition(job).name,
-        data,
-        ...(options ? { options } : {}),
-      })),
-    );
+    const names = new Map<JobClass, string>(); // one metadata read per class, not per job
+    return this.publisher.publishMany(entries, (job) => {
+      if (typeof job === 'string') return job;
+      const known = names.get(job);
+      if (known !== undefined) return known;
+      const name = readJobDefinition(job).name;
+      names.set(job, name);
+      return name;
+    });
   }
 
   /**

@@ -30,11 +30,23 @@ const NACKS_BEFORE_NEW_CHANNEL = 4;
 
 /** Buffered messages written together (one socket chunk): about 30 KiB of warren's small jobs. */
 const GROUP_SIZE = 128;
+/** Written in one event-loop turn at most, before the socket gets them (see writeBuffered). */
+const MESSAGES_PER_TURN = 512;
+
+/** A `sendMany` call: its outcomes fill in as its messages settle. */
+interface Batch {
+  readonly outcomes: (Error | undefined)[];
+  open: number;
+  readonly resolve: (outcomes: (Error | undefined)[]) => void;
+}
 
 interface Pending {
   readonly message: OutgoingMessage;
-  readonly resolve: () => void;
-  readonly reject: (error: Error) => void;
+  /** A single `send`: its promise's functions; a batched one: its batch and its index in it. */
+  readonly resolve: (() => void) | undefined;
+  readonly reject: ((error: Error) => void) | undefined;
+  readonly batch: Batch | undefined;
+  readonly index: number;
   settled: boolean;
   returned: boolean;
   nacks: number;
@@ -58,6 +70,7 @@ export class ConfirmPublisher {
   private readonly backingOff = new Set<Pending>();
   private renewedGeneration = 0;
   private awaitingDrain = false;
+  private resumeScheduled = false;
   /**
    * False from the moment a write finds the channel closing or closed (amqplib throws at once, but
    * emits `close` only later) until the next channel is set up: writing the backlog to it would
@@ -115,7 +128,9 @@ export class ConfirmPublisher {
 
   send(message: OutgoingMessage): Promise<void> {
     if (this.closed) return Promise.reject(new ShutdownError('publisher is closed'));
-    return new Promise<void>((resolve, reject) => this.enqueue(message, resolve, reject));
+    return new Promise<void>((resolve, reject) =>
+      this.enqueue(this.pending(message, resolve, reject, undefined, 0)),
+    );
   }
 
   /**
@@ -128,45 +143,44 @@ export class ConfirmPublisher {
     if (this.closed) return Promise.resolve(outcomes.fill(new ShutdownError('publisher is closed')));
     if (messages.length === 0) return Promise.resolve(outcomes);
     return new Promise((resolve) => {
-      let open = messages.length;
-      const settle = (index: number, error: Error | undefined) => {
-        outcomes[index] = error;
-        if (--open === 0) resolve(outcomes);
-      };
+      const batch: Batch = { outcomes, open: messages.length, resolve };
       for (let i = 0; i < messages.length; i++) {
         // written in groups below, each group's frames reaching the socket as one chunk
         if (this.buffer.length >= this.options.maxBuffered) this.writeBuffered();
-        this.enqueue(
-          messages[i]!,
-          () => settle(i, undefined),
-          (error) => settle(i, error),
-          true,
-        );
+        this.enqueue(this.pending(messages[i]!, undefined, undefined, batch, i), true);
       }
       this.writeBuffered();
     });
   }
 
-  private enqueue(
+  private pending(
     message: OutgoingMessage,
-    resolve: () => void,
-    reject: (error: Error) => void,
-    holdForGroup = false,
-  ): void {
-    const pending: Pending = {
+    resolve: (() => void) | undefined,
+    reject: ((error: Error) => void) | undefined,
+    batch: Batch | undefined,
+    index: number,
+  ): Pending {
+    return {
       message,
       resolve,
       reject,
+      batch,
+      index,
       settled: false,
       returned: false,
       nacks: 0,
       writtenOn: 0,
     };
+  }
+
+  private enqueue(pending: Pending, holdForGroup = false): void {
+    const message = pending.message;
     if (message.deadline < this.nextDeadline) this.nextDeadline = message.deadline;
     if (!holdForGroup && this.canWrite() && this.buffer.length === 0) {
       this.write(pending);
     } else if (this.buffer.length >= this.options.maxBuffered) {
-      reject(
+      this.fail(
+        pending,
         new PublishError(
           'PUBLISH_BUFFER_FULL',
           `publish buffer is full (${this.options.maxBuffered} messages waiting for the broker${this.waitReason()})`,
@@ -257,16 +271,30 @@ export class ConfirmPublisher {
   }
 
   private writeBuffered(): void {
+    let written = 0;
     while (this.buffer.length > 0 && this.canWrite()) {
+      if (written >= MESSAGES_PER_TURN) {
+        // amqplib's muxer hands the chunks to the socket on a later turn: let it, so the broker
+        // works on the first messages while the next are encoded, rather than after all of them.
+        if (!this.resumeScheduled) {
+          this.resumeScheduled = true;
+          setImmediate(() => {
+            this.resumeScheduled = false;
+            this.writeBuffered();
+          });
+        }
+        return;
+      }
       if (this.buffer.length === 1) {
         const pending = this.buffer.shift()!;
         if (!pending.settled) this.write(pending);
-      } else this.writeGroup();
+        written += 1;
+      } else written += this.writeGroup();
     }
   }
 
   /** Up to GROUP_SIZE buffered messages, their frames written to the socket as one chunk. */
-  private writeGroup(): void {
+  private writeGroup(): number {
     const group: Pending[] = [];
     while (group.length < GROUP_SIZE && this.buffer.length > 0) {
       const pending = this.buffer.shift()!;
@@ -290,6 +318,7 @@ export class ConfirmPublisher {
       for (let i = group.length - 1; i >= result.stoppedAt; i--) this.requeue(group[i]!, generation);
     }
     if (!result.writable) this.awaitingDrain = true;
+    return group.length;
   }
 
   private handleConfirm(pending: Pending, generation: number, error: unknown): void {
@@ -402,7 +431,8 @@ export class ConfirmPublisher {
 
   private succeed(pending: Pending): void {
     pending.settled = true;
-    pending.resolve();
+    if (pending.batch) settleInBatch(pending.batch, pending.index, undefined);
+    else pending.resolve?.();
     this.notifyIdle();
   }
 
@@ -410,7 +440,8 @@ export class ConfirmPublisher {
     if (pending.settled) return;
     pending.settled = true;
     this.inFlight.delete(pending);
-    pending.reject(error);
+    if (pending.batch) settleInBatch(pending.batch, pending.index, error);
+    else pending.reject?.(error);
     this.notifyIdle();
   }
 
@@ -464,4 +495,9 @@ export class ConfirmPublisher {
       this.sweeper = undefined;
     }
   }
+}
+
+function settleInBatch(batch: Batch, index: number, error: Error | undefined): void {
+  batch.outcomes[index] = error;
+  if (--batch.open === 0) batch.resolve(batch.outcomes);
 }

@@ -17,11 +17,11 @@ import type { ResolvedPublisherOptions } from './options';
 
 const RESERVED_HEADER = /^(x-|warren-)/i;
 
-/** One job of a `publishMany` call, by name. */
-export interface BatchJob {
-  readonly name: string;
+/** One job of a `publishMany` call: `job` names it (as is, or through the call's `nameOf`). */
+export interface BatchJob<J = string> {
+  readonly job: J;
   readonly data: unknown;
-  readonly options?: PublishOptions;
+  readonly options?: PublishOptions | undefined;
 }
 
 /** The outcome of one job of a `publishMany` call. */
@@ -57,15 +57,20 @@ export class JobPublisher {
    * `batchIndex`, and nothing is sent), then sends them all pipelined on the confirm channel and
    * resolves with one result per job, in input order.
    */
-  async publishMany(jobs: readonly BatchJob[]): Promise<BatchResult[]> {
+  async publishMany<J>(
+    jobs: readonly BatchJob<J>[],
+    nameOf: (job: J) => string = String,
+  ): Promise<BatchResult[]> {
     const now = Date.now();
     const prepared = new Array<Prepared>(jobs.length);
     for (let i = 0; i < jobs.length; i++) {
-      const { name, data, options } = jobs[i]!;
-      const ready = this.prepare(name, data, options ?? {}, now, i);
+      const { job, data, options } = jobs[i]!;
+      const ready = this.prepare(nameOf(job), data, options ?? {}, now, i);
       prepared[i] = ready instanceof Promise ? await ready : ready;
     }
-    const outcomes = await this.confirms.sendMany(prepared.map((p) => p.message));
+    const messages = new Array<OutgoingMessage>(prepared.length);
+    for (let i = 0; i < prepared.length; i++) messages[i] = prepared[i]!.message;
+    const outcomes = await this.confirms.sendMany(messages);
     return prepared.map(({ published: job }, i): BatchResult => {
       const error = outcomes[i];
       if (error === undefined) return { status: 'confirmed', job };
