@@ -1,19 +1,12 @@
 import type * as amqp from 'amqplib';
-import { jitteredBackoff, PublishError, ShutdownError, type Logger, type WarrenErrorContext } from '../core';
+import { jitteredBackoff, PublishError, ShutdownError, type Logger } from '../core';
 import type { ConnectionManager } from './connection-manager';
 import { publishConfirmed, publishConfirmedMany } from './confirmed-publish';
 import { Fifo } from './fifo';
 import { ManagedChannel } from './managed-channel';
+import { newPending, settlePending, type Batch, type OutgoingMessage, type Pending } from './pending-publish';
 
-export interface OutgoingMessage {
-  readonly exchange: string;
-  readonly routingKey: string;
-  readonly content: Buffer;
-  readonly properties: amqp.Options.Publish;
-  /** Give up (PUBLISH_TIMEOUT) when no confirm arrived by this time (ms since epoch). */
-  readonly deadline: number;
-  readonly context: WarrenErrorContext;
-}
+export type { OutgoingMessage } from './pending-publish';
 
 export interface ConfirmPublisherOptions {
   /** Messages held while the broker is away, blocked or the socket is full; one more fails at once. */
@@ -32,27 +25,6 @@ const NACKS_BEFORE_NEW_CHANNEL = 4;
 const GROUP_SIZE = 128;
 /** Written in one event-loop turn at most, before the socket gets them (see writeBuffered). */
 const MESSAGES_PER_TURN = 512;
-
-/** A `sendMany` call: its outcomes fill in as its messages settle. */
-interface Batch {
-  readonly outcomes: (Error | undefined)[];
-  open: number;
-  readonly resolve: (outcomes: (Error | undefined)[]) => void;
-}
-
-interface Pending {
-  readonly message: OutgoingMessage;
-  /** A single `send`: its promise's functions; a batched one: its batch and its index in it. */
-  readonly resolve: (() => void) | undefined;
-  readonly reject: ((error: Error) => void) | undefined;
-  readonly batch: Batch | undefined;
-  readonly index: number;
-  settled: boolean;
-  returned: boolean;
-  nacks: number;
-  /** Generation of the channel it was written to; 0 while buffered. */
-  writtenOn: number;
-}
 
 /**
  * Publishing with broker confirms on one confirm channel, many messages in flight. A promise
@@ -129,7 +101,7 @@ export class ConfirmPublisher {
   send(message: OutgoingMessage): Promise<void> {
     if (this.closed) return Promise.reject(new ShutdownError('publisher is closed'));
     return new Promise<void>((resolve, reject) =>
-      this.enqueue(this.pending(message, resolve, reject, undefined, 0)),
+      this.enqueue(newPending(message, resolve, reject, undefined, 0)),
     );
   }
 
@@ -147,30 +119,10 @@ export class ConfirmPublisher {
       for (let i = 0; i < messages.length; i++) {
         // written in groups below, each group's frames reaching the socket as one chunk
         if (this.buffer.length >= this.options.maxBuffered) this.writeBuffered();
-        this.enqueue(this.pending(messages[i]!, undefined, undefined, batch, i), true);
+        this.enqueue(newPending(messages[i]!, undefined, undefined, batch, i), true);
       }
       this.writeBuffered();
     });
-  }
-
-  private pending(
-    message: OutgoingMessage,
-    resolve: (() => void) | undefined,
-    reject: ((error: Error) => void) | undefined,
-    batch: Batch | undefined,
-    index: number,
-  ): Pending {
-    return {
-      message,
-      resolve,
-      reject,
-      batch,
-      index,
-      settled: false,
-      returned: false,
-      nacks: 0,
-      writtenOn: 0,
-    };
   }
 
   private enqueue(pending: Pending, holdForGroup = false): void {
@@ -431,8 +383,7 @@ export class ConfirmPublisher {
 
   private succeed(pending: Pending): void {
     pending.settled = true;
-    if (pending.batch) settleInBatch(pending.batch, pending.index, undefined);
-    else pending.resolve?.();
+    settlePending(pending, undefined);
     this.notifyIdle();
   }
 
@@ -440,8 +391,7 @@ export class ConfirmPublisher {
     if (pending.settled) return;
     pending.settled = true;
     this.inFlight.delete(pending);
-    if (pending.batch) settleInBatch(pending.batch, pending.index, error);
-    else pending.reject?.(error);
+    settlePending(pending, error);
     this.notifyIdle();
   }
 
@@ -495,9 +445,4 @@ export class ConfirmPublisher {
       this.sweeper = undefined;
     }
   }
-}
-
-function settleInBatch(batch: Batch, index: number, error: Error | undefined): void {
-  batch.outcomes[index] = error;
-  if (--batch.open === 0) batch.resolve(batch.outcomes);
 }
