@@ -23,6 +23,10 @@ export interface Sizes {
   delayJobs: number;
   /** Delays are whole 100 ms steps from 100 ms to this. */
   delayMaxMs: number;
+  /** Scenario 6's single delayed jobs: delay and number of samples of each group. */
+  singleDelays: SingleDelayGroup[];
+  /** Scenario 8: jobs in the chain of follow-up publishes (the first 20 hops are warm-up). */
+  followUpJobs: number;
   retryJobs: number;
   retryConcurrency: number;
   memoryJobs: number;
@@ -31,6 +35,11 @@ export interface Sizes {
   memoryConcurrency: number;
   /** A run that takes longer fails (and is cleaned up) rather than stalling an unattended suite. */
   runTimeoutMs: number;
+}
+
+export interface SingleDelayGroup {
+  delayMs: number;
+  samples: number;
 }
 
 export const FULL: Sizes = {
@@ -50,6 +59,13 @@ export const FULL: Sizes = {
   e2eConcurrency: 10,
   delayJobs: 500,
   delayMaxMs: 5_000,
+  singleDelays: [
+    { delayMs: 100, samples: 20 },
+    { delayMs: 1_000, samples: 20 },
+    { delayMs: 10_000, samples: 20 },
+    { delayMs: 60_000, samples: 5 },
+  ],
+  followUpJobs: 320,
   retryJobs: 10_000,
   retryConcurrency: 100,
   memoryJobs: 1_000_000,
@@ -73,6 +89,11 @@ export const QUICK: Sizes = {
   e2eWarmupSeconds: 0.5,
   delayJobs: 200,
   delayMaxMs: 2_000,
+  singleDelays: [
+    { delayMs: 100, samples: 5 },
+    { delayMs: 1_000, samples: 5 },
+  ],
+  followUpJobs: 120,
   retryJobs: 2_000,
   memoryJobs: 50_000,
   runTimeoutMs: 60_000,
@@ -86,7 +107,7 @@ export interface Options {
   sizes: Sizes;
 }
 
-export const USAGE = `usage: node dist/bench/run.js [--quick] [--only=1,2,4] [--contenders=${CONTENDER_NAMES.join(',')}] [--rounds=N] [--memory-jobs=N] [--delay-max-ms=N]`;
+export const USAGE = `usage: node dist/bench/run.js [--quick] [--only=1,2,4] [--contenders=${CONTENDER_NAMES.join(',')}] [--rounds=N] [--memory-jobs=N] [--delay-max-ms=N] [--single-delay-max-ms=N]`;
 
 export function parseOptions(argv: string[]): Options {
   let quick = false;
@@ -95,6 +116,7 @@ export function parseOptions(argv: string[]): Options {
   let rounds: number | undefined;
   let memoryJobs: number | undefined;
   let delayMaxMs: number | undefined;
+  let singleDelayMaxMs: number | undefined;
   for (const arg of argv) {
     const [flag, value = ''] = arg.split('=', 2);
     if (flag === '--quick') quick = true;
@@ -103,6 +125,7 @@ export function parseOptions(argv: string[]): Options {
     else if (flag === '--rounds') rounds = Number(value);
     else if (flag === '--memory-jobs') memoryJobs = Number(value);
     else if (flag === '--delay-max-ms') delayMaxMs = Number(value);
+    else if (flag === '--single-delay-max-ms') singleDelayMaxMs = Number(value);
     else throw new Error(`unknown argument ${arg}\n${USAGE}`);
   }
   if (only.some((n) => !Number.isInteger(n))) throw new Error(`--only takes scenario numbers\n${USAGE}`);
@@ -110,6 +133,7 @@ export function parseOptions(argv: string[]): Options {
     ['--rounds', rounds],
     ['--memory-jobs', memoryJobs],
     ['--delay-max-ms', delayMaxMs],
+    ['--single-delay-max-ms', singleDelayMaxMs],
   ] as const) {
     if (n !== undefined && !(Number.isInteger(n) && n > 0))
       throw new Error(`${flag} takes a positive integer`);
@@ -122,7 +146,9 @@ export function parseOptions(argv: string[]): Options {
     rounds: rounds ?? base.rounds,
     memoryJobs: memoryJobs ?? base.memoryJobs,
     delayMaxMs: delayMaxMs ?? base.delayMaxMs,
+    singleDelays: base.singleDelays.filter((g) => g.delayMs <= (singleDelayMaxMs ?? Infinity)),
   };
+  if (sizes.singleDelays.length === 0) throw new Error('--single-delay-max-ms leaves no delay group');
   return { quick, only, contenders, sizes };
 }
 

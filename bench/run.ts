@@ -149,7 +149,10 @@ async function runOnce(
   try {
     record.failedIn = 'setup';
     contender = await createContender(name, env);
-    const missing = (scenario.requires ?? []).filter((method) => typeof contender?.[method] !== 'function');
+    const has = (method: keyof Contender) => typeof contender?.[method] === 'function';
+    const missing = (scenario.requires ?? [])
+      .filter((need) => (Array.isArray(need) ? !need.some(has) : !has(need)))
+      .map((need) => (Array.isArray(need) ? need.join(' or ') : need));
     if (missing.length > 0) {
       delete record.failedIn;
       return {

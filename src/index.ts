@@ -3,7 +3,15 @@
  */
 import 'reflect-metadata';
 
-export { createWarren, Warren, type WarrenJobs, type JobMap, type HealthReport } from './warren';
+export {
+  createWarren,
+  Warren,
+  type WarrenJobs,
+  type JobMap,
+  type HealthReport,
+  type PublishManyEntry,
+  type PublishManyResult,
+} from './warren';
 export type { WarrenOptions } from './warren-options';
 export { Job, readJobDefinition, type JobClass, type JobData } from './decorators';
 export { Cron, type CronOptions } from './decorators';

@@ -18,7 +18,7 @@ import {
   type WarrenEvents,
 } from './core';
 import { readJobDefinition, type JobClass, type JobData } from './decorators';
-import { JobPublisher, resolvePublisherOptions } from './publisher';
+import { JobPublisher, resolvePublisherOptions, type BatchResult } from './publisher';
 import {
   applyTopology,
   requireBrokerFeatures,
@@ -43,6 +43,22 @@ export interface WarrenJobs {}
 export type JobMap = Record<string, unknown>;
 type JobName<TJobs> = [keyof TJobs] extends [never] ? string : Extract<keyof TJobs, string>;
 type JobPayload<TJobs, K> = K extends keyof TJobs ? TJobs[K] : unknown;
+
+/**
+ * One job of a {@link Warren.publishMany} call: a job class or a job name, its payload (typed like
+ * `publish`'s) and its publish options.
+ */
+export interface PublishManyEntry<TJobs = WarrenJobs, J = JobClass | JobName<TJobs>> {
+  readonly job: J;
+  readonly data: J extends JobClass ? JobData<J> : JobPayload<TJobs, J>;
+  readonly options?: PublishOptions;
+}
+
+/**
+ * The outcome of one job of a {@link Warren.publishMany} call: `confirmed` by the broker, or `failed`
+ * with the typed error a `publish` of it alone would have rejected with.
+ */
+export type PublishManyResult = BatchResult;
 
 export interface HealthReport {
   readonly connected: boolean;
@@ -110,6 +126,35 @@ export class Warren<TJobs extends object = WarrenJobs> extends EventEmitter<Warr
     if (this.closing) return Promise.reject(new ShutdownError('warren is closed; publish refused'));
     const name = typeof job === 'string' ? job : readJobDefinition(job).name;
     return this.publisher.publish(name, data, options);
+  }
+
+  /**
+   * Publishes many jobs at once, pipelined on the confirm channel, and resolves with one result per
+   * job in input order: `confirmed`, or `failed` with its typed error (an unroutable job fails alone,
+   * with PUBLISH_UNROUTABLE). Every job's payload and options are checked before anything is sent: the
+   * first invalid one rejects the whole call with its usual error (PAYLOAD_INVALID,
+   * CONFIGURATION_INVALID, UNKNOWN_JOB) carrying its position in `batchIndex`, and nothing is sent.
+   *
+   * @example
+   * const results = await warren.publishMany(users.map((u) => ({ job: WelcomeEmail, data: { userId: u.id } })));
+   * const failed = results.filter((r) => r.status === 'failed');
+   */
+  async publishMany<const J extends readonly (JobClass | JobName<TJobs>)[]>(
+    jobs: {
+      readonly [I in keyof J]: PublishManyEntry<TJobs, J[I]>;
+    },
+  ): Promise<PublishManyResult[]> {
+    if (this.closing) throw new ShutdownError('warren is closed; publishMany refused');
+    const entries = jobs as readonly PublishManyEntry<TJobs, JobClass | string>[];
+    const names = new Map<JobClass, string>(); // one metadata read per class, not per job
+    return this.publisher.publishMany(entries, (job) => {
+      if (typeof job === 'string') return job;
+      const known = names.get(job);
+      if (known !== undefined) return known;
+      const name = readJobDefinition(job).name;
+      names.set(job, name);
+      return name;
+    });
   }
 
   /**

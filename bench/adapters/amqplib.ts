@@ -10,26 +10,96 @@ export const QUORUM_QUEUE: amqp.Options.AssertQueue = {
 const PUBLISH_OPTIONS: amqp.Options.Publish = { persistent: true, contentType: 'application/json' };
 const ATTEMPT_HEADER = 'bench-attempt';
 
-/** With a connect timeout, so an unresponsive broker fails the run instead of stalling the suite. */
-export function connectAmqp(url: string): Promise<amqp.ChannelModel> {
-  return amqp.connect(url, { timeout: 10_000 });
+/**
+ * With a connect timeout, so an unresponsive broker fails the run instead of stalling the suite.
+ * `noDelay` turns Nagle's algorithm off (amqplib leaves it on).
+ */
+export function connectAmqp(url: string, noDelay = false): Promise<amqp.ChannelModel> {
+  return amqp.connect(url, { timeout: 10_000, noDelay });
 }
 
-/** The floor: one confirm channel, the callback per message is the only bookkeeping. */
+/**
+ * The floor: one confirm channel, the callback per message is the only bookkeeping. Twice in the suite:
+ * `amqplib` with amqplib's socket defaults (Nagle on), `amqplib-nodelay` with `noDelay: true`.
+ */
 export class AmqplibContender implements Contender {
-  readonly name = 'amqplib';
+  readonly name: string;
   private connection?: amqp.ChannelModel;
   private channel?: amqp.ConfirmChannel;
   private queue = '';
+  private readonly holdingQueues = new Set<string>();
 
-  constructor(private readonly env: ContenderEnv) {}
+  constructor(
+    private readonly env: ContenderEnv,
+    private readonly noDelay = false,
+  ) {
+    this.name = noDelay ? 'amqplib-nodelay' : 'amqplib';
+  }
 
   async setup(queue: string): Promise<void> {
     this.queue = queue;
-    this.connection = await connectAmqp(this.env.amqpUrl);
+    this.connection = await connectAmqp(this.env.amqpUrl, this.noDelay);
     this.connection.on('error', () => undefined);
     this.channel = await this.connection.createConfirmChannel();
     await this.channel.assertQueue(queue, QUORUM_QUEUE);
+  }
+
+  /**
+   * The raw floor for a delayed job: a holding queue per delay, its queue-wide TTL the delay,
+   * dead-lettering into the job's queue (one of warren's delay levels, without the levels). Only
+   * the single-job delay scenario uses it: a burst of random delays would need a queue per delay.
+   */
+  async prepareDelays(delaysMs: readonly number[]): Promise<void> {
+    for (const delayMs of delaysMs) await this.declareHolding(delayMs);
+  }
+
+  async publishDelayedAlone(job: Job, delayMs: number): Promise<void> {
+    const channel = this.requireChannel();
+    const holding = await this.declareHolding(delayMs);
+    await new Promise<void>((resolve, reject) => {
+      channel.sendToQueue(holding, Buffer.from(JSON.stringify(job)), PUBLISH_OPTIONS, (err) =>
+        err ? reject(err) : resolve(),
+      );
+    });
+  }
+
+  private async declareHolding(delayMs: number): Promise<string> {
+    const channel = this.requireChannel();
+    const holding = `${this.queue}.delay-${delayMs}`;
+    if (!this.holdingQueues.has(holding)) {
+      await channel.assertQueue(holding, {
+        durable: true,
+        arguments: {
+          'x-queue-type': 'quorum',
+          'x-message-ttl': delayMs,
+          'x-dead-letter-exchange': '',
+          'x-dead-letter-routing-key': this.queue,
+        },
+      });
+      this.holdingQueues.add(holding);
+    }
+    return holding;
+  }
+
+  /** A handler that publishes a follow-up: written on the confirm channel, the delivery acked on its confirm. */
+  async consumeWithFollowUp(next: (job: Job) => Job | undefined): Promise<Consumer> {
+    const channel = await this.requireConnection().createChannel();
+    const publisher = this.requireChannel();
+    await channel.prefetch(1);
+    const { consumerTag } = await channel.consume(this.queue, (msg) => {
+      if (!msg) return;
+      const followUp = next(JSON.parse(msg.content.toString()) as Job);
+      if (!followUp) return channel.ack(msg);
+      publisher.sendToQueue(this.queue, Buffer.from(JSON.stringify(followUp)), PUBLISH_OPTIONS, (err) =>
+        err ? channel.nack(msg) : channel.ack(msg),
+      );
+    });
+    return {
+      async stop() {
+        await channel.cancel(consumerTag);
+        await channel.close();
+      },
+    };
   }
 
   publish(job: Job): Promise<void> {
@@ -102,6 +172,8 @@ export class AmqplibContender implements Contender {
 
   async teardown(opts: { deleteQueue: boolean }): Promise<void> {
     if (opts.deleteQueue && this.channel) await this.channel.deleteQueue(this.queue);
+    for (const holding of opts.deleteQueue ? this.holdingQueues : [])
+      await this.channel?.deleteQueue(holding);
     await this.connection?.close();
   }
 

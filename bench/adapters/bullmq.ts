@@ -12,6 +12,7 @@ const JOB_NAME = 'bench';
  */
 export class BullmqContender implements Contender {
   readonly name = 'bullmq';
+  readonly delayUnitMs = 1;
   private queue?: Queue<Job>;
   private queueName = '';
 
@@ -67,11 +68,22 @@ export class BullmqContender implements Contender {
     });
   }
 
+  consumeWithFollowUp(next: (job: Job) => Job | undefined): Promise<Consumer> {
+    const queue = this.requireQueue();
+    return this.startWorker(1, async (job) => {
+      const followUp = next(job.data);
+      if (followUp) await queue.add(JOB_NAME, followUp);
+    });
+  }
+
   consume(concurrency: number, handler: (job: Job) => void): Promise<Consumer> {
     return this.startWorker(concurrency, (job) => handler(job.data));
   }
 
-  private async startWorker(concurrency: number, processor: (job: BullJob<Job>) => void): Promise<Consumer> {
+  private async startWorker(
+    concurrency: number,
+    processor: (job: BullJob<Job>) => unknown,
+  ): Promise<Consumer> {
     const worker = new Worker<Job>(this.queueName, async (job) => processor(job), {
       connection: { host: this.env.redisHost, port: this.env.redisPort, maxRetriesPerRequest: null },
       prefix: this.env.redisPrefix,

@@ -46,6 +46,20 @@ export interface Contender {
    * `delayMs` from now.
    */
   publishDelayed?(job: Job, delayMs: number): Promise<void>;
+  /**
+   * Scenario 6 (single delayed jobs): like `publishDelayed`, but only exact while no other delayed job
+   * waits (raw amqplib's per-message TTL queue). Contenders with `publishDelayed` need not have it.
+   */
+  publishDelayedAlone?(job: Job, delayMs: number): Promise<void>;
+  /** Untimed: declare what `publishDelayedAlone` needs for these delays. */
+  prepareDelays?(delaysMs: readonly number[]): Promise<void>;
+  /** The step delays are rounded up to (warren: its delay unit); lateness is measured past the rounded delay. */
+  readonly delayUnitMs?: number;
+  /**
+   * Scenario 8: consume at concurrency 1 with a handler that publishes the job `next` returns (if any),
+   * awaiting its confirm as a handler awaiting `publish` would, before the delivery is acked.
+   */
+  consumeWithFollowUp?(next: (job: Job) => Job | undefined): Promise<Consumer>;
   /** Scenario 6: like `prefill`, with jobs allowed one retry without backoff. */
   prefillRetryable?(jobs: Job[]): Promise<void>;
   /**

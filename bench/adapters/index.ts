@@ -1,11 +1,12 @@
 import type { Contender, ContenderEnv } from './contender';
 
-export const CONTENDER_NAMES = ['amqplib', 'rascal', 'bullmq', 'warren'] as const;
+export const CONTENDER_NAMES = ['amqplib', 'amqplib-nodelay', 'rascal', 'bullmq', 'warren'] as const;
 export type ContenderName = (typeof CONTENDER_NAMES)[number];
 export type BrokerKind = 'rabbitmq' | 'redis';
 
 export const BROKER_OF: Record<ContenderName, BrokerKind> = {
   amqplib: 'rabbitmq',
+  'amqplib-nodelay': 'rabbitmq',
   rascal: 'rabbitmq',
   bullmq: 'redis',
   warren: 'rabbitmq',
@@ -19,6 +20,8 @@ export async function createContender(name: ContenderName, env: ContenderEnv): P
   switch (name) {
     case 'amqplib':
       return new (await import('./amqplib')).AmqplibContender(env);
+    case 'amqplib-nodelay':
+      return new (await import('./amqplib')).AmqplibContender(env, true);
     case 'rascal':
       return new (await import('./rascal')).RascalContender(env);
     case 'bullmq':

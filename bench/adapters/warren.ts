@@ -4,6 +4,7 @@ import {
   Job as JobDecorator,
   type JobContext,
   type JobHandler,
+  type PublishManyResult,
   type Warren,
   type WarrenOptions,
 } from '../../src';
@@ -13,9 +14,9 @@ import type { Consumer, Contender, ContenderEnv, ContenderFeatures } from './con
 /** The bench's job: a quorum queue like the other AMQP contenders', at-least-once, one attempt. */
 @JobDecorator('bench.job', { queue: 'jobs', attempts: 1 })
 class BenchJob implements JobHandler<Job> {
-  constructor(private readonly onJob: (job: Job) => void) {}
-  handle(job: Job): void {
-    this.onJob(job);
+  constructor(private readonly onJob: (job: Job, ctx: JobContext) => void | Promise<void>) {}
+  handle(job: Job, ctx: JobContext): void | Promise<void> {
+    return this.onJob(job, ctx);
   }
 }
 
@@ -29,14 +30,20 @@ class FailOnceJob implements JobHandler<Job> {
   }
 }
 
+function throwFirstFailure(results: readonly PublishManyResult[]): void {
+  for (const result of results) if (result.status === 'failed') throw result.error;
+}
+
 /**
  * warren through its public API: publishes resolve on the broker's confirm, the consumer acks after
- * the handler. Each queue is its own namespace, so teardown deletes exactly what setup declared.
+ * the handler; bulk is `publishMany`. Each queue is its own namespace, so teardown deletes exactly what setup declared.
  * The delay levels are a few classic queues, so that declaring them costs nothing, except where a
  * scenario measures delays: there they are warren's defaults (29 quorum levels of 100 ms).
  */
 export class WarrenContender implements Contender {
   readonly name = 'warren';
+  /** warren's default delay unit, which the delay scenarios use. */
+  readonly delayUnitMs = 100;
   private publisher?: Warren;
   private options?: WarrenOptions;
 
@@ -59,8 +66,8 @@ export class WarrenContender implements Contender {
   }
 
   async publishBulk(jobs: Job[]): Promise<void> {
-    const warren = this.requirePublisher();
-    await Promise.all(jobs.map((job) => warren.publish(BenchJob, job)));
+    const results = await this.requirePublisher().publishMany(jobs.map((data) => ({ job: BenchJob, data })));
+    throwFirstFailure(results);
   }
 
   prefill(jobs: Job[]): Promise<void> {
@@ -72,12 +79,24 @@ export class WarrenContender implements Contender {
   }
 
   async prefillRetryable(jobs: Job[]): Promise<void> {
-    const warren = this.requirePublisher();
-    await Promise.all(jobs.map((job) => warren.publish(FailOnceJob, job)));
+    const results = await this.requirePublisher().publishMany(
+      jobs.map((data) => ({ job: FailOnceJob, data })),
+    );
+    throwFirstFailure(results);
   }
 
   consume(concurrency: number, handler: (job: Job) => void): Promise<Consumer> {
     return this.startWorker(concurrency, new BenchJob(handler));
+  }
+
+  consumeWithFollowUp(next: (job: Job) => Job | undefined): Promise<Consumer> {
+    return this.startWorker(
+      1,
+      new BenchJob(async (job, ctx) => {
+        const followUp = next(job);
+        if (followUp) await ctx.publish('bench.job', followUp);
+      }),
+    );
   }
 
   consumeFailingOnce(concurrency: number, onCompleted: (job: Job) => void): Promise<Consumer> {

@@ -4,7 +4,9 @@ import { e2eLatency } from './e2e-latency';
 import { enqueueBulk } from './enqueue-bulk';
 import { enqueueConcurrent, enqueueSerial } from './enqueue-awaited';
 import { memory } from './memory';
-import { delayLateness, retryCost } from './retries-and-delays';
+import { delayBurst, delayPrecisionSingle } from './delay-precision';
+import { followUpPublish } from './follow-up';
+import { retryCost } from './retries-and-delays';
 import type { Scenario } from './scenario';
 
 /** In run order. */
@@ -17,8 +19,10 @@ export function buildScenarios(sizes: Sizes): Scenario[] {
     consume(sizes, 10),
     consume(sizes, 100),
     e2eLatency(sizes),
-    delayLateness(sizes),
+    delayPrecisionSingle(sizes),
+    delayBurst(sizes),
     retryCost(sizes),
     memory(sizes),
+    followUpPublish(sizes),
   ];
 }

@@ -44,8 +44,9 @@ export interface Scenario {
   features?: ContenderFeatures;
   /**
    * Optional contender methods the scenario calls; a contender without them is skipped here (and only here).
+   * An array entry is satisfied by any one of its methods.
    */
-  requires?: (keyof Contender)[];
+  requires?: (keyof Contender | (keyof Contender)[])[];
   /** Overrides the suite's run timeout. */
   timeoutMs?: number;
   run(ctx: RunContext): Promise<RunOutcome>;

@@ -33,6 +33,8 @@ export interface WarrenErrorContext {
   jobId?: string;
   queue?: string;
   attempt?: number;
+  /** The job's position in a `publishMany` call, when the error is about one job of a batch. */
+  batchIndex?: number;
 }
 
 export class WarrenError extends Error {
@@ -41,6 +43,7 @@ export class WarrenError extends Error {
   readonly jobId?: string;
   readonly queue?: string;
   readonly attempt?: number;
+  readonly batchIndex?: number;
 
   constructor(
     code: WarrenErrorCode,
@@ -54,12 +57,13 @@ export class WarrenError extends Error {
     if (options.jobId !== undefined) this.jobId = options.jobId;
     if (options.queue !== undefined) this.queue = options.queue;
     if (options.attempt !== undefined) this.attempt = options.attempt;
+    if (options.batchIndex !== undefined) this.batchIndex = options.batchIndex;
   }
 }
 
 /** Invalid options or declarations; thrown at construction, never at first use. */
 export class ConfigurationError extends WarrenError {
-  constructor(message: string, options: { cause?: unknown } = {}) {
+  constructor(message: string, options: { cause?: unknown; batchIndex?: number } = {}) {
     super('CONFIGURATION_INVALID', message, options);
   }
 }
@@ -146,9 +150,17 @@ export class PublishError extends WarrenError {
 export class PayloadValidationError extends WarrenError {
   readonly issues: readonly { message: string; path?: string }[];
 
-  constructor(jobName: string, issues: readonly { message: string; path?: string }[]) {
+  constructor(
+    jobName: string,
+    issues: readonly { message: string; path?: string }[],
+    context: { batchIndex?: number } = {},
+  ) {
     const summary = issues.map((i) => (i.path ? `${i.path}: ${i.message}` : i.message)).join('; ');
-    super('PAYLOAD_INVALID', `payload of job '${jobName}' is invalid: ${summary}`, { jobName });
+    const what = context.batchIndex === undefined ? 'job' : `job [${context.batchIndex}]`;
+    super('PAYLOAD_INVALID', `payload of ${what} '${jobName}' is invalid: ${summary}`, {
+      jobName,
+      ...context,
+    });
     this.issues = issues;
   }
 }
@@ -162,12 +174,17 @@ export class DecodeError extends WarrenError {
 
 /** No job of that name is registered (on publish) or handled (on the worker). */
 export class UnknownJobError extends WarrenError {
-  constructor(jobName: string, options: { queue?: string; known?: readonly string[] } = {}) {
+  constructor(
+    jobName: string,
+    options: { queue?: string; known?: readonly string[]; batchIndex?: number } = {},
+  ) {
     const known =
       options.known && options.known.length > 0 ? ` Known jobs: ${options.known.join(', ')}.` : '';
-    super('UNKNOWN_JOB', `no job named '${jobName}' is registered.${known}`, {
+    const where = options.batchIndex === undefined ? '' : `publishMany job [${options.batchIndex}]: `;
+    super('UNKNOWN_JOB', `${where}no job named '${jobName}' is registered.${known}`, {
       jobName,
       ...(options.queue ? { queue: options.queue } : {}),
+      ...(options.batchIndex === undefined ? {} : { batchIndex: options.batchIndex }),
     });
   }
 }

@@ -18,8 +18,11 @@ import { Warren, type WarrenJobs } from '../index';
 export class WarrenPublisher<TJobs extends object = WarrenJobs> {
   /** Resolves once the broker confirmed the job; see `Warren.publish`. */
   readonly publish: Warren<TJobs>['publish'];
+  /** Many jobs at once, one result per job; see `Warren.publishMany`. */
+  readonly publishMany: Warren<TJobs>['publishMany'];
 
   constructor(@Inject(Warren) warren: Warren<TJobs>) {
     this.publish = warren.publish.bind(warren) as Warren<TJobs>['publish'];
+    this.publishMany = warren.publishMany.bind(warren) as Warren<TJobs>['publishMany'];
   }
 }

@@ -7,15 +7,33 @@ import {
   PublishError,
   UnknownJobError,
   validationMessage,
+  WarrenError,
   type PublishedJob,
   type PublishOptions,
 } from '../core';
-import type { ConfirmPublisher } from '../connection';
+import type { ConfirmPublisher, OutgoingMessage } from '../connection';
 import { encodeBody, jobProperties } from '../message';
 import { delayRoute, type PlannedJob, type TopologyPlan } from '../topology';
 import type { ResolvedPublisherOptions } from './options';
 
 const RESERVED_HEADER = /^(x-|warren-)/i;
+
+/** One job of a `publishMany` call: `job` names it (as is, or through the call's `nameOf`). */
+export interface BatchJob<J = string> {
+  readonly job: J;
+  readonly data: unknown;
+  readonly options?: PublishOptions | undefined;
+}
+
+/** The outcome of one job of a `publishMany` call. */
+export type BatchResult =
+  | { readonly status: 'confirmed'; readonly job: PublishedJob }
+  | { readonly status: 'failed'; readonly job: PublishedJob; readonly error: WarrenError };
+
+interface Prepared {
+  readonly message: OutgoingMessage;
+  readonly published: PublishedJob;
+}
 
 /**
  * Publishes jobs per the wire format: validates the options and the payload (Standard Schema)
@@ -30,14 +48,54 @@ export class JobPublisher {
   ) {}
 
   async publish(name: string, data: unknown, options: PublishOptions = {}): Promise<PublishedJob> {
-    const job = this.plan.jobs.get(name);
-    if (job === undefined) throw new UnknownJobError(name, { known: [...this.plan.jobs.keys()] });
+    const { message, published } = await this.prepare(name, data, options, Date.now());
+    await this.confirms.send(message);
+    return published;
+  }
+
+  /**
+   * Validates every job first (the first invalid one rejects the call, naming its index in
+   * `batchIndex`, and nothing is sent), then sends them all pipelined on the confirm channel and
+   * resolves with one result per job, in input order.
+   */
+  async publishMany<J>(
+    jobs: readonly BatchJob<J>[],
+    nameOf: (job: J) => string = String,
+  ): Promise<BatchResult[]> {
     const now = Date.now();
-    const jobId = options.jobId ?? randomUUID();
-    checkPublishOptions(job, options);
-    let payload = data;
-    if (job.schema) {
-      const result = await job.schema['~standard'].validate(data);
+    const prepared = new Array<Prepared>(jobs.length);
+    for (let i = 0; i < jobs.length; i++) {
+      const { job, data, options } = jobs[i]!;
+      const ready = this.prepare(nameOf(job), data, options ?? {}, now, i);
+      prepared[i] = ready instanceof Promise ? await ready : ready;
+    }
+    const messages = new Array<OutgoingMessage>(prepared.length);
+    for (let i = 0; i < prepared.length; i++) messages[i] = prepared[i]!.message;
+    const outcomes = await this.confirms.sendMany(messages);
+    return prepared.map(({ published: job }, i): BatchResult => {
+      const error = outcomes[i];
+      if (error === undefined) return { status: 'confirmed', job };
+      return { status: 'failed', job, error: asWarrenError(error, job) };
+    });
+  }
+
+  /** Synchronous unless the job has a schema, so that a batch without schemas costs no promise a job. */
+  private prepare(
+    name: string,
+    data: unknown,
+    options: PublishOptions,
+    now: number,
+    batchIndex?: number,
+  ): Prepared | Promise<Prepared> {
+    const job = this.plan.jobs.get(name);
+    if (job === undefined)
+      throw new UnknownJobError(name, {
+        known: [...this.plan.jobs.keys()],
+        ...(batchIndex === undefined ? {} : { batchIndex }),
+      });
+    checkPublishOptions(job, options, batchIndex);
+    if (!job.schema) return this.build(job, data, options, now, batchIndex);
+    return Promise.resolve(job.schema['~standard'].validate(data)).then((result) => {
       if (result.issues)
         throw new PayloadValidationError(
           name,
@@ -45,9 +103,21 @@ export class JobPublisher {
             message: i.message,
             ...(formatIssuePath(i) ? { path: formatIssuePath(i)! } : {}),
           })),
+          batchIndex === undefined ? {} : { batchIndex },
         );
-      payload = result.value;
-    }
+      return this.build(job, result.value, options, now, batchIndex);
+    });
+  }
+
+  private build(
+    job: PlannedJob,
+    payload: unknown,
+    options: PublishOptions,
+    now: number,
+    batchIndex?: number,
+  ): Prepared {
+    const name = job.name;
+    const jobId = options.jobId ?? randomUUID();
     const delayMs = options.runAt !== undefined ? options.runAt.getTime() - now : (options.delayMs ?? 0);
     if (delayMs > MAX_DELAY_MS)
       throw new ConfigurationError(
@@ -71,7 +141,12 @@ export class JobPublisher {
       deliverAt: delayed && delayMs > this.plan.delay.maxDelayMs ? now + delayMs : undefined,
       maxAttempts: options.attempts,
     });
-    const context = { jobName: name, jobId, queue: job.queue };
+    const context = {
+      jobName: name,
+      jobId,
+      queue: job.queue,
+      ...(batchIndex === undefined ? {} : { batchIndex }),
+    };
     const content = encodeBody(payload, context);
     if (content.length > this.options.maxBodyBytes)
       throw new PublishError(
@@ -80,70 +155,76 @@ export class JobPublisher {
           `over publisher.maxBodyBytes (${this.options.maxBodyBytes})`,
         context,
       );
-    await this.confirms.send({
-      exchange: route.exchange,
-      routingKey: route.routingKey,
-      content,
-      properties,
-      deadline: now + (options.timeoutMs ?? this.options.timeoutMs),
-      context,
-    });
-    return { jobId, name, queue: job.queue };
+    return {
+      message: {
+        exchange: route.exchange,
+        routingKey: route.routingKey,
+        content,
+        properties,
+        deadline: now + (options.timeoutMs ?? this.options.timeoutMs),
+        context: { jobName: name, jobId, queue: job.queue },
+      },
+      published: { jobId, name, queue: job.queue },
+    };
   }
 }
 
-function checkPublishOptions(job: PlannedJob, options: PublishOptions): void {
-  const at = `publish('${job.name}')`;
+/** The confirm publisher fails with WarrenErrors; anything else is wrapped, never passed on bare. */
+function asWarrenError(error: Error, job: PublishedJob): WarrenError {
+  if (error instanceof WarrenError) return error;
+  return new PublishError('PUBLISH_TIMEOUT', `publish failed: ${error.message}`, {
+    jobName: job.name,
+    jobId: job.jobId,
+    queue: job.queue,
+    cause: error,
+  });
+}
+
+function checkPublishOptions(job: PlannedJob, options: PublishOptions, batchIndex?: number): void {
+  const at =
+    batchIndex === undefined ? `publish('${job.name}')` : `publishMany job [${batchIndex}] ('${job.name}')`;
+  const fail = (message: string) =>
+    new ConfigurationError(message, batchIndex === undefined ? {} : { batchIndex });
   if (
     options.jobId !== undefined &&
     (typeof options.jobId !== 'string' || options.jobId.length === 0 || options.jobId.length > 255)
   ) {
-    throw new ConfigurationError(
-      validationMessage(`${at} jobId`, 'must be a string of 1 to 255 characters', options.jobId),
-    );
+    throw fail(validationMessage(`${at} jobId`, 'must be a string of 1 to 255 characters', options.jobId));
   }
   if (options.delayMs !== undefined && options.runAt !== undefined)
-    throw new ConfigurationError(`${at}: give delayMs or runAt, not both`);
+    throw fail(`${at}: give delayMs or runAt, not both`);
   if (
     options.delayMs !== undefined &&
     (typeof options.delayMs !== 'number' || !Number.isFinite(options.delayMs) || options.delayMs < 0)
   ) {
-    throw new ConfigurationError(
-      validationMessage(`${at} delayMs`, 'must be a finite number >= 0', options.delayMs),
-    );
+    throw fail(validationMessage(`${at} delayMs`, 'must be a finite number >= 0', options.delayMs));
   }
   if (
     options.runAt !== undefined &&
     (!(options.runAt instanceof Date) || Number.isNaN(options.runAt.getTime()))
   ) {
-    throw new ConfigurationError(validationMessage(`${at} runAt`, 'must be a valid Date', options.runAt));
+    throw fail(validationMessage(`${at} runAt`, 'must be a valid Date', options.runAt));
   }
   if (options.attempts !== undefined && (!Number.isInteger(options.attempts) || options.attempts < 1)) {
-    throw new ConfigurationError(
-      validationMessage(`${at} attempts`, 'must be an integer >= 1', options.attempts),
-    );
+    throw fail(validationMessage(`${at} attempts`, 'must be an integer >= 1', options.attempts));
   }
   if (options.timeoutMs !== undefined && (!Number.isInteger(options.timeoutMs) || options.timeoutMs < 1)) {
-    throw new ConfigurationError(
-      validationMessage(`${at} timeoutMs`, 'must be an integer >= 1', options.timeoutMs),
-    );
+    throw fail(validationMessage(`${at} timeoutMs`, 'must be an integer >= 1', options.timeoutMs));
   }
   if (options.priority !== undefined) {
     const queue = job.queue;
     const max = job.queueMaxPriority;
     if (max === undefined)
-      throw new ConfigurationError(
-        `${at}: priority needs a queue with maxPriority, and queue '${queue}' has none`,
-      );
+      throw fail(`${at}: priority needs a queue with maxPriority, and queue '${queue}' has none`);
     if (!Number.isInteger(options.priority) || options.priority < 0 || options.priority > max) {
-      throw new ConfigurationError(
+      throw fail(
         validationMessage(`${at} priority`, `must be an integer from 0 to ${max}`, options.priority),
       );
     }
   }
   for (const key of Object.keys(options.headers ?? {})) {
     if (RESERVED_HEADER.test(key))
-      throw new ConfigurationError(
+      throw fail(
         `${at}: header '${key}' is reserved (names starting with x- or warren- belong to the broker and to warren)`,
       );
   }

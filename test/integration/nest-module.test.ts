@@ -257,11 +257,19 @@ describe('WarrenModule in a Nest application', () => {
       ],
     });
     await app.get(WarrenPublisher).publish('email.welcome', { userId: 'u3' });
+    const batch = await app.get(WarrenPublisher).publishMany([
+      { job: 'email.welcome', data: { userId: 'u3b' } },
+      { job: WelcomeEmail, data: { userId: 'u3c' } },
+    ]);
+    assert.deepEqual(
+      batch.map((r) => r.status),
+      ['confirmed', 'confirmed'],
+    );
     assert.deepEqual(
       warren.health().consumers.map((consumer) => consumer.consuming),
       [false],
     );
-    assert.equal(await messageCount(warren.plan.jobs.get('email.welcome')!.queueName), 1);
+    assert.equal(await messageCount(warren.plan.jobs.get('email.welcome')!.queueName), 3);
     assert.deepEqual(app.get(Mailer).sent, []);
   });
 
