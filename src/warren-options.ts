@@ -14,6 +14,8 @@ import type { IdempotencyStore } from './idempotency';
 import type { WorkerOptions } from './worker';
 
 /** Everything `createWarren` takes. Only `topology` and a handler or job class are needed in practice. */
+import type { WarrenDeadLetterLogOptions } from './warren-dead-letter-log';
+
 export interface WarrenOptions {
   /** Broker URL or cluster node list; see ConnectionOptions.url for the default. */
   readonly url?: string | readonly string[];
@@ -53,6 +55,11 @@ export interface WarrenOptions {
    * (one process) or `PostgresIdempotencyStore` (every worker). Default: none (at-least-once).
    */
   readonly idempotency?: IdempotencyStore;
+  /**
+   * Keep every dead letter in a stream (the dead-letter log) that operators browse, search and replay
+   * with warren/ops; this process moves them there from the parking queues. Default: off.
+   */
+  readonly deadLetterLog?: WarrenDeadLetterLogOptions;
 }
 
 /** The topology options inside WarrenOptions, resolved: createWarren and warren/ops plan alike. */

@@ -25,6 +25,8 @@ import { resolveWarrenTopologyOptions, type WarrenOptions } from './warren-optio
 import type { ScheduleInfo, ScheduleOptions } from './scheduler';
 import { checkCronData, readSchedulingDeclarations, Scheduling } from './warren-scheduling';
 import { createControl } from './warren-control';
+import type { DeadLetterLog } from './dead-letter-log';
+import { createDeadLetterLog } from './warren-dead-letter-log';
 
 /**
  * Augment this interface to type `publish` by job name:
@@ -70,6 +72,7 @@ export class Warren<TJobs extends object = WarrenJobs> extends EventEmitter<Warr
     private readonly scheduling: Scheduling,
     private readonly pauses: BreakerPauses,
     private readonly control: ReturnType<typeof createControl>,
+    private readonly deadLetterLog?: DeadLetterLog,
   ) {
     super();
     this.deadLetters = deadLetters;
@@ -224,6 +227,7 @@ export class Warren<TJobs extends object = WarrenJobs> extends EventEmitter<Warr
     // First, so that another process leads (and refills permits) while this one drains its jobs.
     await this.scheduling.stop();
     await this.worker.stop(graceMs);
+    await this.deadLetterLog?.stop();
     const flushed = await this.confirms.flush(graceMs);
     if (!flushed)
       this.log.warn(
@@ -393,6 +397,14 @@ export async function createWarren<TJobs extends object = WarrenJobs>(
     schedules: () => scheduling.schedules(),
     log: log.child({ component: 'control' }),
   });
+  const deadLetterLog = createDeadLetterLog(
+    options.deadLetterLog,
+    plan,
+    manager,
+    confirms,
+    publisherOptions.timeoutMs,
+    log.child({ component: 'dead-letter-log' }),
+  );
   manager.onReady(async () => reapplyTopology());
   // Before the consumers open: a queue an operator paused must not consume for a moment on (re)connect.
   manager.onReady(async (_model, generation) => control.listener.open(generation));
@@ -400,6 +412,7 @@ export async function createWarren<TJobs extends object = WarrenJobs>(
     await confirms.open(generation);
     await worker!.open(generation);
     await scheduling.open(generation);
+    await deadLetterLog?.follow();
   });
   manager.on('connected', ({ url }) => emit('connected', { url }));
   manager.on('disconnected', ({ error }) => emit('disconnected', { error }));
@@ -426,6 +439,7 @@ export async function createWarren<TJobs extends object = WarrenJobs>(
     scheduling,
     pauses,
     control,
+    deadLetterLog,
   );
   return warren;
 }

@@ -9,6 +9,7 @@ import { applyTopology, planTopology, type PlannedQueue, type TopologyPlan } fro
 import { resolveWarrenTopologyOptions } from '../warren-options';
 import { readSchedulingDeclarations } from '../warren-scheduling';
 import { ControlClient } from './control-client';
+import { DeadLetterOps } from './dead-letter-ops';
 import { describePlan, mergeSchedules } from './describe-plan';
 import { ManagementApi, type BrokerState } from './management-api';
 import { ManagementApiError, UnknownQueueError } from './ops-errors';
@@ -37,6 +38,8 @@ export class WarrenOps {
   private connecting: Promise<ConnectionManager> | undefined;
   private publisher: JobPublisher | undefined;
   private confirms: ConfirmPublisher | undefined;
+  /** The dead-letter log: browse, search, replay, purge (see DeadLetterOps). */
+  readonly dead: DeadLetterOps;
 
   /** @internal use createOps */
   constructor(private readonly input: OpsOptions) {
@@ -51,6 +54,16 @@ export class WarrenOps {
       leaderElection: scheduling.scheduler.enabled,
       limiters: [...scheduling.limiters.values()].map((l) => ({ key: l.key, maxPermits: l.max })),
     });
+    this.dead = new DeadLetterOps(
+      this.plan,
+      this.options.deadLetterLog,
+      resolvePublisherOptions(input.publisher).timeoutMs,
+      async () => {
+        const manager = await this.connect();
+        const confirms = this.confirms!;
+        return { openChannel: () => manager.openChannel(), send: (m) => confirms.send(m) };
+      },
+    );
   }
 
   /** Every job queue: ready, consumers, dead letters, operator pause; unacked with the management API. */

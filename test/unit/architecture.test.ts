@@ -17,7 +17,9 @@ const ALLOWED: Record<string, readonly string[]> = {
   worker: ['core', 'message', 'topology', 'connection', 'retry', 'breaker'],
   scheduler: ['core', 'publisher'],
   control: ['core', 'topology', 'connection'],
+  'dead-letter-log': ['core', 'message', 'topology', 'connection'],
   ops: [
+    'dead-letter-log',
     'core',
     'message',
     'topology',
