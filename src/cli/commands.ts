@@ -1,6 +1,7 @@
 import type { PauseResult, ProcessStatus, WarrenOps } from '../ops';
 import { CliError } from './cli-error';
 import { confirm } from './confirm';
+import { DEAD_COMMANDS, type DeadValues } from './dead-commands';
 import { formatTable } from './table';
 
 /** What a command hands back: the value for --json, the text for people, and the exit code. */
@@ -14,6 +15,7 @@ export interface CommandContext {
   readonly ops: WarrenOps;
   readonly args: readonly string[];
   readonly yes: boolean;
+  readonly values: DeadValues;
 }
 
 type Command = (ctx: CommandContext) => Promise<CommandResult>;
@@ -42,6 +44,7 @@ function pauseText(verb: string, result: PauseResult): string {
 }
 
 export const COMMANDS: Readonly<Record<string, Command>> = {
+  ...DEAD_COMMANDS,
   async queues({ ops }) {
     const queues = await ops.queues();
     const rows = queues.map((q) => [

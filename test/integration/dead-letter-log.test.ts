@@ -1,9 +1,13 @@
 import { afterEach, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { createOps, UnknownQueueError, type WarrenOps } from '../../src/ops';
 import { createNaming } from '../../src/topology';
 import { Charge, ChargeSwitch, deadLogOptions, Refund, StalePing } from '../fixtures/dead-log-jobs';
 import { cleanup, rawConnection, testNamespace, testWarren } from '../support/test-broker';
+import { ROOT, runCli } from '../support/run-cli';
 import { waitFor } from '../support/wait-for';
 
 const opened: WarrenOps[] = [];
@@ -213,5 +217,73 @@ describe('dead-letter log', () => {
     // The ten it watched while dead are counted; those appended and dropped between two reads are not.
     assert.ok(stats.expiredDead >= 10 && stats.expiredDead <= 150 - kept.length, String(stats.expiredDead));
     assert.equal(stats.keptSince?.getTime(), kept[0]!.deadAt);
+  });
+});
+
+describe('warren dead', () => {
+  afterEach(async () => {
+    await cleanup();
+    const connection = await rawConnection();
+    const channel = await connection.createChannel();
+    for (const stream of streams.splice(0)) await channel.deleteQueue(stream).catch(() => undefined);
+    await connection.close();
+  });
+
+  function deadConfig(namespace: string): string {
+    const dir = mkdtempSync(join(tmpdir(), 'warren-dead-'));
+    const fixture = join(ROOT, 'dist', 'test', 'fixtures', 'dead-log-jobs.js');
+    writeFileSync(
+      join(dir, 'warren.config.js'),
+      `module.exports = require(${JSON.stringify(fixture)}).deadLogOptions(${JSON.stringify(namespace)});\n`,
+    );
+    return dir;
+  }
+
+  it('lists, shows, searches, replays after asking, and purges, with --json', async () => {
+    const namespace = testNamespace('dcli');
+    const state = new ChargeSwitch();
+    const warren = await startWorker(namespace, state);
+    for (let i = 0; i < 3; i += 1)
+      await warren.publish('billing.charge', { id: `k${i}`, customer: { id: `n${i}` } });
+    const cwd = deadConfig(namespace);
+    const search = async (...args: string[]) => {
+      const run = await runCli(['dead', 'search', '--json', ...args], { cwd });
+      assert.equal(run.code, 0, run.stderr);
+      return JSON.parse(run.stdout) as { offset: number; state: string; jobId: string }[];
+    };
+    const letters = await waitFor(
+      async () => ((await search('--name', 'billing.charge')).length === 3 ? search() : undefined),
+      {
+        what: 'three letters through the CLI',
+        intervalMs: 200,
+      },
+    );
+    assert.deepEqual((await search('--field', 'customer.id=n1')).length, 1);
+
+    const ls = await runCli(['dead', 'ls'], { cwd });
+    assert.match(ls.stdout, /OFFSET\s+DIED\s+QUEUE/);
+    assert.equal(ls.stdout.trim().split('\n').length, 4);
+    const show = await runCli(['dead', 'show', String(letters[1]!.offset), '--json'], { cwd });
+    assert.equal(JSON.parse(show.stdout).errorClass, 'TypeError');
+
+    const dry = await runCli(['dead', 'replay', '--name', 'billing.charge', '--dry-run'], { cwd });
+    assert.match(dry.stdout, /would replay 3 dead letter/);
+    const refused = await runCli(['dead', 'replay', '--name', 'billing.charge'], { cwd });
+    assert.equal(refused.code, 1);
+    assert.match(refused.stderr, /refusing to replay without --yes/);
+
+    state.fixed = true;
+    const replay = await runCli(
+      ['dead', 'replay', '--offset', String(letters[0]!.offset), '--yes', '--json'],
+      { cwd },
+    );
+    assert.equal(JSON.parse(replay.stdout).replayed, 1, replay.stderr);
+    await waitFor(() => state.ran.length === 1, { what: 'the replayed job' });
+    const purge = await runCli(['dead', 'purge', '--yes'], { cwd });
+    assert.match(purge.stdout, /purged 2 dead letter/);
+    assert.deepEqual(
+      (await search()).map((l) => l.state),
+      ['replayed', 'purged', 'purged'],
+    );
   });
 });
