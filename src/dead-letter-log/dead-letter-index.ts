@@ -1,7 +1,8 @@
 import type * as amqp from 'amqplib';
 import { compileFilter, type LetterFilter, type LetterState } from './letter-filter';
 import { decodeRecord, type LoggedLetter, type LogRecord } from './log-record';
-import { readStream } from './stream-reader';
+import { followStream, type StreamFollower } from './stream-follower';
+import { readStream, type StreamRecord } from './stream-reader';
 
 /** A letter as search returns it: what the log holds plus its state from the markers after it. */
 export interface IndexedLetter extends LoggedLetter {
@@ -26,12 +27,14 @@ export interface IndexStats {
 }
 
 const SCAN_PREFETCH = 2000;
+/** How stale the "expired up to" offset may be for a search (stats always checks). */
+const RETENTION_CHECK_MS = 5000;
 
 /**
  * The search index of the dead-letter log. It lives in the process that queries (the operations API):
- * built by reading the stream from its first offset, then brought up to date before each query by reading
- * only what was appended since. A cold start (the CLI's case) is one scan of the log (~35k records/s);
- * a warm query filters the letters in memory. The log stays the truth: the index can always be rebuilt.
+ * built by reading the stream from its first offset. A cold start (the CLI's case) is that one scan of the
+ * log (~35k records/s); * after it a consumer stays on the stream and applies each new record as it arrives, so a warm query only
+ * filters the letters in memory. The log stays the truth: the index can always be rebuilt.
  */
 export class DeadLetterIndex {
   private readonly letters = new Map<number, LoggedLetter>();
@@ -41,6 +44,8 @@ export class DeadLetterIndex {
   private first = 0;
   private expiredDead = 0;
   private syncing: Promise<void> | undefined;
+  private follower: StreamFollower | undefined;
+  private retentionCheckedAt = 0;
 
   constructor(
     private readonly openChannel: () => Promise<amqp.Channel>,
@@ -48,12 +53,26 @@ export class DeadLetterIndex {
     private readonly idleMs: number,
   ) {}
 
-  /** Reads what was appended since the last sync and forgets what retention dropped. Concurrent calls share one read. */
-  sync(): Promise<void> {
-    this.syncing ??= this.readNew().finally(() => {
+  /**
+   * Brings the index up to date: the first call scans the log and then follows it; later calls return at
+   * once while the follower runs (re-reading from where it stopped if its channel closed). `retention`
+   * also checks what retention dropped now (otherwise at most every few seconds).
+   */
+  async sync(retention = false): Promise<void> {
+    if (this.follower && !this.follower.isClosed) {
+      if (retention || Date.now() - this.retentionCheckedAt > RETENTION_CHECK_MS) await this.checkRetention();
+      return;
+    }
+    this.syncing ??= this.catchUp().finally(() => {
       this.syncing = undefined;
     });
     return this.syncing;
+  }
+
+  /** Stops following the log. */
+  async close(): Promise<void> {
+    await this.follower?.close();
+    this.follower = undefined;
   }
 
   search(filter: LetterFilter, limit = Number.POSITIVE_INFINITY): IndexedLetter[] {
@@ -119,21 +138,30 @@ export class DeadLetterIndex {
     this.next = Math.max(this.next, record.offset + 1);
   }
 
-  private async readNew(): Promise<void> {
-    const first = await this.firstOffset();
-    if (first !== undefined && first > this.first) this.forgetBelow(first);
-    const from = Math.max(this.next, this.first);
+  private async catchUp(): Promise<void> {
+    await this.checkRetention();
     await readStream(
       this.openChannel,
       this.stream,
-      from,
+      Math.max(this.next, this.first),
       { max: Number.POSITIVE_INFINITY, idleMs: this.idleMs, prefetch: SCAN_PREFETCH },
-      (r) => {
-        const record = decodeRecord(r.offset, r.content, r.properties);
-        if (record) this.apply(record);
-        else this.next = Math.max(this.next, r.offset + 1);
-      },
+      (r) => this.onRecord(r),
     );
+    this.follower = await followStream(this.openChannel, this.stream, this.next, (r) => {
+      if (r.offset >= this.next) this.onRecord(r);
+    });
+  }
+
+  private onRecord(r: StreamRecord): void {
+    const record = decodeRecord(r.offset, r.content, r.properties);
+    if (record) this.apply(record);
+    else this.next = Math.max(this.next, r.offset + 1);
+  }
+
+  private async checkRetention(): Promise<void> {
+    this.retentionCheckedAt = Date.now();
+    const first = await this.firstOffset();
+    if (first !== undefined && first > this.first) this.forgetBelow(first);
   }
 
   private async firstOffset(): Promise<number | undefined> {

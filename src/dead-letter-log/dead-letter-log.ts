@@ -77,9 +77,10 @@ export class DeadLetterLog {
     await this.collector.follow(this.deps.queues);
   }
 
-  /** Stops `follow`. */
-  stop(): Promise<void> {
-    return this.collector.close();
+  /** Stops `follow` and the index's reading. */
+  async stop(): Promise<void> {
+    await this.collector.close();
+    await this.index.close();
   }
 
   /**
@@ -136,7 +137,8 @@ export class DeadLetterLog {
   }
 
   async stats(): Promise<LogStats> {
-    await this.sync();
+    await this.ensure();
+    await this.index.sync(true);
     let parked = 0;
     for (const q of this.deps.queues) parked += await this.parkedCount(q.deadQueue);
     return { ...this.index.stats(), stream: this.deps.stream, parked };

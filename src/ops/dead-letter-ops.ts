@@ -80,6 +80,11 @@ export class DeadLetterOps {
     return (await this.open()).stats();
   }
 
+  /** Stops following the log (createOps' `close` calls this). */
+  async close(): Promise<void> {
+    await this.log?.stop();
+  }
+
   private checkQueue(key: string | undefined): void {
     if (key === undefined) return;
     const keys = this.plan.queues.filter((q) => q.role === 'job').map((q) => q.key!);

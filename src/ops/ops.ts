@@ -163,6 +163,7 @@ export class WarrenOps {
   /** Closes the connection (if one was opened). */
   async close(): Promise<void> {
     const manager = this.manager ?? (await this.connecting?.catch(() => undefined));
+    await this.dead.close().catch(() => undefined);
     await this.confirms?.close().catch(() => undefined);
     await manager?.close();
   }
