@@ -14,6 +14,7 @@ import type { IdempotencyStore } from './idempotency';
 import type { WorkerOptions } from './worker';
 
 /** Everything `createWarren` takes. Only `topology` and a handler or job class are needed in practice. */
+import type { HistoryOptions } from './history';
 import type { WarrenDeadLetterLogOptions } from './warren-dead-letter-log';
 
 export interface WarrenOptions {
@@ -60,6 +61,11 @@ export interface WarrenOptions {
    * with warren/ops; this process moves them there from the parking queues. Default: off.
    */
   readonly deadLetterLog?: WarrenDeadLetterLogOptions;
+  /**
+   * Record each job's lifecycle (published, started, completed, retrying, dead) in the history stream,
+   * for `ops.job(id)` / `warren job <id>`. Default: off (its cost on the job path is in the README).
+   */
+  readonly history?: HistoryOptions;
 }
 
 /** The topology options inside WarrenOptions, resolved: createWarren and warren/ops plan alike. */

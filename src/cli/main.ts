@@ -22,6 +22,7 @@ commands:
   resume <queue>             undo pause
   publish <job> <json>       publish a job
   schedules                  cron schedules with their next fire time
+  job <id>                   where a job is: waiting, delayed, running, completed, retrying, dead
   topology plan              what warren declares for this config (no broker needed)
   topology diff              missing / extra / different on the broker; exits 2 on drift
   topology verify            queue types, delivery limits, dead-letter wiring, bindings; exits 2 on failure

@@ -75,6 +75,15 @@ export class DeadLetterIndex {
     this.follower = undefined;
   }
 
+  /** How many letters match, without building the results. */
+  count(filter: LetterFilter): number {
+    const matches = compileFilter(filter);
+    let n = 0;
+    for (const letter of this.letters.values())
+      if (matches(letter, this.states.get(letter.offset) ?? 'dead')) n += 1;
+    return n;
+  }
+
   search(filter: LetterFilter, limit = Number.POSITIVE_INFINITY): IndexedLetter[] {
     const matches = compileFilter(filter);
     const found: IndexedLetter[] = [];

@@ -136,6 +136,12 @@ export class DeadLetterLog {
     return this.index.search(filter, limit);
   }
 
+  /** How many letters match the filter. */
+  async count(filter: LetterFilter): Promise<number> {
+    await this.sync();
+    return this.index.count(filter);
+  }
+
   async stats(): Promise<LogStats> {
     await this.ensure();
     await this.index.sync(true);

@@ -20,3 +20,4 @@ export {
   type DeadLetterLogOptions,
   type ResolvedDeadLetterLogOptions,
 } from './options';
+export { readStream, type StreamRecord, type StreamStart, type ReadOptions } from './stream-reader';

@@ -92,24 +92,46 @@ export async function replayLetters(
   return { replayed, failed };
 }
 
+/**
+ * Reads the chunk's records: one read per run of selected offsets, a new read (milliseconds to start)
+ * where the next selected letter lies more than GAP records ahead, so a sparse selection does not scan
+ * the whole log between its letters.
+ */
 async function readChunk(
   deps: ReplayDeps,
   chunk: readonly IndexedLetter[],
 ): Promise<Map<number, StreamRecord>> {
   const wanted = new Set(chunk.map((l) => l.offset));
   const records = new Map<number, StreamRecord>();
-  const from = chunk[0]!.offset;
-  const until = chunk[chunk.length - 1]!.offset;
-  await readStream(
-    deps.openChannel,
-    deps.stream,
-    from,
-    { max: Number.POSITIVE_INFINITY, until, idleMs: deps.idleMs, prefetch: 2000 },
-    (r) => {
-      if (wanted.has(r.offset)) records.set(r.offset, r);
-    },
-  );
+  for (const run of runsOf(chunk.map((l) => l.offset))) {
+    await readStream(
+      deps.openChannel,
+      deps.stream,
+      run.from,
+      {
+        max: Number.POSITIVE_INFINITY,
+        until: run.until,
+        idleMs: deps.idleMs,
+        prefetch: Math.min(2000, run.until - run.from + 1),
+      },
+      (r) => {
+        if (wanted.has(r.offset)) records.set(r.offset, r);
+      },
+    );
+  }
   return records;
+}
+
+const GAP = 2000;
+
+function runsOf(offsets: readonly number[]): { from: number; until: number }[] {
+  const runs: { from: number; until: number }[] = [];
+  for (const offset of offsets) {
+    const last = runs[runs.length - 1];
+    if (last && offset - last.until <= GAP) last.until = offset;
+    else runs.push({ from: offset, until: offset });
+  }
+  return runs;
 }
 
 function replayMessage(

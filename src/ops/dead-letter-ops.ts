@@ -59,6 +59,12 @@ export class DeadLetterOps {
     return (await this.open()).search(filter, limit);
   }
 
+  /** How many letters match the filter (no results built: cheaper than `search` for a large match). */
+  async count(filter: LetterFilter): Promise<number> {
+    this.checkQueue(filter.queue);
+    return (await this.open()).count(filter);
+  }
+
   /**
    * Replays the dead letters the filter selects: dry run counts, `ratePerSecond` paces (default 1000/s),
    * `to` sends them to another job queue. Each replay is confirmed before the letter is marked replayed.

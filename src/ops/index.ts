@@ -34,3 +34,5 @@ export {
   type ReplayOptions,
   type ReplayResult,
 } from '../dead-letter-log';
+export type { JobStatus, JobEvent, JobState, HistoryKind, HistoryOptions } from '../history';
+export { HISTORY_DEFAULTS } from '../history';

@@ -4,6 +4,7 @@ import { PauseMarkers, type ControlReply, type ProcessStatus } from '../control'
 import { createSilentLogger, type PublishedJob, type PublishOptions } from '../core';
 import { readJobDefinition, type JobClass } from '../decorators';
 import type { ScheduleSpec } from '../scheduler';
+import { findJob, jobStatus, type JobStatus } from '../history';
 import { JobPublisher, resolvePublisherOptions } from '../publisher';
 import { applyTopology, planTopology, type PlannedQueue, type TopologyPlan } from '../topology';
 import { resolveWarrenTopologyOptions } from '../warren-options';
@@ -128,6 +129,23 @@ export class WarrenOps {
       nextFireAt: new Date(spec.cron.nextAfter(now)),
     }));
     return mergeSchedules((await this.processes()).processes, declared);
+  }
+
+  /**
+   * Where job X is: waiting, delayed (until), running (in which process), completed (when, how long),
+   * retrying (attempt, next run) or dead (why), from the history stream the workers write with
+   * `history` on; `unknown` when the history holds nothing of it (off, expired, or never published).
+   * Reads the history from its oldest record: the CLI's case, measured in the README.
+   */
+  async job(jobId: string): Promise<JobStatus> {
+    const manager = await this.connect();
+    const stream = this.plan.naming.jobHistory();
+    return findJob(() => manager.openChannel(), stream, jobId, this.options.deadLetterLog.endIdleMs).catch(
+      (error: unknown) => {
+        if ((error as { code?: number }).code === 404) return jobStatus(jobId, [], Date.now());
+        throw error;
+      },
+    );
   }
 
   /** Publishes a job by name (confirmed by the broker), as `warren.publish` does. */

@@ -38,6 +38,8 @@ export interface TopologyNaming {
    * consuming, with replay and purge markers appended.
    */
   deadLetterLog(): string;
+  /** The stream of job lifecycle events (published, started, completed, retrying, dead) of the namespace. */
+  jobHistory(): string;
 }
 
 const NAMESPACE_PATTERN = /^[A-Za-z0-9_.:-]*$/;
@@ -64,5 +66,6 @@ export function createNaming(namespace: string): TopologyNaming {
     pauseMarker: (queueKey: string) => `${prefix}warren.paused.${queueKey}`,
     isPauseMarker: (name: string) => name.startsWith(`${prefix}warren.paused.`),
     deadLetterLog: () => `${prefix}warren.dead-log`,
+    jobHistory: () => `${prefix}warren.history`,
   });
 }

@@ -18,7 +18,9 @@ const ALLOWED: Record<string, readonly string[]> = {
   scheduler: ['core', 'publisher'],
   control: ['core', 'topology', 'connection'],
   'dead-letter-log': ['core', 'message', 'topology', 'connection'],
+  history: ['core', 'topology', 'dead-letter-log'],
   ops: [
+    'history',
     'dead-letter-log',
     'core',
     'message',
