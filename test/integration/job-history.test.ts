@@ -90,7 +90,7 @@ describe('job history: where is job X?', () => {
     const running = await stateOf(ops, hold.jobId, 'running');
     assert.equal(running.last!.process, `${hostname()}:${process.pid}`);
     assert.equal(running.last!.processId, warren.processId);
-    held.splice(0).forEach((release) => release());
+    for (const release of held.splice(0)) release();
     await stateOf(ops, hold.jobId, 'completed');
 
     const fail = await warren.publish('work.step', { mode: 'fail' });
