@@ -2,7 +2,7 @@ import type * as amqp from 'amqplib';
 import { compileFilter, type LetterFilter, type LetterState } from './letter-filter';
 import { decodeRecord, type LoggedLetter, type LogRecord } from './log-record';
 import { followStream, type StreamFollower } from './stream-follower';
-import { readStream, type StreamRecord } from './stream-reader';
+import { readStream, readToEnd, type StreamRecord } from './stream-reader';
 
 /** A letter as search returns it: what the log holds plus its state from the markers after it. */
 export interface IndexedLetter extends LoggedLetter {
@@ -149,11 +149,11 @@ export class DeadLetterIndex {
 
   private async catchUp(): Promise<void> {
     await this.checkRetention();
-    await readStream(
+    await readToEnd(
       this.openChannel,
       this.stream,
       Math.max(this.next, this.first),
-      { max: Number.POSITIVE_INFINITY, idleMs: this.idleMs, prefetch: SCAN_PREFETCH },
+      { idleMs: this.idleMs, prefetch: SCAN_PREFETCH },
       (r) => this.onRecord(r),
     );
     this.follower = await followStream(this.openChannel, this.stream, this.next, (r) => {

@@ -8,7 +8,7 @@ import type { LetterFilter } from './letter-filter';
 import { decodeRecord, markerMessage, type LoggedLetter, type MarkerAction } from './log-record';
 import type { ResolvedDeadLetterLogOptions } from './options';
 import { replayLetters, type ReplayOptions, type ReplayResult } from './replay-letters';
-import { readStream } from './stream-reader';
+import { lastOffset, readStream } from './stream-reader';
 
 export interface DeadLetterLogDeps {
   readonly openChannel: () => Promise<amqp.Channel>;
@@ -109,16 +109,7 @@ export class DeadLetterLog {
   /** The newest `limit` letters (markers skipped), oldest first. */
   async tail(limit = 50): Promise<LogPage> {
     await this.ensure();
-    let end: number | undefined;
-    await readStream(
-      this.deps.openChannel,
-      this.deps.stream,
-      'last',
-      { max: Number.POSITIVE_INFINITY, idleMs: this.deps.options.endIdleMs, prefetch: 1000 },
-      (r) => {
-        end = r.offset;
-      },
-    );
+    const end = await lastOffset(this.deps.openChannel, this.deps.stream, this.deps.options.endIdleMs);
     if (end === undefined) return { letters: [], next: undefined };
     const page = await this.page(Math.max(0, end - limit * 2 + 1), limit * 2);
     return { letters: page.letters.slice(-limit), next: end + 1 };

@@ -20,4 +20,11 @@ export {
   type DeadLetterLogOptions,
   type ResolvedDeadLetterLogOptions,
 } from './options';
-export { readStream, type StreamRecord, type StreamStart, type ReadOptions } from './stream-reader';
+export {
+  readStream,
+  readToEnd,
+  lastOffset,
+  type StreamRecord,
+  type StreamStart,
+  type ReadOptions,
+} from './stream-reader';

@@ -1,5 +1,5 @@
 import type * as amqp from 'amqplib';
-import { readStream } from '../dead-letter-log';
+import { readToEnd } from '../dead-letter-log';
 import {
   jobStatus,
   type HistoryBatch,
@@ -30,37 +30,31 @@ export async function findJob(
 ): Promise<JobStatus> {
   const needle = Buffer.from(JSON.stringify(jobId));
   const events: JobEvent[] = [];
-  await readStream(
-    openChannel,
-    stream,
-    'first',
-    { max: Number.POSITIVE_INFINITY, idleMs, prefetch: 200 },
-    (record) => {
-      if (!record.content.includes(needle)) return;
-      let batch: HistoryBatch;
-      try {
-        batch = JSON.parse(record.content.toString('utf8')) as HistoryBatch;
-      } catch {
-        return;
-      }
-      for (const e of batch.e) {
-        if (e.j !== jobId) continue;
-        events.push({
-          kind: e.k,
-          at: new Date(e.t),
-          name: e.n,
-          queue: e.q,
-          ...(e.a !== undefined ? { attempt: e.a } : {}),
-          ...(e.d !== undefined ? { durationMs: e.d } : {}),
-          ...(e.u !== undefined ? { runAt: new Date(e.u) } : {}),
-          ...(e.r !== undefined ? { reason: e.r } : {}),
-          ...(e.x !== undefined ? { error: e.x } : {}),
-          process: `${batch.h}:${batch.pid}`,
-          processId: batch.p,
-        });
-      }
-    },
-  );
+  await readToEnd(openChannel, stream, 'first', { idleMs, prefetch: 200 }, (record) => {
+    if (!record.content.includes(needle)) return;
+    let batch: HistoryBatch;
+    try {
+      batch = JSON.parse(record.content.toString('utf8')) as HistoryBatch;
+    } catch {
+      return;
+    }
+    for (const e of batch.e) {
+      if (e.j !== jobId) continue;
+      events.push({
+        kind: e.k,
+        at: new Date(e.t),
+        name: e.n,
+        queue: e.q,
+        ...(e.a !== undefined ? { attempt: e.a } : {}),
+        ...(e.d !== undefined ? { durationMs: e.d } : {}),
+        ...(e.u !== undefined ? { runAt: new Date(e.u) } : {}),
+        ...(e.r !== undefined ? { reason: e.r } : {}),
+        ...(e.x !== undefined ? { error: e.x } : {}),
+        process: `${batch.h}:${batch.pid}`,
+        processId: batch.p,
+      });
+    }
+  });
   // Batches from several processes interleave: order by time, then by the lifecycle's order.
   events.sort((a, b) => a.at.getTime() - b.at.getTime() || RANK[a.kind] - RANK[b.kind]);
   return jobStatus(jobId, events, Date.now());
