@@ -97,10 +97,10 @@ export class DeadLetterLog {
       from,
       { max: limit * 4, idleMs: this.deps.options.endIdleMs, prefetch: Math.min(1000, limit * 4) },
       (r) => {
-        if (letters.length >= limit) return;
         last = r.offset;
         const record = decodeRecord(r.offset, r.content, r.properties);
         if (record?.kind === 'letter') letters.push(record.letter);
+        return letters.length < limit;
       },
     );
     return { letters, next: count === 0 || last === undefined ? undefined : last + 1 };
@@ -150,6 +150,9 @@ export class DeadLetterLog {
       .search({ ...filter, state: 'dead' }, options.limit)
       .filter((l) => l.offset <= upTo);
     const dryRun = options.dryRun ?? false;
+    // Before any republish: a queue the configuration no longer declares must not stop a replay halfway.
+    if (options.to === undefined)
+      for (const queue of new Set(selected.map((l) => l.queue))) this.queueName(queue);
     if (dryRun || selected.length === 0)
       return { selected: selected.length, replayed: 0, failed: 0, dryRun, upTo };
     const { replayed, failed } = await replayLetters(

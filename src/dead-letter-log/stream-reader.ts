@@ -31,15 +31,16 @@ export interface ReadOptions {
 /**
  * Reads a stream from an offset without consuming anything: a stream consumer on its own channel with
  * prefetch and manual acks (acks only move credit; the records stay). A stream consumer is never told it
- * reached the end, so a read ends at `max`, at `until`, or when nothing arrived for `idleMs`. `visit`
- * sees every record in offset order; the return value is how many it saw and the last offset.
+ * reached the end, so a read ends at `max`, at `until`, when `visit` returns false, or when nothing
+ * arrived for `idleMs`. `visit` sees every record in offset order; the return value is how many it saw
+ * and the last offset.
  */
 export async function readStream(
   openChannel: () => Promise<amqp.Channel>,
   stream: string,
   from: StreamStart,
   options: ReadOptions,
-  visit: (record: StreamRecord) => void,
+  visit: (record: StreamRecord) => boolean | void,
 ): Promise<{ count: number; lastOffset: number | undefined }> {
   const channel = await openChannel();
   channel.on('error', () => undefined);
@@ -76,10 +77,10 @@ export async function readStream(
               return;
             }
             if (options.until !== undefined && offset > options.until) return finish();
-            visit({ offset, content: message.content, properties: message.properties });
+            const more = visit({ offset, content: message.content, properties: message.properties });
             count += 1;
             lastOffset = offset;
-            if (count >= options.max || offset === options.until) return finish();
+            if (more === false || count >= options.max || offset === options.until) return finish();
             timer = setTimeout(finish, options.idleMs);
           },
           { noAck: false, arguments: { [X_ARGS.streamOffset]: from } },
