@@ -12,6 +12,7 @@ import * as os from 'node:os';
 import { parseArgs } from 'node:util';
 import * as amqp from 'amqplib';
 import { createWarren, defineTopology, Job, type JobHandler, type TopologyPlan, type Warren } from '../src';
+import { createOps } from '../src/ops';
 import { createNaming } from '../src/topology';
 
 const { values } = parseArgs({
@@ -38,6 +39,8 @@ type Variant = 'off' | 'history';
 interface Run {
   readonly jobsPerSecond: number;
   readonly cpuUsPerJob: number;
+  /** With history: how long `ops.job(id)` took for a job in the middle of the run (a fresh ops: cold). */
+  readonly lookupMs?: number;
 }
 
 async function runOnce(variant: Variant): Promise<Run> {
@@ -54,10 +57,12 @@ async function runOnce(variant: Variant): Promise<Run> {
       ...(variant === 'history' ? { history: {} } : {}),
     });
     warren = running;
+    const ids: string[] = [];
     for (let i = 0; i < JOBS; i += 500)
-      await Promise.all(
+      for (const job of await Promise.all(
         Array.from({ length: Math.min(500, JOBS - i) }, (_, k) => running.publish(NoopJob, { n: i + k })),
-      );
+      ))
+        ids.push(job.jobId);
     let completed = 0;
     const done = new Promise<void>((resolve) => {
       running.on('completed', () => {
@@ -70,12 +75,28 @@ async function runOnce(variant: Variant): Promise<Run> {
     await done;
     const seconds = Number(process.hrtime.bigint() - started) / 1e9;
     const used = process.cpuUsage(cpu);
-    return { jobsPerSecond: JOBS / seconds, cpuUsPerJob: (used.user + used.system) / JOBS };
+    const run = { jobsPerSecond: JOBS / seconds, cpuUsPerJob: (used.user + used.system) / JOBS };
+    if (variant === 'off') return run;
+    return { ...run, lookupMs: await lookup(namespace, ids[Math.floor(JOBS / 2)]!) };
   } finally {
     if (warren) {
       await warren.close();
       await deletePlan(warren.plan, namespace);
     }
+  }
+}
+
+async function lookup(namespace: string, jobId: string): Promise<number> {
+  // Let the last batch reach the stream first.
+  await new Promise((resolve) => setTimeout(resolve, 500));
+  const ops = createOps({ url: AMQP_URL, namespace, topology, jobs: [NoopJob] });
+  try {
+    const started = process.hrtime.bigint();
+    const status = await ops.job(jobId);
+    if (status.state !== 'completed') throw new Error(`job ${jobId} is ${status.state}`);
+    return Number(process.hrtime.bigint() - started) / 1e6;
+  } finally {
+    await ops.close();
   }
 }
 
@@ -110,7 +131,10 @@ async function main(): Promise<void> {
       const run = await runOnce(variant);
       runs.get(variant)!.push(run);
       console.log(
-        `  round ${round} ${variant.padEnd(8)} ${run.jobsPerSecond.toFixed(0).padStart(6)} jobs/s  ${run.cpuUsPerJob.toFixed(1).padStart(6)} CPU µs/job`,
+        `  round ${round} ${variant.padEnd(8)} ${run.jobsPerSecond.toFixed(0).padStart(6)} jobs/s  ${run.cpuUsPerJob.toFixed(1).padStart(6)} CPU µs/job` +
+          (run.lookupMs === undefined
+            ? ''
+            : `  ops.job(id) over ${JOBS * 3} events: ${run.lookupMs.toFixed(0)} ms`),
       );
     }
   }
