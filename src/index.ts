@@ -5,6 +5,8 @@ import 'reflect-metadata';
 
 export { createWarren, Warren, type WarrenJobs, type JobMap, type HealthReport } from './warren';
 export type { WarrenOptions } from './warren-options';
+export type { WarrenDeadLetterLogOptions } from './warren-dead-letter-log';
+export type { HistoryOptions } from './history';
 export { Job, readJobDefinition, type JobClass, type JobData } from './decorators';
 export { Cron, type CronOptions } from './decorators';
 export {

@@ -40,7 +40,8 @@ export async function readStream(
   stream: string,
   from: StreamStart,
   options: ReadOptions,
-  visit: (record: StreamRecord) => boolean | void,
+  /** Returning false ends the read. */
+  visit: (record: StreamRecord) => unknown,
 ): Promise<{ count: number; lastOffset: number | undefined }> {
   const channel = await openChannel();
   channel.on('error', () => undefined);
