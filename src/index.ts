@@ -13,6 +13,8 @@ export {
   type PublishManyResult,
 } from './warren';
 export type { WarrenOptions } from './warren-options';
+export type { WarrenDeadLetterLogOptions } from './warren-dead-letter-log';
+export type { HistoryOptions } from './history';
 export { Job, readJobDefinition, type JobClass, type JobData } from './decorators';
 export { Cron, type CronOptions } from './decorators';
 export {

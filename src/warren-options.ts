@@ -14,6 +14,9 @@ import type { IdempotencyStore } from './idempotency';
 import type { WorkerOptions } from './worker';
 
 /** Everything `createWarren` takes. Only `topology` and a handler or job class are needed in practice. */
+import type { HistoryOptions } from './history';
+import type { WarrenDeadLetterLogOptions } from './warren-dead-letter-log';
+
 export interface WarrenOptions {
   /** Broker URL or cluster node list; see ConnectionOptions.url for the default. */
   readonly url?: string | readonly string[];
@@ -56,6 +59,16 @@ export interface WarrenOptions {
    * (one process) or `PostgresIdempotencyStore` (every worker). Default: none (at-least-once).
    */
   readonly idempotency?: IdempotencyStore;
+  /**
+   * Keep every dead letter in a stream (the dead-letter log) that operators browse, search and replay
+   * with warren/ops; this process moves them there from the parking queues. Default: off.
+   */
+  readonly deadLetterLog?: WarrenDeadLetterLogOptions;
+  /**
+   * Record each job's lifecycle (published, started, completed, retrying, dead) in the history stream,
+   * for `ops.job(id)` / `warren job <id>`. Default: off (its cost on the job path is in the README).
+   */
+  readonly history?: HistoryOptions;
 }
 
 /** The topology options inside WarrenOptions, resolved: createWarren and warren/ops plan alike. */
@@ -86,6 +99,8 @@ const KNOWN = {
   breakers: true,
   breakerDefaults: true,
   idempotency: true,
+  deadLetterLog: true,
+  history: true,
 } as const satisfies Record<keyof WarrenOptions, true>;
 
 const KNOWN_QUEUES = { deliveryLimit: true, durable: true, expiresMs: true } as const satisfies Record<

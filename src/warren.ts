@@ -31,6 +31,8 @@ import { checkWarrenOptionKeys, resolveWarrenTopologyOptions, type WarrenOptions
 import type { ScheduleInfo, ScheduleOptions } from './scheduler';
 import { checkCronData, readSchedulingDeclarations, Scheduling } from './warren-scheduling';
 import { createControl } from './warren-control';
+import { createDeadLetterLog } from './warren-dead-letter-log';
+import { announcePublished, createHistory, recordHistory } from './warren-history';
 
 /**
  * Augment this interface to type `publish` by job name:
@@ -92,6 +94,8 @@ export class Warren<TJobs extends object = WarrenJobs> extends EventEmitter<Warr
     private readonly scheduling: Scheduling,
     private readonly pauses: BreakerPauses,
     private readonly control: ReturnType<typeof createControl>,
+    /** Parts stopped on close after the worker (dead-letter collector, history writer). */
+    private readonly addOns: readonly { stop(): Promise<void> }[] = [],
   ) {
     // An async listener's rejection comes to the method below instead of crashing the process.
     super({ captureRejections: true });
@@ -125,7 +129,12 @@ export class Warren<TJobs extends object = WarrenJobs> extends EventEmitter<Warr
   publish(job: string | JobClass, data: unknown, options?: PublishOptions): Promise<PublishedJob> {
     if (this.closing) return Promise.reject(new ShutdownError('warren is closed; publish refused'));
     const name = typeof job === 'string' ? job : readJobDefinition(job).name;
-    return this.publisher.publish(name, data, options);
+    return announcePublished(
+      this.publisher.publish(name, data, options),
+      options,
+      (event, ...args) => (this as EventEmitter).emit(event, ...(args as unknown[])),
+      () => this.listenerCount('published') > 0,
+    );
   }
 
   /**
@@ -282,6 +291,7 @@ export class Warren<TJobs extends object = WarrenJobs> extends EventEmitter<Warr
     // First, so that another process leads (and refills permits) while this one drains its jobs.
     await this.scheduling.stop();
     await this.worker.stop(graceMs);
+    for (const addOn of this.addOns) await addOn.stop().catch(() => undefined);
     const flushed = await this.confirms.flush(graceMs);
     if (!flushed)
       this.log.warn(
@@ -401,12 +411,19 @@ export async function createWarren<TJobs extends object = WarrenJobs>(
     requireBrokerFeatures(plan, manager.broker);
     return applyTopology(plan, () => manager.openChannel());
   };
+  const publishAndAnnounce = (name: string, data: unknown, publishOptions?: PublishOptions) =>
+    announcePublished(
+      publisher.publish(name, data, publishOptions),
+      publishOptions,
+      emit,
+      () => (warren?.listenerCount('published') ?? 0) > 0,
+    );
   const scheduling = new Scheduling({
     plan,
     declarations: schedulingDeclarations,
     manager,
     confirms,
-    publish: (job, data, jobId) => publisher.publish(job, data, { jobId }),
+    publish: (job, data, jobId) => publishAndAnnounce(job, data, { jobId }),
     publishTimeoutMs: publisherOptions.timeoutMs,
     reapplyTopology,
     emit,
@@ -421,7 +438,7 @@ export async function createWarren<TJobs extends object = WarrenJobs>(
       emit,
       listens: (event) => (warren?.listenerCount(event) ?? 0) > 0,
       log: log.child({ component: 'worker' }),
-      publishJob: (name, data, publishOptions) => publisher.publish(name, data, publishOptions),
+      publishJob: publishAndAnnounce,
       breaker: (name, queue) => {
         pauses.use(name, queue);
         return breakers.get(name);
@@ -455,13 +472,29 @@ export async function createWarren<TJobs extends object = WarrenJobs>(
     schedules: () => scheduling.schedules(),
     log: log.child({ component: 'control' }),
   });
+  const deadLetterLog = createDeadLetterLog(
+    options.deadLetterLog,
+    plan,
+    manager,
+    confirms,
+    publisherOptions.timeoutMs,
+    log.child({ component: 'dead-letter-log' }),
+  );
   manager.onReady(async () => reapplyTopology());
+  const history = createHistory(
+    options.history,
+    plan,
+    manager,
+    control.processId,
+    log.child({ component: 'history' }),
+  );
   // Before the consumers open: a queue an operator paused must not consume for a moment on (re)connect.
   manager.onReady(async (_model, generation) => control.listener.open(generation));
   manager.onReady(async (_model, generation) => {
     await confirms.open(generation);
     await worker!.open(generation);
     await scheduling.open(generation);
+    await deadLetterLog?.follow();
   });
   manager.on('connected', ({ url }) => emit('connected', { url }));
   manager.on('disconnected', ({ error }) => emit('disconnected', { error }));
@@ -488,6 +521,8 @@ export async function createWarren<TJobs extends object = WarrenJobs>(
     scheduling,
     pauses,
     control,
+    [deadLetterLog, history].filter((p) => p !== undefined),
   );
+  if (history) recordHistory(history, warren);
   return warren;
 }

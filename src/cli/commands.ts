@@ -1,6 +1,7 @@
 import type { PauseResult, ProcessStatus, WarrenOps } from '../ops';
 import { CliError } from './cli-error';
 import { confirm } from './confirm';
+import { DEAD_COMMANDS, type DeadValues } from './dead-commands';
 import { formatTable } from './table';
 
 /** What a command hands back: the value for --json, the text for people, and the exit code. */
@@ -14,6 +15,7 @@ export interface CommandContext {
   readonly ops: WarrenOps;
   readonly args: readonly string[];
   readonly yes: boolean;
+  readonly values: DeadValues;
 }
 
 type Command = (ctx: CommandContext) => Promise<CommandResult>;
@@ -42,6 +44,7 @@ function pauseText(verb: string, result: PauseResult): string {
 }
 
 export const COMMANDS: Readonly<Record<string, Command>> = {
+  ...DEAD_COMMANDS,
   async queues({ ops }) {
     const queues = await ops.queues();
     const rows = queues.map((q) => [
@@ -104,6 +107,37 @@ export const COMMANDS: Readonly<Record<string, Command>> = {
     }
     const published = await ctx.ops.publish(job, data);
     return ok(published, `published ${job} as job ${published.jobId}`);
+  },
+
+  async job(ctx) {
+    const id = arg(ctx, 0, 'job id');
+    const status = await ctx.ops.job(id);
+    if (status.events.length === 0)
+      return ok(status, `no history of job ${id} (history off on the workers, expired, or never published)`);
+    const last = status.last!;
+    const detail =
+      status.state === 'delayed' || status.state === 'retrying'
+        ? ` until ${last.runAt?.toISOString()}`
+        : status.state === 'running'
+          ? ` in ${last.process}`
+          : status.state === 'completed'
+            ? ` at ${last.at.toISOString()} in ${last.durationMs} ms`
+            : status.state === 'dead'
+              ? `: ${last.reason} (${last.error ?? ''}); see warren dead search --job-id ${id}`
+              : '';
+    const rows = status.events.map((e) => [
+      e.at.toISOString(),
+      e.kind,
+      e.attempt === undefined ? '' : String(e.attempt),
+      e.process,
+      e.runAt
+        ? `runs ${e.runAt.toISOString()}`
+        : e.durationMs !== undefined
+          ? `${e.durationMs} ms`
+          : (e.error ?? ''),
+    ]);
+    const table = formatTable(['AT', 'EVENT', 'ATTEMPT', 'PROCESS', 'DETAIL'], rows);
+    return ok(status, `job ${id} (${last.name} on ${last.queue}): ${status.state}${detail}\n${table}`);
   },
 
   async schedules({ ops }) {

@@ -22,10 +22,23 @@ commands:
   resume <queue>             undo pause
   publish <job> <json>       publish a job
   schedules                  cron schedules with their next fire time
+  job <id>                   where a job is: waiting, delayed, running, completed, retrying, dead
   topology plan              what warren declares for this config (no broker needed)
   topology diff              missing / extra / different on the broker; exits 2 on drift
   topology verify            queue types, delivery limits, dead-letter wiring, bindings; exits 2 on failure
   topology apply             declare what is missing (never deletes)
+  dead ls                    the newest dead letters (--from <offset> pages from an offset, --limit n)
+  dead show <offset>         one dead letter: payload, error, state
+  dead search                dead letters matching the filter options below
+  dead replay                replay the letters the filter selects (--dry-run, --rate n/s, --to <queue>)
+  dead purge                 mark the letters the filter selects purged
+  dead stats                 counts by state, what expired, what waits in parking queues
+  dead collect               move letters from the parking queues into the log
+
+filter (dead search | replay | purge):
+  --job-id <id>  --name <job>  --queue <key>  --reason <reason>  --error-class <Class>
+  --error <text>  --since <date>  --until <date>  --field <path=value>  --state dead|replayed|purged
+  --offset <n> (repeatable)
 
 options:
   --config <file>            config module (default: ./warren.config.js, .cjs, .mjs or .ts)
@@ -50,6 +63,22 @@ const OPTIONS = {
   yes: { type: 'boolean', short: 'y' },
   help: { type: 'boolean', short: 'h' },
   version: { type: 'boolean' },
+  'job-id': { type: 'string' },
+  name: { type: 'string' },
+  queue: { type: 'string' },
+  reason: { type: 'string' },
+  'error-class': { type: 'string' },
+  error: { type: 'string' },
+  since: { type: 'string' },
+  until: { type: 'string' },
+  field: { type: 'string' },
+  state: { type: 'string' },
+  offset: { type: 'string', multiple: true },
+  from: { type: 'string' },
+  limit: { type: 'string' },
+  'dry-run': { type: 'boolean' },
+  rate: { type: 'string' },
+  to: { type: 'string' },
 } as const;
 
 type Values = ReturnType<typeof parse>['values'];
@@ -66,9 +95,10 @@ function parse(argv: readonly string[]) {
 function commandOf(positionals: readonly string[]): { name: string; args: string[] } {
   const [first, second, ...rest] = positionals;
   if (first === undefined) throw new CliError('missing <command> (see warren --help)');
-  const name = first === 'topology' ? `topology ${second ?? ''}`.trim() : first;
+  const grouped = first === 'topology' || first === 'dead';
+  const name = grouped ? `${first} ${second ?? ''}`.trim() : first;
   if (!(name in COMMANDS)) throw new CliError(`unknown command '${name}' (see warren --help)`);
-  return { name, args: first === 'topology' ? rest : positionals.slice(1) };
+  return { name, args: grouped ? rest : positionals.slice(1) };
 }
 
 function opsOptions(config: OpsOptions, values: Values): OpsOptions {
@@ -115,7 +145,7 @@ export async function main(argv: readonly string[]): Promise<number> {
     const { name, args } = commandOf(positionals);
     const config = await loadConfig(values.config);
     ops = createOps(opsOptions(config, values));
-    const result = await COMMANDS[name]!({ ops, args, yes: values.yes ?? false });
+    const result = await COMMANDS[name]!({ ops, args, yes: values.yes ?? false, values });
     print(values.json ? JSON.stringify(result.json, null, 2) : result.text);
     return result.exitCode;
   } catch (error) {

@@ -10,6 +10,22 @@ export interface JobEventBase {
 }
 
 export interface WarrenEvents {
+  /**
+   * A job was published and confirmed (by `warren.publish`, a handler's `ctx.publish` or cron).
+   * `publishedAt`: when publish was called (ms; the job may start before the confirm arrives). `runAt` for
+   * a delayed job. Built only while someone listens.
+   */
+  published: [
+    {
+      readonly jobId: string;
+      readonly name: string;
+      readonly queue: string;
+      readonly publishedAt: number;
+      readonly runAt?: number;
+    },
+  ];
+  /** A handler starts an attempt. Built only while someone listens. */
+  started: [JobEventBase];
   /** A handler finished; the job is acked. */
   completed: [JobEventBase & { readonly durationMs: number; readonly result: unknown }];
   /**

@@ -9,6 +9,10 @@
  * - `warren-max-attempts` per-publish override of the job's attempts.
  * - `warren-redeliveries` on classic queues: how often the broker redelivered this job (crash loops).
  * - `warren-dead-reason`, `warren-last-error`, `warren-dead-at`, `warren-queue`: on dead letters.
+ * - `warren-log-kind`     on a dead-letter log record: `letter` (a dead letter) or `marker` (replayed or
+ *                         purged letters, by offset).
+ * - `warren-replay-of`    on a replayed job: the log offset of the letter it was replayed from.
+ * - `warren-replays`      on a replayed job: how many times it has been replayed.
  * - `traceparent`         W3C trace context, passed through untouched.
  */
 export const HEADERS = {
@@ -21,6 +25,9 @@ export const HEADERS = {
   lastError: 'warren-last-error',
   deadAt: 'warren-dead-at',
   queue: 'warren-queue',
+  logKind: 'warren-log-kind',
+  replayOf: 'warren-replay-of',
+  replays: 'warren-replays',
   traceparent: 'traceparent',
 } as const;
 

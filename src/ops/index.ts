@@ -19,3 +19,20 @@ export type {
 } from './ops-results';
 export type { BrokerState, BrokerQueue, BrokerExchange, BrokerBinding } from './management-api';
 export type { ProcessStatus, ProcessQueueStatus, ProcessScheduleStatus } from '../control';
+export { DeadLetterOps } from './dead-letter-ops';
+export {
+  DEAD_LETTER_LOG_DEFAULTS,
+  REPLAY_DEFAULT_RATE,
+  type DeadLetterLogOptions,
+  type IndexedLetter,
+  type LetterFilter,
+  type LetterState,
+  type LoggedLetter,
+  type LogPage,
+  type LogStats,
+  type PurgeResult,
+  type ReplayOptions,
+  type ReplayResult,
+} from '../dead-letter-log';
+export type { JobStatus, JobEvent, JobState, HistoryKind, HistoryOptions } from '../history';
+export { HISTORY_DEFAULTS } from '../history';

@@ -4,11 +4,13 @@ import { PauseMarkers, type ControlReply, type ProcessStatus } from '../control'
 import { createSilentLogger, type PublishedJob, type PublishOptions } from '../core';
 import { readJobDefinition, type JobClass } from '../decorators';
 import type { ScheduleSpec } from '../scheduler';
+import { findJob, jobStatus, type JobStatus } from '../history';
 import { JobPublisher, resolvePublisherOptions } from '../publisher';
 import { applyTopology, planTopology, type PlannedQueue, type TopologyPlan } from '../topology';
 import { resolveWarrenTopologyOptions } from '../warren-options';
 import { readSchedulingDeclarations } from '../warren-scheduling';
 import { ControlClient } from './control-client';
+import { DeadLetterOps } from './dead-letter-ops';
 import { describePlan, mergeSchedules } from './describe-plan';
 import { ManagementApi, type BrokerState } from './management-api';
 import { ManagementApiError, UnknownQueueError } from './ops-errors';
@@ -37,6 +39,8 @@ export class WarrenOps {
   private connecting: Promise<ConnectionManager> | undefined;
   private publisher: JobPublisher | undefined;
   private confirms: ConfirmPublisher | undefined;
+  /** The dead-letter log: browse, search, replay, purge (see DeadLetterOps). */
+  readonly dead: DeadLetterOps;
 
   /** @internal use createOps */
   constructor(private readonly input: OpsOptions) {
@@ -51,6 +55,16 @@ export class WarrenOps {
       leaderElection: scheduling.scheduler.enabled,
       limiters: [...scheduling.limiters.values()].map((l) => ({ key: l.key, maxPermits: l.max })),
     });
+    this.dead = new DeadLetterOps(
+      this.plan,
+      this.options.deadLetterLog,
+      resolvePublisherOptions(input.publisher).timeoutMs,
+      async () => {
+        const manager = await this.connect();
+        const confirms = this.confirms!;
+        return { openChannel: () => manager.openChannel(), send: (m) => confirms.send(m) };
+      },
+    );
   }
 
   /** Every job queue: ready, consumers, dead letters, operator pause; unacked with the management API. */
@@ -117,6 +131,23 @@ export class WarrenOps {
     return mergeSchedules((await this.processes()).processes, declared);
   }
 
+  /**
+   * Where job X is: waiting, delayed (until), running (in which process), completed (when, how long),
+   * retrying (attempt, next run) or dead (why), from the history stream the workers write with
+   * `history` on; `unknown` when the history holds nothing of it (off, expired, or never published).
+   * Reads the history from its oldest record: the CLI's case, measured in the README.
+   */
+  async job(jobId: string): Promise<JobStatus> {
+    const manager = await this.connect();
+    const stream = this.plan.naming.jobHistory();
+    return findJob(() => manager.openChannel(), stream, jobId, this.options.deadLetterLog.endIdleMs).catch(
+      (error: unknown) => {
+        if ((error as { code?: number }).code === 404) return jobStatus(jobId, [], Date.now());
+        throw error;
+      },
+    );
+  }
+
   /** Publishes a job by name (confirmed by the broker), as `warren.publish` does. */
   async publish(job: string, data: unknown, options?: PublishOptions): Promise<PublishedJob> {
     await this.connect();
@@ -150,6 +181,7 @@ export class WarrenOps {
   /** Closes the connection (if one was opened). */
   async close(): Promise<void> {
     const manager = this.manager ?? (await this.connecting?.catch(() => undefined));
+    await this.dead.close().catch(() => undefined);
     await this.confirms?.close().catch(() => undefined);
     await manager?.close();
   }

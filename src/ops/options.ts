@@ -1,4 +1,9 @@
 import { checkInteger, checkNonEmptyString, ConfigurationError, validationMessage } from '../core';
+import {
+  resolveDeadLetterLogOptions,
+  type DeadLetterLogOptions,
+  type ResolvedDeadLetterLogOptions,
+} from '../dead-letter-log';
 import type { WarrenOptions } from '../warren-options';
 
 /** Where RabbitMQ's management HTTP API is: needed by topology diff/verify and for unacked counts. */
@@ -39,6 +44,8 @@ export interface OpsOptions
    * answered by then is not listed. Default 1500.
    */
   readonly replyTimeoutMs?: number;
+  /** The dead-letter log's retention (give the same as the workers' `deadLetterLog`). */
+  readonly deadLetterLog?: DeadLetterLogOptions;
 }
 
 export const OPS_DEFAULTS = Object.freeze({
@@ -49,6 +56,7 @@ export const OPS_DEFAULTS = Object.freeze({
 export interface ResolvedOpsOptions {
   readonly replyTimeoutMs: number;
   readonly management: ResolvedManagementOptions | undefined;
+  readonly deadLetterLog: ResolvedDeadLetterLogOptions;
 }
 
 export function resolveOpsOptions(input: OpsOptions): ResolvedOpsOptions {
@@ -58,14 +66,16 @@ export function resolveOpsOptions(input: OpsOptions): ResolvedOpsOptions {
     1,
     600_000,
   );
+  const deadLetterLog = resolveDeadLetterLogOptions(input.deadLetterLog);
   const m = input.management;
-  if (m === undefined) return Object.freeze({ replyTimeoutMs, management: undefined });
+  if (m === undefined) return Object.freeze({ replyTimeoutMs, deadLetterLog, management: undefined });
   const url = checkNonEmptyString('management.url', m.url);
   if (!/^https?:\/\/[^/]/.test(url))
     throw new ConfigurationError(validationMessage('management.url', 'must be an http(s) URL', url));
   const defaults = OPS_DEFAULTS.management;
   return Object.freeze({
     replyTimeoutMs,
+    deadLetterLog,
     management: Object.freeze({
       url: url.replace(/\/+$/, ''),
       username: checkNonEmptyString('management.username', m.username ?? defaults.username),

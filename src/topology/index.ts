@@ -28,4 +28,10 @@ export {
   type ResolvedTopologyOptions,
   type DelayOptions,
 } from './options';
-export { X_ARGS, pauseMarkerAssertion, type QueueAssertion } from './queue-arguments';
+export {
+  X_ARGS,
+  pauseMarkerAssertion,
+  streamAssertion,
+  type QueueAssertion,
+  type StreamRetention,
+} from './queue-arguments';

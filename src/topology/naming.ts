@@ -33,6 +33,13 @@ export interface TopologyNaming {
   pauseMarker(queueKey: string): string;
   /** Whether a broker entity name is one of the pause markers (state, not topology). */
   isPauseMarker(name: string): boolean;
+  /**
+   * The stream holding every dead letter of the namespace (all job queues), read by offset without
+   * consuming, with replay and purge markers appended.
+   */
+  deadLetterLog(): string;
+  /** The stream of job lifecycle events (published, started, completed, retrying, dead) of the namespace. */
+  jobHistory(): string;
 }
 
 const NAMESPACE_PATTERN = /^[A-Za-z0-9_.:-]*$/;
@@ -58,5 +65,7 @@ export function createNaming(namespace: string): TopologyNaming {
     controlExchange: () => `${prefix}warren.control`,
     pauseMarker: (queueKey: string) => `${prefix}warren.paused.${queueKey}`,
     isPauseMarker: (name: string) => name.startsWith(`${prefix}warren.paused.`),
+    deadLetterLog: () => `${prefix}warren.dead-log`,
+    jobHistory: () => `${prefix}warren.history`,
   });
 }

@@ -18,7 +18,37 @@ export const X_ARGS = {
   deadLetterStrategy: 'x-dead-letter-strategy',
   expires: 'x-expires',
   alternateExchange: 'alternate-exchange',
+  maxAge: 'x-max-age',
+  maxLengthBytes: 'x-max-length-bytes',
+  streamMaxSegmentSizeBytes: 'x-stream-max-segment-size-bytes',
+  /** On a stream consumer: where to start reading; on each delivery from a stream: its offset. */
+  streamOffset: 'x-stream-offset',
 } as const;
+
+/** Retention of a stream: by age and by size, both enforced a whole segment at a time by the broker. */
+export interface StreamRetention {
+  readonly maxAgeMs: number;
+  readonly maxBytes: number;
+  readonly segmentBytes: number;
+}
+
+/**
+ * A stream queue (always durable: RabbitMQ requires it). Age is given in whole seconds (`<n>s`), the
+ * finest unit `x-max-age` takes.
+ */
+export function streamAssertion(retention: StreamRetention): QueueAssertion {
+  return {
+    durable: true,
+    exclusive: false,
+    autoDelete: false,
+    arguments: Object.freeze({
+      [X_ARGS.queueType]: 'stream',
+      [X_ARGS.maxAge]: `${Math.max(1, Math.ceil(retention.maxAgeMs / 1000))}s`,
+      [X_ARGS.maxLengthBytes]: retention.maxBytes,
+      [X_ARGS.streamMaxSegmentSizeBytes]: retention.segmentBytes,
+    }),
+  };
+}
 
 /**
  * Every queue warren declares is durable and non-exclusive: RabbitMQ 4.3 refuses transient non-exclusive

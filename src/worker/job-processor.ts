@@ -125,6 +125,7 @@ export class JobProcessor {
       return;
     const maxAttempts = job.maxAttempts ?? registered.attempts;
     const started = Date.now();
+    if (this.deps.listens('started')) this.deps.emit('started', eventBase(job, queue));
     const running = runHandler(
       registered.handler,
       data,

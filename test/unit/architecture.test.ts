@@ -17,7 +17,11 @@ const ALLOWED: Record<string, readonly string[]> = {
   worker: ['core', 'message', 'topology', 'connection', 'retry', 'breaker'],
   scheduler: ['core', 'publisher'],
   control: ['core', 'topology', 'connection'],
+  'dead-letter-log': ['core', 'message', 'topology', 'connection'],
+  history: ['core', 'topology', 'dead-letter-log'],
   ops: [
+    'history',
+    'dead-letter-log',
     'core',
     'message',
     'topology',

@@ -1,0 +1,147 @@
+import type * as amqp from 'amqplib';
+import { X_ARGS } from '../topology';
+
+const FIRST_RECORD_WAIT_FACTOR = 5;
+const FIRST_RECORD_MIN_WAIT_MS = 1000;
+
+/** One record read from a stream, with its offset. */
+export interface StreamRecord {
+  readonly offset: number;
+  readonly content: Buffer;
+  readonly properties: amqp.MessageProperties;
+}
+
+export type StreamStart = number | 'first' | 'last';
+
+export interface ReadOptions {
+  /** Stop after this many records. */
+  readonly max: number;
+  /** Stop after the record at this offset (inclusive). */
+  readonly until?: number;
+  /**
+   * No record for this long after the last one means the end of the stream, ms. The first record may take
+   * longer (the broker opens the segment and seeks): up to FIRST_RECORD_WAIT_FACTOR times this, at least
+   * a second.
+   */
+  readonly idleMs: number;
+  /** Records in flight (basic.qos): bigger scans faster, a page needs no more than it shows. */
+  readonly prefetch: number;
+}
+
+/**
+ * Reads a stream from an offset without consuming anything: a stream consumer on its own channel with
+ * prefetch and manual acks (acks only move credit; the records stay). A stream consumer is never told it
+ * reached the end, so a read ends at `max`, at `until`, when `visit` returns false, or when nothing
+ * arrived for `idleMs`. `visit` sees every record in offset order; the return value is how many it saw
+ * and the last offset.
+ */
+export async function readStream(
+  openChannel: () => Promise<amqp.Channel>,
+  stream: string,
+  from: StreamStart,
+  options: ReadOptions,
+  /** Returning false ends the read. */
+  visit: (record: StreamRecord) => unknown,
+): Promise<{ count: number; lastOffset: number | undefined }> {
+  const channel = await openChannel();
+  channel.on('error', () => undefined);
+  let count = 0;
+  let lastOffset: number | undefined;
+  try {
+    await channel.prefetch(options.prefetch, false);
+    await new Promise<void>((resolve, reject) => {
+      let done = false;
+      const finish = () => {
+        done = true;
+        clearTimeout(timer);
+        resolve();
+      };
+      const firstWaitMs = Math.max(FIRST_RECORD_MIN_WAIT_MS, options.idleMs * FIRST_RECORD_WAIT_FACTOR);
+      let timer = setTimeout(finish, firstWaitMs);
+      const ackEvery = Math.max(1, Math.floor(options.prefetch / 2));
+      let unacked = 0;
+      channel
+        .consume(
+          stream,
+          (message) => {
+            if (message === null || done) return;
+            clearTimeout(timer);
+            const offset = Number(message.properties.headers?.[X_ARGS.streamOffset]);
+            unacked += 1;
+            if (unacked >= ackEvery) {
+              channel.ack(message, true);
+              unacked = 0;
+            }
+            // A read at an offset inside a chunk may get the chunk's earlier records first.
+            if (typeof from === 'number' && offset < from) {
+              timer = setTimeout(finish, count === 0 ? firstWaitMs : options.idleMs);
+              return;
+            }
+            if (options.until !== undefined && offset > options.until) return finish();
+            const more = visit({ offset, content: message.content, properties: message.properties });
+            count += 1;
+            lastOffset = offset;
+            if (more === false || count >= options.max || offset === options.until) return finish();
+            timer = setTimeout(finish, options.idleMs);
+          },
+          { noAck: false, arguments: { [X_ARGS.streamOffset]: from } },
+        )
+        .catch(reject);
+    });
+  } finally {
+    // Closing the channel cancels the consumer; nothing read is lost, since a stream keeps its records.
+    await channel.close().catch(() => undefined);
+  }
+  return { count, lastOffset };
+}
+
+/** A gap this long in the middle of a read with a known end means the records are gone (retention). */
+const KNOWN_END_IDLE_MS = 5000;
+
+/**
+ * Reads from `from` to the stream's end as it was when the read began: finds the last offset first (the
+ * last chunk, delivered whole), then reads up to it. Unlike a read that stops at the first quiet
+ * `idleMs`, a pause of a loaded broker mid-read does not cut it short.
+ */
+export async function readToEnd(
+  openChannel: () => Promise<amqp.Channel>,
+  stream: string,
+  from: StreamStart,
+  options: Omit<ReadOptions, 'max' | 'until'>,
+  visit: (record: StreamRecord) => void,
+): Promise<{ count: number; lastOffset: number | undefined }> {
+  const end = await lastOffset(openChannel, stream, options.idleMs);
+  if (end === undefined || (typeof from === 'number' && from > end))
+    return { count: 0, lastOffset: undefined };
+  return readStream(
+    openChannel,
+    stream,
+    from,
+    {
+      ...options,
+      max: Number.POSITIVE_INFINITY,
+      until: end,
+      idleMs: Math.max(options.idleMs, KNOWN_END_IDLE_MS),
+    },
+    visit,
+  );
+}
+
+/** The offset of the stream's last record, or undefined when it is empty. */
+export async function lastOffset(
+  openChannel: () => Promise<amqp.Channel>,
+  stream: string,
+  idleMs: number,
+): Promise<number | undefined> {
+  let end: number | undefined;
+  await readStream(
+    openChannel,
+    stream,
+    'last',
+    { max: Number.POSITIVE_INFINITY, idleMs, prefetch: 1000 },
+    (r) => {
+      end = r.offset;
+    },
+  );
+  return end;
+}

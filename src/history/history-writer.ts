@@ -1,0 +1,65 @@
+import type * as amqp from 'amqplib';
+import type { Logger } from '../core';
+import type { HistoryBatch, HistoryEvent } from './history-event';
+import type { ResolvedHistoryOptions } from './options';
+
+/**
+ * Writes the job history: events are buffered and appended as one stream record per batch (every
+ * `flushMs` or `maxBatch` events), on a plain channel without confirms. History is a view, not a
+ * guarantee: a batch lost with a connection or a crash costs a few lines of history, never a job, and the
+ * job path never waits for it.
+ */
+export class HistoryWriter {
+  private buffer: HistoryEvent[] = [];
+  private timer: NodeJS.Timeout | undefined;
+  private channel: amqp.Channel | undefined;
+  /** Events dropped because no channel was open when their batch was due. */
+  dropped = 0;
+
+  constructor(
+    private readonly stream: string,
+    private readonly options: ResolvedHistoryOptions,
+    private readonly origin: Omit<HistoryBatch, 'e'>,
+    private readonly log: Logger,
+  ) {}
+
+  /** A ready hook: the channel of this connection generation. */
+  async open(openChannel: () => Promise<amqp.Channel>): Promise<void> {
+    const channel = await openChannel();
+    channel.on('error', (error: unknown) => this.log.warn({ err: error }, 'history channel closed'));
+    channel.on('close', () => {
+      if (this.channel === channel) this.channel = undefined;
+    });
+    this.channel = channel;
+  }
+
+  record(event: HistoryEvent): void {
+    this.buffer.push(event);
+    if (this.buffer.length >= this.options.maxBatch) this.flush();
+    else this.timer ??= setTimeout(() => this.flush(), this.options.flushMs);
+  }
+
+  flush(): void {
+    clearTimeout(this.timer);
+    this.timer = undefined;
+    if (this.buffer.length === 0) return;
+    const events = this.buffer;
+    this.buffer = [];
+    if (!this.channel) {
+      this.dropped += events.length;
+      return;
+    }
+    const batch: HistoryBatch = { ...this.origin, e: events };
+    this.channel.publish('', this.stream, Buffer.from(JSON.stringify(batch)), {
+      contentType: 'application/json',
+      persistent: true,
+    });
+  }
+
+  async stop(): Promise<void> {
+    this.flush();
+    const channel = this.channel;
+    this.channel = undefined;
+    await channel?.close().catch(() => undefined);
+  }
+}

@@ -1,0 +1,22 @@
+/**
+ * The job history: a lifecycle event log (a stream) written from the job path, read to answer "where is
+ * job X?".
+ */
+export { HistoryWriter } from './history-writer';
+export { findJob } from './find-job';
+export {
+  firstLine,
+  jobStatus,
+  type HistoryBatch,
+  type HistoryEvent,
+  type HistoryKind,
+  type JobEvent,
+  type JobState,
+  type JobStatus,
+} from './history-event';
+export {
+  HISTORY_DEFAULTS,
+  resolveHistoryOptions,
+  type HistoryOptions,
+  type ResolvedHistoryOptions,
+} from './options';

@@ -1,0 +1,48 @@
+import { checkInteger } from '../core';
+
+/**
+ * The job history (lifecycle event log): a stream of what happened to each job, for `ops.job(id)` and
+ * `warren job <id>`. Retention is by age and size (a stream has no count limit), a segment at a time.
+ */
+export interface HistoryOptions {
+  /** Events older than this are dropped, ms. Default 24 hours (BullMQ keeps completed jobs by age or count). */
+  readonly maxAgeMs?: number;
+  /** The log is cut above this size, bytes. Default 512 MiB. */
+  readonly maxBytes?: number;
+  /** Segment size, bytes: the unit retention drops. Default 16 MiB. */
+  readonly segmentBytes?: number;
+  /**
+   * Events are written in batches, one stream record per batch: at most this long after the event, ms.
+   * Default 200. A process that crashes loses at most this much history (never a job).
+   */
+  readonly flushMs?: number;
+  /** ...or once this many events wait. Default 1000. */
+  readonly maxBatch?: number;
+}
+
+export const HISTORY_DEFAULTS = Object.freeze({
+  maxAgeMs: 24 * 3600_000,
+  maxBytes: 512 * 1024 ** 2,
+  segmentBytes: 16 * 1024 ** 2,
+  flushMs: 200,
+  maxBatch: 1000,
+});
+
+export type ResolvedHistoryOptions = Readonly<Required<HistoryOptions>>;
+
+export function resolveHistoryOptions(input: HistoryOptions = {}, path = 'history'): ResolvedHistoryOptions {
+  const d = HISTORY_DEFAULTS;
+  const maxBytes = checkInteger(`${path}.maxBytes`, input.maxBytes ?? d.maxBytes, 1);
+  return Object.freeze({
+    maxAgeMs: checkInteger(`${path}.maxAgeMs`, input.maxAgeMs ?? d.maxAgeMs, 1000),
+    maxBytes,
+    segmentBytes: checkInteger(
+      `${path}.segmentBytes`,
+      input.segmentBytes ?? Math.min(d.segmentBytes, maxBytes),
+      1,
+      maxBytes,
+    ),
+    flushMs: checkInteger(`${path}.flushMs`, input.flushMs ?? d.flushMs, 1, 60_000),
+    maxBatch: checkInteger(`${path}.maxBatch`, input.maxBatch ?? d.maxBatch, 1, 100_000),
+  });
+}

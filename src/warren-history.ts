@@ -1,0 +1,107 @@
+import { hostname } from 'node:os';
+import type { ConnectionManager } from './connection';
+import type { EmitEvent, Logger, PublishedJob, PublishOptions, WarrenEvents } from './core';
+import { firstLine, HistoryWriter, resolveHistoryOptions, type HistoryOptions } from './history';
+import { streamAssertion, type TopologyPlan } from './topology';
+
+/** The part of a warren instance the history listens to. */
+interface EventSource {
+  on<K extends keyof WarrenEvents>(event: K, listener: (...args: WarrenEvents[K]) => void): unknown;
+}
+
+/**
+ * `createWarren({ history })`: the writer of the history stream, declared and opened on every
+ * (re)connect; undefined when history is off (the default: it costs CPU on the job path, see README).
+ * Register before the connection starts; then {@link recordHistory}.
+ */
+export function createHistory(
+  input: HistoryOptions | undefined,
+  plan: TopologyPlan,
+  manager: ConnectionManager,
+  processId: string,
+  log: Logger,
+): HistoryWriter | undefined {
+  if (input === undefined) return undefined;
+  const options = resolveHistoryOptions(input);
+  const stream = plan.naming.jobHistory();
+  const writer = new HistoryWriter(stream, options, { p: processId, h: hostname(), pid: process.pid }, log);
+  manager.onReady(async () => {
+    const channel = await manager.openChannel();
+    try {
+      await channel.assertQueue(stream, streamAssertion(options));
+    } finally {
+      await channel.close().catch(() => undefined);
+    }
+    await writer.open(() => manager.openChannel());
+  });
+  return writer;
+}
+
+/** Records each job's lifecycle by listening to the instance's own events. */
+export function recordHistory(writer: HistoryWriter, warren: EventSource): void {
+  warren.on('published', (e) =>
+    writer.record({ j: e.jobId, n: e.name, q: e.queue, k: 'published', t: e.publishedAt, ...runAt(e.runAt) }),
+  );
+  warren.on('started', (e) =>
+    writer.record({ j: e.jobId, n: e.name, q: e.queue, k: 'started', t: Date.now(), a: e.attempt }),
+  );
+  warren.on('completed', (e) =>
+    writer.record({
+      j: e.jobId,
+      n: e.name,
+      q: e.queue,
+      k: 'completed',
+      t: Date.now(),
+      a: e.attempt,
+      d: e.durationMs,
+    }),
+  );
+  warren.on('retried', (e) => {
+    const t = Date.now();
+    writer.record({
+      j: e.jobId,
+      n: e.name,
+      q: e.queue,
+      k: 'retrying',
+      t,
+      a: e.attempt,
+      u: t + e.delayMs,
+      x: firstLine(e.error),
+    });
+  });
+  warren.on('deadLettered', (e) =>
+    writer.record({
+      j: e.jobId,
+      n: e.name ?? '',
+      q: e.queue,
+      k: 'dead',
+      t: Date.now(),
+      a: e.attempt,
+      r: e.reason,
+      x: firstLine(e.error),
+    }),
+  );
+}
+
+function runAt(at: number | undefined): { u?: number } {
+  return at === undefined ? {} : { u: at };
+}
+
+/**
+ * Emits `published` once a publish is confirmed, while anyone listens (the history does): for
+ * `warren.publish`, `ctx.publish` and cron alike.
+ */
+export function announcePublished(
+  published: Promise<PublishedJob>,
+  options: PublishOptions | undefined,
+  emit: EmitEvent,
+  listens: () => boolean,
+): Promise<PublishedJob> {
+  if (!listens()) return published;
+  const publishedAt = Date.now();
+  const at = options?.runAt?.getTime() ?? (options?.delayMs ? publishedAt + options.delayMs : undefined);
+  return published.then((job) => {
+    emit('published', { ...job, publishedAt, ...(at !== undefined ? { runAt: at } : {}) });
+    return job;
+  });
+}
