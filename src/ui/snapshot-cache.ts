@@ -32,10 +32,19 @@ export class SnapshotCache {
     private readonly refreshMs: number,
   ) {}
 
-  /** The snapshot, refreshed first if older than `refreshMs`. */
+  /**
+   * The snapshot. Only the first read waits for the broker; later ones get the last snapshot at once and,
+   * when it is older than `refreshMs`, start one refresh in the background (stale while revalidating: a
+   * refresh takes as long as processes take to answer, `replyTimeoutMs` without the management API).
+   */
   get(): Promise<DashboardSnapshot> {
-    if (this.current && Date.now() - this.current.at < this.refreshMs)
-      return Promise.resolve(this.current.snapshot);
+    if (!this.current) return this.refresh();
+    if (Date.now() - this.current.at >= this.refreshMs) void this.refresh().catch(() => undefined);
+    return Promise.resolve(this.current.snapshot);
+  }
+
+  /** A snapshot read after now: what an event stream pushes, and what follows an action. */
+  fresh(): Promise<DashboardSnapshot> {
     return this.refresh();
   }
 
@@ -49,9 +58,9 @@ export class SnapshotCache {
     };
   }
 
-  /** Forgets the snapshot so that the next read refreshes (after an action changed something). */
+  /** Marks the snapshot stale (an action changed something): the next read starts a refresh. */
   invalidate(): void {
-    this.current = undefined;
+    if (this.current) this.current = { ...this.current, at: 0 };
   }
 
   close(): void {
