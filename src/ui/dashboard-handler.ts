@@ -93,7 +93,10 @@ export function createDashboard(input: DashboardOptions): DashboardHandler {
     const emit = openEventStream(response);
     streams.add(response);
     const unsubscribe = snapshots.subscribe((snapshot) => emit('snapshot', snapshot));
-    void snapshots.get().then((snapshot) => emit('snapshot', snapshot), () => undefined);
+    void snapshots.get().then(
+      (snapshot) => emit('snapshot', snapshot),
+      () => undefined,
+    );
     response.on('close', () => {
       unsubscribe();
       streams.delete(response);
