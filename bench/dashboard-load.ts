@@ -22,6 +22,7 @@ const { values } = parseArgs({
     browsers: { type: 'string', default: '10' },
     seconds: { type: 'string', default: '15' },
     worker: { type: 'string' },
+    clients: { type: 'string' },
   },
 });
 const QUEUES = Number(values.queues);
@@ -64,12 +65,14 @@ function percentile(sorted: number[], p: number): number {
   return sorted[Math.min(sorted.length - 1, Math.floor((sorted.length * p) / 100))]!;
 }
 
-/** `browsers` clients: each holds the event stream and asks for the overview every second. */
-async function browse(server: DashboardServer, browsers: number, seconds: number) {
-  const before = server.handler.snapshots.refreshes;
+/**
+ * `browsers` clients in their own process (as browsers are): each holds the event stream and asks for
+ * the overview every second. Reports the latencies to the parent.
+ */
+async function clients(url: string, browsers: number, seconds: number): Promise<void> {
   const aborts = Array.from({ length: browsers }, () => new AbortController());
   for (const abort of aborts)
-    void fetch(`${server.url}api/events`, { signal: abort.signal })
+    void fetch(`${url}api/events`, { signal: abort.signal })
       .then(async (r) => {
         for await (const _ of r.body!) void _;
       })
@@ -81,7 +84,7 @@ async function browse(server: DashboardServer, browsers: number, seconds: number
       await new Promise((r) => setTimeout(r, (1000 * i) / browsers));
       while (Date.now() < end) {
         const started = performance.now();
-        const body = await (await fetch(`${server.url}api/snapshot`)).json();
+        const body = await (await fetch(`${url}api/snapshot`)).json();
         times.push(performance.now() - started);
         if ((body as { queues: unknown[] }).queues.length !== QUEUES) throw new Error('short snapshot');
         await new Promise((r) => setTimeout(r, 1000));
@@ -90,12 +93,25 @@ async function browse(server: DashboardServer, browsers: number, seconds: number
   );
   for (const abort of aborts) abort.abort();
   times.sort((a, b) => a - b);
-  const refreshes = server.handler.snapshots.refreshes - before;
-  return { requests: times.length, p50: percentile(times, 50), p95: percentile(times, 95), refreshes };
+  process.send!({ requests: times.length, p50: percentile(times, 50), p95: percentile(times, 95) });
+  process.exit(0);
+}
+
+async function browse(server: DashboardServer, browsers: number, seconds: number) {
+  const before = server.handler.snapshots.refreshes;
+  const child = fork(__filename, [
+    ...['--clients', server.url, '--browsers', String(browsers), '--seconds', String(seconds)],
+    ...['--queues', String(QUEUES)],
+  ]);
+  const result = await new Promise<{ requests: number; p50: number; p95: number }>((resolve) =>
+    child.once('message', (m) => resolve(m as { requests: number; p50: number; p95: number })),
+  );
+  return { ...result, refreshes: server.handler.snapshots.refreshes - before };
 }
 
 async function main(): Promise<void> {
   if (values.worker) return worker(values.worker);
+  if (values.clients) return clients(values.clients, Number(values.browsers), Number(values.seconds));
   const namespace = `bench-ui-${randomBytes(3).toString('hex')}`;
   const processes = Array.from({ length: Number(values.processes) }, () =>
     fork(__filename, ['--worker', namespace, '--queues', String(QUEUES)]),

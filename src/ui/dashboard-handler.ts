@@ -70,7 +70,8 @@ export function createDashboard(input: DashboardOptions): DashboardHandler {
         permissions: options.permissions,
       });
     }
-    if (path === '/api/snapshot') return sendJson(response, 200, await snapshots.get());
+    if (path === '/api/snapshot')
+      return send(response, 200, 'application/json; charset=utf-8', await snapshots.json());
     if (path === '/api/events') return stream(response);
     if (path === '/api/dead') {
       const filter = letterFilter(query);
@@ -92,9 +93,9 @@ export function createDashboard(input: DashboardOptions): DashboardHandler {
   const stream = (response: ServerResponse) => {
     const emit = openEventStream(response);
     streams.add(response);
-    const unsubscribe = snapshots.subscribe((snapshot) => emit('snapshot', snapshot));
-    void snapshots.get().then(
-      (snapshot) => emit('snapshot', snapshot),
+    const unsubscribe = snapshots.subscribe((_, json) => emit('snapshot', json));
+    void snapshots.json().then(
+      (json) => emit('snapshot', json),
       () => undefined,
     );
     response.on('close', () => {

@@ -43,15 +43,15 @@ export async function readJson(request: IncomingMessage): Promise<Record<string,
   }
 }
 
-/** Opens a server-sent event stream; returns a function that sends one event. */
-export function openEventStream(response: ServerResponse): (event: string, data: unknown) => void {
+/** Opens a server-sent event stream; returns a function that sends one event (data already JSON). */
+export function openEventStream(response: ServerResponse): (event: string, json: string) => void {
   response.writeHead(200, {
     ...SECURITY_HEADERS,
     'content-type': 'text/event-stream; charset=utf-8',
     connection: 'keep-alive',
   });
   response.write('retry: 2000\n\n');
-  return (event, data) => {
-    response.write(`event: ${event}\ndata: ${JSON.stringify(data)}\n\n`);
+  return (event, json) => {
+    response.write(`event: ${event}\ndata: ${json}\n\n`);
   };
 }

@@ -12,7 +12,7 @@ export interface DashboardSnapshot {
   readonly errors: readonly string[];
 }
 
-type Listener = (snapshot: DashboardSnapshot) => void;
+type Listener = (snapshot: DashboardSnapshot, json: string) => void;
 
 /**
  * The one snapshot a dashboard serves to every request and event stream: the broker sees the load of
@@ -20,7 +20,7 @@ type Listener = (snapshot: DashboardSnapshot) => void;
  * only while an event stream listens; concurrent callers share one refresh.
  */
 export class SnapshotCache {
-  private current: { at: number; snapshot: DashboardSnapshot } | undefined;
+  private current: { at: number; snapshot: DashboardSnapshot; json: string } | undefined;
   private pending: Promise<DashboardSnapshot> | undefined;
   private readonly listeners = new Set<Listener>();
   private timer: NodeJS.Timeout | undefined;
@@ -48,6 +48,12 @@ export class SnapshotCache {
     return this.refresh();
   }
 
+  /** The snapshot as JSON, serialized once per refresh however many browsers ask. */
+  async json(): Promise<string> {
+    await this.get();
+    return this.current!.json;
+  }
+
   /** Calls the listener with every new snapshot until the returned function is called. */
   subscribe(listener: Listener): () => void {
     this.listeners.add(listener);
@@ -72,7 +78,7 @@ export class SnapshotCache {
     void this.get()
       .then(
         (snapshot) => {
-          for (const listener of this.listeners) listener(snapshot);
+          for (const listener of this.listeners) listener(snapshot, this.current!.json);
         },
         () => undefined,
       )
@@ -112,7 +118,7 @@ export class SnapshotCache {
       schedules,
       errors,
     };
-    this.current = { at: Date.now(), snapshot };
+    this.current = { at: Date.now(), snapshot, json: JSON.stringify(snapshot) };
     return snapshot;
   }
 }
