@@ -205,8 +205,14 @@ function jobPage(id) {
   var input = h('input', { name: 'jobId', value: id || '', size: 40, 'data-testid': 'job-id' });
   var out = h('div', {});
   if (id) api('api/jobs/' + encodeURIComponent(id)).then(function (s) {
-    out.replaceChildren(h('p', {}, [h('span', { class: 'tag ok', 'data-testid': 'job-state' }, s.state)]),
-      h('pre', {}, JSON.stringify(s, null, 2)));
+    var rows = s.events.map(function (e) {
+      return h('tr', {}, [h('td', {}, e.kind), h('td', {}, when(e.at)), num(e.attempt),
+        h('td', {}, e.process || '–'), num(e.durationMs), h('td', {}, e.runAt ? when(e.runAt) : '–'),
+        h('td', {}, [e.reason, e.error].filter(Boolean).join(': '))]);
+    });
+    out.replaceChildren(h('p', {}, ['state ', h('span', { class: 'tag ok', 'data-testid': 'job-state' }, s.state)]),
+      rows.length ? table(['Event', 'At', 'Attempt', 'Process', 'Took ms', 'Runs at', 'Why'], rows, 'job-events')
+        : h('p', { class: 'muted' }, 'no history of this job (history off on the workers, expired, or never published)'));
   }).catch(function (e) { out.replaceChildren(h('p', { class: 'tag bad' }, e.message)); });
   return [h('h2', {}, 'Find a job by id'), h('form', { class: 'bar', onsubmit: function (e) {
     e.preventDefault(); location.hash = '#/job/' + encodeURIComponent(input.value);

@@ -84,7 +84,7 @@ describe('dashboard in a browser', () => {
     });
   }
 
-  it('finds a dead letter by its job id, replays it, and the job runs', async () => {
+  it('finds a dead letter by its job id, replays it, the job runs, and its page says completed', async () => {
     const { jobId } = await warren.publish('billing.charge', { id: 'c1', customer: { id: 'cu7' } });
     await warren.publish('billing.charge', { id: 'c2', customer: { id: 'cu8' } });
     const letter = await deadLetterOf(jobId);
@@ -111,6 +111,19 @@ describe('dashboard in a browser', () => {
     await page.locator('button[data-action=replay]').click();
     await page.locator('#flash.ok', { hasText: 'replayed 1 letter' }).waitFor();
     await waitFor(() => state.ran.find((r) => r.id === 'c1'), { what: 'the replayed job ran' });
+
+    // Job lookup by id: the history tells the replayed job completed.
+    await page.goto(`${server.url}#/job/${encodeURIComponent(jobId)}`);
+    await waitFor(
+      async () => {
+        await page.reload();
+        const shown = page.locator('[data-testid=job-state]');
+        await shown.waitFor();
+        return (await shown.textContent()) === 'completed' || undefined;
+      },
+      { what: 'the job page says completed', intervalMs: 200 },
+    );
+    await page.screenshot({ path: join(DOCS, 'dashboard-job.png') });
     assert.deepEqual(
       audit.filter((a) => a.action === 'replay').map((a) => [a.who, a.outcome]),
       [['tester-operator', 'done']],
