@@ -25,8 +25,14 @@ export function sendJson(response: ServerResponse, status: number, value: unknow
   send(response, status, 'application/json; charset=utf-8', JSON.stringify(value));
 }
 
-/** Reads a JSON object body (at most 1 MiB). */
+/**
+ * Reads a JSON object body (at most 1 MiB). A body a framework already parsed (`express.json()`, NestJS's
+ * default body parser) is taken from `request.body`, since its stream has been read.
+ */
 export async function readJson(request: IncomingMessage): Promise<Record<string, unknown>> {
+  const parsed = (request as { body?: unknown }).body;
+  if (parsed !== null && typeof parsed === 'object' && !Buffer.isBuffer(parsed) && !Array.isArray(parsed))
+    return parsed as Record<string, unknown>;
   const chunks: Buffer[] = [];
   let size = 0;
   for await (const chunk of request) {

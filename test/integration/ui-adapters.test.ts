@@ -4,6 +4,7 @@ import assert from 'node:assert/strict';
 import type { AddressInfo } from 'node:net';
 import express from 'express';
 import Fastify from 'fastify';
+import { Test } from '@nestjs/testing';
 import type { Warren } from '../../src';
 import { createOps, type WarrenOps } from '../../src/ops';
 import { type DashboardOptions, expressDashboard, fastifyDashboard } from '../../src/ui';
@@ -70,8 +71,9 @@ describe('dashboard adapters', () => {
     await cleanup();
   });
 
-  it('mounts as an Express 5 router under a path, leaving the app’s other routes alone', async () => {
+  it('mounts in Express 5 under a path, behind its JSON body parser, leaving other routes alone', async () => {
     const app = express();
+    app.use(express.json()); // parsed before the dashboard sees it, as NestJS does by default
     const dashboard = expressDashboard(options);
     app.use('/admin/warren', dashboard);
     app.get('/health', (_req, res) => void res.send('ok'));
@@ -99,6 +101,21 @@ describe('dashboard adapters', () => {
       await exercise(`${base}/warren`);
       assert.equal(await (await fetch(`${base}/health`)).text(), 'ok');
     } finally {
+      await app.close();
+    }
+  });
+
+  it('mounts in a NestJS (Express) application with app.use, behind Nest’s body parser', async () => {
+    const moduleRef = await Test.createTestingModule({}).compile();
+    const app = moduleRef.createNestApplication({ logger: false });
+    const dashboard = expressDashboard(options);
+    app.use('/warren', dashboard);
+    await app.listen(0, '127.0.0.1');
+    try {
+      const address = app.getHttpServer().address() as AddressInfo;
+      await exercise(`http://127.0.0.1:${address.port}/warren`);
+    } finally {
+      dashboard.close();
       await app.close();
     }
   });
