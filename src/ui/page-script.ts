@@ -105,12 +105,9 @@ function overview() {
   ];
 }
 
-function queuePage(key) {
+function queueFacts(key) {
   var q = snapshot && snapshot.queues.filter(function (x) { return x.key === key; })[0];
   if (!q) return [h('p', { class: 'muted' }, snapshot ? 'no queue ' + key : 'loading…')];
-  var confirm = h('input', { placeholder: 'type ' + key + ' to confirm', 'data-testid': 'purge-confirm' });
-  var job = h('input', { placeholder: 'job name', 'data-testid': 'publish-job' });
-  var data = h('textarea', { rows: 3, cols: 50, 'data-testid': 'publish-data' }, '{}');
   return [
     h('h2', {}, 'Queue ' + key + (q.paused ? ' (paused)' : '')),
     h('dl', {}, [h('dt', {}, 'Broker name'), h('dd', {}, q.name), h('dt', {}, 'Ready'), h('dd', {}, q.ready),
@@ -118,6 +115,18 @@ function queuePage(key) {
       h('dt', {}, 'Consumers'), h('dd', {}, q.consumers), h('dt', {}, 'In parking queue'), h('dd', {}, q.dead)]),
     h('div', { class: 'bar' }, [pauseButton(q),
       h('a', { href: '#/dead?queue=' + encodeURIComponent(key) + '&state=dead' }, 'Dead letters of ' + key)]),
+    h('p', { class: 'muted', 'data-testid': 'as-of', 'data-at': snapshot.at }, 'as of ' + when(snapshot.at)),
+  ];
+}
+
+// Only the facts follow the snapshots: what the user types in the forms below stays.
+function queuePage(key) {
+  var facts = h('div', { id: 'queue-facts', 'data-key': key }, queueFacts(key));
+  var confirm = h('input', { placeholder: 'type ' + key + ' to confirm', 'data-testid': 'purge-confirm' });
+  var job = h('input', { placeholder: 'job name', 'data-testid': 'publish-job' });
+  var data = h('textarea', { rows: 3, cols: 50, 'data-testid': 'publish-data' }, '{}');
+  return [
+    facts,
     h('h2', {}, 'Purge its dead letters'),
     h('div', { class: 'bar' }, [confirm, button('Purge', 'purge', function () {
       act('purge', { filter: { queue: key, state: 'dead' }, confirm: confirm.value }).then(function (r) {
@@ -243,7 +252,9 @@ api('api/session').then(function (s) {
   events.addEventListener('snapshot', function (e) {
     snapshot = JSON.parse(e.data);
     live.textContent = 'live'; live.className = 'live on';
-    if (current === '' || current === 'queue') route();
+    var facts = document.getElementById('queue-facts');
+    if (current === '') route();
+    else if (current === 'queue' && facts) facts.replaceChildren.apply(facts, queueFacts(facts.dataset.key).filter(Boolean));
   });
   events.onerror = function () { live.textContent = 'reconnecting…'; live.className = 'live'; };
 }).catch(function (e) { main.replaceChildren(h('p', { class: 'tag bad' }, e.message)); });

@@ -46,7 +46,8 @@ describe('dashboard in a browser', () => {
       // The test's stand-in for a login: a header names the role (a real app reads its session).
       authorize: (request) => {
         const role = request.headers['x-test-role'];
-        return { role: role === 'operator' ? 'operator' : 'viewer', user: `tester-${role ?? 'viewer'}` };
+        const known = role === 'operator' || role === 'admin' ? role : 'viewer';
+        return { role: known, user: `tester-${known}` };
       },
       audit: (entry) => audit.push(entry),
     });
@@ -66,10 +67,10 @@ describe('dashboard in a browser', () => {
     await connection.close();
   });
 
-  async function open(role: 'operator' | 'viewer'): Promise<Page> {
+  async function open(role: 'admin' | 'operator' | 'viewer'): Promise<Page> {
     const context = await browser.newContext({
       viewport: { width: 1280, height: 760 },
-      ...(role === 'operator' ? { extraHTTPHeaders: { 'x-test-role': 'operator' } } : {}),
+      ...(role === 'viewer' ? {} : { extraHTTPHeaders: { 'x-test-role': role } }),
     });
     const page = await context.newPage();
     await page.goto(server.url);
@@ -174,6 +175,33 @@ describe('dashboard in a browser', () => {
     assert.match((answer.body as { error: string }).error, /needs the operator role/);
     assert.equal((await ops.dead.show(dead.offset))?.state, 'dead');
     assert.ok(audit.some((a) => a.who === 'tester-viewer' && a.outcome === 'refused'));
+    await page.context().close();
+  });
+
+  it('purges a queue’s dead letters only with its name typed; the typing survives live updates', async () => {
+    state.fixed = false;
+    await deadLetterOf((await warren.publish('billing.charge', { id: 'z1', customer: { id: 'cu5' } })).jobId);
+    const page = await open('admin');
+    await page.goto(`${server.url}#/queue/billing`);
+    const confirm = page.locator('[data-testid=purge-confirm]');
+    await confirm.fill('bill');
+    await page.locator('button[data-action=purge]').click();
+    await page.locator('#flash.bad', { hasText: "type the queue's name (billing)" }).waitFor();
+    await confirm.fill('billing');
+    const before = await page.locator('[data-testid=as-of]').getAttribute('data-at');
+    await page.locator(`[data-testid=as-of]:not([data-at="${before}"])`).waitFor({ timeout: 10_000 });
+    assert.equal(await confirm.inputValue(), 'billing');
+    await page.screenshot({ path: join(DOCS, 'dashboard-queue.png') });
+    await page.locator('button[data-action=purge]').click();
+    await page.locator('#flash.ok', { hasText: /purged [1-9]\d* dead letter/ }).waitFor();
+    assert.equal(await ops.dead.count({ queue: 'billing', state: 'dead' }), 0);
+    assert.deepEqual(
+      audit.filter((a) => a.action === 'purge').map((a) => [a.who, a.outcome]),
+      [
+        ['tester-admin', 'refused'],
+        ['tester-admin', 'done'],
+      ],
+    );
     await page.context().close();
   });
 });
