@@ -45,6 +45,8 @@ function pauseText(verb: string, result: PauseResult): string {
 
 export const COMMANDS: Readonly<Record<string, Command>> = {
   ...DEAD_COMMANDS,
+  /** Handled by main (it runs until stopped); listed here so that the name is known. */
+  ui: async () => ok(null, ''),
   async queues({ ops }) {
     const queues = await ops.queues();
     const rows = queues.map((q) => [

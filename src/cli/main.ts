@@ -11,6 +11,7 @@ import { WarrenError } from '../index';
 import { createOps, WARREN_VERSION, type OpsOptions } from '../ops';
 import { CliError } from './cli-error';
 import { COMMANDS } from './commands';
+import { runUi } from './ui-command';
 import { firstLine, loadConfig } from './load-config';
 
 const USAGE = `usage: warren <command> [options]
@@ -34,6 +35,7 @@ commands:
   dead purge                 mark the letters the filter selects purged
   dead stats                 counts by state, what expired, what waits in parking queues
   dead collect               move letters from the parking queues into the log
+  ui                         the web dashboard on loopback (--port 3000, --host, --role viewer|operator|admin)
 
 filter (dead search | replay | purge):
   --job-id <id>  --name <job>  --queue <key>  --reason <reason>  --error-class <Class>
@@ -79,6 +81,9 @@ const OPTIONS = {
   'dry-run': { type: 'boolean' },
   rate: { type: 'string' },
   to: { type: 'string' },
+  port: { type: 'string' },
+  host: { type: 'string' },
+  role: { type: 'string' },
 } as const;
 
 type Values = ReturnType<typeof parse>['values'];
@@ -145,6 +150,10 @@ export async function main(argv: readonly string[]): Promise<number> {
     const { name, args } = commandOf(positionals);
     const config = await loadConfig(values.config);
     ops = createOps(opsOptions(config, values));
+    if (name === 'ui') {
+      print(await runUi(ops, values));
+      return 0;
+    }
     const result = await COMMANDS[name]!({ ops, args, yes: values.yes ?? false, values });
     print(values.json ? JSON.stringify(result.json, null, 2) : result.text);
     return result.exitCode;

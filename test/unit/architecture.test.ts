@@ -41,7 +41,8 @@ const ALLOWED: Record<string, readonly string[]> = {
   ],
   nest: ['index'],
   testing: ['index'],
-  cli: ['index', 'ops'],
+  cli: ['index', 'ops', 'ui'],
+  ui: ['index', 'ops'],
 };
 
 function findRoot(): string {

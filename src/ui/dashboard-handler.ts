@@ -1,0 +1,134 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { ACTIONS, runAction } from './dashboard-actions';
+import { openEventStream, readJson, send, sendJson } from './http-io';
+import { letterFilter } from './letter-query';
+import { resolveDashboardOptions, type DashboardAction, type DashboardOptions } from './options';
+import { PAGE_HTML } from './page-html';
+import { PAGE_SCRIPT } from './page-script';
+import { PAGE_STYLE } from './page-style';
+import { type Caller, CSRF_HEADER, Refusal, RequestGuard } from './request-guard';
+import { SnapshotCache } from './snapshot-cache';
+
+/** A Node request handler; `next` (Express, Connect) is called for paths the dashboard does not serve. */
+export interface DashboardHandler {
+  (request: IncomingMessage, response: ServerResponse, next?: (error?: unknown) => void): Promise<void>;
+  /** The shared snapshot (its `refreshes` counts broker reads). */
+  readonly snapshots: SnapshotCache;
+  /** Ends the event streams and the refresh timer (the ops API stays open: it is yours). */
+  close(): void;
+}
+
+const LETTER_LIMIT = 200;
+
+/**
+ * The dashboard as a framework-neutral request handler over the operations API: the page and its assets
+ * (inside the package), JSON endpoints, server-sent events from one shared snapshot, and actions gated by
+ * role, CSRF token and Origin. Mount it anywhere (paths are relative to where it is mounted).
+ *
+ * @example
+ * const dashboard = createDashboard({ ops: createOps(config), authorize: (req) => roleFromSession(req) });
+ * http.createServer((req, res) => dashboard(req, res)).listen(3000, '127.0.0.1');
+ */
+export function createDashboard(input: DashboardOptions): DashboardHandler {
+  const options = resolveDashboardOptions(input);
+  const guard = new RequestGuard(options);
+  const snapshots = new SnapshotCache(options.ops, options.refreshMs);
+  const streams = new Set<ServerResponse>();
+
+  const routes = async (request: IncomingMessage, response: ServerResponse, path: string, caller: Caller) => {
+    const { ops } = options;
+    const url = new URL(request.url ?? '/', 'http://dashboard.invalid');
+    const query = Object.fromEntries(url.searchParams);
+    if (request.method === 'POST' && path.startsWith('/api/actions/')) {
+      const action = path.slice('/api/actions/'.length) as DashboardAction;
+      if (!ACTIONS.includes(action)) throw new Refusal(404, `no action ${action}`);
+      guard.checkMutation(request);
+      const result = await runAction(options, caller, action, await readJson(request));
+      snapshots.invalidate();
+      return sendJson(response, 200, result);
+    }
+    if (request.method !== 'GET' && request.method !== 'HEAD') throw new Refusal(405, 'method not allowed');
+    if (path === '/' || path === '') {
+      const full = (request as { originalUrl?: string }).originalUrl ?? request.url ?? '/';
+      const bare = full.split('?')[0]!;
+      if (!bare.endsWith('/')) {
+        response.writeHead(308, { location: `${bare}/` });
+        return void response.end();
+      }
+      return send(response, 200, 'text/html; charset=utf-8', PAGE_HTML);
+    }
+    if (path === '/app.js') return send(response, 200, 'text/javascript; charset=utf-8', PAGE_SCRIPT);
+    if (path === '/app.css') return send(response, 200, 'text/css; charset=utf-8', PAGE_STYLE);
+    if (path === '/api/session') {
+      const session = guard.session(request);
+      if (session.setCookie) response.setHeader('set-cookie', session.setCookie);
+      return sendJson(response, 200, {
+        role: caller.role,
+        who: caller.who,
+        csrf: guard.token(session.id),
+        csrfHeader: CSRF_HEADER,
+        permissions: options.permissions,
+      });
+    }
+    if (path === '/api/snapshot')
+      return send(response, 200, 'application/json; charset=utf-8', await snapshots.json());
+    if (path === '/api/events') return stream(response);
+    if (path === '/api/dead') {
+      const filter = letterFilter(query);
+      const found = await ops.dead.search(filter);
+      const letters = found.slice(-LETTER_LIMIT).reverse();
+      return sendJson(response, 200, { total: found.length, letters });
+    }
+    const letter = /^\/api\/dead\/(\d+)$/.exec(path);
+    if (letter) {
+      const shown = await ops.dead.show(Number(letter[1]));
+      if (!shown) throw new Refusal(404, `no dead letter at offset ${letter[1]}`);
+      return sendJson(response, 200, shown);
+    }
+    const job = /^\/api\/jobs\/(.+)$/.exec(path);
+    if (job) return sendJson(response, 200, await ops.job(decodeURIComponent(job[1]!)));
+    return undefined;
+  };
+
+  const stream = (response: ServerResponse) => {
+    const emit = openEventStream(response);
+    streams.add(response);
+    const unsubscribe = snapshots.subscribe((_, json) => emit('snapshot', json));
+    void snapshots.json().then(
+      (json) => emit('snapshot', json),
+      () => undefined,
+    );
+    response.on('close', () => {
+      unsubscribe();
+      streams.delete(response);
+    });
+  };
+
+  const handler = (async (request, response, next) => {
+    const path = new URL(request.url ?? '/', 'http://dashboard.invalid').pathname;
+    try {
+      const caller = await guard.caller(request);
+      const known = await routes(request, response, path, caller);
+      if (known === undefined && !response.headersSent) {
+        if (next) return next();
+        sendJson(response, 404, { error: `nothing at ${path}` });
+      }
+    } catch (error) {
+      if (response.headersSent) return void response.end();
+      if (error instanceof Refusal) return sendJson(response, error.status, { error: error.reason });
+      const code = (error as { code?: unknown }).code;
+      const status = code === 'UNKNOWN_QUEUE' || code === 'UNKNOWN_JOB' ? 400 : 500;
+      sendJson(response, status, {
+        error: error instanceof Error ? error.message : String(error),
+        ...(typeof code === 'string' ? { code } : {}),
+      });
+    }
+  }) as DashboardHandler;
+  Object.defineProperty(handler, 'snapshots', { value: snapshots });
+  handler.close = () => {
+    snapshots.close();
+    for (const response of streams) response.end();
+    streams.clear();
+  };
+  return handler;
+}

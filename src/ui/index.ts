@@ -1,0 +1,17 @@
+/**
+ * warren/ui: the web dashboard, a face of the operations API (warren/ops). Explicit named exports only.
+ */
+export { createDashboard, type DashboardHandler } from './dashboard-handler';
+export { startDashboardServer, type DashboardServer, type DashboardServerOptions } from './dashboard-server';
+export { expressDashboard } from './express-dashboard';
+export { fastifyDashboard } from './fastify-dashboard';
+export {
+  DASHBOARD_DEFAULTS,
+  resolveDashboardOptions,
+  type AuditEntry,
+  type DashboardAction,
+  type DashboardIdentity,
+  type DashboardOptions,
+  type Role,
+} from './options';
+export type { DashboardSnapshot } from './snapshot-cache';

@@ -1,0 +1,26 @@
+/** The dashboard's one page. Its script and style are served beside it (no CDN: it works offline). */
+export const PAGE_HTML = `<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>warren</title>
+<link rel="stylesheet" href="app.css">
+</head>
+<body>
+<header>
+  <strong class="brand">warren</strong>
+  <nav>
+    <a href="#/">Overview</a>
+    <a href="#/dead">Dead letters</a>
+    <a href="#/job">Find a job</a>
+  </nav>
+  <span id="live" class="live">connecting…</span>
+  <span id="who" class="who"></span>
+</header>
+<div id="flash" role="status" hidden></div>
+<main id="main"></main>
+<script src="app.js"></script>
+</body>
+</html>
+`;

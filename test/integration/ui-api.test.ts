@@ -1,0 +1,143 @@
+/** The dashboard's HTTP API against the real broker: actions, their guards, and one snapshot for all. */
+import { after, before, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import type { Warren } from '../../src';
+import { createOps, type WarrenOps } from '../../src/ops';
+import { createNaming } from '../../src/topology';
+import { type AuditEntry, type DashboardServer, startDashboardServer } from '../../src/ui';
+import { Charge, ChargeSwitch, deadLogOptions, Refund, StalePing } from '../fixtures/dead-log-jobs';
+import { cleanup, rawConnection, testNamespace, testWarren } from '../support/test-broker';
+import { waitFor } from '../support/wait-for';
+
+describe('dashboard API', () => {
+  const namespace = testNamespace('uiapi');
+  const state = new ChargeSwitch();
+  const audit: AuditEntry[] = [];
+  let warren: Warren<object>;
+  let ops: WarrenOps;
+  let server: DashboardServer;
+
+  before(async () => {
+    warren = await testWarren({
+      ...deadLogOptions(namespace),
+      handlers: [new Charge(state), new Refund(), new StalePing()],
+    });
+    await warren.start();
+    ops = createOps({ ...deadLogOptions(namespace), replyTimeoutMs: 300 });
+    server = await startDashboardServer({
+      ops,
+      port: 0,
+      authorize: (r) => ({ role: r.headers['x-role'] === 'admin' ? 'admin' : 'viewer', user: 'ada' }),
+      audit: (entry) => audit.push(entry),
+    });
+  });
+
+  after(async () => {
+    await server?.close();
+    await ops?.close();
+    await cleanup();
+    const connection = await rawConnection();
+    const channel = await connection.createChannel();
+    await channel.deleteQueue(createNaming(namespace).deadLetterLog()).catch(() => undefined);
+    await connection.close();
+  });
+
+  async function admin() {
+    const response = await fetch(`${server.url}api/session`, { headers: { 'x-role': 'admin' } });
+    const cookie = response.headers.get('set-cookie')!.split(';')[0]!;
+    const session = (await response.json()) as { csrf: string; role: string };
+    assert.equal(session.role, 'admin');
+    return (action: string, body: unknown, headers: Record<string, string> = {}) =>
+      fetch(`${server.url}api/actions/${action}`, {
+        method: 'POST',
+        headers: {
+          'x-role': 'admin',
+          cookie,
+          origin: server.url.slice(0, -1),
+          'content-type': 'application/json',
+          'x-warren-csrf': session.csrf,
+          ...headers,
+        },
+        body: JSON.stringify(body),
+      });
+  }
+
+  it('purges only when the queue’s name is typed, and refuses a forged or cross-site request', async () => {
+    await warren.publish('billing.charge', { id: 'x1', customer: { id: 'cu1' } });
+    await waitFor(
+      async () => (await ops.dead.count({ queue: 'billing', state: 'dead' })) === 1 || undefined,
+      {
+        what: 'one dead letter',
+        intervalMs: 100,
+      },
+    );
+    const post = await admin();
+    const filter = { queue: 'billing', state: 'dead' } as const;
+    assert.equal((await post('purge', { filter, confirm: 'billin' })).status, 400);
+    assert.equal(
+      (await post('purge', { filter, confirm: 'billing' }, { 'x-warren-csrf': 'forged' })).status,
+      403,
+    );
+    assert.equal(
+      (await post('purge', { filter, confirm: 'billing' }, { origin: 'http://evil.example' })).status,
+      403,
+    );
+    assert.equal(await ops.dead.count(filter), 1);
+    const done = await post('purge', { filter, confirm: 'billing' });
+    assert.equal(done.status, 200);
+    assert.equal(((await done.json()) as { purged: number }).purged, 1);
+    assert.equal(await ops.dead.count(filter), 0);
+    assert.deepEqual(
+      audit.filter((a) => a.action === 'purge').map((a) => [a.who, a.outcome]),
+      [
+        ['ada', 'refused'],
+        ['ada', 'done'],
+      ],
+    );
+  });
+
+  it('publishes a job as admin; a viewer may not', async () => {
+    const post = await admin();
+    state.fixed = true;
+    const published = await post('publish', {
+      job: 'billing.charge',
+      data: { id: 'pub', customer: { id: 'c' } },
+    });
+    assert.equal(published.status, 200);
+    await waitFor(() => state.ran.find((r) => r.id === 'pub'), { what: 'the published job ran' });
+    const viewer = await post('publish', { job: 'billing.charge', data: {} }, { 'x-role': 'viewer' });
+    assert.equal(viewer.status, 403);
+  });
+
+  it('feeds ten event streams from one snapshot refreshed at most once a second', async () => {
+    const before = server.handler.snapshots.refreshes;
+    const started = Date.now();
+    const controllers = Array.from({ length: 10 }, () => new AbortController());
+    const counts = new Array<number>(10).fill(0);
+    await Promise.all(
+      controllers.map(async (controller, i) => {
+        const response = await fetch(`${server.url}api/events`, { signal: controller.signal });
+        const reader = response.body!.getReader();
+        void (async () => {
+          for (;;) {
+            const { value, done } = await reader.read().catch(() => ({ value: undefined, done: true }));
+            if (done) return;
+            counts[i]! += (
+              Buffer.from(value!)
+                .toString()
+                .match(/event: snapshot/g) ?? []
+            ).length;
+          }
+        })();
+      }),
+    );
+    await waitFor(() => counts.every((c) => c >= 3) || undefined, { what: '3 snapshots on every stream' });
+    const elapsedS = (Date.now() - started) / 1000;
+    for (const c of controllers) c.abort();
+    const refreshes = server.handler.snapshots.refreshes - before;
+    assert.ok(
+      refreshes <= Math.ceil(elapsedS) + 1,
+      `${refreshes} broker reads in ${elapsedS} s for 10 streams`,
+    );
+  });
+});

@@ -1,0 +1,87 @@
+import { execFile, spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { ROOT } from '../support/run-cli';
+import { BROKER_URL, testNamespace } from '../support/test-broker';
+import { waitFor } from '../support/wait-for';
+
+describe('the dashboard example', () => {
+  it('prints its URL, serves the page and the failed report’s dead letter, and stops on SIGINT', async () => {
+    const child = spawn(process.execPath, ['dist/examples/dashboard/main.js'], {
+      cwd: ROOT,
+      env: { ...process.env, AMQP_URL: BROKER_URL, DASHBOARD_PORT: '0' },
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
+    let stdout = '';
+    child.stdout.on('data', (chunk: Buffer) => {
+      stdout += chunk.toString();
+    });
+    try {
+      const url = await waitFor(() => /warren dashboard: (http:\S+)/.exec(stdout)?.[1], {
+        what: 'the dashboard URL on stdout',
+        timeoutMs: 30_000,
+      });
+      assert.match(await (await fetch(url)).text(), /<title>warren<\/title>/);
+      await waitFor(
+        async () => {
+          const found = (await (await fetch(`${url}api/dead?name=report.monthly`)).json()) as {
+            total: number;
+          };
+          return found.total >= 1 || undefined;
+        },
+        { what: 'the monthly report in the dead-letter log', timeoutMs: 20_000, intervalMs: 200 },
+      );
+    } finally {
+      child.kill('SIGINT');
+    }
+    const [code] = await once(child, 'exit');
+    assert.equal(code, 0);
+    assert.match(stdout, /dashboard example stopped/);
+  });
+
+  it('warren ui serves the dashboard read-only on loopback until SIGINT', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'warren-ui-'));
+    const fixture = join(ROOT, 'dist', 'test', 'fixtures', 'dead-log-jobs.js');
+    writeFileSync(
+      join(dir, 'warren.config.js'),
+      `module.exports = require(${JSON.stringify(fixture)}).deadLogOptions(${JSON.stringify(testNamespace('uicli'))});\n`,
+    );
+    const cli = join(ROOT, 'dist', 'src', 'cli', 'main.js');
+    const child = spawn(process.execPath, [cli, 'ui', '--port', '0', '--timeout', '200'], {
+      cwd: dir,
+      env: { ...process.env, WARREN_URL: BROKER_URL },
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
+    let stdout = '';
+    child.stdout.on('data', (chunk: Buffer) => {
+      stdout += chunk.toString();
+    });
+    try {
+      const url = await waitFor(
+        () => /warren dashboard: (http:\/\/127\.0\.0\.1:\d+\/) \(viewer/.exec(stdout)?.[1],
+        {
+          what: 'the URL on stdout',
+          timeoutMs: 30_000,
+        },
+      );
+      const session = (await (await fetch(`${url}api/session`)).json()) as { role: string };
+      assert.equal(session.role, 'viewer');
+    } finally {
+      child.kill('SIGINT');
+    }
+    const [code] = await once(child, 'exit');
+    assert.equal(code, 0);
+  });
+
+  it('warren/ui loads by its name without express or fastify installed', async () => {
+    const script =
+      "const M = require('module'); const load = M._load; M._load = function (r, ...a) { if (/^(express|fastify)$/.test(r)) throw new Error('loaded ' + r); return load.call(this, r, ...a); }; const ui = require('warren/ui'); console.log(typeof ui.createDashboard, typeof ui.expressDashboard, typeof ui.fastifyDashboard);";
+    const { stdout } = await promisify(execFile)(process.execPath, ['-e', script], { cwd: ROOT });
+    assert.equal(stdout.trim(), 'function function function');
+  });
+});

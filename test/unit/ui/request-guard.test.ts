@@ -1,0 +1,106 @@
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import type { IncomingMessage } from 'node:http';
+import { ConfigurationError } from '../../../src';
+import type { WarrenOps } from '../../../src/ops';
+import { resolveDashboardOptions } from '../../../src/ui';
+import { RequestGuard } from '../../../src/ui/request-guard';
+
+const ops = { queues: async () => [] } as unknown as WarrenOps;
+
+function request(remoteAddress: string, headers: Record<string, string> = {}): IncomingMessage {
+  return { socket: { remoteAddress }, headers } as unknown as IncomingMessage;
+}
+
+describe('dashboard request guard', () => {
+  it('answers loopback clients as viewers without configuration, and nobody else', async () => {
+    const guard = new RequestGuard(resolveDashboardOptions({ ops }));
+    assert.deepEqual(await guard.caller(request('127.0.0.1')), { role: 'viewer', who: '127.0.0.1' });
+    assert.equal((await guard.caller(request('::1'))).role, 'viewer');
+    assert.equal((await guard.caller(request('::ffff:127.0.0.1'))).role, 'viewer');
+    await assert.rejects(guard.caller(request('10.1.2.3')), { status: 403 });
+  });
+
+  it('ignores X-Forwarded-For: a remote client claiming loopback is still refused', async () => {
+    const guard = new RequestGuard(resolveDashboardOptions({ ops }));
+    await assert.rejects(
+      guard.caller(request('10.1.2.3', { 'x-forwarded-for': '127.0.0.1', forwarded: 'for=127.0.0.1' })),
+      { status: 403 },
+    );
+  });
+
+  it('takes the role and user from authorize; a throw or an unknown role is refused', async () => {
+    const guard = new RequestGuard(
+      resolveDashboardOptions({
+        ops,
+        authorize: (r) => {
+          const role = r.headers['x-role'];
+          if (role === 'boom') throw new Error('no session');
+          return role === 'admin' ? { role: 'admin', user: 'ada' } : (role as 'viewer');
+        },
+      }),
+    );
+    assert.deepEqual(await guard.caller(request('10.0.0.1', { 'x-role': 'admin' })), {
+      role: 'admin',
+      who: 'ada',
+    });
+    assert.deepEqual(await guard.caller(request('10.0.0.1', { 'x-role': 'viewer' })), {
+      role: 'viewer',
+      who: '10.0.0.1',
+    });
+    await assert.rejects(guard.caller(request('10.0.0.1', { 'x-role': 'boom' })), { status: 403 });
+    await assert.rejects(guard.caller(request('10.0.0.1', { 'x-role': 'root' })), { status: 403 });
+  });
+
+  it('accepts a mutation only with the session’s token, a same-host Origin and a JSON body', () => {
+    const guard = new RequestGuard(resolveDashboardOptions({ ops }));
+    const session = 'abcdefghijklmnopqrstuvwxyz';
+    const good = {
+      host: 'localhost:3000',
+      origin: 'http://localhost:3000',
+      'content-type': 'application/json',
+      cookie: `warren_dashboard_session=${session}`,
+      'x-warren-csrf': guard.token(session),
+    };
+    guard.checkMutation(request('127.0.0.1', good));
+    assert.throws(
+      () => guard.checkMutation(request('127.0.0.1', { ...good, origin: 'http://evil.example' })),
+      {
+        status: 403,
+      },
+    );
+    const { origin: _origin, ...noOrigin } = good;
+    assert.throws(() => guard.checkMutation(request('127.0.0.1', noOrigin)), { status: 403 });
+    assert.throws(() => guard.checkMutation(request('127.0.0.1', { ...good, 'x-warren-csrf': 'forged' })), {
+      status: 403,
+    });
+    assert.throws(
+      () => guard.checkMutation(request('127.0.0.1', { ...good, 'content-type': 'text/plain' })),
+      { status: 415 },
+    );
+    const other = new RequestGuard(resolveDashboardOptions({ ops }));
+    assert.throws(
+      () => guard.checkMutation(request('127.0.0.1', { ...good, 'x-warren-csrf': other.token(session) })),
+      {
+        status: 403,
+      },
+    );
+  });
+
+  it('validates its options with messages naming the path, rule and value', () => {
+    assert.throws(() => resolveDashboardOptions({ ops, refreshMs: 200 }), {
+      name: 'ConfigurationError',
+      message: 'dashboard.refreshMs must be an integer >= 1000 (got 200)',
+    });
+    assert.throws(
+      () => resolveDashboardOptions({ ops, permissions: { purge: 'root' as 'admin' } }),
+      (error: unknown) =>
+        error instanceof ConfigurationError && /permissions\.purge must be one of/.test(error.message),
+    );
+    assert.equal(resolveDashboardOptions({ ops }).permissions.replay, 'operator');
+    assert.equal(
+      resolveDashboardOptions({ ops, permissions: { replay: 'viewer' } }).permissions.replay,
+      'viewer',
+    );
+  });
+});
