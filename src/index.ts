@@ -95,4 +95,20 @@ export {
   type PgPool,
 } from './idempotency';
 export { WORKER_DEFAULTS } from './worker';
+export {
+  Outbox,
+  OutboxError,
+  OUTBOX_DEFAULTS,
+  outboxTableSql,
+  type OutboxBacklog,
+  type OutboxOperation,
+  type OutboxOptions,
+  type OutboxPool,
+  type OutboxPublished,
+  type OutboxPublishOptions,
+  type OutboxRelayOptions,
+  type OutboxTransaction,
+  type PgPoolClient,
+  type PgResult,
+} from './outbox';
 export type { BreakerOptions } from './breaker';

@@ -11,6 +11,7 @@ import {
   type TopologyDeclaration,
 } from './topology';
 import type { IdempotencyStore } from './idempotency';
+import type { OutboxOptions } from './outbox';
 import type { WorkerOptions } from './worker';
 
 /** Everything `createWarren` takes. Only `topology` and a handler or job class are needed in practice. */
@@ -56,6 +57,12 @@ export interface WarrenOptions {
    * (one process) or `PostgresIdempotencyStore` (every worker). Default: none (at-least-once).
    */
   readonly idempotency?: IdempotencyStore;
+  /**
+   * The transactional outbox (README, "Transactional outbox"): `warren.outbox.publish(tx, …)` writes jobs
+   * in your PostgreSQL transaction, and this process relays committed rows to the broker unless
+   * `relay: false`. Default: none.
+   */
+  readonly outbox?: OutboxOptions;
 }
 
 /** The topology options inside WarrenOptions, resolved: createWarren and warren/ops plan alike. */

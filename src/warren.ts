@@ -31,6 +31,8 @@ import { resolveWarrenTopologyOptions, type WarrenOptions } from './warren-optio
 import type { ScheduleInfo, ScheduleOptions } from './scheduler';
 import { checkCronData, readSchedulingDeclarations, Scheduling } from './warren-scheduling';
 import { createControl } from './warren-control';
+import { createOutbox, type WarrenOutbox } from './warren-outbox';
+import type { Outbox } from './outbox';
 
 /**
  * Augment this interface to type `publish` by job name:
@@ -76,9 +78,21 @@ export class Warren<TJobs extends object = WarrenJobs> extends EventEmitter<Warr
     private readonly scheduling: Scheduling,
     private readonly pauses: BreakerPauses,
     private readonly control: ReturnType<typeof createControl>,
+    private readonly outboxParts?: WarrenOutbox,
   ) {
     super();
     this.deadLetters = deadLetters;
+  }
+
+  /**
+   * The transactional outbox (`createWarren({ outbox })`): `publish(tx, job, data, options)` writes a job
+   * in your PostgreSQL transaction; `backlog()` tells what waits. Throws a ConfigurationError when the
+   * warren was created without `outbox`.
+   */
+  get outbox(): Outbox<TJobs> {
+    if (!this.outboxParts)
+      throw new ConfigurationError('warren.outbox needs createWarren({ outbox: { pool } })');
+    return this.outboxParts.outbox as unknown as Outbox<TJobs>;
   }
 
   /** This instance's id, as warren/ops lists it among the processes (random, fixed for its life). */
@@ -227,6 +241,8 @@ export class Warren<TJobs extends object = WarrenJobs> extends EventEmitter<Warr
   private async shutdown(graceMs: number): Promise<void> {
     for (const remove of this.signalHandlers) remove();
     this.control.listener.close();
+    // Before the publisher flushes: the relay waits for its batch's confirms and claims no more.
+    await this.outboxParts?.relay?.stop();
     // First, so that another process leads (and refills permits) while this one drains its jobs.
     await this.scheduling.stop();
     await this.worker.stop(graceMs);
@@ -323,6 +339,7 @@ export async function createWarren<TJobs extends object = WarrenJobs>(
     log.child({ component: 'publisher' }),
   );
   const publisher = new JobPublisher(plan, confirms, publisherOptions);
+  const outbox = await createOutbox(options.outbox, publisher, log.child({ component: 'outbox' }));
   let warren: Warren<TJobs> | undefined;
   const emit: EmitEvent = (event, ...args) => {
     try {
@@ -435,6 +452,8 @@ export async function createWarren<TJobs extends object = WarrenJobs>(
     scheduling,
     pauses,
     control,
+    outbox,
   );
+  outbox?.relay?.start();
   return warren;
 }

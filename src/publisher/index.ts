@@ -1,4 +1,4 @@
-export { JobPublisher } from './job-publisher';
+export { JobPublisher, type ValidatedJob } from './job-publisher';
 export {
   resolvePublisherOptions,
   PUBLISHER_DEFAULTS,

@@ -15,6 +15,11 @@ import type { ResolvedPublisherOptions } from './options';
 
 const RESERVED_HEADER = /^(x-|warren-)/i;
 
+/** A job `JobPublisher.validate` accepted: its id, queue and payload as the schema output it. */
+export interface ValidatedJob extends PublishedJob {
+  readonly payload: unknown;
+}
+
 /**
  * Publishes jobs per the wire format: validates the options and the payload (Standard Schema)
  * before anything reaches the broker, routes plain jobs through their exchange (or straight to their
@@ -28,9 +33,18 @@ export class JobPublisher {
   ) {}
 
   async publish(name: string, data: unknown, options: PublishOptions = {}): Promise<PublishedJob> {
+    const validated = await this.validate(name, data, options);
+    return this.send(name, validated.payload, { ...options, jobId: validated.jobId });
+  }
+
+  /**
+   * Everything `publish` checks before it sends (the job name, the options, the payload against the
+   * job's schema), without sending: the outbox checks a job when it is written, not when it is relayed.
+   * Returns the payload as the schema output it and the job id (the given one or a new one).
+   */
+  async validate(name: string, data: unknown, options: PublishOptions = {}): Promise<ValidatedJob> {
     const job = this.plan.jobs.get(name);
     if (job === undefined) throw new UnknownJobError(name, { known: [...this.plan.jobs.keys()] });
-    const now = Date.now();
     const jobId = options.jobId ?? randomUUID();
     checkPublishOptions(job, options);
     let payload = data;
@@ -46,6 +60,19 @@ export class JobPublisher {
         );
       payload = result.value;
     }
+    return { jobId, name, queue: job.queue, payload };
+  }
+
+  /** Sends a job `validate` accepted, as it returned it, and resolves on the broker's confirm. */
+  async send(
+    name: string,
+    payload: unknown,
+    options: PublishOptions & { jobId: string },
+  ): Promise<PublishedJob> {
+    const job = this.plan.jobs.get(name);
+    if (job === undefined) throw new UnknownJobError(name, { known: [...this.plan.jobs.keys()] });
+    const now = Date.now();
+    const jobId = options.jobId;
     const delayMs = options.runAt !== undefined ? options.runAt.getTime() - now : (options.delayMs ?? 0);
     const delayed = delayMs > 0;
     const route = delayed ? delayRoute(this.plan.delay, delayMs, job.queueName) : job.route;

@@ -1,0 +1,162 @@
+import { jitteredBackoff, type Logger, type PublishOptions } from '../core';
+import type { OutboxRowOptions } from './outbox';
+import { outboxStatements, type OutboxStatements } from './outbox-sql';
+import type { PgPoolClient, ResolvedOutboxOptions, ResolvedOutboxRelayOptions } from './options';
+import { RelayWake } from './relay-wake';
+
+/** Sends one job to the broker and resolves on its confirm: the warren's publisher, without re-validation. */
+export type SendJob = (
+  name: string,
+  payload: unknown,
+  options: PublishOptions & { readonly jobId: string },
+) => Promise<unknown>;
+
+interface OutboxRow {
+  readonly id: string;
+  readonly job_id: string;
+  readonly job_name: string;
+  readonly payload: unknown;
+  readonly options: OutboxRowOptions;
+}
+
+/**
+ * Moves committed rows from the outbox table to the broker, confirm before forget:
+ *   1. BEGIN; claim the oldest `batchSize` rows no other relay holds (`FOR UPDATE SKIP LOCKED`);
+ *   2. publish them all (one confirm channel, so in id order on the wire) and wait for the confirms;
+ *   3. delete the confirmed rows; COMMIT. Rows not confirmed stay, unlocked, for the next batch.
+ * A relay that dies anywhere before the commit leaves its rows to the next claim (a copy may reach
+ * the broker twice, with the same message id; none is lost). A full batch is followed by the next at
+ * once; otherwise the relay waits for a notification (sent by each committed write) or the poll interval.
+ */
+export class OutboxRelay {
+  private readonly sql: OutboxStatements;
+  private readonly settings: ResolvedOutboxRelayOptions;
+  private readonly wake: RelayWake;
+  private client: PgPoolClient | undefined;
+  private running: Promise<void> | undefined;
+  private stopped = false;
+  private failures = 0;
+  private relayed = 0;
+
+  constructor(
+    private readonly options: ResolvedOutboxOptions,
+    private readonly send: SendJob,
+    private readonly log: Logger,
+  ) {
+    if (options.relay === false) throw new Error('OutboxRelay needs relay options');
+    this.settings = options.relay;
+    this.sql = outboxStatements(options.qualifiedTable, options.channel);
+    this.wake = new RelayWake(options.pool, this.sql.listen, options.channel, this.settings, log);
+  }
+
+  /** Rows this relay published and deleted since it started. */
+  get relayedCount(): number {
+    return this.relayed;
+  }
+
+  start(): void {
+    if (this.running || this.stopped) return;
+    this.wake.start();
+    this.running = this.loop();
+  }
+
+  /** Stops after the batch in flight (whose confirms it waits for) and lets go of its connections. */
+  async stop(): Promise<void> {
+    this.stopped = true;
+    this.wake.stop();
+    await this.running;
+    this.dropClient();
+  }
+
+  private async loop(): Promise<void> {
+    while (!this.stopped) {
+      try {
+        const claimed = await this.relayBatch();
+        this.failures = 0;
+        if (claimed >= this.settings.batchSize) continue;
+        await this.wake.wait(this.settings.pollIntervalMs);
+      } catch (error) {
+        this.failures++;
+        const waitMs = jitteredBackoff(
+          this.failures,
+          this.settings.retryBaseMs,
+          this.settings.retryMaxMs,
+          0.2,
+        );
+        this.log.warn(
+          { err: error, table: this.options.tableName, failures: this.failures, retryInMs: waitMs },
+          'outbox relay batch failed; its unconfirmed rows stay in the table',
+        );
+        await this.wake.sleep(waitMs);
+      }
+    }
+  }
+
+  /** One batch; returns how many rows it claimed. Throws the first publish failure after the commit. */
+  private async relayBatch(): Promise<number> {
+    const client = await this.connection();
+    let open = false;
+    let failure: PromiseRejectedResult | undefined;
+    let claimed: OutboxRow[];
+    try {
+      await client.query('BEGIN');
+      open = true;
+      claimed = (await client.query(this.sql.claim, [this.settings.batchSize])).rows as OutboxRow[];
+      const results = await Promise.allSettled(claimed.map((row) => this.publish(row)));
+      const confirmed = claimed.filter((_, i) => results[i]!.status === 'fulfilled').map((row) => row.id);
+      if (confirmed.length > 0) await client.query(this.sql.remove, [confirmed]);
+      await client.query('COMMIT');
+      open = false;
+      this.relayed += confirmed.length;
+      failure = results.find((r): r is PromiseRejectedResult => r.status === 'rejected');
+    } catch (error) {
+      if (open) await client.query('ROLLBACK').catch(() => this.dropClient(error));
+      if (isConnectionError(error)) this.dropClient(error);
+      throw error;
+    }
+    if (failure) throw failure.reason;
+    return claimed.length;
+  }
+
+  private publish(row: OutboxRow): Promise<unknown> {
+    const o = row.options ?? {};
+    const options: PublishOptions & { jobId: string } = {
+      jobId: row.job_id,
+      timeoutMs: this.settings.publishTimeoutMs,
+      ...(o.priority !== undefined ? { priority: o.priority } : {}),
+      ...(o.correlationId !== undefined ? { correlationId: o.correlationId } : {}),
+      ...(o.headers !== undefined ? { headers: o.headers } : {}),
+      ...(o.attempts !== undefined ? { attempts: o.attempts } : {}),
+      ...(o.runAtMs !== undefined && o.runAtMs > Date.now() ? { runAt: new Date(o.runAtMs) } : {}),
+    };
+    return this.send(row.job_name, row.payload, options);
+  }
+
+  private async connection(): Promise<PgPoolClient> {
+    if (this.client) return this.client;
+    const client = await this.options.pool.connect();
+    // An idle client whose server went away emits 'error'; without a listener the process would crash.
+    client.on('error', (error) => this.dropClient(error));
+    this.client = client;
+    return client;
+  }
+
+  private dropClient(error?: unknown): void {
+    const client = this.client;
+    this.client = undefined;
+    if (!client) return;
+    try {
+      client.release(error instanceof Error ? error : error === undefined ? undefined : true);
+    } catch {
+      // released already (pg throws on a double release)
+    }
+  }
+}
+
+/** Errors after which the connection is not trusted again: anything that is not a statement's own SQLSTATE. */
+function isConnectionError(error: unknown): boolean {
+  const code = (error as { code?: unknown })?.code;
+  if (typeof code !== 'string') return true;
+  // Class 08: connection exception; 57P: operator intervention (server shutting down, terminated).
+  return code.startsWith('08') || code.startsWith('57P') || !/^[0-9A-Z]{5}$/.test(code);
+}
