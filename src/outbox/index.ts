@@ -20,3 +20,5 @@ export {
   type PgResult,
   type ResolvedOutboxOptions,
 } from './options';
+export { kyselyTransaction, type KyselyExecutor } from './kysely-transaction';
+export { knexTransaction, type KnexExecutor } from './knex-transaction';

@@ -110,15 +110,16 @@ export class Outbox<TJobs extends object = object> {
     const validated = await this.validate(name, data, options);
     const row = rowOptions(options);
     const payload = JSON.stringify(validated.payload) ?? 'null';
-    let rowCount: number | null;
+    let written: number;
     try {
-      ({ rowCount } = await tx.query(this.sql.insert, [
+      const { rows } = await tx.query(this.sql.insert, [
         validated.jobId,
         name,
         payload,
         JSON.stringify(row),
         this.options.channel,
-      ]));
+      ]);
+      written = rows.length;
     } catch (error) {
       throw new OutboxError('publish', `outbox: writing job '${name}' to ${this.tableName} failed`, {
         table: this.tableName,
@@ -127,7 +128,7 @@ export class Outbox<TJobs extends object = object> {
         cause: error,
       });
     }
-    return { jobId: validated.jobId, name, queue: validated.queue, duplicate: rowCount === 0 };
+    return { jobId: validated.jobId, name, queue: validated.queue, duplicate: written === 0 };
   }
 
   /** Rows waiting and the oldest one's age: for metrics and the operations API. */
