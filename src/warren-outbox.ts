@@ -1,4 +1,4 @@
-import type { Logger } from './core';
+import type { EmitEvent, Logger } from './core';
 import { Outbox, OutboxRelay, resolveOutboxOptions, type OutboxOptions } from './outbox';
 import type { JobPublisher } from './publisher';
 
@@ -17,6 +17,7 @@ export async function createOutbox(
   options: OutboxOptions | undefined,
   publisher: JobPublisher,
   log: Logger,
+  emit: EmitEvent,
 ): Promise<WarrenOutbox | undefined> {
   if (options === undefined) return undefined;
   const resolved = resolveOutboxOptions(options);
@@ -31,6 +32,7 @@ export async function createOutbox(
           resolved,
           (name, payload, sendOptions) => publisher.send(name, payload, sendOptions),
           log,
+          emit,
         );
   return { outbox, relay };
 }

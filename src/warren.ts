@@ -339,7 +339,6 @@ export async function createWarren<TJobs extends object = WarrenJobs>(
     log.child({ component: 'publisher' }),
   );
   const publisher = new JobPublisher(plan, confirms, publisherOptions);
-  const outbox = await createOutbox(options.outbox, publisher, log.child({ component: 'outbox' }));
   let warren: Warren<TJobs> | undefined;
   const emit: EmitEvent = (event, ...args) => {
     try {
@@ -348,6 +347,7 @@ export async function createWarren<TJobs extends object = WarrenJobs>(
       log.error({ err: error, event }, 'an event listener threw; ignored');
     }
   };
+  const outbox = await createOutbox(options.outbox, publisher, log.child({ component: 'outbox' }), emit);
   let worker: Worker | undefined;
   const pauses = new BreakerPauses(
     { pause: (queue) => worker!.pause(queue), resume: (queue) => worker!.resume(queue) },

@@ -1,4 +1,4 @@
-import { jitteredBackoff, type Logger, type PublishOptions } from '../core';
+import { jitteredBackoff, type EmitEvent, type Logger, type PublishOptions } from '../core';
 import type { OutboxRowOptions } from './outbox';
 import { outboxStatements, type OutboxStatements } from './outbox-sql';
 import type { PgPoolClient, ResolvedOutboxOptions, ResolvedOutboxRelayOptions } from './options';
@@ -42,6 +42,7 @@ export class OutboxRelay {
     private readonly options: ResolvedOutboxOptions,
     private readonly send: SendJob,
     private readonly log: Logger,
+    private readonly emit: EmitEvent = () => undefined,
   ) {
     if (options.relay === false) throw new Error('OutboxRelay needs relay options');
     this.settings = options.relay;
@@ -98,13 +99,15 @@ export class OutboxRelay {
     let open = false;
     let failure: PromiseRejectedResult | undefined;
     let claimed: OutboxRow[];
+    let confirmed: OutboxRow[];
+    const startedAt = Date.now();
     try {
       await client.query('BEGIN');
       open = true;
       claimed = (await client.query(this.sql.claim, [this.settings.batchSize])).rows as OutboxRow[];
       const results = await Promise.allSettled(claimed.map((row) => this.publish(row)));
-      const confirmed = claimed.filter((_, i) => results[i]!.status === 'fulfilled').map((row) => row.id);
-      if (confirmed.length > 0) await client.query(this.sql.remove, [confirmed]);
+      confirmed = claimed.filter((_, i) => results[i]!.status === 'fulfilled');
+      if (confirmed.length > 0) await client.query(this.sql.remove, [confirmed.map((row) => row.id)]);
       await client.query('COMMIT');
       open = false;
       this.relayed += confirmed.length;
@@ -114,6 +117,12 @@ export class OutboxRelay {
       if (isConnectionError(error)) this.dropClient(error);
       throw error;
     }
+    if (confirmed.length > 0)
+      this.emit('outboxRelayed', {
+        table: this.options.tableName,
+        jobIds: confirmed.map((row) => row.job_id),
+        durationMs: Date.now() - startedAt,
+      });
     if (failure) throw failure.reason;
     return claimed.length;
   }

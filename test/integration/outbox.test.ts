@@ -38,10 +38,15 @@ describe('transactional outbox', () => {
     return warren;
   }
 
-  it('publishes a committed job once, with its job id as message id, and deletes its row', async () => {
+  it('publishes a committed job once, with its job id as message id, deletes its row and says so', async () => {
     const table = tables.next();
     const handler = new SendReceipt();
     const warren = await relaying(handler, table);
+    const relayed: string[] = [];
+    warren.on('outboxRelayed', (event) => {
+      assert.equal(event.table, table);
+      relayed.push(...event.jobIds);
+    });
     const published = await inTransaction(pool, (tx) =>
       warren.outbox.publish(tx, SendReceipt, { orderId: 1 }, { jobId: 'receipt-1' }),
     );
@@ -54,6 +59,8 @@ describe('transactional outbox', () => {
     await waitFor(() => handler.runs.length === 1, { what: 'the job to run' });
     assert.deepEqual(handler.runs, [{ jobId: 'receipt-1', orderId: 1 }]);
     await waitFor(async () => (await rowsIn(table)) === 0, { what: 'the row to be deleted' });
+    await waitFor(() => relayed.length > 0, { what: 'the outboxRelayed event' });
+    assert.deepEqual(relayed, ['receipt-1']);
   });
 
   it('publishes nothing from a rolled-back transaction', async () => {
