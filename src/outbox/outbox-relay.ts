@@ -1,7 +1,7 @@
 import { jitteredBackoff, type EmitEvent, type Logger, type PublishOptions } from '../core';
 import type { OutboxRowOptions } from './outbox';
 import { outboxStatements, type OutboxStatements } from './outbox-sql';
-import type { PgPoolClient, ResolvedOutboxOptions, ResolvedOutboxRelayOptions } from './options';
+import type { PgPoolClient, PgResult, ResolvedOutboxOptions, ResolvedOutboxRelayOptions } from './options';
 import { RelayWake } from './relay-wake';
 
 /** Sends one job to the broker and resolves on its confirm: the warren's publisher, without re-validation. */
@@ -21,12 +21,14 @@ interface OutboxRow {
 
 /**
  * Moves committed rows from the outbox table to the broker, confirm before forget:
- *   1. BEGIN; claim the oldest `batchSize` rows no other relay holds (`FOR UPDATE SKIP LOCKED`);
+ *   1. BEGIN; claim the oldest `batchSize` rows no other relay holds (`FOR UPDATE SKIP LOCKED`), one round trip;
  *   2. publish them all (one confirm channel, so in id order on the wire) and wait for the confirms;
- *   3. delete the confirmed rows; COMMIT. Rows not confirmed stay, unlocked, for the next batch.
+ *   3. delete the confirmed rows and COMMIT, one round trip. Rows not confirmed stay, unlocked, for the
+ *      next batch.
  * A relay that dies anywhere before the commit leaves its rows to the next claim (a copy may reach
- * the broker twice, with the same message id; none is lost). A full batch is followed by the next at
- * once; otherwise the relay waits for a notification (sent by each committed write) or the poll interval.
+ * the broker twice, with the same message id; none is lost). A batch that found rows is followed by
+ * the next at once; after an empty one the relay waits for a notification (writers send one at commit,
+ * at most one per `notifyIntervalMs` per process) or the poll interval.
  */
 export class OutboxRelay {
   private readonly sql: OutboxStatements;
@@ -74,7 +76,9 @@ export class OutboxRelay {
       try {
         const claimed = await this.relayBatch();
         this.failures = 0;
-        if (claimed >= this.settings.batchSize) continue;
+        // Rows came: more may have committed meanwhile without a notification (writers notify
+        // sparingly), so look again until a claim comes back empty.
+        if (claimed > 0) continue;
         await this.wake.wait(this.settings.pollIntervalMs);
       } catch (error) {
         this.failures++;
@@ -102,13 +106,13 @@ export class OutboxRelay {
     let confirmed: OutboxRow[];
     const startedAt = Date.now();
     try {
-      await client.query('BEGIN');
       open = true;
-      claimed = (await client.query(this.sql.claim, [this.settings.batchSize])).rows as OutboxRow[];
+      claimed = lastResult(await client.query(this.sql.claim(this.settings.batchSize))).rows as OutboxRow[];
       const results = await Promise.allSettled(claimed.map((row) => this.publish(row)));
       confirmed = claimed.filter((_, i) => results[i]!.status === 'fulfilled');
-      if (confirmed.length > 0) await client.query(this.sql.remove, [confirmed.map((row) => row.id)]);
-      await client.query('COMMIT');
+      await client.query(
+        confirmed.length > 0 ? this.sql.removeAndCommit(confirmed.map((row) => String(row.id))) : 'COMMIT',
+      );
       open = false;
       this.relayed += confirmed.length;
       failure = results.find((r): r is PromiseRejectedResult => r.status === 'rejected');
@@ -160,6 +164,11 @@ export class OutboxRelay {
       // released already (pg throws on a double release)
     }
   }
+}
+
+/** node-postgres answers a query of several statements with an array of results. */
+function lastResult(result: PgResult | readonly PgResult[]): PgResult {
+  return Array.isArray(result) ? result[result.length - 1]! : (result as PgResult);
 }
 
 /** Errors after which the connection is not trusted again: anything that is not a statement's own SQLSTATE. */

@@ -25,30 +25,47 @@ export function outboxTableSql(qualifiedTable: string): string {
 
 /** The statements of one table. */
 export interface OutboxStatements {
-  /** $1 job_id, $2 job_name, $3 payload, $4 options, $5 channel: one row if written, none if a duplicate. */
+  /** $1 job_id, $2 job_name, $3 payload, $4 options: one row if written, none if a duplicate. */
   readonly insert: string;
-  /** $1 batch size: the oldest rows no other relay holds, locked until the transaction ends. */
-  readonly claim: string;
-  /** $1 ids (bigint[]). */
-  readonly remove: string;
+  /** The same, and $5 channel: notifies the relays at commit (never for a rolled-back or duplicate write). */
+  readonly insertAndNotify: string;
+  /**
+   * Opens the relay's transaction and claims the oldest `batchSize` rows no other relay holds, locked
+   * until it ends: one round trip (simple protocol, several statements, no parameters). The delete
+   * need not wait for the disk (`synchronous_commit` off for this transaction only): a delete lost in a
+   * database crash brings its rows back, to be published again, which at-least-once allows.
+   */
+  claim(batchSize: number): string;
+  /** Deletes the rows (ids as read from the table, checked to be digits) and commits: one round trip. */
+  removeAndCommit(ids: readonly string[]): string;
   readonly backlog: string;
   readonly listen: string;
+  /** $1 channel: wakes the relays now. */
+  readonly notify: string;
 }
 
 export function outboxStatements(qualifiedTable: string, channel: string): OutboxStatements {
   return {
-    // The notification is sent at commit, and never for a rolled-back or duplicate write.
-    insert: `WITH inserted AS (
+    insert: `INSERT INTO ${qualifiedTable} (job_id, job_name, payload, options) VALUES ($1, $2, $3::json, $4::jsonb)
+      ON CONFLICT (job_id) DO NOTHING RETURNING id`,
+    insertAndNotify: `WITH inserted AS (
         INSERT INTO ${qualifiedTable} (job_id, job_name, payload, options) VALUES ($1, $2, $3::json, $4::jsonb)
         ON CONFLICT (job_id) DO NOTHING RETURNING id
       )
       SELECT id, pg_notify($5, '') FROM inserted`,
-    claim: `SELECT id, job_id, job_name, payload, options FROM ${qualifiedTable}
-      ORDER BY id LIMIT $1 FOR UPDATE SKIP LOCKED`,
-    remove: `DELETE FROM ${qualifiedTable} WHERE id = ANY($1::bigint[])`,
+    claim: (batchSize) =>
+      `BEGIN; SET LOCAL synchronous_commit TO OFF;
+      SELECT id, job_id, job_name, payload, options FROM ${qualifiedTable}
+      ORDER BY id LIMIT ${Math.floor(batchSize)} FOR UPDATE SKIP LOCKED`,
+    removeAndCommit: (ids) => {
+      if (!ids.every((id) => /^\d+$/.test(id)))
+        throw new Error(`outbox ids must be digits: ${ids.join(',')}`);
+      return `DELETE FROM ${qualifiedTable} WHERE id IN (${ids.join(',')}); COMMIT`;
+    },
     backlog: `SELECT count(*)::bigint AS size,
         COALESCE(EXTRACT(EPOCH FROM (now() - min(created_at))) * 1000, 0)::float8 AS oldest_ms
       FROM ${qualifiedTable}`,
     listen: `LISTEN "${channel}"`,
+    notify: `SELECT pg_notify($1, '')`,
   };
 }

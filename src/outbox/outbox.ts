@@ -68,6 +68,8 @@ export type ValidateJob = (
  */
 export class Outbox<TJobs extends object = object> {
   private readonly sql: OutboxStatements;
+  private lastNotifyAt = Number.NEGATIVE_INFINITY;
+  private trailingNotify: NodeJS.Timeout | undefined;
 
   /** @internal createWarren makes it */
   constructor(
@@ -112,13 +114,14 @@ export class Outbox<TJobs extends object = object> {
     const payload = JSON.stringify(validated.payload) ?? 'null';
     let written: number;
     try {
-      const { rows } = await tx.query(this.sql.insert, [
-        validated.jobId,
-        name,
-        payload,
-        JSON.stringify(row),
-        this.options.channel,
-      ]);
+      const now = Date.now();
+      const notify = now - this.lastNotifyAt >= this.options.notifyIntervalMs;
+      if (notify) this.lastNotifyAt = now;
+      else this.scheduleTrailingNotify();
+      const values = [validated.jobId, name, payload, JSON.stringify(row)];
+      const { rows } = notify
+        ? await tx.query(this.sql.insertAndNotify, [...values, this.options.channel])
+        : await tx.query(this.sql.insert, values);
       written = rows.length;
     } catch (error) {
       throw new OutboxError('publish', `outbox: writing job '${name}' to ${this.tableName} failed`, {
@@ -129,6 +132,21 @@ export class Outbox<TJobs extends object = object> {
       });
     }
     return { jobId: validated.jobId, name, queue: validated.queue, duplicate: written === 0 };
+  }
+
+  /**
+   * A write that carried no notification is covered by one sent on its own a little later: by then
+   * its transaction has most likely committed. One that commits later still waits for a notifying
+   * write or the relay's poll interval.
+   */
+  private scheduleTrailingNotify(): void {
+    if (this.trailingNotify) return;
+    this.trailingNotify = setTimeout(() => {
+      this.trailingNotify = undefined;
+      this.lastNotifyAt = Date.now();
+      this.options.pool.query(this.sql.notify, [this.options.channel]).catch(() => undefined);
+    }, this.options.notifyIntervalMs);
+    this.trailingNotify.unref();
   }
 
   /** Rows waiting and the oldest one's age: for metrics and the operations API. */
