@@ -144,6 +144,39 @@ describe('transactional outbox', () => {
     assert.ok(Date.now() - startedAt < 10_000);
   });
 
+  it('notifies at most once per notifyIntervalMs per process, then once more for the writes it skipped', async () => {
+    const table = tables.next();
+    const listener = await pool.connect();
+    const notifications: number[] = [];
+    listener.on('notification', (message) => message.channel === table && notifications.push(Date.now()));
+    try {
+      await listener.query(`LISTEN "${table}"`);
+      const every = await testWarren({
+        topology: outboxTopology,
+        jobs: [SendReceipt],
+        outbox: { pool, tableName: table, relay: false, notifyIntervalMs: 0 },
+      });
+      for (let i = 0; i < 3; i++)
+        await inTransaction(pool, (tx) => every.outbox.publish(tx, SendReceipt, { orderId: i }));
+      await waitFor(() => notifications.length === 3, { what: 'one notification per write' });
+      notifications.length = 0;
+      const sparing = await testWarren({
+        topology: outboxTopology,
+        jobs: [SendReceipt],
+        outbox: { pool, tableName: table, relay: false, notifyIntervalMs: 1_000 },
+      });
+      const startedAt = Date.now();
+      for (let i = 0; i < 5; i++)
+        await inTransaction(pool, (tx) => sparing.outbox.publish(tx, SendReceipt, { orderId: i }));
+      await waitFor(() => notifications.length === 2, { what: 'the first and the trailing notification' });
+      assert.ok(notifications[1]! - startedAt >= 900, 'the trailing one comes after the interval');
+      await waitFor(async () => (await rowsIn(table)) === 8);
+      assert.equal(notifications.length, 2);
+    } finally {
+      listener.release();
+    }
+  });
+
   it('polls for rows written without a notification (raw SQL, lost LISTEN connection)', async () => {
     const table = tables.next();
     const handler = new SendReceipt();
