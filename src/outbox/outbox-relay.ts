@@ -1,4 +1,10 @@
-import { jitteredBackoff, type EmitEvent, type Logger, type PublishOptions } from '../core';
+import {
+  ConfigurationError,
+  jitteredBackoff,
+  type EmitEvent,
+  type Logger,
+  type PublishOptions,
+} from '../core';
 import type { OutboxRowOptions } from './outbox';
 import { outboxStatements, type OutboxStatements } from './outbox-sql';
 import type { PgPoolClient, PgResult, ResolvedOutboxOptions, ResolvedOutboxRelayOptions } from './options';
@@ -46,7 +52,8 @@ export class OutboxRelay {
     private readonly log: Logger,
     private readonly emit: EmitEvent = () => undefined,
   ) {
-    if (options.relay === false) throw new Error('OutboxRelay needs relay options');
+    if (options.relay === false)
+      throw new ConfigurationError('outbox.relay is false: this process does not relay');
     this.settings = options.relay;
     this.sql = outboxStatements(options.qualifiedTable, options.channel);
     this.wake = new RelayWake(options.pool, this.sql.listen, options.channel, this.settings, log);
