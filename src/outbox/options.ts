@@ -35,6 +35,11 @@ export interface OutboxRelayOptions {
   /** Rows claimed (and published concurrently) per batch. Default 500. */
   readonly batchSize?: number;
   /**
+   * Batches in flight at once, each on a pool connection of its own: the next claim is taken while a
+   * batch waits for its confirms, which shortens the wait of a row committed meanwhile. Default 2.
+   */
+  readonly batchesInFlight?: number;
+  /**
    * The relay looks at the table at least this often when no notification woke it (a lost LISTEN
    * connection, rows written by raw SQL without `pg_notify`). Default 1 000 ms.
    */
@@ -54,8 +59,8 @@ export interface OutboxRelayOptions {
 export interface OutboxOptions {
   /**
    * The application's `pg.Pool`. `outbox.backlog()` and `createTable()` run on it; a running relay
-   * holds two of its connections (one claiming batches, one listening for notifications). Never ended
-   * by warren.
+   * holds `batchesInFlight` + 1 of its connections (one a batch in flight, one listening for
+   * notifications). Never ended by warren.
    */
   readonly pool: OutboxPool;
   /**
@@ -82,6 +87,7 @@ export interface OutboxOptions {
 
 export interface ResolvedOutboxRelayOptions {
   readonly batchSize: number;
+  readonly batchesInFlight: number;
   readonly pollIntervalMs: number;
   readonly publishTimeoutMs: number;
   readonly retryBaseMs: number;
@@ -105,6 +111,7 @@ export const OUTBOX_DEFAULTS = Object.freeze({
   notifyIntervalMs: 10,
   relay: Object.freeze({
     batchSize: 500,
+    batchesInFlight: 2,
     pollIntervalMs: 1_000,
     publishTimeoutMs: 10_000,
     retryBaseMs: 200,
@@ -153,6 +160,11 @@ function resolveRelay(input: OutboxRelayOptions): ResolvedOutboxRelayOptions {
   const d = OUTBOX_DEFAULTS.relay;
   const relay = Object.freeze({
     batchSize: checkInteger('outbox.relay.batchSize', input.batchSize ?? d.batchSize, 1),
+    batchesInFlight: checkInteger(
+      'outbox.relay.batchesInFlight',
+      input.batchesInFlight ?? d.batchesInFlight,
+      1,
+    ),
     pollIntervalMs: checkInteger('outbox.relay.pollIntervalMs', input.pollIntervalMs ?? d.pollIntervalMs, 1),
     publishTimeoutMs: checkInteger(
       'outbox.relay.publishTimeoutMs',

@@ -17,6 +17,12 @@ export type SendJob = (
   options: PublishOptions & { readonly jobId: string },
 ) => Promise<unknown>;
 
+/** One batch in flight at a time, on a connection of its own. */
+interface Lane {
+  client: PgPoolClient | undefined;
+  failures: number;
+}
+
 interface OutboxRow {
   readonly id: string;
   readonly job_id: string;
@@ -35,16 +41,19 @@ interface OutboxRow {
  * the broker twice, with the same message id; none is lost). A batch that found rows is followed by
  * the next at once; after an empty one the relay waits for a notification (writers send one at commit,
  * at most one per `notifyIntervalMs` per process) or the poll interval.
+ * `batchesInFlight` batches overlap, each on its own connection: the next claim is taken while the
+ * last batch waits for its confirms. Claims take turns, and a batch's publishes are sent before the
+ * next claim, so the relay's messages still leave in claim order.
  */
 export class OutboxRelay {
   private readonly sql: OutboxStatements;
   private readonly settings: ResolvedOutboxRelayOptions;
   private readonly wake: RelayWake;
-  private client: PgPoolClient | undefined;
-  private running: Promise<void> | undefined;
+  private readonly lanes: Lane[];
+  private running: Promise<unknown> | undefined;
   private stopped = false;
-  private failures = 0;
   private relayed = 0;
+  private turn: Promise<unknown> = Promise.resolve();
 
   constructor(
     private readonly options: ResolvedOutboxOptions,
@@ -57,6 +66,10 @@ export class OutboxRelay {
     this.settings = options.relay;
     this.sql = outboxStatements(options.qualifiedTable, options.channel);
     this.wake = new RelayWake(options.pool, this.sql.listen, options.channel, this.settings, log);
+    this.lanes = Array.from({ length: this.settings.batchesInFlight }, () => ({
+      client: undefined,
+      failures: 0,
+    }));
   }
 
   /** Rows this relay published and deleted since it started. */
@@ -67,7 +80,7 @@ export class OutboxRelay {
   start(): void {
     if (this.running || this.stopped) return;
     this.wake.start();
-    this.running = this.loop();
+    this.running = Promise.all(this.lanes.map((lane) => this.loop(lane)));
   }
 
   /** Stops after the batch in flight (whose confirms it waits for) and lets go of its connections. */
@@ -75,28 +88,28 @@ export class OutboxRelay {
     this.stopped = true;
     this.wake.stop();
     await this.running;
-    this.dropClient();
+    for (const lane of this.lanes) this.dropClient(lane);
   }
 
-  private async loop(): Promise<void> {
+  private async loop(lane: Lane): Promise<void> {
     while (!this.stopped) {
       try {
-        const claimed = await this.relayBatch();
-        this.failures = 0;
+        const claimed = await this.relayBatch(lane);
+        lane.failures = 0;
         // Rows came: more may have committed meanwhile without a notification (writers notify
         // sparingly), so look again until a claim comes back empty.
         if (claimed > 0) continue;
         await this.wake.wait(this.settings.pollIntervalMs);
       } catch (error) {
-        this.failures++;
+        lane.failures++;
         const waitMs = jitteredBackoff(
-          this.failures,
+          lane.failures,
           this.settings.retryBaseMs,
           this.settings.retryMaxMs,
           0.2,
         );
         this.log.warn(
-          { err: error, table: this.options.tableName, failures: this.failures, retryInMs: waitMs },
+          { err: error, table: this.options.tableName, failures: lane.failures, retryInMs: waitMs },
           'outbox relay batch failed; its unconfirmed rows stay in the table',
         );
         await this.wake.sleep(waitMs);
@@ -105,8 +118,8 @@ export class OutboxRelay {
   }
 
   /** One batch; returns how many rows it claimed. Throws the first publish failure after the commit. */
-  private async relayBatch(): Promise<number> {
-    const client = await this.connection();
+  private async relayBatch(lane: Lane): Promise<number> {
+    const client = await this.connection(lane);
     let open = false;
     let failure: PromiseRejectedResult | undefined;
     let claimed: OutboxRow[];
@@ -114,8 +127,13 @@ export class OutboxRelay {
     const startedAt = Date.now();
     try {
       open = true;
-      claimed = lastResult(await client.query(this.sql.claim(this.settings.batchSize))).rows as OutboxRow[];
-      const results = await Promise.allSettled(claimed.map((row) => this.publish(row)));
+      const batch = await this.inTurn(async () => {
+        const rows = lastResult(await client.query(this.sql.claim(this.settings.batchSize)))
+          .rows as OutboxRow[];
+        return { rows, publishing: rows.map((row) => this.publish(row)) };
+      });
+      claimed = batch.rows;
+      const results = await Promise.allSettled(batch.publishing);
       confirmed = claimed.filter((_, i) => results[i]!.status === 'fulfilled');
       await client.query(
         confirmed.length > 0 ? this.sql.removeAndCommit(confirmed.map((row) => String(row.id))) : 'COMMIT',
@@ -124,8 +142,8 @@ export class OutboxRelay {
       this.relayed += confirmed.length;
       failure = results.find((r): r is PromiseRejectedResult => r.status === 'rejected');
     } catch (error) {
-      if (open) await client.query('ROLLBACK').catch(() => this.dropClient(error));
-      if (isConnectionError(error)) this.dropClient(error);
+      if (open) await client.query('ROLLBACK').catch(() => this.dropClient(lane, error));
+      if (isConnectionError(error)) this.dropClient(lane, error);
       throw error;
     }
     if (confirmed.length > 0)
@@ -152,18 +170,27 @@ export class OutboxRelay {
     return this.send(row.job_name, row.payload, options);
   }
 
-  private async connection(): Promise<PgPoolClient> {
-    if (this.client) return this.client;
+  /** Runs `work` after every earlier claim settled. */
+  private inTurn<T>(work: () => Promise<T>): Promise<T> {
+    const result = this.turn.then(work);
+    this.turn = result.catch(() => undefined);
+    return result;
+  }
+
+  private async connection(lane: Lane): Promise<PgPoolClient> {
+    if (lane.client) return lane.client;
     const client = await this.options.pool.connect();
     // An idle client whose server went away emits 'error'; without a listener the process would crash.
-    client.on('error', (error) => this.dropClient(error));
-    this.client = client;
+    client.on('error', (error) => {
+      if (lane.client === client) this.dropClient(lane, error);
+    });
+    lane.client = client;
     return client;
   }
 
-  private dropClient(error?: unknown): void {
-    const client = this.client;
-    this.client = undefined;
+  private dropClient(lane: Lane, error?: unknown): void {
+    const client = lane.client;
+    lane.client = undefined;
     if (!client) return;
     try {
       client.release(error instanceof Error ? error : error === undefined ? undefined : true);

@@ -9,8 +9,7 @@ import type { OutboxPool, PgPoolClient, ResolvedOutboxRelayOptions } from './opt
 export class RelayWake {
   private client: PgPoolClient | undefined;
   private notified = false;
-  private waiter: (() => void) | undefined;
-  private timer: NodeJS.Timeout | undefined;
+  private readonly waiters = new Set<() => void>();
   private stopped = false;
   private failures = 0;
   private readonly lostClients = new WeakSet<PgPoolClient>();
@@ -50,19 +49,21 @@ export class RelayWake {
   private pause(ms: number, byNotification: boolean): Promise<void> {
     return new Promise((resolve) => {
       const done = () => {
-        clearTimeout(this.timer);
-        this.waiter = undefined;
+        clearTimeout(timer);
+        this.waiters.delete(waiter);
         this.notified = false;
         resolve();
       };
-      this.timer = setTimeout(done, ms);
-      this.waiter = byNotification ? done : () => (this.stopped ? done() : undefined);
+      const timer = setTimeout(done, ms);
+      const waiter = byNotification ? done : () => (this.stopped ? done() : undefined);
+      this.waiters.add(waiter);
     });
   }
 
+  /** Wakes every waiting batch loop (or the next to wait): each claims in turn what has come. */
   private fire(): void {
     this.notified = true;
-    this.waiter?.();
+    for (const waiter of [...this.waiters]) waiter();
   }
 
   private async listen(): Promise<void> {
