@@ -76,7 +76,8 @@ export class RelayWake {
         if (message.channel === this.channel) this.fire();
       });
       await client.query(this.listenSql);
-      if (this.stopped) return void client.release();
+      // Destroyed rather than returned: a pooled connection must not keep listening.
+      if (this.stopped) return void client.release(true);
       this.client = client;
       this.failures = 0;
       // Rows committed while nobody listened: look now.
