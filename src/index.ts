@@ -106,4 +106,24 @@ export {
   type PgPool,
 } from './idempotency';
 export { WORKER_DEFAULTS } from './worker';
+export {
+  Outbox,
+  OutboxError,
+  OUTBOX_DEFAULTS,
+  outboxTableSql,
+  kyselyTransaction,
+  knexTransaction,
+  type KyselyExecutor,
+  type KnexExecutor,
+  type OutboxBacklog,
+  type OutboxOperation,
+  type OutboxOptions,
+  type OutboxPool,
+  type OutboxPublished,
+  type OutboxPublishOptions,
+  type OutboxRelayOptions,
+  type OutboxTransaction,
+  type PgPoolClient,
+  type PgResult,
+} from './outbox';
 export type { BreakerOptions } from './breaker';

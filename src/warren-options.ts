@@ -11,6 +11,7 @@ import {
   type TopologyDeclaration,
 } from './topology';
 import type { IdempotencyStore } from './idempotency';
+import type { OutboxOptions } from './outbox';
 import type { WorkerOptions } from './worker';
 
 /** Everything `createWarren` takes. Only `topology` and a handler or job class are needed in practice. */
@@ -69,6 +70,12 @@ export interface WarrenOptions {
    * for `ops.job(id)` / `warren job <id>`. Default: off (its cost on the job path is in the README).
    */
   readonly history?: HistoryOptions;
+  /**
+   * The transactional outbox (README, "Transactional outbox"): `warren.outbox.publish(tx, …)` writes jobs
+   * in your PostgreSQL transaction, and this process relays committed rows to the broker unless
+   * `relay: false`. Default: none.
+   */
+  readonly outbox?: OutboxOptions;
 }
 
 /** The topology options inside WarrenOptions, resolved: createWarren and warren/ops plan alike. */
@@ -101,6 +108,7 @@ const KNOWN = {
   idempotency: true,
   deadLetterLog: true,
   history: true,
+  outbox: true,
 } as const satisfies Record<keyof WarrenOptions, true>;
 
 const KNOWN_QUEUES = { deliveryLimit: true, durable: true, expiresMs: true } as const satisfies Record<

@@ -33,6 +33,8 @@ import { checkCronData, readSchedulingDeclarations, Scheduling } from './warren-
 import { createControl } from './warren-control';
 import { createDeadLetterLog } from './warren-dead-letter-log';
 import { announcePublished, createHistory, recordHistory } from './warren-history';
+import { createOutbox, type WarrenOutbox } from './warren-outbox';
+import type { Outbox } from './outbox';
 
 /**
  * Augment this interface to type `publish` by job name:
@@ -96,6 +98,7 @@ export class Warren<TJobs extends object = WarrenJobs> extends EventEmitter<Warr
     private readonly control: ReturnType<typeof createControl>,
     /** Parts stopped on close after the worker (dead-letter collector, history writer). */
     private readonly addOns: readonly { stop(): Promise<void> }[] = [],
+    private readonly outboxParts?: WarrenOutbox,
   ) {
     // An async listener's rejection comes to the method below instead of crashing the process.
     super({ captureRejections: true });
@@ -106,6 +109,17 @@ export class Warren<TJobs extends object = WarrenJobs> extends EventEmitter<Warr
     const onRejection = (error: unknown, event: string | symbol) =>
       log.error({ err: error, event: String(event) }, 'an event listener rejected; ignored');
     Object.defineProperty(this, EventEmitter.captureRejectionSymbol, { value: onRejection });
+  }
+
+  /**
+   * The transactional outbox (`createWarren({ outbox })`): `publish(tx, job, data, options)` writes a job
+   * in your PostgreSQL transaction; `backlog()` tells what waits. Throws a ConfigurationError when the
+   * warren was created without `outbox`.
+   */
+  get outbox(): Outbox<TJobs> {
+    if (!this.outboxParts)
+      throw new ConfigurationError('warren.outbox needs createWarren({ outbox: { pool } })');
+    return this.outboxParts.outbox as unknown as Outbox<TJobs>;
   }
 
   /** This instance's id, as warren/ops lists it among the processes (random, fixed for its life). */
@@ -288,6 +302,8 @@ export class Warren<TJobs extends object = WarrenJobs> extends EventEmitter<Warr
   private async shutdown(graceMs: number): Promise<void> {
     for (const remove of this.signalHandlers) remove();
     this.control.listener.close();
+    // Before the publisher flushes: the relay waits for its batch's confirms and claims no more.
+    await this.outboxParts?.relay?.stop();
     // First, so that another process leads (and refills permits) while this one drains its jobs.
     await this.scheduling.stop();
     await this.worker.stop(graceMs);
@@ -394,6 +410,7 @@ export async function createWarren<TJobs extends object = WarrenJobs>(
       log.error({ err: error, event }, 'an event listener threw; ignored');
     }
   };
+  const outbox = await createOutbox(options.outbox, publisher, log.child({ component: 'outbox' }), emit);
   let worker: Worker | undefined;
   const pauses = new BreakerPauses(
     { pause: (queue) => worker!.pause(queue), resume: (queue) => worker!.resume(queue) },
@@ -522,7 +539,9 @@ export async function createWarren<TJobs extends object = WarrenJobs>(
     pauses,
     control,
     [deadLetterLog, history].filter((p) => p !== undefined),
+    outbox,
   );
   if (history) recordHistory(history, warren);
+  outbox?.relay?.start();
   return warren;
 }

@@ -61,6 +61,13 @@ export interface WarrenEvents {
   breakerStateChanged: [{ readonly breaker: string; readonly state: 'open' | 'halfOpen' | 'closed' }];
   /** This process became (or stopped being) the cron leader. */
   leadershipChanged: [{ readonly isLeader: boolean }];
+  /**
+   * An outbox relay batch: the broker confirmed these jobs and their rows are deleted. `durationMs`
+   * runs from the claim to the commit of the delete.
+   */
+  outboxRelayed: [
+    { readonly table: string; readonly jobIds: readonly string[]; readonly durationMs: number },
+  ];
 }
 
 /** How parts report events to the instance without depending on it. */

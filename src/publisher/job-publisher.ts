@@ -30,9 +30,16 @@ export type BatchResult =
   | { readonly status: 'confirmed'; readonly job: PublishedJob }
   | { readonly status: 'failed'; readonly job: PublishedJob; readonly error: WarrenError };
 
+/** A job `JobPublisher.validate` accepted: its id, queue and payload as the schema output it. */
+export interface ValidatedJob extends PublishedJob {
+  readonly payload: unknown;
+}
+
 interface Prepared {
   readonly message: OutgoingMessage;
   readonly published: PublishedJob;
+  /** As the schema output it. */
+  readonly payload: unknown;
 }
 
 /**
@@ -49,6 +56,31 @@ export class JobPublisher {
 
   async publish(name: string, data: unknown, options: PublishOptions = {}): Promise<PublishedJob> {
     const { message, published } = await this.prepare(name, data, options, Date.now());
+    await this.confirms.send(message);
+    return published;
+  }
+
+  /**
+   * Everything `publish` checks before it sends (the job name, the options, the payload against the
+   * job's schema), without sending: the outbox checks a job when it is written, not when it is relayed.
+   * Returns the payload as the schema output it and the job id (the given one or a new one).
+   */
+  async validate(name: string, data: unknown, options: PublishOptions = {}): Promise<ValidatedJob> {
+    const jobId = options.jobId ?? randomUUID();
+    const ready = this.prepare(name, data, { ...options, jobId }, Date.now());
+    const { published, payload } = ready instanceof Promise ? await ready : ready;
+    return { ...published, payload };
+  }
+
+  /** Sends a job `validate` accepted, as it returned it, and resolves on the broker's confirm. */
+  async send(
+    name: string,
+    payload: unknown,
+    options: PublishOptions & { jobId: string },
+  ): Promise<PublishedJob> {
+    const job = this.plan.jobs.get(name);
+    if (job === undefined) throw new UnknownJobError(name, { known: [...this.plan.jobs.keys()] });
+    const { message, published } = this.build(job, payload, options, Date.now());
     await this.confirms.send(message);
     return published;
   }
@@ -165,6 +197,7 @@ export class JobPublisher {
         context: { jobName: name, jobId, queue: job.queue },
       },
       published: { jobId, name, queue: job.queue },
+      payload,
     };
   }
 }

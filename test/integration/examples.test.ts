@@ -28,6 +28,18 @@ describe('the examples', () => {
     assert.match(stdout, /done: 3 emails sent, 1 job dead-lettered/);
   });
 
+  it('runs the outbox example: receipts for the committed orders only', async () => {
+    const { stdout } = await run(process.execPath, ['dist/examples/outbox/main.js'], {
+      cwd,
+      env: {
+        ...env,
+        DATABASE_URL: process.env.WARREN_TEST_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/test',
+      },
+      timeout: 60_000,
+    });
+    assert.match(stdout, /done: 2 receipts sent for 2 orders, 1 rolled back/);
+  });
+
   it('runs the NestJS example and exits cleanly', async () => {
     await run(process.execPath, ['dist/examples/nest/main.js'], { cwd, env, timeout: 60_000 });
   });

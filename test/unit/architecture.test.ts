@@ -19,6 +19,7 @@ const ALLOWED: Record<string, readonly string[]> = {
   control: ['core', 'topology', 'connection'],
   'dead-letter-log': ['core', 'message', 'topology', 'connection'],
   history: ['core', 'topology', 'dead-letter-log'],
+  outbox: ['core', 'decorators'],
   ops: [
     'history',
     'dead-letter-log',
