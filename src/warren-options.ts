@@ -1,6 +1,6 @@
 import type { BreakerOptions } from './breaker';
 import type { ConnectionOptions } from './connection';
-import type { JobDefaults, Logger } from './core';
+import type { Instrumentation, JobDefaults, Logger } from './core';
 import type { JobClass } from './decorators';
 import type { PublisherOptions } from './publisher';
 import type { SchedulerOptions } from './scheduler';
@@ -56,6 +56,11 @@ export interface WarrenOptions {
    * (one process) or `PostgresIdempotencyStore` (every worker). Default: none (at-least-once).
    */
   readonly idempotency?: IdempotencyStore;
+  /**
+   * Metrics and traces: `warrenMetrics()` and `warrenTracing()` from `warren/observability` (or your own
+   * hooks). Default: none, and the hot path does no work for them.
+   */
+  readonly instrumentation?: Instrumentation | readonly Instrumentation[];
 }
 
 /** The topology options inside WarrenOptions, resolved: createWarren and warren/ops plan alike. */

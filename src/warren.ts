@@ -6,10 +6,13 @@ import {
   checkBackoff,
   ConfigurationError,
   checkInteger,
+  combineInstrumentation,
   createSilentLogger,
   resolveJobDefaults,
   ShutdownError,
   type EmitEvent,
+  type Instrumentation,
+  type InstrumentationTarget,
   type JobDefinition,
   type JobHandler,
   type Logger,
@@ -322,7 +325,14 @@ export async function createWarren<TJobs extends object = WarrenJobs>(
     { maxBuffered: publisherOptions.maxBuffered },
     log.child({ component: 'publisher' }),
   );
-  const publisher = new JobPublisher(plan, confirms, publisherOptions);
+  const instrumentation = combineInstrumentation(
+    options.instrumentation === undefined
+      ? []
+      : Array.isArray(options.instrumentation)
+        ? (options.instrumentation as readonly Instrumentation[])
+        : [options.instrumentation as Instrumentation],
+  );
+  const publisher = new JobPublisher(plan, confirms, publisherOptions, instrumentation);
   let warren: Warren<TJobs> | undefined;
   const emit: EmitEvent = (event, ...args) => {
     try {
@@ -353,7 +363,7 @@ export async function createWarren<TJobs extends object = WarrenJobs>(
     declarations: schedulingDeclarations,
     manager,
     confirms,
-    publish: (job, data, jobId) => publisher.publish(job, data, { jobId }),
+    publish: (job, data, jobId) => publisher.publish(job, data, { jobId }, 'cron'),
     publishTimeoutMs: publisherOptions.timeoutMs,
     reapplyTopology,
     emit,
@@ -375,6 +385,7 @@ export async function createWarren<TJobs extends object = WarrenJobs>(
       },
       idempotency: options.idempotency,
       limiterFor: (jobName) => scheduling.limiterFor(jobName),
+      instrumentation,
       manager,
       reapplyTopology,
       concurrencyOf: (queueName) =>
@@ -436,5 +447,33 @@ export async function createWarren<TJobs extends object = WarrenJobs>(
     pauses,
     control,
   );
+  instrumentation?.attach?.(instrumentationTarget(warren, plan, manager, () => scheduling.isLeader));
   return warren;
+}
+
+function instrumentationTarget(
+  warren: EventEmitter<WarrenEvents>,
+  plan: TopologyPlan,
+  manager: ConnectionManager,
+  isLeader: () => boolean,
+): InstrumentationTarget {
+  return {
+    on: (event, listener) => warren.on(event, listener as never),
+    jobNames: [...plan.jobs.keys()],
+    queues: plan.queues
+      .filter((q) => q.role === 'job')
+      .map((q) => ({ key: q.key!, name: q.name, deadName: q.deadQueue! })),
+    delayQueues: plan.queues.filter((q) => q.role === 'delay').map((q) => q.name),
+    messageCount: async (queueName) => {
+      const channel = await manager.openChannel();
+      channel.on('error', () => undefined);
+      try {
+        return (await channel.checkQueue(queueName)).messageCount;
+      } finally {
+        await channel.close().catch(() => undefined);
+      }
+    },
+    isConnected: () => manager.isConnected,
+    isLeader,
+  };
 }

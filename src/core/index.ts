@@ -9,3 +9,4 @@ export * from './option-checks';
 export * from './job-defaults';
 export * from './events';
 export { WARREN_VERSION } from './version';
+export * from './instrumentation';

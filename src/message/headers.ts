@@ -9,7 +9,11 @@
  * - `warren-max-attempts` per-publish override of the job's attempts.
  * - `warren-redeliveries` on classic queues: how often the broker redelivered this job (crash loops).
  * - `warren-dead-reason`, `warren-last-error`, `warren-dead-at`, `warren-queue`: on dead letters.
- * - `traceparent`         W3C trace context, passed through untouched.
+ * - `traceparent`, `tracestate`  W3C trace context: the publisher's span (warren/observability sets them;
+ *                         a foreign publisher may), passed through untouched on retries and delays.
+ * - `warren-trace-link`   W3C traceparent of the span before this run (the previous attempt, or the
+ *                         publish of a delayed job): the next run's span links to it (or, with
+ *                         `traces: 'keep'`, continues it).
  */
 export const HEADERS = {
   attempt: 'warren-attempt',
@@ -22,6 +26,8 @@ export const HEADERS = {
   deadAt: 'warren-dead-at',
   queue: 'warren-queue',
   traceparent: 'traceparent',
+  tracestate: 'tracestate',
+  traceLink: 'warren-trace-link',
 } as const;
 
 /** Broker-owned headers that must never be copied onto a republished message (DESIGN: cycle detection). */

@@ -5,6 +5,8 @@ import {
   PayloadValidationError,
   UnknownJobError,
   validationMessage,
+  type Instrumentation,
+  type PublishOrigin,
   type PublishedJob,
   type PublishOptions,
 } from '../core';
@@ -25,9 +27,16 @@ export class JobPublisher {
     private readonly plan: TopologyPlan,
     private readonly confirms: ConfirmPublisher,
     private readonly options: ResolvedPublisherOptions,
+    private readonly instrumentation?: Instrumentation,
   ) {}
 
-  async publish(name: string, data: unknown, options: PublishOptions = {}): Promise<PublishedJob> {
+  /** `origin` tells an instrumentation who publishes: a cron firing starts its own trace. */
+  async publish(
+    name: string,
+    data: unknown,
+    options: PublishOptions = {},
+    origin: PublishOrigin = 'user',
+  ): Promise<PublishedJob> {
     const job = this.plan.jobs.get(name);
     if (job === undefined) throw new UnknownJobError(name, { known: [...this.plan.jobs.keys()] });
     const now = Date.now();
@@ -61,14 +70,36 @@ export class JobPublisher {
       deliverAt: delayed && delayMs > this.plan.delay.maxDelayMs ? now + delayMs : undefined,
       maxAttempts: options.attempts,
     });
-    await this.confirms.send({
+    const content = encodeBody(payload);
+    const end = this.instrumentation?.publish?.({
+      name,
+      jobId,
+      queue: job.queue,
       exchange: route.exchange,
       routingKey: route.routingKey,
-      content: encodeBody(payload),
+      correlationId: options.correlationId,
+      bytes: content.length,
+      delayMs: delayed ? delayMs : 0,
+      origin,
+      headers: properties.headers!,
+    });
+    const sent = this.confirms.send({
+      exchange: route.exchange,
+      routingKey: route.routingKey,
+      content,
       properties,
       deadline: now + (options.timeoutMs ?? this.options.timeoutMs),
       context: { jobName: name, jobId, queue: job.queue },
     });
+    if (end === undefined) await sent;
+    else
+      await sent.then(
+        () => end(undefined),
+        (error: unknown) => {
+          end(error);
+          throw error;
+        },
+      );
     return { jobId, name, queue: job.queue };
   }
 }

@@ -7,7 +7,10 @@ import {
   CircuitOpenError,
   type BreakerHandle,
   type EmitEvent,
+  type Instrumentation,
   type JobEventBase,
+  type ProcessInfo,
+  type ProcessScope,
   type WarrenEvents,
   type JobContext,
   type Logger,
@@ -29,7 +32,7 @@ import type { ResolvedWorkerOptions } from './options';
 import type { PermitGate } from './rate-limiter';
 import type { RegisteredJob } from './registered-job';
 import { JobRunContext } from './job-run-context';
-import { runHandler, type RunningJob } from './run-handler';
+import { runHandler, type RunOutcome, type RunningJob } from './run-handler';
 
 /** A claim outlives the job's timeout by this much, so a slow finish is not mistaken for a dead worker. */
 const CLAIM_MARGIN_MS = 30_000;
@@ -54,6 +57,8 @@ export interface ProcessorDeps {
   readonly idempotency: IdempotencyGuard | undefined;
   /** The rate limit a job must take a permit from before it runs (`@Job({ limiter })`), if any. */
   readonly limiterFor?: (jobName: string) => PermitGate | undefined;
+  /** Metrics and traces around each handler run (warren/observability), if set. */
+  readonly instrumentation?: Instrumentation | undefined;
 }
 
 /** How the consumer settles one delivery on the channel it came from. */
@@ -120,15 +125,34 @@ export class JobProcessor {
     if (this.deps.idempotency && !(await this.claim(message, queue, settle, job, registered.timeoutMs)))
       return;
     const maxAttempts = job.maxAttempts ?? registered.attempts;
+    const scope = this.deps.instrumentation?.process?.(processInfo(message, queue, job));
     const started = Date.now();
     const running = runHandler(
       registered.handler,
       data,
       (signal) => this.context(job, queue, maxAttempts, message, signal),
       registered.timeoutMs,
+      scope,
     );
     track(running);
     const outcome = await running.outcome;
+    if (scope === undefined)
+      return this.settleOutcome(message, queue, settle, job, registered, maxAttempts, started, outcome);
+    await this.settleOutcome(message, queue, settle, job, registered, maxAttempts, started, outcome, scope);
+    scope.end(outcome.kind === 'failed' ? { kind: 'failed', error: outcome.error } : { kind: outcome.kind });
+  }
+
+  private async settleOutcome(
+    message: amqp.ConsumeMessage,
+    queue: PlannedQueue,
+    settle: Settler,
+    job: DecodedJob,
+    registered: RegisteredJob,
+    maxAttempts: number,
+    started: number,
+    outcome: RunOutcome,
+    scope?: ProcessScope,
+  ): Promise<void> {
     if (outcome.kind === 'aborted') {
       if (this.deps.idempotency) await this.deps.idempotency.release(job.jobId).catch(() => undefined);
       settle.requeue();
@@ -156,7 +180,7 @@ export class JobProcessor {
         .catch((error: unknown) =>
           this.deps.log.warn({ err: error, ...eventBase(job, queue) }, 'could not release the claim'),
         );
-    await this.handleFailure(message, queue, settle, job, registered, maxAttempts, outcome.error);
+    await this.handleFailure(message, queue, settle, job, registered, maxAttempts, outcome.error, scope);
   }
 
   /**
@@ -236,7 +260,10 @@ export class JobProcessor {
     registered: RegisteredJob,
     maxAttempts: number,
     error: unknown,
+    scope: ProcessScope | undefined,
   ): Promise<void> {
+    const carried: Record<string, unknown> = {};
+    scope?.carry(carried);
     const decision = decideFailure({
       attempt: job.attempt,
       maxAttempts,
@@ -247,14 +274,14 @@ export class JobProcessor {
     const base = eventBase(job, queue);
     if (decision.action === 'postpone') {
       const breaker = error instanceof CircuitOpenError ? error.breaker : 'unknown';
-      if (await this.republishDelayed(message, queue, settle, decision.delayMs, {}, base)) {
+      if (await this.republishDelayed(message, queue, settle, decision.delayMs, carried, base)) {
         this.deps.emit('postponed', { ...base, delayMs: decision.delayMs, breaker });
       }
       return;
     }
     this.deps.emit('failed', { ...base, error, willRetry: decision.action === 'retry' });
     if (decision.action === 'dead-letter')
-      return this.deadLetter(message, queue, settle, decision.reason, error, job);
+      return this.deadLetter(message, queue, settle, decision.reason, error, job, carried);
     this.deps.log.info({ ...base, err: error, delayMs: decision.delayMs }, 'attempt failed; retrying');
     if (
       await this.republishDelayed(
@@ -262,7 +289,7 @@ export class JobProcessor {
         queue,
         settle,
         decision.delayMs,
-        { [HEADERS.attempt]: decision.nextAttempt },
+        { ...carried, [HEADERS.attempt]: decision.nextAttempt },
         base,
       )
     ) {
@@ -350,6 +377,7 @@ export class JobProcessor {
     reason: DeadReason,
     error: unknown,
     job: DecodedJob | undefined,
+    carried?: Record<string, unknown>,
   ): Promise<void> {
     const attempt = job?.attempt ?? 1;
     const context = {
@@ -365,6 +393,7 @@ export class JobProcessor {
       attempt,
       deadAt: Date.now(),
     });
+    if (carried !== undefined) Object.assign(properties.headers!, carried);
     if (
       await this.republish(message, settle, queue.deadExchange!, queue.name, properties, {
         ...context,
@@ -447,4 +476,21 @@ export class JobProcessor {
 
 function eventBase(job: DecodedJob, queue: PlannedQueue): JobEventBase {
   return { jobId: job.jobId, name: job.name, queue: queue.key!, attempt: job.attempt };
+}
+
+function processInfo(message: amqp.ConsumeMessage, queue: PlannedQueue, job: DecodedJob): ProcessInfo {
+  return {
+    name: job.name,
+    jobId: job.jobId,
+    queue: queue.key!,
+    queueName: queue.name,
+    exchange: message.fields.exchange,
+    routingKey: message.fields.routingKey,
+    attempt: job.attempt,
+    enqueuedAt: job.enqueuedAt,
+    correlationId:
+      typeof message.properties.correlationId === 'string' ? message.properties.correlationId : undefined,
+    bytes: message.content.length,
+    headers: job.headers,
+  };
 }
