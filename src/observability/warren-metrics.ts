@@ -10,25 +10,27 @@ import type {
 } from '../core';
 import { loadPeer } from './load-peer';
 import { resolveMetricsOptions, type MetricsOptions, type ResolvedMetricsOptions } from './options';
+import { createMetricSet, type MetricSet } from './metric-set';
 import { QueueDepths } from './queue-depths';
+import type { SeriesCell } from './series-metric';
 
-type Labels = 'job' | 'queue';
-type Observer = { observe(value: number): void };
-interface Series {
-  readonly published: { inc(value?: number): void };
-  readonly publishFailures: { inc(value?: number): void };
-  readonly publishedBytes: { inc(value?: number): void };
-  readonly confirm: Observer;
-  readonly started: { inc(value?: number): void };
-  readonly completed: { inc(value?: number): void };
-  readonly failed: { inc(value?: number): void };
-  readonly retried: { inc(value?: number): void };
-  readonly duplicates: { inc(value?: number): void };
-  readonly wait: Observer;
-  readonly inFlight: { inc(value?: number): void; dec(value?: number): void };
-  readonly duration: Readonly<Record<ProcessOutcome['kind'], Observer>>;
-}
 const BREAKER_STATES = ['closed', 'halfOpen', 'open'] as const;
+
+/** The cells of one job and queue, bound once so the hot path does no label lookup. */
+interface Series {
+  readonly published: SeriesCell;
+  readonly publishFailures: SeriesCell;
+  readonly publishedBytes: SeriesCell;
+  readonly confirm: SeriesCell;
+  readonly started: SeriesCell;
+  readonly completed: SeriesCell;
+  readonly failed: SeriesCell;
+  readonly retried: SeriesCell;
+  readonly duplicates: SeriesCell;
+  readonly wait: SeriesCell;
+  readonly inFlight: SeriesCell;
+  readonly duration: Readonly<Record<ProcessOutcome['kind'], SeriesCell>>;
+}
 
 /**
  * Prometheus metrics of one warren instance (README, "Metrics"): counters and histograms in base units,
@@ -50,70 +52,15 @@ export class WarrenMetrics implements Instrumentation {
   private readonly known = new Set<string>();
   private readonly bound = new Map<string, Series>();
   private readonly other: string;
-  private readonly m;
+  private readonly m: MetricSet;
 
   /** @internal use warrenMetrics() */
   constructor(options: ResolvedMetricsOptions) {
     const prom = loadPeer<typeof Prom>('prom-client', 'warrenMetrics()');
     this.registry = options.registry ?? new prom.Registry();
     this.other = options.otherJobLabel;
-    const p = options.prefix;
-    const registers = [this.registry];
-    const counter = (name: string, help: string, labelNames: readonly string[] = ['job', 'queue']) =>
-      new prom.Counter({ name: p + name, help, labelNames, registers });
-    const histogram = (name: string, help: string, buckets: readonly number[], labelNames: string[]) =>
-      new prom.Histogram({ name: p + name, help, labelNames, buckets: [...buckets], registers });
-    const gauge = (name: string, help: string, labelNames: readonly string[] = []) =>
-      new prom.Gauge({ name: p + name, help, labelNames, registers });
-    this.m = {
-      published: counter('jobs_published_total', 'Jobs the broker confirmed.'),
-      publishFailures: counter(
-        'publish_failures_total',
-        'Publishes that failed (nacked, returned, timed out).',
-      ),
-      publishedBytes: counter('published_bytes_total', 'Body bytes of confirmed jobs.'),
-      confirm: histogram(
-        'publish_confirm_duration_seconds',
-        'From send to the broker confirm (or failure).',
-        options.durationBuckets,
-        ['job', 'queue'],
-      ),
-      started: counter('jobs_started_total', 'Handler runs started (each attempt).'),
-      completed: counter('jobs_completed_total', 'Handler runs that completed; the job is acked.'),
-      failed: counter('jobs_failed_total', 'Attempts that failed (error, timeout), retried or not.'),
-      retried: counter('jobs_retried_total', 'Failed attempts republished for a later attempt.'),
-      deadLettered: counter('jobs_dead_lettered_total', 'Jobs moved to dead letters, by reason.', [
-        'job',
-        'queue',
-        'reason',
-      ]),
-      postponed: counter(
-        'jobs_postponed_total',
-        'Jobs re-delayed without spending an attempt, by cause (breaker, rate-limit).',
-        ['job', 'queue', 'cause'],
-      ),
-      duplicates: counter('jobs_duplicate_total', 'Deliveries of an already completed job id, acked unrun.'),
-      duration: histogram(
-        'job_duration_seconds',
-        'Handler run time, by outcome (completed, failed, aborted).',
-        options.durationBuckets,
-        ['job', 'queue', 'outcome'],
-      ),
-      wait: histogram(
-        'job_wait_seconds',
-        "From the first publish to the start of the job's first attempt.",
-        options.waitBuckets,
-        ['job', 'queue'],
-      ),
-      inFlight: gauge('jobs_in_flight', 'Handler runs in progress.', ['job', 'queue']),
-      connection: gauge('connection_up', '1 while connected to the broker, else 0.'),
-      breaker: gauge('breaker_state', '1 for the current state of each circuit breaker.', [
-        'breaker',
-        'state',
-      ]),
-      leader: gauge('cron_leader', '1 while this process is the cron leader, else 0.'),
-    };
-    new QueueDepths(prom, this.registry, p, options.queueDepthCacheMs, () => this.target);
+    this.m = createMetricSet(this.registry, options);
+    new QueueDepths(prom, this.registry, options.prefix, options.queueDepthCacheMs, () => this.target);
     this.handler = this.handler.bind(this);
   }
 
@@ -143,21 +90,22 @@ export class WarrenMetrics implements Instrumentation {
     this.target = target;
     for (const name of target.jobNames) this.known.add(name);
     const m = this.m;
-    m.connection.set(target.isConnected() ? 1 : 0);
-    m.leader.set(target.isLeader() ? 1 : 0);
-    target.on('connected', () => m.connection.set(1));
-    target.on('disconnected', () => m.connection.set(0));
-    target.on('leadershipChanged', ({ isLeader }) => m.leader.set(isLeader ? 1 : 0));
+    const connection = m.connection.cell();
+    const leader = m.leader.cell();
+    connection.set(target.isConnected() ? 1 : 0);
+    leader.set(target.isLeader() ? 1 : 0);
+    target.on('connected', () => connection.set(1));
+    target.on('disconnected', () => connection.set(0));
+    target.on('leadershipChanged', ({ isLeader }) => leader.set(isLeader ? 1 : 0));
     target.on('breakerStateChanged', ({ breaker, state }) => {
-      for (const s of BREAKER_STATES) m.breaker.set({ breaker, state: s }, s === state ? 1 : 0);
+      for (const s of BREAKER_STATES) m.breaker.cell(breaker, s).set(s === state ? 1 : 0);
     });
-    target.on('completed', (e) => this.series(e).completed.inc());
     target.on('failed', (e) => this.series(e).failed.inc());
     target.on('retried', (e) => this.series(e).retried.inc());
     target.on('duplicate', (e) => this.series(e).duplicates.inc());
-    target.on('postponed', (e) => m.postponed.inc({ ...this.labels(e), cause: 'breaker' }));
-    target.on('rateLimited', (e) => m.postponed.inc({ ...this.labels(e), cause: 'rate-limit' }));
-    target.on('deadLettered', (e) => m.deadLettered.inc({ ...this.labels(e), reason: e.reason }));
+    target.on('postponed', (e) => m.postponed.cell(this.job(e.name), e.queue, 'breaker').inc());
+    target.on('rateLimited', (e) => m.postponed.cell(this.job(e.name), e.queue, 'rate-limit').inc());
+    target.on('deadLettered', (e) => m.deadLettered.cell(this.job(e.name), e.queue, e.reason).inc());
   }
 
   /** @internal the publisher's hook */
@@ -184,43 +132,48 @@ export class WarrenMetrics implements Instrumentation {
       run: (fn) => fn(),
       carry: () => undefined,
       end: (outcome) => {
+        // Counted here, not from the `completed` event: listening to it would make the worker build
+        // that event's payload for every job.
+        if (outcome.kind === 'completed') series.completed.inc();
         series.inFlight.dec();
         series.duration[outcome.kind].observe((performance.now() - started) / 1000);
       },
     };
   };
 
-  /**
-   * The children of one job and queue, bound once: prom-client hashes a label set on every call
-   * otherwise, which was most of the per-job cost.
-   */
+  /** The cells of one job and queue (series-metric.ts says why not prom-client's own metrics). */
   private series(e: { readonly name: string; readonly queue: string }): Series {
-    const labels = this.labels(e);
-    const key = `${labels.job}\u0000${labels.queue}`;
+    const job = this.job(e.name);
+    const key = `${job}\u0000${e.queue}`;
     let series = this.bound.get(key);
     if (series === undefined) {
       const m = this.m;
-      const outcome = (o: string) => m.duration.labels({ ...labels, outcome: o });
+      const q = e.queue;
       series = {
-        published: m.published.labels(labels),
-        publishFailures: m.publishFailures.labels(labels),
-        publishedBytes: m.publishedBytes.labels(labels),
-        confirm: m.confirm.labels(labels),
-        started: m.started.labels(labels),
-        completed: m.completed.labels(labels),
-        failed: m.failed.labels(labels),
-        retried: m.retried.labels(labels),
-        duplicates: m.duplicates.labels(labels),
-        wait: m.wait.labels(labels),
-        inFlight: m.inFlight.labels(labels),
-        duration: { completed: outcome('completed'), failed: outcome('failed'), aborted: outcome('aborted') },
+        published: m.published.cell(job, q),
+        publishFailures: m.publishFailures.cell(job, q),
+        publishedBytes: m.publishedBytes.cell(job, q),
+        confirm: m.confirm.cell(job, q),
+        started: m.started.cell(job, q),
+        completed: m.completed.cell(job, q),
+        failed: m.failed.cell(job, q),
+        retried: m.retried.cell(job, q),
+        duplicates: m.duplicates.cell(job, q),
+        wait: m.wait.cell(job, q),
+        inFlight: m.inFlight.cell(job, q),
+        duration: {
+          completed: m.duration.cell(job, q, 'completed'),
+          failed: m.duration.cell(job, q, 'failed'),
+          aborted: m.duration.cell(job, q, 'aborted'),
+        },
       };
       this.bound.set(key, series);
     }
     return series;
   }
 
-  private labels(e: { readonly name: string | undefined; readonly queue: string }): Record<Labels, string> {
-    return { job: e.name !== undefined && this.known.has(e.name) ? e.name : this.other, queue: e.queue };
+  /** The job label: a name the topology does not know (foreign, hostile) shares one value. */
+  private job(name: string | undefined): string {
+    return name !== undefined && this.known.has(name) ? name : this.other;
   }
 }
