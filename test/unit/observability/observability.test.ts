@@ -1,5 +1,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import * as api from '@opentelemetry/api';
 import { Registry } from 'prom-client';
 import { ConfigurationError } from '../../../src';
@@ -136,5 +138,19 @@ describe('combineInstrumentation', () => {
       'a ends completed',
       'b ends completed',
     ]);
+  });
+});
+
+describe('the Grafana dashboard in examples/', () => {
+  it('queries only metrics warrenMetrics() registers', () => {
+    const root = join(__dirname, '..', '..', '..', '..');
+    const dashboard = readFileSync(join(root, 'examples', 'grafana', 'warren-dashboard.json'), 'utf8');
+    const used = new Set(
+      [...dashboard.matchAll(/\bwarren_[a-z_]+/g)].map((m) => m[0].replace(/_bucket$/, '')),
+    );
+    const registry = warrenMetrics().registry;
+    const missing = [...used].filter((name) => !registry.getSingleMetric(name));
+    assert.ok(used.size >= 10, `the dashboard uses ${used.size} metrics`);
+    assert.deepEqual(missing, []);
   });
 });
