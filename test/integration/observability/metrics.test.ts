@@ -1,7 +1,14 @@
 import { afterEach, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { Registry } from 'prom-client';
-import { defineTopology, Job, UnrecoverableError, type JobContext, type JobHandler } from '../../../src';
+import {
+  defineTopology,
+  Job,
+  MemoryIdempotencyStore,
+  UnrecoverableError,
+  type JobContext,
+  type JobHandler,
+} from '../../../src';
 import { warrenMetrics } from '../../../src/observability';
 import { cleanup, rawConnection, testWarren } from '../../support/test-broker';
 import { waitFor } from '../../support/wait-for';
@@ -32,6 +39,17 @@ class Doomed implements JobHandler<object> {
 class Guarded implements JobHandler<object> {
   async handle(_data: object, ctx: JobContext) {
     await ctx.breaker('dep').fire(() => Promise.reject(new Error('dependency down')));
+  }
+}
+
+/** Runs until `release` is called: a job visibly in flight. */
+let release: () => void = () => undefined;
+@Job('work.slow', { queue: 'work' })
+class Slow implements JobHandler<object> {
+  handle() {
+    return new Promise<void>((resolve) => {
+      release = resolve;
+    });
   }
 }
 
@@ -141,5 +159,34 @@ describe('Prometheus metrics', () => {
     } finally {
       server.close();
     }
+  });
+
+  it('shows a running job in flight, and counts a copy of a completed job id as a duplicate', async () => {
+    const registry = new Registry();
+    const warren = await testWarren({
+      topology,
+      handlers: [new Ok(), new Slow()],
+      idempotency: new MemoryIdempotencyStore(),
+      instrumentation: [warrenMetrics({ registry })],
+    });
+    await warren.start();
+    const slow = { job: 'work.slow', queue: 'work' };
+    await warren.publish('work.slow', {});
+    await waitFor(async () => (await sample(registry, 'warren_jobs_in_flight', slow)) === 1, {
+      what: 'the slow job in flight',
+    });
+    release();
+    await waitFor(async () => (await sample(registry, 'warren_jobs_completed_total', slow)) === 1);
+    assert.equal(await sample(registry, 'warren_jobs_in_flight', slow), 0);
+
+    let duplicates = 0;
+    warren.on('duplicate', () => duplicates++);
+    await warren.publish('work.ok', {}, { jobId: 'once' });
+    await warren.publish('work.ok', {}, { jobId: 'once' });
+    await waitFor(() => duplicates === 1, { what: 'the duplicate' });
+    const ok = { job: 'work.ok', queue: 'work' };
+    assert.equal(await sample(registry, 'warren_jobs_duplicate_total', ok), 1);
+    assert.equal(await sample(registry, 'warren_jobs_completed_total', ok), 1);
+    assert.equal(await sample(registry, 'warren_jobs_started_total', ok), 1);
   });
 });
