@@ -1,5 +1,6 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import * as api from '@opentelemetry/api';
@@ -152,5 +153,24 @@ describe('the Grafana dashboard in examples/', () => {
     const missing = [...used].filter((name) => !registry.getSingleMetric(name));
     assert.ok(used.size >= 10, `the dashboard uses ${used.size} metrics`);
     assert.deepEqual(missing, []);
+  });
+});
+
+describe('optional peers', () => {
+  it('loads neither prom-client nor @opentelemetry/api with warren or warren/observability, until a factory is called', () => {
+    const root = join(__dirname, '..', '..', '..');
+    const script = `
+      const loaded = () => Object.keys(require.cache).filter((k) => /prom-client|@opentelemetry/.test(k)).length;
+      require(${JSON.stringify(join(root, 'src', 'index.js'))});
+      const observability = require(${JSON.stringify(join(root, 'src', 'observability', 'index.js'))});
+      const before = loaded();
+      observability.warrenMetrics();
+      console.log(JSON.stringify({ before, after: loaded() }));`;
+    const out = JSON.parse(execFileSync(process.execPath, ['-e', script], { encoding: 'utf8' })) as {
+      before: number;
+      after: number;
+    };
+    assert.equal(out.before, 0);
+    assert.ok(out.after > 0, 'warrenMetrics() loads prom-client');
   });
 });
