@@ -12,7 +12,6 @@ import {
   ShutdownError,
   type EmitEvent,
   type Instrumentation,
-  type InstrumentationTarget,
   type JobDefinition,
   type JobHandler,
   type Logger,
@@ -34,6 +33,7 @@ import { resolveWarrenTopologyOptions, type WarrenOptions } from './warren-optio
 import type { ScheduleInfo, ScheduleOptions } from './scheduler';
 import { checkCronData, readSchedulingDeclarations, Scheduling } from './warren-scheduling';
 import { createControl } from './warren-control';
+import { instrumentationTarget } from './warren-instrumentation';
 
 /**
  * Augment this interface to type `publish` by job name:
@@ -449,31 +449,4 @@ export async function createWarren<TJobs extends object = WarrenJobs>(
   );
   instrumentation?.attach?.(instrumentationTarget(warren, plan, manager, () => scheduling.isLeader));
   return warren;
-}
-
-function instrumentationTarget(
-  warren: EventEmitter<WarrenEvents>,
-  plan: TopologyPlan,
-  manager: ConnectionManager,
-  isLeader: () => boolean,
-): InstrumentationTarget {
-  return {
-    on: (event, listener) => warren.on(event, listener as never),
-    jobNames: [...plan.jobs.keys()],
-    queues: plan.queues
-      .filter((q) => q.role === 'job')
-      .map((q) => ({ key: q.key!, name: q.name, deadName: q.deadQueue! })),
-    delayQueues: plan.queues.filter((q) => q.role === 'delay').map((q) => q.name),
-    messageCount: async (queueName) => {
-      const channel = await manager.openChannel();
-      channel.on('error', () => undefined);
-      try {
-        return (await channel.checkQueue(queueName)).messageCount;
-      } finally {
-        await channel.close().catch(() => undefined);
-      }
-    },
-    isConnected: () => manager.isConnected,
-    isLeader,
-  };
 }

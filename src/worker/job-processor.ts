@@ -9,7 +9,6 @@ import {
   type EmitEvent,
   type Instrumentation,
   type JobEventBase,
-  type ProcessInfo,
   type ProcessScope,
   type WarrenEvents,
   type JobContext,
@@ -32,6 +31,7 @@ import type { ResolvedWorkerOptions } from './options';
 import type { PermitGate } from './rate-limiter';
 import type { RegisteredJob } from './registered-job';
 import { JobRunContext } from './job-run-context';
+import { processInfo } from './process-info';
 import { runHandler, type RunOutcome, type RunningJob } from './run-handler';
 
 /** A claim outlives the job's timeout by this much, so a slow finish is not mistaken for a dead worker. */
@@ -138,8 +138,13 @@ export class JobProcessor {
     const outcome = await running.outcome;
     if (scope === undefined)
       return this.settleOutcome(message, queue, settle, job, registered, maxAttempts, started, outcome);
-    await this.settleOutcome(message, queue, settle, job, registered, maxAttempts, started, outcome, scope);
-    scope.end(outcome.kind === 'failed' ? { kind: 'failed', error: outcome.error } : { kind: outcome.kind });
+    try {
+      await this.settleOutcome(message, queue, settle, job, registered, maxAttempts, started, outcome, scope);
+    } finally {
+      scope.end(
+        outcome.kind === 'failed' ? { kind: 'failed', error: outcome.error } : { kind: outcome.kind },
+      );
+    }
   }
 
   private async settleOutcome(
@@ -476,21 +481,4 @@ export class JobProcessor {
 
 function eventBase(job: DecodedJob, queue: PlannedQueue): JobEventBase {
   return { jobId: job.jobId, name: job.name, queue: queue.key!, attempt: job.attempt };
-}
-
-function processInfo(message: amqp.ConsumeMessage, queue: PlannedQueue, job: DecodedJob): ProcessInfo {
-  return {
-    name: job.name,
-    jobId: job.jobId,
-    queue: queue.key!,
-    queueName: queue.name,
-    exchange: message.fields.exchange,
-    routingKey: message.fields.routingKey,
-    attempt: job.attempt,
-    enqueuedAt: job.enqueuedAt,
-    correlationId:
-      typeof message.properties.correlationId === 'string' ? message.properties.correlationId : undefined,
-    bytes: message.content.length,
-    headers: job.headers,
-  };
 }
