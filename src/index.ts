@@ -87,6 +87,13 @@ export type {
   StandardSchemaV1,
   RateLimitOptions,
   MissedTickPolicy,
+  Instrumentation,
+  InstrumentationTarget,
+  PublishInfo,
+  PublishOrigin,
+  ProcessInfo,
+  ProcessScope,
+  ProcessOutcome,
 } from './core';
 export { HEADERS, JSON_CONTENT_TYPE, type DeadReason } from './message';
 export type { ConnectionOptions, ReconnectOptions, SocketOptions } from './connection';

@@ -1,6 +1,6 @@
 import type { BreakerOptions } from './breaker';
 import type { ConnectionOptions } from './connection';
-import { checkKnownKeys, type JobDefaults, type Logger } from './core';
+import { checkKnownKeys, type Instrumentation, type JobDefaults, type Logger } from './core';
 import type { JobClass } from './decorators';
 import type { PublisherOptions } from './publisher';
 import type { SchedulerOptions } from './scheduler';
@@ -76,6 +76,11 @@ export interface WarrenOptions {
    * `relay: false`. Default: none.
    */
   readonly outbox?: OutboxOptions;
+  /**
+   * Metrics and traces: `warrenMetrics()` and `warrenTracing()` from `warren/observability` (or your own
+   * hooks). Default: none, and the hot path does no work for them.
+   */
+  readonly instrumentation?: Instrumentation | readonly Instrumentation[];
 }
 
 /** The topology options inside WarrenOptions, resolved: createWarren and warren/ops plan alike. */
@@ -109,6 +114,7 @@ const KNOWN = {
   deadLetterLog: true,
   history: true,
   outbox: true,
+  instrumentation: true,
 } as const satisfies Record<keyof WarrenOptions, true>;
 
 const KNOWN_QUEUES = { deliveryLimit: true, durable: true, expiresMs: true } as const satisfies Record<

@@ -6,15 +6,18 @@ import {
   checkBackoff,
   ConfigurationError,
   checkInteger,
+  combineInstrumentation,
   createSilentLogger,
   resolveJobDefaults,
   ShutdownError,
   type EmitEvent,
+  type Instrumentation,
   type JobDefinition,
   type JobHandler,
   type Logger,
   type PublishedJob,
   type PublishOptions,
+  type PublishOrigin,
   type WarrenEvents,
 } from './core';
 import { readJobDefinition, type JobClass, type JobData } from './decorators';
@@ -35,6 +38,7 @@ import { createDeadLetterLog } from './warren-dead-letter-log';
 import { announcePublished, createHistory, recordHistory } from './warren-history';
 import { createOutbox, type WarrenOutbox } from './warren-outbox';
 import type { Outbox } from './outbox';
+import { instrumentationTarget } from './warren-instrumentation';
 
 /**
  * Augment this interface to type `publish` by job name:
@@ -401,7 +405,14 @@ export async function createWarren<TJobs extends object = WarrenJobs>(
     { maxBuffered: publisherOptions.maxBuffered, maxMessageBytes: publisherOptions.brokerMaxMessageBytes },
     log.child({ component: 'publisher' }),
   );
-  const publisher = new JobPublisher(plan, confirms, publisherOptions);
+  const instrumentation = combineInstrumentation(
+    options.instrumentation === undefined
+      ? []
+      : Array.isArray(options.instrumentation)
+        ? (options.instrumentation as readonly Instrumentation[])
+        : [options.instrumentation as Instrumentation],
+  );
+  const publisher = new JobPublisher(plan, confirms, publisherOptions, instrumentation);
   let warren: Warren<TJobs> | undefined;
   const emit: EmitEvent = (event, ...args) => {
     try {
@@ -428,9 +439,14 @@ export async function createWarren<TJobs extends object = WarrenJobs>(
     requireBrokerFeatures(plan, manager.broker);
     return applyTopology(plan, () => manager.openChannel());
   };
-  const publishAndAnnounce = (name: string, data: unknown, publishOptions?: PublishOptions) =>
+  const publishAndAnnounce = (
+    name: string,
+    data: unknown,
+    publishOptions?: PublishOptions,
+    origin?: PublishOrigin,
+  ) =>
     announcePublished(
-      publisher.publish(name, data, publishOptions),
+      publisher.publish(name, data, publishOptions, origin),
       publishOptions,
       emit,
       () => (warren?.listenerCount('published') ?? 0) > 0,
@@ -440,7 +456,7 @@ export async function createWarren<TJobs extends object = WarrenJobs>(
     declarations: schedulingDeclarations,
     manager,
     confirms,
-    publish: (job, data, jobId) => publishAndAnnounce(job, data, { jobId }),
+    publish: (job, data, jobId) => publishAndAnnounce(job, data, { jobId }, 'cron'),
     publishTimeoutMs: publisherOptions.timeoutMs,
     reapplyTopology,
     emit,
@@ -462,6 +478,7 @@ export async function createWarren<TJobs extends object = WarrenJobs>(
       },
       idempotency: options.idempotency,
       limiterFor: (jobName) => scheduling.limiterFor(jobName),
+      instrumentation,
       manager,
       reapplyTopology,
       concurrencyOf: (queueName) =>
@@ -543,5 +560,6 @@ export async function createWarren<TJobs extends object = WarrenJobs>(
   );
   if (history) recordHistory(history, warren);
   outbox?.relay?.start();
+  instrumentation?.attach?.(instrumentationTarget(warren, plan, manager, () => scheduling.isLeader));
   return warren;
 }

@@ -10,3 +10,4 @@ export * from './job-defaults';
 export * from './events';
 export { WARREN_VERSION } from './version';
 export { MAX_DELAY_MS } from './limits';
+export * from './instrumentation';

@@ -13,7 +13,11 @@
  *                         purged letters, by offset).
  * - `warren-replay-of`    on a replayed job: the log offset of the letter it was replayed from.
  * - `warren-replays`      on a replayed job: how many times it has been replayed.
- * - `traceparent`         W3C trace context, passed through untouched.
+ * - `traceparent`, `tracestate`  W3C trace context: the publisher's span (warren/observability sets them;
+ *                         a foreign publisher may), passed through untouched on retries and delays.
+ * - `warren-trace-link`   W3C traceparent of the span before this run (the previous attempt, or the
+ *                         publish of a delayed job): the next run's span links to it (or, with
+ *                         `traces: 'keep'`, continues it).
  */
 export const HEADERS = {
   attempt: 'warren-attempt',
@@ -29,6 +33,8 @@ export const HEADERS = {
   replayOf: 'warren-replay-of',
   replays: 'warren-replays',
   traceparent: 'traceparent',
+  tracestate: 'tracestate',
+  traceLink: 'warren-trace-link',
 } as const;
 
 /** Broker-owned headers that must never be copied onto a republished message (DESIGN: cycle detection). */

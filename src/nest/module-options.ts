@@ -11,6 +11,11 @@ export interface WarrenModuleOptions extends Omit<WarrenOptions, 'handlers'> {
    * publishes (an API in front of separate worker processes): it still declares the topology.
    */
   readonly startWorkers?: boolean;
+  /**
+   * Serve Prometheus metrics at this HTTP path (e.g. '/metrics') from the `warrenMetrics()` given in
+   * `instrumentation`. Default: no route.
+   */
+  readonly metricsPath?: string;
 }
 
 /** `WarrenModule.forRootAsync`: options from other providers, e.g. Nest's ConfigService. */
@@ -25,6 +30,11 @@ export interface WarrenModuleAsyncOptions {
    * module. Default true.
    */
   readonly isGlobal?: boolean;
+  /**
+   * Serve Prometheus metrics at this HTTP path from the `warrenMetrics()` the factory puts in
+   * `instrumentation`. Given here, not by the factory: Nest needs its routes before the factory runs.
+   */
+  readonly metricsPath?: string;
 }
 
 /** `WarrenModule.forFeature`: what a feature module contributes to the app's one warren. */
@@ -52,6 +62,15 @@ export const WARREN_MODULE_DEFAULTS = Object.freeze({
 /**
  * Injection token of the module's options (the value given to forRoot or returned by forRootAsync's factory).
  */
+/** A route path: starts with '/'. */
+export function checkMetricsPath(path: string | undefined): string | undefined {
+  if (path !== undefined && (typeof path !== 'string' || !path.startsWith('/')))
+    throw new ConfigurationError(
+      `metricsPath must be a path starting with '/' (got ${JSON.stringify(path)})`,
+    );
+  return path;
+}
+
 export const WARREN_MODULE_OPTIONS = Symbol.for('warren:nest-module-options');
 
 export function resolveWarrenModuleOptions(
@@ -62,7 +81,8 @@ export function resolveWarrenModuleOptions(
       `WarrenModule options must be an object (got ${input === null ? 'null' : typeof input}); did the forRootAsync factory return them?`,
     );
   }
-  const { startWorkers = WARREN_MODULE_DEFAULTS.startWorkers, ...warren } = input;
+  // metricsPath is the module's (a route), not createWarren's: read by forRoot before this.
+  const { startWorkers = WARREN_MODULE_DEFAULTS.startWorkers, metricsPath: _route, ...warren } = input;
   if (typeof startWorkers !== 'boolean')
     throw new ConfigurationError(`startWorkers must be a boolean (got ${JSON.stringify(startWorkers)})`);
   if ('handlers' in warren) {

@@ -2,7 +2,9 @@ import { Module, type DynamicModule, type Provider } from '@nestjs/common';
 import { DiscoveryModule } from '@nestjs/core';
 import { createWarren, mergeTopologies, Warren } from '../index';
 import { JobDiscovery } from './job-discovery';
+import { metricsController, requireMetricsHandler } from './metrics-controller';
 import {
+  checkMetricsPath,
   resolveWarrenModuleOptions,
   WARREN_MODULE_DEFAULTS,
   WARREN_MODULE_OPTIONS,
@@ -37,9 +39,13 @@ const EXPORTS = [Warren, WarrenPublisher, WarrenHealthIndicator];
 export class WarrenModule {
   static forRoot(options: WarrenModuleOptions = {}): DynamicModule {
     return WarrenModule.root(
-      { provide: WARREN_MODULE_OPTIONS, useValue: resolveWarrenModuleOptions(options) },
+      {
+        provide: WARREN_MODULE_OPTIONS,
+        useValue: requireMetricsHandler(resolveWarrenModuleOptions(options), options.metricsPath),
+      },
       [],
       WARREN_MODULE_DEFAULTS.isGlobal,
+      checkMetricsPath(options.metricsPath),
     );
   }
 
@@ -59,16 +65,20 @@ export class WarrenModule {
       provide: WARREN_MODULE_OPTIONS,
       inject: [...(options.inject ?? [])],
       useFactory: async (...args: unknown[]) =>
-        resolveWarrenModuleOptions(
-          await (useFactory as (...a: unknown[]) => WarrenModuleOptions | Promise<WarrenModuleOptions>)(
-            ...args,
+        requireMetricsHandler(
+          resolveWarrenModuleOptions(
+            await (useFactory as (...a: unknown[]) => WarrenModuleOptions | Promise<WarrenModuleOptions>)(
+              ...args,
+            ),
           ),
+          options.metricsPath,
         ),
     };
     return WarrenModule.root(
       optionsProvider,
       options.imports ?? [],
       options.isGlobal ?? WARREN_MODULE_DEFAULTS.isGlobal,
+      checkMetricsPath(options.metricsPath),
     );
   }
 
@@ -90,6 +100,7 @@ export class WarrenModule {
     optionsProvider: Provider,
     imports: NonNullable<WarrenModuleAsyncOptions['imports']>,
     isGlobal: boolean,
+    metricsPath: string | undefined,
   ): DynamicModule {
     const warrenProvider: Provider = {
       provide: Warren,
@@ -113,6 +124,7 @@ export class WarrenModule {
       module: WarrenModule,
       global: isGlobal,
       imports: [DiscoveryModule, ...imports],
+      ...(metricsPath !== undefined ? { controllers: [metricsController(metricsPath)] } : {}),
       providers: [
         optionsProvider,
         JobDiscovery,

@@ -8,6 +8,8 @@ import {
   UnknownJobError,
   validationMessage,
   WarrenError,
+  type Instrumentation,
+  type PublishOrigin,
   type PublishedJob,
   type PublishOptions,
 } from '../core';
@@ -40,6 +42,8 @@ interface Prepared {
   readonly published: PublishedJob;
   /** As the schema output it. */
   readonly payload: unknown;
+  readonly delayMs: number;
+  readonly correlationId: string | undefined;
 }
 
 /**
@@ -52,12 +56,19 @@ export class JobPublisher {
     private readonly plan: TopologyPlan,
     private readonly confirms: ConfirmPublisher,
     private readonly options: ResolvedPublisherOptions,
+    private readonly instrumentation?: Instrumentation,
   ) {}
 
-  async publish(name: string, data: unknown, options: PublishOptions = {}): Promise<PublishedJob> {
-    const { message, published } = await this.prepare(name, data, options, Date.now());
-    await this.confirms.send(message);
-    return published;
+  /** `origin` tells an instrumentation who publishes: a cron firing starts its own trace. */
+  async publish(
+    name: string,
+    data: unknown,
+    options: PublishOptions = {},
+    origin: PublishOrigin = 'user',
+  ): Promise<PublishedJob> {
+    const prepared = await this.prepare(name, data, options, Date.now());
+    await this.sendPrepared(prepared, origin);
+    return prepared.published;
   }
 
   /**
@@ -80,9 +91,9 @@ export class JobPublisher {
   ): Promise<PublishedJob> {
     const job = this.plan.jobs.get(name);
     if (job === undefined) throw new UnknownJobError(name, { known: [...this.plan.jobs.keys()] });
-    const { message, published } = this.build(job, payload, options, Date.now());
-    await this.confirms.send(message);
-    return published;
+    const prepared = this.build(job, payload, options, Date.now());
+    await this.sendPrepared(prepared, 'user');
+    return prepared.published;
   }
 
   /**
@@ -103,7 +114,9 @@ export class JobPublisher {
     }
     const messages = new Array<OutgoingMessage>(prepared.length);
     for (let i = 0; i < prepared.length; i++) messages[i] = prepared[i]!.message;
+    const ends = this.instrumentation?.publish ? prepared.map((p) => this.instrument(p, 'user')) : undefined;
     const outcomes = await this.confirms.sendMany(messages);
+    if (ends) for (let i = 0; i < ends.length; i++) ends[i]?.(outcomes[i]);
     return prepared.map(({ published: job }, i): BatchResult => {
       const error = outcomes[i];
       if (error === undefined) return { status: 'confirmed', job };
@@ -138,6 +151,36 @@ export class JobPublisher {
           batchIndex === undefined ? {} : { batchIndex },
         );
       return this.build(job, result.value, options, now, batchIndex);
+    });
+  }
+
+  private async sendPrepared(prepared: Prepared, origin: PublishOrigin): Promise<void> {
+    const end = this.instrument(prepared, origin);
+    const sent = this.confirms.send(prepared.message);
+    if (end === undefined) return sent;
+    return sent.then(
+      () => end(undefined),
+      (error: unknown) => {
+        end(error);
+        throw error;
+      },
+    );
+  }
+
+  /** The instrumentation's publish hook (it may add trace headers); undefined when there is none. */
+  private instrument(prepared: Prepared, origin: PublishOrigin): ((error: unknown) => void) | undefined {
+    const { message, published } = prepared;
+    return this.instrumentation?.publish?.({
+      name: published.name,
+      jobId: published.jobId,
+      queue: published.queue,
+      exchange: message.exchange,
+      routingKey: message.routingKey,
+      correlationId: prepared.correlationId,
+      bytes: message.content.length,
+      delayMs: prepared.delayMs,
+      origin,
+      headers: message.properties.headers!,
     });
   }
 
@@ -198,6 +241,8 @@ export class JobPublisher {
       },
       published: { jobId, name, queue: job.queue },
       payload,
+      delayMs: delayed ? delayMs : 0,
+      correlationId: options.correlationId,
     };
   }
 }

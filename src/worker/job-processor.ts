@@ -9,7 +9,9 @@ import {
   type StandardSchemaV1,
   type StandardSchemaResult,
   type EmitEvent,
+  type Instrumentation,
   type JobEventBase,
+  type ProcessScope,
   type WarrenEvents,
   type JobContext,
   type Logger,
@@ -25,8 +27,9 @@ import type { PermitGate } from './rate-limiter';
 import type { RegisteredJob } from './registered-job';
 import { checkDelivery, isRefusal } from './delivery-checks';
 import { JobRunContext } from './job-run-context';
+import { processInfo } from './process-info';
 import { Republisher, type Settler } from './republisher';
-import { runHandler, type RunningJob } from './run-handler';
+import { runHandler, type RunOutcome, type RunningJob } from './run-handler';
 
 /** A claim outlives the job's timeout by this much, so a slow finish is not mistaken for a dead worker. */
 const CLAIM_MARGIN_MS = 30_000;
@@ -51,6 +54,8 @@ export interface ProcessorDeps {
   readonly idempotency: IdempotencyGuard | undefined;
   /** The rate limit a job must take a permit from before it runs (`@Job({ limiter })`), if any. */
   readonly limiterFor?: (jobName: string) => PermitGate | undefined;
+  /** Metrics and traces around each handler run (warren/observability), if set. */
+  readonly instrumentation?: Instrumentation | undefined;
 }
 
 /**
@@ -124,6 +129,7 @@ export class JobProcessor {
     if (this.deps.idempotency && !(await this.claim(message, queue, settle, job, registered.timeoutMs)))
       return;
     const maxAttempts = job.maxAttempts ?? registered.attempts;
+    const scope = this.deps.instrumentation?.process?.(processInfo(message, queue, job));
     const started = Date.now();
     if (this.deps.listens('started')) this.deps.emit('started', eventBase(job, queue));
     const running = runHandler(
@@ -131,9 +137,32 @@ export class JobProcessor {
       data,
       (signal) => this.context(job, queue, maxAttempts, message, signal),
       registered.timeoutMs,
+      scope,
     );
     track(running);
     const outcome = await running.outcome;
+    if (scope === undefined)
+      return this.settleOutcome(message, queue, settle, job, registered, maxAttempts, started, outcome);
+    try {
+      await this.settleOutcome(message, queue, settle, job, registered, maxAttempts, started, outcome, scope);
+    } finally {
+      scope.end(
+        outcome.kind === 'failed' ? { kind: 'failed', error: outcome.error } : { kind: outcome.kind },
+      );
+    }
+  }
+
+  private async settleOutcome(
+    message: amqp.ConsumeMessage,
+    queue: PlannedQueue,
+    settle: Settler,
+    job: DecodedJob,
+    registered: RegisteredJob,
+    maxAttempts: number,
+    started: number,
+    outcome: RunOutcome,
+    scope?: ProcessScope,
+  ): Promise<void> {
     if (outcome.kind === 'aborted') {
       if (this.deps.idempotency) await this.deps.idempotency.release(job.jobId).catch(() => undefined);
       settle.requeue();
@@ -161,7 +190,7 @@ export class JobProcessor {
         .catch((error: unknown) =>
           this.deps.log.warn({ err: error, ...eventBase(job, queue) }, 'could not release the claim'),
         );
-    await this.handleFailure(message, queue, settle, job, registered, maxAttempts, outcome.error);
+    await this.handleFailure(message, queue, settle, job, registered, maxAttempts, outcome.error, scope);
   }
 
   /**
@@ -241,7 +270,10 @@ export class JobProcessor {
     registered: RegisteredJob,
     maxAttempts: number,
     error: unknown,
+    scope: ProcessScope | undefined,
   ): Promise<void> {
+    const carried: Record<string, unknown> = {};
+    scope?.carry(carried);
     const decision = decideFailure({
       attempt: job.attempt,
       maxAttempts,
@@ -252,14 +284,14 @@ export class JobProcessor {
     const base = eventBase(job, queue);
     if (decision.action === 'postpone') {
       const breaker = error instanceof CircuitOpenError ? error.breaker : 'unknown';
-      if (await this.republisher.delayed(message, queue, settle, decision.delayMs, {}, base)) {
+      if (await this.republisher.delayed(message, queue, settle, decision.delayMs, carried, base)) {
         this.deps.emit('postponed', { ...base, delayMs: decision.delayMs, breaker });
       }
       return;
     }
     this.deps.emit('failed', { ...base, error, willRetry: decision.action === 'retry' });
     if (decision.action === 'dead-letter')
-      return this.republisher.deadLetter(message, queue, settle, decision.reason, error, job);
+      return this.republisher.deadLetter(message, queue, settle, decision.reason, error, job, carried);
     this.deps.log.info({ ...base, err: error, delayMs: decision.delayMs }, 'attempt failed; retrying');
     if (
       await this.republisher.delayed(
@@ -267,7 +299,7 @@ export class JobProcessor {
         queue,
         settle,
         decision.delayMs,
-        { [HEADERS.attempt]: decision.nextAttempt },
+        { ...carried, [HEADERS.attempt]: decision.nextAttempt },
         base,
       )
     ) {

@@ -83,6 +83,8 @@ export class Republisher {
     reason: DeadReason,
     error: unknown,
     job: Pick<DecodedJob, 'jobId' | 'name' | 'attempt'> | undefined,
+    /** Headers an instrumentation carries to the next run (a trace link). */
+    carried?: Record<string, unknown>,
   ): Promise<void> {
     const attempt = job?.attempt ?? 1;
     const context = {
@@ -98,6 +100,7 @@ export class Republisher {
       attempt,
       deadAt: Date.now(),
     });
+    if (carried !== undefined) Object.assign(properties.headers!, carried);
     if (
       await this.republish(
         message,

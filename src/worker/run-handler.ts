@@ -24,6 +24,7 @@ export function runHandler(
   data: unknown,
   makeContext: (signal: () => AbortSignal) => JobContext,
   timeoutMs: number,
+  scope?: { run<T>(fn: () => T): T },
 ): RunningJob {
   let controller: AbortController | undefined;
   let abortReason: Error | undefined;
@@ -60,7 +61,9 @@ export function runHandler(
     settle({ kind: 'failed', error });
   }, timeoutMs);
   try {
-    Promise.resolve(handler.handle(data, ctx)).then(
+    const result =
+      scope === undefined ? handler.handle(data, ctx) : scope.run(() => handler.handle(data, ctx));
+    Promise.resolve(result).then(
       (result) => settle({ kind: 'completed', result }),
       (error: unknown) => settle({ kind: 'failed', error }),
     );

@@ -20,6 +20,7 @@ const ALLOWED: Record<string, readonly string[]> = {
   'dead-letter-log': ['core', 'message', 'topology', 'connection'],
   history: ['core', 'topology', 'dead-letter-log'],
   outbox: ['core', 'decorators'],
+  observability: ['core', 'message'],
   ops: [
     'history',
     'dead-letter-log',

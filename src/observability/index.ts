@@ -1,0 +1,8 @@
+export { warrenMetrics, WarrenMetrics } from './warren-metrics';
+export { warrenTracing } from './warren-tracing';
+export {
+  METRICS_DEFAULTS,
+  TRACING_DEFAULTS,
+  type MetricsOptions,
+  type TracingOptions,
+} from './options';

@@ -1,0 +1,179 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type * as Prom from 'prom-client';
+import type {
+  Instrumentation,
+  InstrumentationTarget,
+  ProcessInfo,
+  ProcessOutcome,
+  ProcessScope,
+  PublishInfo,
+} from '../core';
+import { loadPeer } from './load-peer';
+import { resolveMetricsOptions, type MetricsOptions, type ResolvedMetricsOptions } from './options';
+import { createMetricSet, type MetricSet } from './metric-set';
+import { QueueDepths } from './queue-depths';
+import type { SeriesCell } from './series-metric';
+
+const BREAKER_STATES = ['closed', 'halfOpen', 'open'] as const;
+
+/** The cells of one job and queue, bound once so the hot path does no label lookup. */
+interface Series {
+  readonly published: SeriesCell;
+  readonly publishFailures: SeriesCell;
+  readonly publishedBytes: SeriesCell;
+  readonly confirm: SeriesCell;
+  readonly started: SeriesCell;
+  readonly completed: SeriesCell;
+  readonly failed: SeriesCell;
+  readonly retried: SeriesCell;
+  readonly duplicates: SeriesCell;
+  readonly wait: SeriesCell;
+  readonly inFlight: SeriesCell;
+  readonly duration: Readonly<Record<ProcessOutcome['kind'], SeriesCell>>;
+}
+
+/**
+ * Prometheus metrics of one warren instance (README, "Metrics"): counters and histograms in base units,
+ * labelled by job and queue. Job names the topology does not know share one label value, so a foreign or
+ * hostile message cannot grow the label set.
+ *
+ * @example
+ * const metrics = warrenMetrics();
+ * const warren = await createWarren({ topology, handlers, instrumentation: [metrics] });
+ * http.createServer((req, res) => req.url === '/metrics' ? metrics.handler(req, res) : res.end()).listen(9464);
+ */
+export function warrenMetrics(options: MetricsOptions = {}): WarrenMetrics {
+  return new WarrenMetrics(resolveMetricsOptions(options));
+}
+
+export class WarrenMetrics implements Instrumentation {
+  /** The registry the metrics are on (the one passed in, or this instance's own). */
+  readonly registry: Prom.Registry;
+  private readonly known = new Set<string>();
+  private readonly bound = new Map<string, Series>();
+  private readonly other: string;
+  private readonly m: MetricSet;
+
+  /** @internal use warrenMetrics() */
+  constructor(options: ResolvedMetricsOptions) {
+    const prom = loadPeer<typeof Prom>('prom-client', 'warrenMetrics()');
+    this.registry = options.registry ?? new prom.Registry();
+    this.other = options.otherJobLabel;
+    this.m = createMetricSet(this.registry, options);
+    new QueueDepths(prom, this.registry, options.prefix, options.queueDepthCacheMs, () => this.target);
+    this.handler = this.handler.bind(this);
+  }
+
+  private target: InstrumentationTarget | undefined;
+
+  /** The Prometheus text of the registry. */
+  metrics(): Promise<string> {
+    return this.registry.metrics();
+  }
+
+  /** A plain `/metrics` handler for Node http and Express: `app.get('/metrics', metrics.handler)`. */
+  handler(_request: IncomingMessage, response: ServerResponse): void {
+    this.registry.metrics().then(
+      (text) => {
+        response.setHeader('Content-Type', this.registry.contentType);
+        response.end(text);
+      },
+      (error: unknown) => {
+        response.statusCode = 500;
+        response.end(String(error));
+      },
+    );
+  }
+
+  /** @internal called by createWarren */
+  attach(target: InstrumentationTarget): void {
+    this.target = target;
+    for (const name of target.jobNames) this.known.add(name);
+    const m = this.m;
+    const connection = m.connection.cell();
+    const leader = m.leader.cell();
+    connection.set(target.isConnected() ? 1 : 0);
+    leader.set(target.isLeader() ? 1 : 0);
+    target.on('connected', () => connection.set(1));
+    target.on('disconnected', () => connection.set(0));
+    target.on('leadershipChanged', ({ isLeader }) => leader.set(isLeader ? 1 : 0));
+    target.on('breakerStateChanged', ({ breaker, state }) => {
+      for (const s of BREAKER_STATES) m.breaker.cell(breaker, s).set(s === state ? 1 : 0);
+    });
+    target.on('failed', (e) => this.series(e).failed.inc());
+    target.on('retried', (e) => this.series(e).retried.inc());
+    target.on('duplicate', (e) => this.series(e).duplicates.inc());
+    target.on('postponed', (e) => m.postponed.cell(this.job(e.name), e.queue, 'breaker').inc());
+    target.on('rateLimited', (e) => m.postponed.cell(this.job(e.name), e.queue, 'rate-limit').inc());
+    target.on('deadLettered', (e) => m.deadLettered.cell(this.job(e.name), e.queue, e.reason).inc());
+  }
+
+  /** @internal the publisher's hook */
+  publish = (info: PublishInfo): ((error: unknown) => void) => {
+    const series = this.series(info);
+    const started = performance.now();
+    return (error) => {
+      series.confirm.observe((performance.now() - started) / 1000);
+      if (error === undefined) {
+        series.published.inc();
+        series.publishedBytes.inc(info.bytes);
+      } else series.publishFailures.inc();
+    };
+  };
+
+  /** @internal the worker's hook */
+  process = (info: ProcessInfo): ProcessScope => {
+    const series = this.series(info);
+    series.started.inc();
+    if (info.attempt === 1) series.wait.observe(Math.max(0, Date.now() - info.enqueuedAt) / 1000);
+    series.inFlight.inc();
+    const started = performance.now();
+    return {
+      run: (fn) => fn(),
+      carry: () => undefined,
+      end: (outcome) => {
+        // Counted here, not from the `completed` event: listening to it would make the worker build
+        // that event's payload for every job.
+        if (outcome.kind === 'completed') series.completed.inc();
+        series.inFlight.dec();
+        series.duration[outcome.kind].observe((performance.now() - started) / 1000);
+      },
+    };
+  };
+
+  /** The cells of one job and queue (series-metric.ts says why not prom-client's own metrics). */
+  private series(e: { readonly name: string; readonly queue: string }): Series {
+    const job = this.job(e.name);
+    const key = `${job}\u0000${e.queue}`;
+    let series = this.bound.get(key);
+    if (series === undefined) {
+      const m = this.m;
+      const q = e.queue;
+      series = {
+        published: m.published.cell(job, q),
+        publishFailures: m.publishFailures.cell(job, q),
+        publishedBytes: m.publishedBytes.cell(job, q),
+        confirm: m.confirm.cell(job, q),
+        started: m.started.cell(job, q),
+        completed: m.completed.cell(job, q),
+        failed: m.failed.cell(job, q),
+        retried: m.retried.cell(job, q),
+        duplicates: m.duplicates.cell(job, q),
+        wait: m.wait.cell(job, q),
+        inFlight: m.inFlight.cell(job, q),
+        duration: {
+          completed: m.duration.cell(job, q, 'completed'),
+          failed: m.duration.cell(job, q, 'failed'),
+          aborted: m.duration.cell(job, q, 'aborted'),
+        },
+      };
+      this.bound.set(key, series);
+    }
+    return series;
+  }
+
+  /** The job label: a name the topology does not know (foreign, hostile) shares one value. */
+  private job(name: string | undefined): string {
+    return name !== undefined && this.known.has(name) ? name : this.other;
+  }
+}

@@ -1,0 +1,35 @@
+import type { EventEmitter } from 'node:events';
+import type { ConnectionManager } from './connection';
+import type { InstrumentationTarget, WarrenEvents } from './core';
+import type { TopologyPlan } from './topology';
+
+/**
+ * What `attach` gives an instrumentation: the instance's events, the bounded job and queue names, and
+ * passive declares for scrape-time queue depths (each on a channel of its own: a 404 closes it).
+ */
+export function instrumentationTarget(
+  warren: EventEmitter<WarrenEvents>,
+  plan: TopologyPlan,
+  manager: ConnectionManager,
+  isLeader: () => boolean,
+): InstrumentationTarget {
+  return {
+    on: (event, listener) => warren.on(event, listener as never),
+    jobNames: [...plan.jobs.keys()],
+    queues: plan.queues
+      .filter((q) => q.role === 'job')
+      .map((q) => ({ key: q.key!, name: q.name, deadName: q.deadQueue! })),
+    delayQueues: plan.queues.filter((q) => q.role === 'delay').map((q) => q.name),
+    messageCount: async (queueName) => {
+      const channel = await manager.openChannel();
+      channel.on('error', () => undefined);
+      try {
+        return (await channel.checkQueue(queueName)).messageCount;
+      } finally {
+        await channel.close().catch(() => undefined);
+      }
+    },
+    isConnected: () => manager.isConnected,
+    isLeader,
+  };
+}
