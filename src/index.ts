@@ -64,6 +64,7 @@ export {
   ShutdownError,
   UnrecoverableError,
   RetryLaterError,
+  CompensationFailedError,
   JOB_DEFAULTS,
   MAX_DELAY_MS,
 } from './core';
@@ -85,7 +86,20 @@ export type {
   StandardSchemaV1,
   RateLimitOptions,
   MissedTickPolicy,
+  SlipEventBase,
 } from './core';
+export {
+  SlipBuilder,
+  SLIP_MAX_BYTES,
+  SLIP_MAX_RESULT_BYTES,
+  SLIP_MAX_STEPS,
+  type SlipActivity,
+  type SlipEnvelope,
+  type SlipFault,
+  type SlipLogEntry,
+  type SlipStep,
+  type StartedSlip,
+} from './workflow';
 export { HEADERS, JSON_CONTENT_TYPE, type DeadReason } from './message';
 export type { ConnectionOptions, ReconnectOptions, SocketOptions } from './connection';
 export type { PublisherOptions } from './publisher';

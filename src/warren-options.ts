@@ -56,6 +56,12 @@ export interface WarrenOptions {
    * (one process) or `PostgresIdempotencyStore` (every worker). Default: none (at-least-once).
    */
   readonly idempotency?: IdempotencyStore;
+  /**
+   * Job classes that may be steps of a routing slip (`warren.slip()`). Each gets a companion job
+   * `<name>.slip` on its queue, with its attempts and backoff, that carries the slip's envelope. List them
+   * in every process that starts or runs slips; a process runs the steps whose handler it has.
+   */
+  readonly activities?: readonly JobClass[];
 }
 
 /** The topology options inside WarrenOptions, resolved: createWarren and warren/ops plan alike. */
@@ -86,6 +92,7 @@ const KNOWN = {
   breakers: true,
   breakerDefaults: true,
   idempotency: true,
+  activities: true,
 } as const satisfies Record<keyof WarrenOptions, true>;
 
 const KNOWN_QUEUES = { deliveryLimit: true, durable: true, expiresMs: true } as const satisfies Record<

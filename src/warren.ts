@@ -31,6 +31,7 @@ import { checkWarrenOptionKeys, resolveWarrenTopologyOptions, type WarrenOptions
 import type { ScheduleInfo, ScheduleOptions } from './scheduler';
 import { checkCronData, readSchedulingDeclarations, Scheduling } from './warren-scheduling';
 import { createControl } from './warren-control';
+import { planSlipJobs, SlipBuilder } from './workflow';
 
 /**
  * Augment this interface to type `publish` by job name:
@@ -92,6 +93,7 @@ export class Warren<TJobs extends object = WarrenJobs> extends EventEmitter<Warr
     private readonly scheduling: Scheduling,
     private readonly pauses: BreakerPauses,
     private readonly control: ReturnType<typeof createControl>,
+    private readonly slipActivities: ReadonlySet<string> = new Set(),
   ) {
     // An async listener's rejection comes to the method below instead of crashing the process.
     super({ captureRejections: true });
@@ -217,6 +219,20 @@ export class Warren<TJobs extends object = WarrenJobs> extends EventEmitter<Warr
     return this.scheduling.isLeader;
   }
 
+  /**
+   * Starts building a routing slip over the classes listed in the `activities` option (see the README,
+   * "Workflows").
+   *
+   * @example
+   * await warren.slip().then(ReserveStock, { sku: 'A1' }).then(ChargeCard, { cents: 500 }).run();
+   */
+  slip(): SlipBuilder {
+    return new SlipBuilder((name, data, options) => {
+      if (this.closing) return Promise.reject(new ShutdownError('warren is closed; slip refused'));
+      return this.publisher.publish(name, data, options);
+    }, this.slipActivities);
+  }
+
   /** Stops consuming a queue (by topology key) until `resume`; running jobs finish. Survives reconnects. */
   pause(queue: string): Promise<void> {
     return this.pauses.pauseByUser(queue);
@@ -335,6 +351,8 @@ export async function createWarren<TJobs extends object = WarrenJobs>(
     definitions.push(definition);
   }
   for (const job of options.jobs ?? []) definitions.push(readJobDefinition(job));
+  const slips = planSlipJobs(options.activities ?? [], handlers, (event, ...args) => emit(event, ...args));
+  definitions.push(...slips.definitions);
   const schedulingDeclarations = readSchedulingDeclarations(
     options.scheduler,
     [...handlers.values()],
@@ -353,7 +371,7 @@ export async function createWarren<TJobs extends object = WarrenJobs>(
   await checkCronData(plan, schedulingDeclarations);
 
   const registered = new Map<string, RegisteredJob>();
-  for (const [name, handler] of handlers) {
+  for (const [name, handler] of [...handlers, ...slips.handlers]) {
     const planned = plan.jobs.get(name)!;
     const path = `@Job('${name}')`;
     registered.set(name, {
@@ -488,6 +506,7 @@ export async function createWarren<TJobs extends object = WarrenJobs>(
     scheduling,
     pauses,
     control,
+    slips.activities,
   );
   return warren;
 }
