@@ -351,7 +351,12 @@ export async function createWarren<TJobs extends object = WarrenJobs>(
     definitions.push(definition);
   }
   for (const job of options.jobs ?? []) definitions.push(readJobDefinition(job));
-  const slips = planSlipJobs(options.activities ?? [], handlers, (event, ...args) => emit(event, ...args));
+  const slips = planSlipJobs(
+    options.activities ?? [],
+    handlers,
+    (event, ...args) => emit(event, ...args),
+    jobDefaults.timeoutMs,
+  );
   definitions.push(...slips.definitions);
   const schedulingDeclarations = readSchedulingDeclarations(
     options.scheduler,

@@ -3,6 +3,9 @@ import { readJobDefinition, type JobClass } from '../decorators';
 import { slipJobName, slipSchema } from './slip-envelope';
 import { SlipStepHandler, type SlipActivity } from './slip-step-handler';
 
+/** How much longer a slip job may run than its activity: time to publish the next message, confirmed. */
+export const SLIP_TIMEOUT_MARGIN_MS = 10_000;
+
 /** The jobs that carry routing slips, derived from the declared activities. */
 export interface SlipJobs {
   /** Job names of the declared activities. */
@@ -21,6 +24,7 @@ export function planSlipJobs(
   activities: readonly JobClass[],
   handlers: ReadonlyMap<string, JobHandler>,
   emit: EmitEvent,
+  defaultTimeoutMs: number,
 ): SlipJobs {
   const definitions = activities.map((activity) => readJobDefinition(activity));
   const names = new Set(definitions.map((definition) => definition.name));
@@ -29,9 +33,16 @@ export function planSlipJobs(
   const slipDefinitions = definitions.map((definition) => {
     const name = slipJobName(definition.name);
     const handler = handlers.get(definition.name);
-    if (handler) slipHandlers.set(name, new SlipStepHandler(handler as SlipActivity, emit));
+    const timeoutMs = definition.timeoutMs ?? defaultTimeoutMs;
+    if (handler) slipHandlers.set(name, new SlipStepHandler(handler as SlipActivity, emit, timeoutMs));
     const { limiter: _limiter, ...rest } = definition;
-    return Object.freeze({ ...rest, name, schema: slipSchema(definition.name, names) });
+    return Object.freeze({
+      ...rest,
+      name,
+      schema: slipSchema(definition.name, names),
+      // Room after the activity's own timeout to publish the compensation before the worker gives up.
+      timeoutMs: timeoutMs + SLIP_TIMEOUT_MARGIN_MS,
+    });
   });
   return { activities: names, definitions: slipDefinitions, handlers: slipHandlers };
 }

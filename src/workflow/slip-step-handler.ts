@@ -1,6 +1,7 @@
 import {
   CircuitOpenError,
   CompensationFailedError,
+  JobTimeoutError,
   UnrecoverableError,
   type EmitEvent,
   type JobContext,
@@ -33,6 +34,8 @@ export class SlipStepHandler implements JobHandler<SlipEnvelope> {
   constructor(
     private readonly activity: SlipActivity,
     private readonly emit: EmitEvent,
+    /** The activity's own timeout; the slip job's is longer, so a timed-out last attempt still compensates. */
+    private readonly timeoutMs: number,
   ) {}
 
   handle(slip: SlipEnvelope, ctx: JobContext): Promise<unknown> {
@@ -44,7 +47,7 @@ export class SlipStepHandler implements JobHandler<SlipEnvelope> {
     const args = mergeArgs(slip.variables, step.args);
     let result: unknown;
     try {
-      result = await this.activity.handle(args, ctx);
+      result = await this.withTimeout(ctx, (inner) => this.activity.handle(args, inner));
     } catch (error) {
       if (!isFinal(error, ctx)) throw error;
       return this.fault(slip, error, ctx);
@@ -86,7 +89,8 @@ export class SlipStepHandler implements JobHandler<SlipEnvelope> {
     const entry = slip.log[slip.cursor];
     const base = { slipId: slip.slipId, steps: slip.itinerary.length };
     try {
-      await this.activity.compensate?.(entry, ctx);
+      if (this.activity.compensate)
+        await this.withTimeout(ctx, (inner) => this.activity.compensate!(entry, inner));
     } catch (error) {
       if (!isFinal(error, ctx)) throw error;
       this.emit('slipCompensationFailed', { ...base, step: slip.cursor, activity: entry.activity, error });
@@ -98,6 +102,26 @@ export class SlipStepHandler implements JobHandler<SlipEnvelope> {
     if (slip.cursor > 0) await this.publishUndo(slip, slip.cursor - 1, ctx);
     else this.emit('slipCompensated', { ...base, faultedStep: slip.fault?.step ?? slip.log.length });
     return undefined;
+  }
+
+  /** Runs `work` with the activity's timeout: its ctx.signal aborts then, and the call fails at once. */
+  private async withTimeout<T>(ctx: JobContext, work: (ctx: JobContext) => Promise<T> | T): Promise<T> {
+    const controller = new AbortController();
+    const signal = AbortSignal.any([ctx.signal, controller.signal]);
+    const inner: JobContext = Object.create(ctx, { signal: { value: signal } });
+    let timer: NodeJS.Timeout | undefined;
+    const timedOut = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => {
+        const error = new JobTimeoutError(this.timeoutMs, { jobName: ctx.name, jobId: ctx.jobId });
+        controller.abort(error);
+        reject(error);
+      }, this.timeoutMs);
+    });
+    try {
+      return await Promise.race([Promise.resolve().then(() => work(inner)), timedOut]);
+    } finally {
+      clearTimeout(timer);
+    }
   }
 
   private async publishUndo(slip: SlipEnvelope, cursor: number, ctx: JobContext): Promise<void> {

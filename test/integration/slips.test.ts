@@ -53,13 +53,21 @@ class Ship implements SlipActivity<Order> {
   }
 }
 
-const activities = [ReserveStock, ChargeCard, Ship];
+@Job('order.slow', { queue: 'orders', attempts: 2, timeoutMs: 200, backoff: fast })
+class SlowShip implements SlipActivity<Order> {
+  async handle(data: Order, ctx: JobContext) {
+    journal.push(`slow:${data.order}:${ctx.attempt}`);
+    await new Promise((resolve) => ctx.signal.addEventListener('abort', resolve));
+  }
+}
+
+const activities = [ReserveStock, ChargeCard, Ship, SlowShip];
 
 async function checkout(options: { start?: boolean } = {}) {
   const reserve = new ReserveStock();
   const warren = await testWarren({
     topology,
-    handlers: [reserve, new ChargeCard(), new Ship()],
+    handlers: [reserve, new ChargeCard(), new Ship(), new SlowShip()],
     activities,
   });
   if (options.start !== false) await warren.start();
@@ -105,6 +113,15 @@ describe('routing slips', () => {
       'undo-reserve:r-o2',
     ]);
     assert.equal(await warren.deadLetters.count('orders'), 0, 'nothing parked');
+  });
+
+  it('compensates when the last attempt of a step times out (its signal aborted)', async () => {
+    const { warren } = await checkout();
+    const compensated = nextEvent<{ faultedStep: number }>(warren, 'slipCompensated');
+    await warren.slip().then(ReserveStock, { order: 'o5' }).then(SlowShip, { order: 'o5' }).run();
+    assert.equal((await compensated).faultedStep, 1);
+    assert.deepEqual(journal, ['reserve:o5', 'slow:o5:1', 'slow:o5:2', 'undo-reserve:r-o5']);
+    assert.equal(await warren.deadLetters.count('orders'), 0);
   });
 
   it('parks the slip with reason compensation-failed when a compensation keeps failing', async () => {
