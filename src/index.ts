@@ -89,7 +89,9 @@ export type {
   SlipEventBase,
 } from './core';
 export {
+  branch,
   SlipBuilder,
+  type SlipBranch,
   SLIP_MAX_BYTES,
   SLIP_MAX_RESULT_BYTES,
   SLIP_MAX_STEPS,
@@ -107,6 +109,12 @@ export type { WorkerOptions, ConsumerHealth, DeadLetter, ReplayOptions } from '.
 export {
   MemoryIdempotencyStore,
   PostgresIdempotencyStore,
+  MemoryJoinStore,
+  PostgresJoinStore,
+  type JoinStore,
+  type JoinArrival,
+  type JoinFailure,
+  type PostgresJoinStoreOptions,
   IdempotencyStoreError,
   IDEMPOTENCY_DEFAULTS,
   type IdempotencyStore,

@@ -10,7 +10,7 @@ import {
   type ResolvedTopologyOptions,
   type TopologyDeclaration,
 } from './topology';
-import type { IdempotencyStore } from './idempotency';
+import type { IdempotencyStore, JoinStore } from './idempotency';
 import type { WorkerOptions } from './worker';
 
 /** Everything `createWarren` takes. Only `topology` and a handler or job class are needed in practice. */
@@ -62,6 +62,11 @@ export interface WarrenOptions {
    * in every process that starts or runs slips; a process runs the steps whose handler it has.
    */
   readonly activities?: readonly JobClass[];
+  /**
+   * Where the fan-in of a slip's parallel steps is counted. Default a MemoryJoinStore: right for one
+   * worker process only; give a PostgresJoinStore when several processes run the branches.
+   */
+  readonly joins?: JoinStore;
 }
 
 /** The topology options inside WarrenOptions, resolved: createWarren and warren/ops plan alike. */
@@ -93,6 +98,7 @@ const KNOWN = {
   breakerDefaults: true,
   idempotency: true,
   activities: true,
+  joins: true,
 } as const satisfies Record<keyof WarrenOptions, true>;
 
 const KNOWN_QUEUES = { deliveryLimit: true, durable: true, expiresMs: true } as const satisfies Record<

@@ -356,6 +356,7 @@ export async function createWarren<TJobs extends object = WarrenJobs>(
     handlers,
     (event, ...args) => emit(event, ...args),
     jobDefaults.timeoutMs,
+    options.joins,
   );
   definitions.push(...slips.definitions);
   const schedulingDeclarations = readSchedulingDeclarations(
@@ -392,6 +393,7 @@ export async function createWarren<TJobs extends object = WarrenJobs>(
 
   // A store that cannot work (database down, table of another shape) fails here, not on the first job.
   await options.idempotency?.prepare?.();
+  await options.joins?.prepare?.();
   const manager = new ConnectionManager(connectionOptions, log.child({ component: 'connection' }));
   const confirms = new ConfirmPublisher(
     manager,

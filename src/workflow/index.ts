@@ -1,5 +1,7 @@
 export {
   checkSlipEnvelope,
+  PARALLEL_STEP,
+  SLIP_MAX_BRANCHES,
   SLIP_MAX_BYTES,
   SLIP_MAX_RESULT_BYTES,
   SLIP_MAX_STEPS,
@@ -11,5 +13,6 @@ export {
   type SlipStep,
 } from './slip-envelope';
 export { SlipStepHandler, type SlipActivity } from './slip-step-handler';
-export { SlipBuilder, type PublishSlipStep, type StartedSlip } from './slip-builder';
+export { branch, SlipBuilder, type PublishSlipStep, type SlipBranch, type StartedSlip } from './slip-builder';
 export { planSlipJobs, type SlipJobs } from './plan-slip-jobs';
+export { SlipRouter } from './slip-router';

@@ -1,6 +1,8 @@
 import { ConfigurationError, type EmitEvent, type JobDefinition, type JobHandler } from '../core';
 import { readJobDefinition, type JobClass } from '../decorators';
+import { MemoryJoinStore, type JoinStore } from '../idempotency';
 import { slipJobName, slipSchema } from './slip-envelope';
+import { SlipRouter } from './slip-router';
 import { SlipStepHandler, type SlipActivity } from './slip-step-handler';
 
 /** How much longer a slip job may run than its activity: time to publish the next message, confirmed. */
@@ -25,7 +27,10 @@ export function planSlipJobs(
   handlers: ReadonlyMap<string, JobHandler>,
   emit: EmitEvent,
   defaultTimeoutMs: number,
+  /** Fan-in counters of parallel steps; default one in this process's memory. */
+  joins: JoinStore = new MemoryJoinStore(),
 ): SlipJobs {
+  const router = new SlipRouter(joins, emit);
   const definitions = activities.map((activity) => readJobDefinition(activity));
   const names = new Set(definitions.map((definition) => definition.name));
   if (names.size !== definitions.length) throw new ConfigurationError('activities lists the same job twice');
@@ -34,7 +39,8 @@ export function planSlipJobs(
     const name = slipJobName(definition.name);
     const handler = handlers.get(definition.name);
     const timeoutMs = definition.timeoutMs ?? defaultTimeoutMs;
-    if (handler) slipHandlers.set(name, new SlipStepHandler(handler as SlipActivity, emit, timeoutMs));
+    if (handler)
+      slipHandlers.set(name, new SlipStepHandler(handler as SlipActivity, router, emit, timeoutMs));
     const { limiter: _limiter, ...rest } = definition;
     return Object.freeze({
       ...rest,

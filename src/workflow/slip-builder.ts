@@ -2,6 +2,8 @@ import { randomUUID } from 'node:crypto';
 import { ConfigurationError, type PublishedJob, type PublishOptions } from '../core';
 import { readJobDefinition, type JobClass, type JobData } from '../decorators';
 import {
+  PARALLEL_STEP,
+  SLIP_MAX_BRANCHES,
   SLIP_MAX_BYTES,
   SLIP_MAX_STEPS,
   slipJobName,
@@ -16,6 +18,17 @@ export type PublishSlipStep = (
   data: SlipEnvelope,
   options: PublishOptions,
 ) => Promise<PublishedJob>;
+
+/** One branch of a parallel step: `branch(ChargeCard, { cents: 500 })`. */
+export interface SlipBranch {
+  readonly activity: JobClass;
+  readonly args: unknown;
+}
+
+/** A typed branch of a parallel step. */
+export function branch<C extends JobClass>(activity: C, args: JobData<C>): SlipBranch {
+  return { activity, args };
+}
 
 /** What `run()` started. */
 export interface StartedSlip {
@@ -44,12 +57,35 @@ export class SlipBuilder {
    */
   // biome-ignore lint/suspicious/noThenProperty: the slip API reads as a sequence; awaiting it rejects
   then<C extends JobClass>(activity: C, args: JobData<C>): SlipBuilder {
+    const step = { activity: this.activityName(activity), args };
+    return new SlipBuilder(this.publish, this.known, [...this.steps, step], this.vars);
+  }
+
+  private activityName(activity: JobClass): string {
     const { name } = readJobDefinition(activity);
     if (!this.known.has(name))
       throw new ConfigurationError(
         `slip step '${name}' is not an activity: list its class in the activities option`,
       );
-    return new SlipBuilder(this.publish, this.known, [...this.steps, { activity: name, args }], this.vars);
+    return name;
+  }
+
+  /**
+   * Appends a parallel step: its branches run at once; the slip goes on when all completed, and when
+   * one fails for good the completed ones (and every earlier step) are compensated. The fan-in is
+   * counted in the `joins` store.
+   *
+   * @example
+   * warren.slip().then(ReserveStock, order).parallel(branch(ChargeCard, order), branch(Notify, order))
+   */
+  parallel(...branches: readonly SlipBranch[]): SlipBuilder {
+    if (branches.length < 2 || branches.length > SLIP_MAX_BRANCHES)
+      throw new ConfigurationError(
+        `a parallel step has 2 to ${SLIP_MAX_BRANCHES} branches (got ${branches.length})`,
+      );
+    const units = branches.map(({ activity, args }) => ({ activity: this.activityName(activity), args }));
+    const step: SlipStep = { activity: PARALLEL_STEP, args: null, branches: units };
+    return new SlipBuilder(this.publish, this.known, [...this.steps, step], this.vars);
   }
 
   /** Values merged under every step's args (a step's own args win). */
@@ -76,9 +112,16 @@ export class SlipBuilder {
       throw new ConfigurationError(
         `a slip's itinerary and variables are at most ${SLIP_MAX_BYTES / 2} bytes`,
       );
-    await this.publish(slipJobName(this.steps[0].activity), envelope, {
-      jobId: slipStepId(slipId, 0, 'forward'),
-    });
+    const first = this.steps[0];
+    const id = slipStepId(slipId, 0, 'forward');
+    if (first.branches === undefined)
+      await this.publish(slipJobName(first.activity), envelope, { jobId: id });
+    else
+      await Promise.all(
+        first.branches.map((unit, branch) =>
+          this.publish(slipJobName(unit.activity), { ...envelope, branch }, { jobId: `${id}.${branch}` }),
+        ),
+      );
     return { slipId, steps: this.steps.length };
   }
 }

@@ -7,13 +7,8 @@ import {
   type JobContext,
   type JobHandler,
 } from '../core';
-import {
-  SLIP_MAX_RESULT_BYTES,
-  slipJobName,
-  slipStepId,
-  type SlipEnvelope,
-  type SlipLogEntry,
-} from './slip-envelope';
+import { SLIP_MAX_RESULT_BYTES, unitAt, type SlipEnvelope, type SlipLogEntry } from './slip-envelope';
+import type { SlipRouter } from './slip-router';
 
 /**
  * An activity: an ordinary `@Job` handler that may also undo what it did. `compensate` receives the log
@@ -33,6 +28,7 @@ export interface SlipActivity<TData = unknown> extends JobHandler<TData> {
 export class SlipStepHandler implements JobHandler<SlipEnvelope> {
   constructor(
     private readonly activity: SlipActivity,
+    private readonly router: SlipRouter,
     private readonly emit: EmitEvent,
     /** The activity's own timeout; the slip job's is longer, so a timed-out last attempt still compensates. */
     private readonly timeoutMs: number,
@@ -43,64 +39,43 @@ export class SlipStepHandler implements JobHandler<SlipEnvelope> {
   }
 
   private async forward(slip: SlipEnvelope, ctx: JobContext): Promise<unknown> {
-    const step = slip.itinerary[slip.cursor];
-    const args = mergeArgs(slip.variables, step.args);
+    const unit = unitAt(slip.itinerary[slip.cursor], slip.branch)!;
+    const args = mergeArgs(slip.variables, unit.args);
     let result: unknown;
     try {
       result = await this.withTimeout(ctx, (inner) => this.activity.handle(args, inner));
     } catch (error) {
       if (!isFinal(error, ctx)) throw error;
-      return this.fault(slip, error, ctx);
+      await this.router.fault(slip, unit.activity, error, ctx);
+      return { faulted: slip.cursor };
     }
     const entry: SlipLogEntry = {
-      activity: step.activity,
+      activity: unit.activity,
       step: slip.cursor,
       args,
       result: boundResult(result),
       completedAt: Date.now(),
     };
-    const base = { slipId: slip.slipId, steps: slip.itinerary.length };
-    const next = slip.cursor + 1;
-    if (next < slip.itinerary.length) {
-      await ctx.publish(
-        slipJobName(slip.itinerary[next].activity),
-        { ...slip, cursor: next, log: [...slip.log, entry] },
-        { jobId: slipStepId(slip.slipId, next, 'forward') },
-      );
-    }
-    this.emit('activityCompleted', { ...base, step: slip.cursor, activity: step.activity });
-    if (next === slip.itinerary.length) this.emit('slipCompleted', base);
+    if (slip.branch === undefined) await this.router.advance(slip, entry, ctx);
+    else await this.router.branchDone(slip, entry, ctx);
     return entry.result;
   }
 
-  /** The step failed for good: compensate the logged steps, newest first. */
-  private async fault(slip: SlipEnvelope, error: unknown, ctx: JobContext): Promise<unknown> {
-    const step = slip.itinerary[slip.cursor];
-    const base = { slipId: slip.slipId, steps: slip.itinerary.length };
-    const fault = { step: slip.cursor, activity: step.activity, error: describe(error) };
-    ctx.log.warn({ err: error, slipId: slip.slipId, step: slip.cursor }, 'slip step failed; compensating');
-    if (slip.log.length > 0) await this.publishUndo({ ...slip, fault }, slip.log.length - 1, ctx);
-    this.emit('slipFaulted', { ...base, step: slip.cursor, activity: step.activity, error });
-    if (slip.log.length === 0) this.emit('slipCompensated', { ...base, faultedStep: slip.cursor });
-    return { faulted: fault };
-  }
-
   private async compensate(slip: SlipEnvelope, ctx: JobContext): Promise<unknown> {
-    const entry = slip.log[slip.cursor];
-    const base = { slipId: slip.slipId, steps: slip.itinerary.length };
+    const entry = entryToUndo(slip);
     try {
       if (this.activity.compensate)
         await this.withTimeout(ctx, (inner) => this.activity.compensate!(entry, inner));
     } catch (error) {
       if (!isFinal(error, ctx)) throw error;
+      const base = { slipId: slip.slipId, steps: slip.itinerary.length };
       this.emit('slipCompensationFailed', { ...base, step: slip.cursor, activity: entry.activity, error });
       throw new CompensationFailedError(
         `slip ${slip.slipId}: compensating step ${slip.cursor} (${entry.activity}) failed ${ctx.attempt} times`,
         { cause: error },
       );
     }
-    if (slip.cursor > 0) await this.publishUndo(slip, slip.cursor - 1, ctx);
-    else this.emit('slipCompensated', { ...base, faultedStep: slip.fault?.step ?? slip.log.length });
+    await this.router.undone(slip, ctx);
     return undefined;
   }
 
@@ -123,14 +98,6 @@ export class SlipStepHandler implements JobHandler<SlipEnvelope> {
       clearTimeout(timer);
     }
   }
-
-  private async publishUndo(slip: SlipEnvelope, cursor: number, ctx: JobContext): Promise<void> {
-    await ctx.publish(
-      slipJobName(slip.itinerary[cursor].activity),
-      { ...slip, mode: 'compensate', cursor },
-      { jobId: slipStepId(slip.slipId, cursor, 'compensate') },
-    );
-  }
 }
 
 /** This failure ends the step: no attempt left, or the handler said so. A postponement never does. */
@@ -152,6 +119,9 @@ function boundResult(result: unknown): unknown {
   return Buffer.byteLength(json) > SLIP_MAX_RESULT_BYTES ? { dropped: 'too-large' } : JSON.parse(json);
 }
 
-function describe(error: unknown): string {
-  return (error instanceof Error ? error.message : String(error)).slice(0, 1000);
+/** The log entry a compensation undoes: its step's, or its branch's. */
+function entryToUndo(slip: SlipEnvelope): SlipLogEntry {
+  if (slip.branch === undefined) return slip.log[slip.cursor];
+  if (slip.branchLog) return slip.branchLog;
+  return (slip.log[slip.cursor].result as SlipLogEntry[])[slip.branch];
 }

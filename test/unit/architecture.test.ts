@@ -17,7 +17,7 @@ const ALLOWED: Record<string, readonly string[]> = {
   worker: ['core', 'message', 'topology', 'connection', 'retry', 'breaker'],
   scheduler: ['core', 'publisher'],
   control: ['core', 'topology', 'connection'],
-  workflow: ['core', 'decorators'],
+  workflow: ['core', 'decorators', 'idempotency'],
   ops: [
     'core',
     'message',
