@@ -61,4 +61,42 @@ describe('the slip envelope check', () => {
     assert.match(messages({ ...valid, fault: { step: 2, activity: 'a.three', error: 'e' } })[0], /no fault/);
     assert.match(messages({ ...valid, slip: 2 })[0], /envelope version/);
   });
+
+  it('checks a parallel step: the branch names the job, the joined log holds every branch', () => {
+    const parallel = { activity: '*parallel', args: null, branches: [itinerary[1], itinerary[2]] };
+    const steps = [itinerary[0], parallel, itinerary[0]];
+    const fork = { ...valid, itinerary: steps, cursor: 1, log: [entry(0)], branch: 1 };
+    assert.deepEqual(messages(fork), []);
+    assert.match(messages({ ...fork, branch: undefined })[0], /parallel step only/);
+    assert.match(messages({ ...fork, branch: 0 })[0], /not this job's a.three/);
+    const joined = { activity: '*parallel', step: 1, args: null, result: [], completedAt: 1 };
+    const after = { ...valid, itinerary: steps, cursor: 2, log: [entry(0), joined] };
+    assert.match(messages(after, 'a.one')[0], /one log entry per branch/);
+    const branchEntries = [
+      { ...entry(1), step: 1 },
+      { ...entry(2), step: 1 },
+    ];
+    assert.deepEqual(
+      messages({ ...after, log: [entry(0), { ...joined, result: branchEntries }] }, 'a.one'),
+      [],
+    );
+  });
+
+  it('refuses an undo of a faulted parallel branch without that branch log', () => {
+    const parallel = { activity: '*parallel', args: null, branches: [itinerary[1], itinerary[2]] };
+    const steps = [itinerary[0], parallel];
+    const fault = { step: 1, activity: '*parallel', error: 'e' };
+    const undo = {
+      ...valid,
+      itinerary: steps,
+      mode: 'compensate',
+      cursor: 1,
+      log: [entry(0)],
+      branch: 0,
+      fault,
+    };
+    assert.match(messages(undo, 'a.two')[0], /log of this branch/);
+    const branchLog = { ...entry(1), step: 1 };
+    assert.deepEqual(messages({ ...undo, branchLog }, 'a.two'), []);
+  });
 });
