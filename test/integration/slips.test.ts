@@ -18,6 +18,8 @@ type Order = { order: string; failShip?: 'always' | 'once'; failRefund?: boolean
 
 /** Everything the activities did, in order: `reserve:o1`, `undo-charge:o1`, ... */
 let journal: string[] = [];
+/** Set once the refund service is "fixed", for the replay of a parked slip. */
+let refundsBack = false;
 
 @Job('stock.reserve', { queue: 'orders', attempts: 2, backoff: fast })
 class ReserveStock implements SlipActivity<Order> {
@@ -40,7 +42,7 @@ class ChargeCard implements SlipActivity<Order> {
   async compensate(log: SlipLogEntry, ctx: JobContext) {
     const { order, failRefund } = log.args as Order;
     journal.push(`undo-charge:${order}:${ctx.attempt}`);
-    if (failRefund) throw new Error('refund refused');
+    if (failRefund && !refundsBack) throw new Error('refund refused');
   }
 }
 
@@ -81,6 +83,7 @@ function runSlip(warren: Warren<object>, data: Order) {
 describe('routing slips', () => {
   afterEach(async () => {
     journal = [];
+    refundsBack = false;
     await cleanup();
   });
 
@@ -136,6 +139,20 @@ describe('routing slips', () => {
     assert.equal(letter.name, 'card.charge.slip');
     assert.ok(journal.includes('undo-charge:o3:2'), 'the compensation had its own two attempts');
     assert.ok(!journal.some((line) => line.startsWith('undo-reserve')), 'nothing continued silently');
+  });
+
+  it('goes on compensating from where it was parked when the dead letter is replayed', async () => {
+    const { warren } = await checkout();
+    const failed = nextEvent(warren, 'slipCompensationFailed');
+    await runSlip(warren, { order: 'o6', failShip: 'always', failRefund: true });
+    await failed;
+    await waitFor(() => warren.deadLetters.count('orders'), { what: 'the parked slip' });
+    refundsBack = true;
+    const compensated = nextEvent<{ faultedStep: number }>(warren, 'slipCompensated');
+    assert.equal(await warren.deadLetters.replay('orders'), 1);
+    assert.equal((await compensated).faultedStep, 2);
+    assert.deepEqual(journal.slice(-2), ['undo-charge:o6:1', 'undo-reserve:r-o6']);
+    assert.equal(await warren.deadLetters.count('orders'), 0);
   });
 
   it('refuses a forged slip that skips to step 3 with an empty log', async () => {
