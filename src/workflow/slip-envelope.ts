@@ -1,7 +1,7 @@
 import type { StandardSchemaIssue, StandardSchemaV1 } from '../core';
 
 /**
- * The routing-slip envelope: part of warren's wire format (DESIGN.md, "Routing slips").
+ * The routing-slip envelope: part of warren's wire format (README, "Workflows").
  *
  * A slip step travels as an ordinary warren job named `<activity>.slip` whose payload (the JSON body,
  * never headers) is this envelope:
