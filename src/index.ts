@@ -66,6 +66,7 @@ export {
   ShutdownError,
   UnrecoverableError,
   RetryLaterError,
+  CompensationFailedError,
   JOB_DEFAULTS,
   MAX_DELAY_MS,
 } from './core';
@@ -94,7 +95,22 @@ export type {
   ProcessInfo,
   ProcessScope,
   ProcessOutcome,
+  SlipEventBase,
 } from './core';
+export {
+  branch,
+  SlipBuilder,
+  type SlipBranch,
+  SLIP_MAX_BYTES,
+  SLIP_MAX_RESULT_BYTES,
+  SLIP_MAX_STEPS,
+  type SlipActivity,
+  type SlipEnvelope,
+  type SlipFault,
+  type SlipLogEntry,
+  type SlipStep,
+  type StartedSlip,
+} from './workflow';
 export { HEADERS, JSON_CONTENT_TYPE, type DeadReason } from './message';
 export type { ConnectionOptions, ReconnectOptions, SocketOptions } from './connection';
 export type { PublisherOptions } from './publisher';
@@ -102,6 +118,12 @@ export type { WorkerOptions, ConsumerHealth, DeadLetter, ReplayOptions } from '.
 export {
   MemoryIdempotencyStore,
   PostgresIdempotencyStore,
+  MemoryJoinStore,
+  PostgresJoinStore,
+  type JoinStore,
+  type JoinArrival,
+  type JoinFailure,
+  type PostgresJoinStoreOptions,
   IdempotencyStoreError,
   IDEMPOTENCY_DEFAULTS,
   type IdempotencyStore,

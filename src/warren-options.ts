@@ -10,7 +10,7 @@ import {
   type ResolvedTopologyOptions,
   type TopologyDeclaration,
 } from './topology';
-import type { IdempotencyStore } from './idempotency';
+import type { IdempotencyStore, JoinStore } from './idempotency';
 import type { OutboxOptions } from './outbox';
 import type { WorkerOptions } from './worker';
 
@@ -81,6 +81,17 @@ export interface WarrenOptions {
    * hooks). Default: none, and the hot path does no work for them.
    */
   readonly instrumentation?: Instrumentation | readonly Instrumentation[];
+  /**
+   * Job classes that may be steps of a routing slip (`warren.slip()`). Each gets a companion job
+   * `<name>.slip` on its queue, with its attempts and backoff, that carries the slip's envelope. List them
+   * in every process that starts or runs slips; a process runs the steps whose handler it has.
+   */
+  readonly activities?: readonly JobClass[];
+  /**
+   * Where the fan-in of a slip's parallel steps is counted. Default a MemoryJoinStore: right for one
+   * worker process only; give a PostgresJoinStore when several processes run the branches.
+   */
+  readonly joins?: JoinStore;
 }
 
 /** The topology options inside WarrenOptions, resolved: createWarren and warren/ops plan alike. */
@@ -115,6 +126,8 @@ const KNOWN = {
   history: true,
   outbox: true,
   instrumentation: true,
+  activities: true,
+  joins: true,
 } as const satisfies Record<keyof WarrenOptions, true>;
 
 const KNOWN_QUEUES = { deliveryLimit: true, durable: true, expiresMs: true } as const satisfies Record<

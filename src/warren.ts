@@ -39,6 +39,7 @@ import { announcePublished, createHistory, recordHistory } from './warren-histor
 import { createOutbox, type WarrenOutbox } from './warren-outbox';
 import type { Outbox } from './outbox';
 import { instrumentationTarget } from './warren-instrumentation';
+import { planSlipJobs, SlipBuilder } from './workflow';
 
 /**
  * Augment this interface to type `publish` by job name:
@@ -103,6 +104,7 @@ export class Warren<TJobs extends object = WarrenJobs> extends EventEmitter<Warr
     /** Parts stopped on close after the worker (dead-letter collector, history writer). */
     private readonly addOns: readonly { stop(): Promise<void> }[] = [],
     private readonly outboxParts?: WarrenOutbox,
+    private readonly slipActivities: ReadonlySet<string> = new Set(),
   ) {
     // An async listener's rejection comes to the method below instead of crashing the process.
     super({ captureRejections: true });
@@ -244,6 +246,20 @@ export class Warren<TJobs extends object = WarrenJobs> extends EventEmitter<Warr
     return this.scheduling.isLeader;
   }
 
+  /**
+   * Starts building a routing slip over the classes listed in the `activities` option (see the README,
+   * "Workflows").
+   *
+   * @example
+   * await warren.slip().then(ReserveStock, { sku: 'A1' }).then(ChargeCard, { cents: 500 }).run();
+   */
+  slip(): SlipBuilder {
+    return new SlipBuilder((name, data, options) => {
+      if (this.closing) return Promise.reject(new ShutdownError('warren is closed; slip refused'));
+      return this.publisher.publish(name, data, options);
+    }, this.slipActivities);
+  }
+
   /** Stops consuming a queue (by topology key) until `resume`; running jobs finish. Survives reconnects. */
   pause(queue: string): Promise<void> {
     return this.pauses.pauseByUser(queue);
@@ -365,6 +381,14 @@ export async function createWarren<TJobs extends object = WarrenJobs>(
     definitions.push(definition);
   }
   for (const job of options.jobs ?? []) definitions.push(readJobDefinition(job));
+  const slips = planSlipJobs(
+    options.activities ?? [],
+    handlers,
+    (event, ...args) => emit(event, ...args),
+    jobDefaults.timeoutMs,
+    options.joins,
+  );
+  definitions.push(...slips.definitions);
   const schedulingDeclarations = readSchedulingDeclarations(
     options.scheduler,
     [...handlers.values()],
@@ -383,7 +407,7 @@ export async function createWarren<TJobs extends object = WarrenJobs>(
   await checkCronData(plan, schedulingDeclarations);
 
   const registered = new Map<string, RegisteredJob>();
-  for (const [name, handler] of handlers) {
+  for (const [name, handler] of [...handlers, ...slips.handlers]) {
     const planned = plan.jobs.get(name)!;
     const path = `@Job('${name}')`;
     registered.set(name, {
@@ -399,6 +423,7 @@ export async function createWarren<TJobs extends object = WarrenJobs>(
 
   // A store that cannot work (database down, table of another shape) fails here, not on the first job.
   await options.idempotency?.prepare?.();
+  await options.joins?.prepare?.();
   const manager = new ConnectionManager(connectionOptions, log.child({ component: 'connection' }));
   const confirms = new ConfirmPublisher(
     manager,
@@ -557,6 +582,7 @@ export async function createWarren<TJobs extends object = WarrenJobs>(
     control,
     [deadLetterLog, history].filter((p) => p !== undefined),
     outbox,
+    slips.activities,
   );
   if (history) recordHistory(history, warren);
   outbox?.relay?.start();

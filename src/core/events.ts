@@ -68,6 +68,27 @@ export interface WarrenEvents {
   outboxRelayed: [
     { readonly table: string; readonly jobIds: readonly string[]; readonly durationMs: number },
   ];
+  /** A routing-slip step ran; its result is in the slip's log (and the next step is published). */
+  activityCompleted: [SlipEventBase & { readonly step: number; readonly activity: string }];
+  /** Every step of a routing slip completed. */
+  slipCompleted: [SlipEventBase];
+  /** A step's attempts ran out (or it threw UnrecoverableError): compensation of earlier steps starts. */
+  slipFaulted: [
+    SlipEventBase & { readonly step: number; readonly activity: string; readonly error: unknown },
+  ];
+  /** Every completed step of a faulted slip was compensated, in reverse order. */
+  slipCompensated: [SlipEventBase & { readonly faultedStep: number }];
+  /** A compensation kept failing: the slip is parked in dead letters (reason `compensation-failed`). */
+  slipCompensationFailed: [
+    SlipEventBase & { readonly step: number; readonly activity: string; readonly error: unknown },
+  ];
+}
+
+/** What every routing-slip event carries. */
+export interface SlipEventBase {
+  readonly slipId: string;
+  /** Number of steps in the itinerary. */
+  readonly steps: number;
 }
 
 /** How parts report events to the instance without depending on it. */

@@ -32,3 +32,14 @@ export class RetryLaterError extends Error {
     this.delayMs = delayMs;
   }
 }
+
+/**
+ * Thrown by a routing slip when a compensation used up its attempts: the slip is parked in dead
+ * letters with reason `compensation-failed` (nothing continues silently).
+ */
+export class CompensationFailedError extends UnrecoverableError {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = 'CompensationFailedError';
+  }
+}

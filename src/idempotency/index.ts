@@ -13,3 +13,6 @@ export {
   type ResolvedMemoryIdempotencyStoreOptions,
   type ResolvedPostgresIdempotencyStoreOptions,
 } from './options';
+export type { JoinStore, JoinArrival, JoinFailure } from './join-store';
+export { MemoryJoinStore } from './memory-join-store';
+export { PostgresJoinStore, type PostgresJoinStoreOptions } from './postgres-join-store';

@@ -53,6 +53,8 @@ export const BROKER_DEATH_HEADERS = [
 export type DeadReason =
   | 'attempts-exhausted'
   | 'unrecoverable'
+  /** A routing slip's compensation used up its attempts; the slip is parked here. */
+  | 'compensation-failed'
   | 'undecodable'
   | 'unknown-job'
   | 'invalid-payload'

@@ -1,5 +1,6 @@
 import {
   CircuitOpenError,
+  CompensationFailedError,
   jitteredBackoff,
   RetryLaterError,
   UnrecoverableError,
@@ -15,7 +16,10 @@ export type FailureDecision =
   | { readonly action: 'retry'; readonly delayMs: number; readonly nextAttempt: number }
   /** Try again later without spending an attempt (a circuit breaker is open). */
   | { readonly action: 'postpone'; readonly delayMs: number }
-  | { readonly action: 'dead-letter'; readonly reason: 'attempts-exhausted' | 'unrecoverable' };
+  | {
+      readonly action: 'dead-letter';
+      readonly reason: 'attempts-exhausted' | 'unrecoverable' | 'compensation-failed';
+    };
 
 export interface FailureInput {
   /** The attempt that failed, 1 for the first run. */
@@ -30,6 +34,8 @@ export interface FailureInput {
 
 export function decideFailure(input: FailureInput): FailureDecision {
   const { attempt, maxAttempts, error } = input;
+  if (error instanceof CompensationFailedError)
+    return { action: 'dead-letter', reason: 'compensation-failed' };
   if (error instanceof UnrecoverableError) return { action: 'dead-letter', reason: 'unrecoverable' };
   if (error instanceof CircuitOpenError) return { action: 'postpone', delayMs: input.postponeDelayMs };
   if (attempt >= maxAttempts) return { action: 'dead-letter', reason: 'attempts-exhausted' };

@@ -40,6 +40,19 @@ describe('the examples', () => {
     assert.match(stdout, /done: 2 receipts sent for 2 orders, 1 rolled back/);
   });
 
+  it('runs the checkout example: one order shipped, the other refunded and released in reverse', async () => {
+    const { stdout } = await run(process.execPath, ['dist/examples/checkout/main.js'], {
+      cwd,
+      env,
+      timeout: 60_000,
+    });
+    assert.match(stdout, /done: order-1 completed, order-2 compensated/);
+    const lines = stdout.split('\n');
+    const refunded = lines.findIndex((line) => line.includes('refunded ch-order-2'));
+    const released = lines.findIndex((line) => line.includes('released res-order-2'));
+    assert.ok(refunded > 0 && released > refunded, `refund before release:\n${stdout}`);
+  });
+
   it('runs the NestJS example and exits cleanly', async () => {
     await run(process.execPath, ['dist/examples/nest/main.js'], { cwd, env, timeout: 60_000 });
   });

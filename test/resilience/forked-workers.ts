@@ -13,6 +13,8 @@ export interface ForkedWorkerOptions {
   readonly namespace: string;
   readonly concurrency: number;
   readonly graceMs?: number;
+  /** The worker script under dist/test/fixtures; default `fault-worker.js`. */
+  readonly script?: string;
 }
 
 /** One worker process, what it started and finished, and how it ended. */
@@ -74,7 +76,7 @@ export class ForkedWorkers {
   constructor(private readonly onEvent: (event: WorkEvent, worker: ForkedWorker) => void) {}
 
   fork(options: ForkedWorkerOptions): ForkedWorker {
-    const child = fork(join(__dirname, '..', 'fixtures', 'fault-worker.js'), [], {
+    const child = fork(join(__dirname, '..', 'fixtures', options.script ?? 'fault-worker.js'), [], {
       stdio: ['ignore', 'pipe', 'inherit', 'ipc'],
       env: {
         ...process.env,

@@ -21,6 +21,7 @@ const ALLOWED: Record<string, readonly string[]> = {
   history: ['core', 'topology', 'dead-letter-log'],
   outbox: ['core', 'decorators'],
   observability: ['core', 'message'],
+  workflow: ['core', 'decorators', 'idempotency'],
   ops: [
     'history',
     'dead-letter-log',
