@@ -1,6 +1,6 @@
 import type * as amqp from 'amqplib';
 import type { OutgoingMessage } from '../connection';
-import { HEADERS, republishProperties } from '../message';
+import { HEADERS, replayProperties } from '../message';
 import { X_ARGS } from '../topology';
 import type { IndexedLetter } from './dead-letter-index';
 import { readStream, type StreamRecord } from './stream-reader';
@@ -142,16 +142,9 @@ function replayMessage(
   to: string | undefined,
 ): OutgoingMessage {
   const replays = record.properties.headers?.[HEADERS.replays];
-  const properties = republishProperties(record.properties, {
+  const properties = replayProperties(record.properties, {
     [X_ARGS.streamOffset]: undefined,
     [HEADERS.logKind]: undefined,
-    [HEADERS.attempt]: 1,
-    [HEADERS.deadReason]: undefined,
-    [HEADERS.lastError]: undefined,
-    [HEADERS.deadAt]: undefined,
-    [HEADERS.queue]: undefined,
-    [HEADERS.redeliveries]: undefined,
-    [HEADERS.deliverAt]: undefined,
     [HEADERS.replayOf]: letter.offset,
     [HEADERS.replays]: (typeof replays === 'number' ? replays : 0) + 1,
   });

@@ -173,6 +173,26 @@ function positiveInteger(value: unknown): number | undefined {
  * publish whose `user_id` is not the connection's user, 406) and `expiration` (a per-message TTL
  * would expire the job in the delay levels).
  */
+/**
+ * A dead letter sent back to work (a replay): a first attempt again, without the headers of its death,
+ * its redeliveries or a pending delay. `headerChanges` adds to that (a replay's own headers).
+ */
+export function replayProperties(
+  original: Message['properties'],
+  headerChanges: Readonly<Record<string, unknown>> = {},
+): Options.Publish {
+  return republishProperties(original, {
+    [HEADERS.attempt]: 1,
+    [HEADERS.deadReason]: undefined,
+    [HEADERS.lastError]: undefined,
+    [HEADERS.deadAt]: undefined,
+    [HEADERS.queue]: undefined,
+    [HEADERS.redeliveries]: undefined,
+    [HEADERS.deliverAt]: undefined,
+    ...headerChanges,
+  });
+}
+
 export function republishProperties(
   original: Message['properties'],
   headerChanges: Readonly<Record<string, unknown>>,

@@ -10,6 +10,7 @@ export {
   jobProperties,
   decodeJob,
   republishProperties,
+  replayProperties,
   deadLetterProperties,
   describeError,
   withOwnHeadersOnly,

@@ -1,7 +1,7 @@
 import type * as amqp from 'amqplib';
 import { ConfigurationError, type Logger } from '../core';
 import type { ConfirmPublisher, ConnectionManager } from '../connection';
-import { HEADERS, republishProperties } from '../message';
+import { HEADERS, replayProperties } from '../message';
 import type { PlannedQueue, TopologyPlan } from '../topology';
 
 /** A dead letter as `list` shows it. */
@@ -75,15 +75,7 @@ export class DeadLetters {
           exchange: '',
           routingKey: queue.name,
           content: message.content,
-          properties: republishProperties(message.properties, {
-            [HEADERS.attempt]: 1,
-            [HEADERS.deadReason]: undefined,
-            [HEADERS.lastError]: undefined,
-            [HEADERS.deadAt]: undefined,
-            [HEADERS.queue]: undefined,
-            [HEADERS.redeliveries]: undefined,
-            [HEADERS.deliverAt]: undefined,
-          }),
+          properties: replayProperties(message.properties),
           deadline: Date.now() + this.publishTimeoutMs,
           context: { jobId: message.properties.messageId, jobName: message.properties.type, queue: queueKey },
         });
