@@ -64,6 +64,7 @@ export {
   JobTimeoutError,
   CircuitOpenError,
   ShutdownError,
+  JobResultError,
   UnrecoverableError,
   RetryLaterError,
   JOB_DEFAULTS,
@@ -90,7 +91,7 @@ export type {
 } from './core';
 export { HEADERS, JSON_CONTENT_TYPE, type DeadReason } from './message';
 export type { ConnectionOptions, ReconnectOptions, SocketOptions } from './connection';
-export type { PublisherOptions } from './publisher';
+export type { PublisherOptions, ResultHandle } from './publisher';
 export type { WorkerOptions, ConsumerHealth, DeadLetter, ReplayOptions } from './worker';
 export {
   MemoryIdempotencyStore,

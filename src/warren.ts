@@ -18,7 +18,13 @@ import {
   type WarrenEvents,
 } from './core';
 import { readJobDefinition, type JobClass, type JobData } from './decorators';
-import { JobPublisher, resolvePublisherOptions, type BatchResult } from './publisher';
+import {
+  JobPublisher,
+  ResultChannel,
+  resolvePublisherOptions,
+  type BatchResult,
+  type ResultHandle,
+} from './publisher';
 import {
   applyTopology,
   requireBrokerFeatures,
@@ -111,6 +117,17 @@ export class Warren<TJobs extends object = WarrenJobs> extends EventEmitter<Warr
   /** This instance's id, as warren/ops lists it among the processes (random, fixed for its life). */
   get processId(): string {
     return this.control.processId;
+  }
+
+  /**
+   * Publishes a job for its result (README, "Awaited results"): resolves on the broker's confirm with a
+   * handle whose `result({ timeoutMs })` resolves with the handler's return value or rejects with a
+   * JobResultError (JOB_FAILED after the last attempt, RESULT_TIMEOUT, RESULT_LOST).
+   */
+  publishWithResult(job: string | JobClass, data: unknown, options?: PublishOptions): Promise<ResultHandle> {
+    if (this.closing) return Promise.reject(new ShutdownError('warren is closed; publish refused'));
+    const name = typeof job === 'string' ? job : readJobDefinition(job).name;
+    return this.publisher.publishWithResult(name, data, options);
   }
 
   /**
@@ -292,6 +309,7 @@ export class Warren<TJobs extends object = WarrenJobs> extends EventEmitter<Warr
     await this.scheduling.stop();
     await this.worker.stop(graceMs);
     for (const addOn of this.addOns) await addOn.stop().catch(() => undefined);
+    await this.publisher.close();
     const flushed = await this.confirms.flush(graceMs);
     if (!flushed)
       this.log.warn(
@@ -385,7 +403,8 @@ export async function createWarren<TJobs extends object = WarrenJobs>(
     { maxBuffered: publisherOptions.maxBuffered, maxMessageBytes: publisherOptions.brokerMaxMessageBytes },
     log.child({ component: 'publisher' }),
   );
-  const publisher = new JobPublisher(plan, confirms, publisherOptions);
+  const results = new ResultChannel(() => manager.openConfirmChannel());
+  const publisher = new JobPublisher(plan, confirms, publisherOptions, results);
   let warren: Warren<TJobs> | undefined;
   const emit: EmitEvent = (event, ...args) => {
     try {

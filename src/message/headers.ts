@@ -13,6 +13,8 @@
  *                         purged letters, by offset).
  * - `warren-replay-of`    on a replayed job: the log offset of the letter it was replayed from.
  * - `warren-replays`      on a replayed job: how many times it has been replayed.
+ * - `warren-reply-to`    the publisher's direct reply-to address, moved here from `reply_to` when the
+ *                         job is republished (a retry must not carry `reply_to`: README, "Awaited results").
  * - `traceparent`         W3C trace context, passed through untouched.
  */
 export const HEADERS = {
@@ -28,6 +30,7 @@ export const HEADERS = {
   logKind: 'warren-log-kind',
   replayOf: 'warren-replay-of',
   replays: 'warren-replays',
+  replyTo: 'warren-reply-to',
   traceparent: 'traceparent',
 } as const;
 

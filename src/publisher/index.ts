@@ -5,3 +5,4 @@ export {
   type PublisherOptions,
   type ResolvedPublisherOptions,
 } from './options';
+export { ResultChannel, type ResultHandle } from './result-channel';

@@ -15,6 +15,7 @@ import type { ConfirmPublisher, OutgoingMessage } from '../connection';
 import { encodeBody, jobProperties } from '../message';
 import { delayRoute, type PlannedJob, type TopologyPlan } from '../topology';
 import type { ResolvedPublisherOptions } from './options';
+import type { ResultChannel, ResultHandle } from './result-channel';
 
 const RESERVED_HEADER = /^(x-|warren-)/i;
 
@@ -45,7 +46,20 @@ export class JobPublisher {
     private readonly plan: TopologyPlan,
     private readonly confirms: ConfirmPublisher,
     private readonly options: ResolvedPublisherOptions,
+    private readonly results?: ResultChannel,
   ) {}
+
+  /** Publishes on the result channel, with `reply_to` set to direct reply-to (README, "Awaited results"). */
+  async publishWithResult(name: string, data: unknown, options: PublishOptions = {}): Promise<ResultHandle> {
+    if (this.results === undefined) throw new ConfigurationError('publishWithResult needs a result channel');
+    const { message, published } = await this.prepare(name, data, options, Date.now());
+    return this.results.send(message, published);
+  }
+
+  /** Waiting result handles reject with RESULT_LOST. */
+  close(): Promise<void> {
+    return this.results?.close() ?? Promise.resolve();
+  }
 
   async publish(name: string, data: unknown, options: PublishOptions = {}): Promise<PublishedJob> {
     const { message, published } = await this.prepare(name, data, options, Date.now());

@@ -26,6 +26,7 @@ import type { RegisteredJob } from './registered-job';
 import { checkDelivery, isRefusal } from './delivery-checks';
 import { JobRunContext } from './job-run-context';
 import { Republisher, type Settler } from './republisher';
+import { answerJob } from './result-replier';
 import { runHandler, type RunningJob } from './run-handler';
 
 /** A claim outlives the job's timeout by this much, so a slow finish is not mistaken for a dead worker. */
@@ -147,6 +148,10 @@ export class JobProcessor {
             this.deps.log.warn({ err: error, ...eventBase(job, queue) }, 'could not record the completion'),
           );
       settle.ack();
+      answerJob(this.deps.publisher, this.deps.log, message, job.jobId, {
+        status: 'completed',
+        result: outcome.result,
+      });
       if (this.deps.listens('completed'))
         this.deps.emit('completed', {
           ...eventBase(job, queue),
@@ -258,8 +263,10 @@ export class JobProcessor {
       return;
     }
     this.deps.emit('failed', { ...base, error, willRetry: decision.action === 'retry' });
-    if (decision.action === 'dead-letter')
+    if (decision.action === 'dead-letter') {
+      answerJob(this.deps.publisher, this.deps.log, message, job.jobId, { status: 'failed', error });
       return this.republisher.deadLetter(message, queue, settle, decision.reason, error, job);
+    }
     this.deps.log.info({ ...base, err: error, delayMs: decision.delayMs }, 'attempt failed; retrying');
     if (
       await this.republisher.delayed(
