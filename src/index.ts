@@ -96,6 +96,12 @@ export type { WorkerOptions, ConsumerHealth, DeadLetter, ReplayOptions } from '.
 export {
   MemoryIdempotencyStore,
   PostgresIdempotencyStore,
+  MemoryDedupStore,
+  PostgresDedupStore,
+  type DedupStore,
+  type DedupRecord,
+  type ReserveResult,
+  type PostgresDedupStoreOptions,
   IdempotencyStoreError,
   IDEMPOTENCY_DEFAULTS,
   type IdempotencyStore,

@@ -397,6 +397,7 @@ export async function createWarren<TJobs extends object = WarrenJobs>(
 
   // A store that cannot work (database down, table of another shape) fails here, not on the first job.
   await options.idempotency?.prepare?.();
+  await options.deduplication?.prepare?.();
   const manager = new ConnectionManager(connectionOptions, log.child({ component: 'connection' }));
   const confirms = new ConfirmPublisher(
     manager,
@@ -404,7 +405,7 @@ export async function createWarren<TJobs extends object = WarrenJobs>(
     log.child({ component: 'publisher' }),
   );
   const results = new ResultChannel(() => manager.openConfirmChannel());
-  const publisher = new JobPublisher(plan, confirms, publisherOptions, results);
+  const publisher = new JobPublisher(plan, confirms, publisherOptions, results, options.deduplication);
   let warren: Warren<TJobs> | undefined;
   const emit: EmitEvent = (event, ...args) => {
     try {
@@ -463,6 +464,7 @@ export async function createWarren<TJobs extends object = WarrenJobs>(
         return breakers.get(name);
       },
       idempotency: options.idempotency,
+      deduplication: options.deduplication,
       limiterFor: (jobName) => scheduling.limiterFor(jobName),
       manager,
       reapplyTopology,

@@ -15,6 +15,7 @@
  * - `warren-replays`      on a replayed job: how many times it has been replayed.
  * - `warren-reply-to`    the publisher's direct reply-to address, moved here from `reply_to` when the
  *                         job is republished (a retry must not carry `reply_to`: README, "Awaited results").
+ * - `warren-dedup`       1 on a job published with `deduplicate`: the worker releases its id when it ends.
  * - `traceparent`         W3C trace context, passed through untouched.
  */
 export const HEADERS = {
@@ -31,6 +32,7 @@ export const HEADERS = {
   replayOf: 'warren-replay-of',
   replays: 'warren-replays',
   replyTo: 'warren-reply-to',
+  dedup: 'warren-dedup',
   traceparent: 'traceparent',
 } as const;
 

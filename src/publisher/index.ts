@@ -1,4 +1,4 @@
-export { JobPublisher, type BatchJob, type BatchResult } from './job-publisher';
+export { JobPublisher, type BatchJob, type BatchResult, type DedupReserver } from './job-publisher';
 export {
   resolvePublisherOptions,
   PUBLISHER_DEFAULTS,

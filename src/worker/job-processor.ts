@@ -50,6 +50,8 @@ export interface ProcessorDeps {
   /** The named breaker, for a job of `queue` (a queue whose jobs use a breaker pauses while it is open). */
   readonly breaker: (name: string, queue: string) => BreakerHandle;
   readonly idempotency: IdempotencyGuard | undefined;
+  /** Releases the id of a job published with `deduplicate` when it ends (README, "Deduplicated publishing"). */
+  readonly deduplication?: { release(jobId: string): Promise<void> } | undefined;
   /** The rate limit a job must take a permit from before it runs (`@Job({ limiter })`), if any. */
   readonly limiterFor?: (jobName: string) => PermitGate | undefined;
 }
@@ -148,6 +150,7 @@ export class JobProcessor {
             this.deps.log.warn({ err: error, ...eventBase(job, queue) }, 'could not record the completion'),
           );
       settle.ack();
+      this.releaseDedup(message, job);
       answerJob(this.deps.publisher, this.deps.log, message, job.jobId, {
         status: 'completed',
         result: outcome.result,
@@ -264,6 +267,7 @@ export class JobProcessor {
     }
     this.deps.emit('failed', { ...base, error, willRetry: decision.action === 'retry' });
     if (decision.action === 'dead-letter') {
+      this.releaseDedup(message, job);
       answerJob(this.deps.publisher, this.deps.log, message, job.jobId, { status: 'failed', error });
       return this.republisher.deadLetter(message, queue, settle, decision.reason, error, job);
     }
@@ -328,6 +332,17 @@ export class JobProcessor {
       { [HEADERS.redeliveries]: count },
       context,
     );
+  }
+
+  /** Only for a job published with `deduplicate` (its `warren-dedup` header): no store call otherwise. */
+  private releaseDedup(message: amqp.ConsumeMessage, job: DecodedJob): void {
+    const store = this.deps.deduplication;
+    if (store === undefined || message.properties.headers?.[HEADERS.dedup] === undefined) return;
+    store
+      .release(job.jobId)
+      .catch((error: unknown) =>
+        this.deps.log.warn({ err: error, jobId: job.jobId }, 'could not release the deduplicated job id'),
+      );
   }
 
   private context(
