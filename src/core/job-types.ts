@@ -106,6 +106,11 @@ export interface JobContext {
   readonly publish: (name: string, data: unknown, options?: PublishOptions) => Promise<PublishedJob>;
   /** The named circuit breaker: `ctx.breaker('mailer').fire(() => mailer.send(...))`. */
   readonly breaker: (name: string) => BreakerHandle;
+  /**
+   * Reports progress (a number, a string or a small JSON object): emitted as the `progress` event and
+   * recorded in the job history, coalesced to one event per job every 100 ms. Never waits.
+   */
+  readonly progress: (value: unknown) => void;
 }
 
 /** The slice of a circuit breaker a handler uses. */

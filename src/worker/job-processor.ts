@@ -129,14 +129,19 @@ export class JobProcessor {
     const maxAttempts = job.maxAttempts ?? registered.attempts;
     const started = Date.now();
     if (this.deps.listens('started')) this.deps.emit('started', eventBase(job, queue));
+    let context: JobRunContext | undefined;
     const running = runHandler(
       registered.handler,
       data,
-      (signal) => this.context(job, queue, maxAttempts, message, signal),
+      (signal) => {
+        context = this.context(job, queue, maxAttempts, message, signal);
+        return context;
+      },
       registered.timeoutMs,
     );
     track(running);
     const outcome = await running.outcome;
+    context?.endProgress();
     if (outcome.kind === 'aborted') {
       if (this.deps.idempotency) await this.deps.idempotency.release(job.jobId).catch(() => undefined);
       settle.requeue();
@@ -351,7 +356,7 @@ export class JobProcessor {
     maxAttempts: number,
     message: amqp.ConsumeMessage,
     signal: () => AbortSignal,
-  ): JobContext {
+  ): JobRunContext {
     return new JobRunContext(
       job,
       queue.key!,
@@ -361,6 +366,9 @@ export class JobProcessor {
       this.deps.log,
       signal,
       this.deps.breaker,
+      (progress) => {
+        if (this.deps.listens('progress')) this.deps.emit('progress', { ...eventBase(job, queue), progress });
+      },
     );
   }
 }
