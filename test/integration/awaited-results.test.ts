@@ -98,6 +98,10 @@ describe('awaited results', () => {
     assert.match(error.message, /attempt 3 fails/);
     assert.equal(add.attempts.get(failing.jobId), 3);
 
+    // through the delay levels (the broker dead-letters it into the queue, reply_to intact)
+    const delayed = await publisher.publishWithResult('math.add', { a: 4, b: 4 }, { delayMs: 300 });
+    assert.deepEqual(await delayed.result({ timeoutMs: 10_000 }), { sum: 8, attempt: 1 });
+
     const fatal = await publisher.publishWithResult('math.add', { a: 1, b: 1, fatal: true });
     await assert.rejects(fatal.result({ timeoutMs: 10_000 }), { code: 'JOB_FAILED' });
   });
