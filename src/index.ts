@@ -64,6 +64,7 @@ export {
   JobTimeoutError,
   CircuitOpenError,
   ShutdownError,
+  JobResultError,
   UnrecoverableError,
   RetryLaterError,
   CompensationFailedError,
@@ -113,7 +114,7 @@ export {
 } from './workflow';
 export { HEADERS, JSON_CONTENT_TYPE, type DeadReason } from './message';
 export type { ConnectionOptions, ReconnectOptions, SocketOptions } from './connection';
-export type { PublisherOptions } from './publisher';
+export type { PublisherOptions, ResultHandle } from './publisher';
 export type { WorkerOptions, ConsumerHealth, DeadLetter, ReplayOptions } from './worker';
 export {
   MemoryIdempotencyStore,
@@ -124,6 +125,12 @@ export {
   type JoinArrival,
   type JoinFailure,
   type PostgresJoinStoreOptions,
+  MemoryDedupStore,
+  PostgresDedupStore,
+  type DedupStore,
+  type DedupRecord,
+  type ReserveResult,
+  type PostgresDedupStoreOptions,
   IdempotencyStoreError,
   IDEMPOTENCY_DEFAULTS,
   type IdempotencyStore,

@@ -45,6 +45,17 @@ export function recordHistory(writer: HistoryWriter, warren: EventSource): void 
   warren.on('started', (e) =>
     writer.record({ j: e.jobId, n: e.name, q: e.queue, k: 'started', t: Date.now(), a: e.attempt }),
   );
+  warren.on('progress', (e) =>
+    writer.record({
+      j: e.jobId,
+      n: e.name,
+      q: e.queue,
+      k: 'progress',
+      t: Date.now(),
+      a: e.attempt,
+      g: e.progress,
+    }),
+  );
   warren.on('completed', (e) =>
     writer.record({
       j: e.jobId,

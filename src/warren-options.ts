@@ -10,7 +10,7 @@ import {
   type ResolvedTopologyOptions,
   type TopologyDeclaration,
 } from './topology';
-import type { IdempotencyStore, JoinStore } from './idempotency';
+import type { DedupStore, IdempotencyStore, JoinStore } from './idempotency';
 import type { OutboxOptions } from './outbox';
 import type { WorkerOptions } from './worker';
 
@@ -60,6 +60,12 @@ export interface WarrenOptions {
    * (one process) or `PostgresIdempotencyStore` (every worker). Default: none (at-least-once).
    */
   readonly idempotency?: IdempotencyStore;
+  /**
+   * Where `publish(..., { jobId, deduplicate: true })` reserves job ids so that a second publish of a
+   * live id returns the existing job (README, "Deduplicated publishing"): `MemoryDedupStore` (one
+   * process) or `PostgresDedupStore` (shared). Workers release an id when its job ends.
+   */
+  readonly deduplication?: DedupStore;
   /**
    * Keep every dead letter in a stream (the dead-letter log) that operators browse, search and replay
    * with warren/ops; this process moves them there from the parking queues. Default: off.
@@ -122,6 +128,7 @@ const KNOWN = {
   breakers: true,
   breakerDefaults: true,
   idempotency: true,
+  deduplication: true,
   deadLetterLog: true,
   history: true,
   outbox: true,

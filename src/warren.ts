@@ -21,7 +21,13 @@ import {
   type WarrenEvents,
 } from './core';
 import { readJobDefinition, type JobClass, type JobData } from './decorators';
-import { JobPublisher, resolvePublisherOptions, type BatchResult } from './publisher';
+import {
+  JobPublisher,
+  ResultChannel,
+  resolvePublisherOptions,
+  type BatchResult,
+  type ResultHandle,
+} from './publisher';
 import {
   applyTopology,
   requireBrokerFeatures,
@@ -131,6 +137,17 @@ export class Warren<TJobs extends object = WarrenJobs> extends EventEmitter<Warr
   /** This instance's id, as warren/ops lists it among the processes (random, fixed for its life). */
   get processId(): string {
     return this.control.processId;
+  }
+
+  /**
+   * Publishes a job for its result (README, "Awaited results"): resolves on the broker's confirm with a
+   * handle whose `result({ timeoutMs })` resolves with the handler's return value or rejects with a
+   * JobResultError (JOB_FAILED after the last attempt, RESULT_TIMEOUT, RESULT_LOST).
+   */
+  publishWithResult(job: string | JobClass, data: unknown, options?: PublishOptions): Promise<ResultHandle> {
+    if (this.closing) return Promise.reject(new ShutdownError('warren is closed; publish refused'));
+    const name = typeof job === 'string' ? job : readJobDefinition(job).name;
+    return this.publisher.publishWithResult(name, data, options);
   }
 
   /**
@@ -328,6 +345,7 @@ export class Warren<TJobs extends object = WarrenJobs> extends EventEmitter<Warr
     await this.scheduling.stop();
     await this.worker.stop(graceMs);
     for (const addOn of this.addOns) await addOn.stop().catch(() => undefined);
+    await this.publisher.close();
     const flushed = await this.confirms.flush(graceMs);
     if (!flushed)
       this.log.warn(
@@ -424,6 +442,7 @@ export async function createWarren<TJobs extends object = WarrenJobs>(
   // A store that cannot work (database down, table of another shape) fails here, not on the first job.
   await options.idempotency?.prepare?.();
   await options.joins?.prepare?.();
+  await options.deduplication?.prepare?.();
   const manager = new ConnectionManager(connectionOptions, log.child({ component: 'connection' }));
   const confirms = new ConfirmPublisher(
     manager,
@@ -437,7 +456,15 @@ export async function createWarren<TJobs extends object = WarrenJobs>(
         ? (options.instrumentation as readonly Instrumentation[])
         : [options.instrumentation as Instrumentation],
   );
-  const publisher = new JobPublisher(plan, confirms, publisherOptions, instrumentation);
+  const results = new ResultChannel(() => manager.openConfirmChannel());
+  const publisher = new JobPublisher(
+    plan,
+    confirms,
+    publisherOptions,
+    instrumentation,
+    results,
+    options.deduplication,
+  );
   let warren: Warren<TJobs> | undefined;
   const emit: EmitEvent = (event, ...args) => {
     try {
@@ -502,6 +529,7 @@ export async function createWarren<TJobs extends object = WarrenJobs>(
         return breakers.get(name);
       },
       idempotency: options.idempotency,
+      deduplication: options.deduplication,
       limiterFor: (jobName) => scheduling.limiterFor(jobName),
       instrumentation,
       manager,

@@ -121,7 +121,7 @@ export const COMMANDS: Readonly<Record<string, Command>> = {
       status.state === 'delayed' || status.state === 'retrying'
         ? ` until ${last.runAt?.toISOString()}`
         : status.state === 'running'
-          ? ` in ${last.process}`
+          ? ` in ${last.process}${status.progress === undefined ? '' : `, progress ${JSON.stringify(status.progress)}`}`
           : status.state === 'completed'
             ? ` at ${last.at.toISOString()} in ${last.durationMs} ms`
             : status.state === 'dead'
@@ -136,7 +136,9 @@ export const COMMANDS: Readonly<Record<string, Command>> = {
         ? `runs ${e.runAt.toISOString()}`
         : e.durationMs !== undefined
           ? `${e.durationMs} ms`
-          : (e.error ?? ''),
+          : e.kind === 'progress'
+            ? `progress ${JSON.stringify(e.progress)}`
+            : (e.error ?? ''),
     ]);
     const table = formatTable(['AT', 'EVENT', 'ATTEMPT', 'PROCESS', 'DETAIL'], rows);
     return ok(status, `job ${id} (${last.name} on ${last.queue}): ${status.state}${detail}\n${table}`);

@@ -27,7 +27,10 @@ export type WarrenErrorCode =
   | 'SHUTTING_DOWN'
   | 'UNKNOWN_QUEUE'
   | 'MANAGEMENT_NOT_CONFIGURED'
-  | 'MANAGEMENT_FAILED';
+  | 'MANAGEMENT_FAILED'
+  | 'JOB_FAILED'
+  | 'RESULT_TIMEOUT'
+  | 'RESULT_LOST';
 
 export interface WarrenErrorContext {
   jobName?: string;
@@ -214,5 +217,24 @@ export class CircuitOpenError extends WarrenError {
 export class ShutdownError extends WarrenError {
   constructor(message = 'warren is shutting down') {
     super('SHUTTING_DOWN', message);
+  }
+}
+
+/**
+ * An awaited result that did not come: the job failed for good (`JOB_FAILED`, the handler's final
+ * error's name and message in `message` and `remoteName`), no answer within the caller's timeout
+ * (`RESULT_TIMEOUT`: the job may still run), or the publisher's connection was lost while waiting
+ * (`RESULT_LOST`: the answer has nowhere to go).
+ */
+export class JobResultError extends WarrenError {
+  /** For `JOB_FAILED`: the name of the handler's error (`TypeError`, or a WarrenError's class name). */
+  readonly remoteName?: string;
+  constructor(
+    code: 'JOB_FAILED' | 'RESULT_TIMEOUT' | 'RESULT_LOST',
+    message: string,
+    options: WarrenErrorContext & { cause?: unknown; remoteName?: string } = {},
+  ) {
+    super(code, message, options);
+    if (options.remoteName !== undefined) this.remoteName = options.remoteName;
   }
 }

@@ -26,6 +26,8 @@ export interface WarrenEvents {
   ];
   /** A handler starts an attempt. Built only while someone listens. */
   started: [JobEventBase];
+  /** A handler reported progress (`ctx.progress`), coalesced to one event per job every 100 ms. */
+  progress: [JobEventBase & { readonly progress: unknown }];
   /** A handler finished; the job is acked. */
   completed: [JobEventBase & { readonly durationMs: number; readonly result: unknown }];
   /**

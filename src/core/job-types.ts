@@ -106,6 +106,11 @@ export interface JobContext {
   readonly publish: (name: string, data: unknown, options?: PublishOptions) => Promise<PublishedJob>;
   /** The named circuit breaker: `ctx.breaker('mailer').fire(() => mailer.send(...))`. */
   readonly breaker: (name: string) => BreakerHandle;
+  /**
+   * Reports progress (a number, a string or a small JSON object): emitted as the `progress` event and
+   * recorded in the job history, coalesced to one event per job every 100 ms. Never waits.
+   */
+  readonly progress: (value: unknown) => void;
 }
 
 /** The slice of a circuit breaker a handler uses. */
@@ -135,10 +140,18 @@ export interface PublishOptions {
   readonly attempts?: number;
   /** Give up (typed PublishError, code PUBLISH_TIMEOUT) if no confirm arrived within this time. */
   readonly timeoutMs?: number;
+  /**
+   * Needs `jobId` and `createWarren({ deduplication })`: while a job of this id waits, is delayed or runs
+   * (at most `ttlMs` past its delay, default 24 h), publishing it again returns the existing job
+   * (`deduplicated: true`) instead of enqueuing a copy. README, "Deduplicated publishing".
+   */
+  readonly deduplicate?: boolean | { readonly ttlMs: number };
 }
 
 export interface PublishedJob {
   readonly jobId: string;
   readonly name: string;
   readonly queue: string;
+  /** A `deduplicate` publish found this job id live: nothing was enqueued; this is the existing job. */
+  readonly deduplicated?: true;
 }

@@ -11,6 +11,7 @@ import {
 const RANK: Readonly<Record<HistoryKind, number>> = {
   published: 0,
   started: 1,
+  progress: 1,
   failed: 2,
   retrying: 3,
   completed: 4,
@@ -50,6 +51,7 @@ export async function findJob(
         ...(e.u !== undefined ? { runAt: new Date(e.u) } : {}),
         ...(e.r !== undefined ? { reason: e.r } : {}),
         ...(e.x !== undefined ? { error: e.x } : {}),
+        ...(e.k === 'progress' ? { progress: e.g } : {}),
         process: `${batch.h}:${batch.pid}`,
         processId: batch.p,
       });

@@ -2,10 +2,10 @@
  * The job history's record format (a contract: README, "Finding one job"). One stream record is a batch:
  * JSON `{ "p": processId, "h": host, "pid": n, "e": [event, ...] }`, each event
  * `{ "j": jobId, "n": name, "q": queue, "k": kind, "t": ms, "a"?: attempt, "d"?: durationMs,
- *    "u"?: runAt ms, "r"?: dead reason, "x"?: first line of the error }`.
+ *    "u"?: runAt ms, "r"?: dead reason, "x"?: first line of the error, "g"?: progress value }`.
  * Short keys: a batch holds up to a thousand events and is read back whole.
  */
-export type HistoryKind = 'published' | 'started' | 'completed' | 'retrying' | 'failed' | 'dead';
+export type HistoryKind = 'published' | 'started' | 'progress' | 'completed' | 'retrying' | 'failed' | 'dead';
 
 export interface HistoryEvent {
   readonly j: string;
@@ -18,6 +18,7 @@ export interface HistoryEvent {
   readonly u?: number;
   readonly r?: string;
   readonly x?: string;
+  readonly g?: unknown;
 }
 
 export interface HistoryBatch {
@@ -39,6 +40,8 @@ export interface JobEvent {
   readonly runAt?: Date;
   readonly reason?: string;
   readonly error?: string;
+  /** For `progress`: the value the handler reported. */
+  readonly progress?: unknown;
   /** The process that recorded it: `host:pid` and its warren process id. */
   readonly process: string;
   readonly processId: string;
@@ -54,6 +57,8 @@ export interface JobStatus {
   readonly events: readonly JobEvent[];
   /** The last event, which decides the state. */
   readonly last: JobEvent | undefined;
+  /** The last progress the handler reported (`ctx.progress`), of any attempt; undefined if none. */
+  readonly progress?: unknown;
 }
 
 export function firstLine(error: unknown): string {
@@ -67,11 +72,13 @@ export function jobStatus(jobId: string, events: readonly JobEvent[], now: numbe
   let state: JobState = 'unknown';
   if (last) {
     if (last.kind === 'published') state = last.runAt && last.runAt.getTime() > now ? 'delayed' : 'waiting';
-    else if (last.kind === 'started') state = 'running';
+    else if (last.kind === 'started' || last.kind === 'progress') state = 'running';
     else if (last.kind === 'completed') state = 'completed';
     else if (last.kind === 'retrying') state = 'retrying';
     else if (last.kind === 'dead') state = 'dead';
     else state = 'running'; // `failed` is followed at once by `retrying` or `dead`
   }
-  return { jobId, state, events, last };
+  let reported: JobEvent | undefined;
+  for (const e of events) if (e.kind === 'progress') reported = e;
+  return { jobId, state, events, last, ...(reported ? { progress: reported.progress } : {}) };
 }

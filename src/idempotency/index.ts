@@ -1,5 +1,8 @@
 export type { IdempotencyStore, ClaimResult } from './idempotency-store';
 export { IdempotencyStoreError, type IdempotencyOperation } from './idempotency-store-error';
+export type { DedupStore, DedupRecord, ReserveResult } from './dedup-store';
+export { MemoryDedupStore } from './memory-dedup-store';
+export { PostgresDedupStore, type PostgresDedupStoreOptions } from './postgres-dedup-store';
 export { MemoryIdempotencyStore } from './memory-idempotency-store';
 export { PostgresIdempotencyStore } from './postgres-idempotency-store';
 export {

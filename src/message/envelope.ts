@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Message, Options } from 'amqplib';
 import { DecodeError, PublishError, type WarrenErrorContext } from '../core';
+import { isDirectReplyAddress } from './job-result';
 import {
   BROKER_DEATH_HEADERS,
   HEADERS,
@@ -171,7 +172,9 @@ function positiveInteger(value: unknown): number | undefined {
  * dead-letter cycle detection silently drop the message in the delay levels, and except the
  * properties only the original publisher may set: `user_id` (RabbitMQ closes the channel of a
  * publish whose `user_id` is not the connection's user, 406) and `expiration` (a per-message TTL
- * would expire the job in the delay levels).
+ * would expire the job in the delay levels) and `reply_to`: RabbitMQ 3.10 closes the channel of a
+ * publish whose `reply_to` is `amq.rabbitmq.reply-to` (or its per-channel form) unless that channel
+ * consumes direct reply-to, 406. A direct reply-to address moves to the `warren-reply-to` header.
  */
 /**
  * A dead letter sent back to work (a replay): a first attempt again, without the headers of its death,
@@ -203,6 +206,8 @@ export function republishProperties(
     if (value === undefined) delete headers[key];
     else headers[key] = value;
   }
+  const replyTo = original.replyTo as unknown;
+  if (typeof replyTo === 'string' && isDirectReplyAddress(replyTo)) headers[HEADERS.replyTo] = replyTo;
   const properties: Options.Publish = { headers, persistent: true, mandatory: true };
   copyDefined(original, properties, [
     'contentType',
@@ -213,7 +218,6 @@ export function republishProperties(
     'priority',
     'correlationId',
     'appId',
-    'replyTo',
   ]);
   return properties;
 }

@@ -13,6 +13,9 @@
  *                         purged letters, by offset).
  * - `warren-replay-of`    on a replayed job: the log offset of the letter it was replayed from.
  * - `warren-replays`      on a replayed job: how many times it has been replayed.
+ * - `warren-reply-to`    the publisher's direct reply-to address, moved here from `reply_to` when the
+ *                         job is republished (a retry must not carry `reply_to`: README, "Awaited results").
+ * - `warren-dedup`       1 on a job published with `deduplicate`: the worker releases its id when it ends.
  * - `traceparent`, `tracestate`  W3C trace context: the publisher's span (warren/observability sets them;
  *                         a foreign publisher may), passed through untouched on retries and delays.
  * - `warren-trace-link`   W3C traceparent of the span before this run (the previous attempt, or the
@@ -32,6 +35,8 @@ export const HEADERS = {
   logKind: 'warren-log-kind',
   replayOf: 'warren-replay-of',
   replays: 'warren-replays',
+  replyTo: 'warren-reply-to',
+  dedup: 'warren-dedup',
   traceparent: 'traceparent',
   tracestate: 'tracestate',
   traceLink: 'warren-trace-link',

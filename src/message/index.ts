@@ -18,3 +18,12 @@ export {
   type DecodedJob,
   type DeadLetterInfo,
 } from './envelope';
+export {
+  DIRECT_REPLY_TO,
+  isDirectReplyAddress,
+  resultAddressOf,
+  encodeJobResult,
+  parseJobResult,
+  JOB_RESULT_CONTENT_TYPE,
+  type JobResultBody,
+} from './job-result';

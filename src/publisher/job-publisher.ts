@@ -14,9 +14,10 @@ import {
   type PublishOptions,
 } from '../core';
 import type { ConfirmPublisher, OutgoingMessage } from '../connection';
-import { encodeBody, jobProperties } from '../message';
+import { encodeBody, HEADERS, jobProperties } from '../message';
 import { delayRoute, type PlannedJob, type TopologyPlan } from '../topology';
 import type { ResolvedPublisherOptions } from './options';
+import type { ResultChannel, ResultHandle } from './result-channel';
 
 const RESERVED_HEADER = /^(x-|warren-)/i;
 
@@ -36,6 +37,18 @@ export type BatchResult =
 export interface ValidatedJob extends PublishedJob {
   readonly payload: unknown;
 }
+
+/** What the publisher needs of a deduplication store (`createWarren({ deduplication })`). */
+export interface DedupReserver {
+  reserve(
+    job: PublishedJob,
+    ttlMs: number,
+  ): Promise<{ readonly status: 'reserved' } | { readonly status: 'exists'; readonly job: PublishedJob }>;
+  release(jobId: string): Promise<void>;
+}
+
+/** How long a deduplicated job id stays reserved past its delay when nothing releases it. */
+const DEDUP_TTL_MS = 24 * 3_600_000;
 
 interface Prepared {
   readonly message: OutgoingMessage;
@@ -57,7 +70,23 @@ export class JobPublisher {
     private readonly confirms: ConfirmPublisher,
     private readonly options: ResolvedPublisherOptions,
     private readonly instrumentation?: Instrumentation,
+    private readonly results?: ResultChannel,
+    private readonly dedup?: DedupReserver,
   ) {}
+
+  /** Publishes on the result channel, with `reply_to` set to direct reply-to (README, "Awaited results"). */
+  async publishWithResult(name: string, data: unknown, options: PublishOptions = {}): Promise<ResultHandle> {
+    if (options.deduplicate)
+      throw new ConfigurationError(`publishWithResult('${name}'): deduplicate works with publish only`);
+    if (this.results === undefined) throw new ConfigurationError('publishWithResult needs a result channel');
+    const { message, published } = await this.prepare(name, data, options, Date.now());
+    return this.results.send(message, published);
+  }
+
+  /** Waiting result handles reject with RESULT_LOST. */
+  close(): Promise<void> {
+    return this.results?.close() ?? Promise.resolve();
+  }
 
   /** `origin` tells an instrumentation who publishes: a cron firing starts its own trace. */
   async publish(
@@ -66,9 +95,25 @@ export class JobPublisher {
     options: PublishOptions = {},
     origin: PublishOrigin = 'user',
   ): Promise<PublishedJob> {
-    const prepared = await this.prepare(name, data, options, Date.now());
-    await this.sendPrepared(prepared, origin);
-    return prepared.published;
+    const now = Date.now();
+    const prepared = await this.prepare(name, data, options, now);
+    if (!options.deduplicate) {
+      await this.sendPrepared(prepared, origin);
+      return prepared.published;
+    }
+    const published = prepared.published;
+    const dedup = this.dedup!;
+    const ttlMs = typeof options.deduplicate === 'object' ? options.deduplicate.ttlMs : DEDUP_TTL_MS;
+    const dueIn = options.runAt ? options.runAt.getTime() - now : (options.delayMs ?? 0);
+    const reserved = await dedup.reserve(published, Math.max(0, dueIn) + ttlMs);
+    if (reserved.status === 'exists') return { ...reserved.job, deduplicated: true };
+    try {
+      await this.sendPrepared(prepared, origin);
+    } catch (error) {
+      await dedup.release(published.jobId).catch(() => undefined);
+      throw error;
+    }
+    return published;
   }
 
   /**
@@ -139,6 +184,13 @@ export class JobPublisher {
         ...(batchIndex === undefined ? {} : { batchIndex }),
       });
     checkPublishOptions(job, options, batchIndex);
+    if (options.deduplicate && (this.dedup === undefined || batchIndex !== undefined))
+      throw new ConfigurationError(
+        batchIndex === undefined
+          ? `publish('${name}'): deduplicate needs createWarren({ deduplication: store })`
+          : `publishMany job [${batchIndex}] ('${name}'): deduplicate works with publish only`,
+        batchIndex === undefined ? {} : { batchIndex },
+      );
     if (!job.schema) return this.build(job, data, options, now, batchIndex);
     return Promise.resolve(job.schema['~standard'].validate(data)).then((result) => {
       if (result.issues)
@@ -204,7 +256,7 @@ export class JobPublisher {
       );
     const delayed = delayMs > 0;
     const route = delayed ? delayRoute(this.plan.delay, delayMs, job.queueName) : job.route;
-    const properties = jobProperties({
+    let properties = jobProperties({
       name,
       jobId,
       body: Buffer.alloc(0),
@@ -216,6 +268,8 @@ export class JobPublisher {
       deliverAt: delayed && delayMs > this.plan.delay.maxDelayMs ? now + delayMs : undefined,
       maxAttempts: options.attempts,
     });
+    if (options.deduplicate)
+      properties = { ...properties, headers: { ...properties.headers, [HEADERS.dedup]: 1 } };
     const context = {
       jobName: name,
       jobId,
@@ -268,6 +322,12 @@ function checkPublishOptions(job: PlannedJob, options: PublishOptions, batchInde
     (typeof options.jobId !== 'string' || options.jobId.length === 0 || options.jobId.length > 255)
   ) {
     throw fail(validationMessage(`${at} jobId`, 'must be a string of 1 to 255 characters', options.jobId));
+  }
+  if (options.deduplicate !== undefined && options.deduplicate !== false) {
+    if (options.jobId === undefined) throw fail(`${at}: deduplicate needs a jobId`);
+    const ttlMs = typeof options.deduplicate === 'object' ? options.deduplicate.ttlMs : 1;
+    if (options.deduplicate !== true && (!Number.isInteger(ttlMs) || ttlMs < 1))
+      throw fail(validationMessage(`${at} deduplicate.ttlMs`, 'must be an integer >= 1', ttlMs));
   }
   if (options.delayMs !== undefined && options.runAt !== undefined)
     throw fail(`${at}: give delayMs or runAt, not both`);

@@ -134,6 +134,7 @@ export async function runJob<H extends JobHandler>(
       return { jobId: publishOptions?.jobId ?? randomUUID(), name, queue: '' };
     },
     breaker: (name) => fakeBreaker(name, options.breakers?.[name] ?? 'closed', breakersFired),
+    progress: () => undefined,
   };
 
   const started = Date.now();

@@ -29,6 +29,7 @@ import { checkDelivery, isRefusal } from './delivery-checks';
 import { JobRunContext } from './job-run-context';
 import { processInfo } from './process-info';
 import { Republisher, type Settler } from './republisher';
+import { answerJob } from './result-replier';
 import { runHandler, type RunOutcome, type RunningJob } from './run-handler';
 
 /** A claim outlives the job's timeout by this much, so a slow finish is not mistaken for a dead worker. */
@@ -52,6 +53,8 @@ export interface ProcessorDeps {
   /** The named breaker, for a job of `queue` (a queue whose jobs use a breaker pauses while it is open). */
   readonly breaker: (name: string, queue: string) => BreakerHandle;
   readonly idempotency: IdempotencyGuard | undefined;
+  /** Releases the id of a job published with `deduplicate` when it ends (README, "Deduplicated publishing"). */
+  readonly deduplication?: { release(jobId: string): Promise<void> } | undefined;
   /** The rate limit a job must take a permit from before it runs (`@Job({ limiter })`), if any. */
   readonly limiterFor?: (jobName: string) => PermitGate | undefined;
   /** Metrics and traces around each handler run (warren/observability), if set. */
@@ -132,15 +135,20 @@ export class JobProcessor {
     const scope = this.deps.instrumentation?.process?.(processInfo(message, queue, job));
     const started = Date.now();
     if (this.deps.listens('started')) this.deps.emit('started', eventBase(job, queue));
+    let context: JobRunContext | undefined;
     const running = runHandler(
       registered.handler,
       data,
-      (signal) => this.context(job, queue, maxAttempts, message, signal),
+      (signal) => {
+        context = this.context(job, queue, maxAttempts, message, signal);
+        return context;
+      },
       registered.timeoutMs,
       scope,
     );
     track(running);
     const outcome = await running.outcome;
+    context?.endProgress();
     if (scope === undefined)
       return this.settleOutcome(message, queue, settle, job, registered, maxAttempts, started, outcome);
     try {
@@ -176,6 +184,11 @@ export class JobProcessor {
             this.deps.log.warn({ err: error, ...eventBase(job, queue) }, 'could not record the completion'),
           );
       settle.ack();
+      this.releaseDedup(message, job);
+      answerJob(this.deps.publisher, this.deps.log, message, job.jobId, {
+        status: 'completed',
+        result: outcome.result,
+      });
       if (this.deps.listens('completed'))
         this.deps.emit('completed', {
           ...eventBase(job, queue),
@@ -290,8 +303,11 @@ export class JobProcessor {
       return;
     }
     this.deps.emit('failed', { ...base, error, willRetry: decision.action === 'retry' });
-    if (decision.action === 'dead-letter')
+    if (decision.action === 'dead-letter') {
+      this.releaseDedup(message, job);
+      answerJob(this.deps.publisher, this.deps.log, message, job.jobId, { status: 'failed', error });
       return this.republisher.deadLetter(message, queue, settle, decision.reason, error, job, carried);
+    }
     this.deps.log.info({ ...base, err: error, delayMs: decision.delayMs }, 'attempt failed; retrying');
     if (
       await this.republisher.delayed(
@@ -355,13 +371,24 @@ export class JobProcessor {
     );
   }
 
+  /** Only for a job published with `deduplicate` (its `warren-dedup` header): no store call otherwise. */
+  private releaseDedup(message: amqp.ConsumeMessage, job: DecodedJob): void {
+    const store = this.deps.deduplication;
+    if (store === undefined || message.properties.headers?.[HEADERS.dedup] === undefined) return;
+    store
+      .release(job.jobId)
+      .catch((error: unknown) =>
+        this.deps.log.warn({ err: error, jobId: job.jobId }, 'could not release the deduplicated job id'),
+      );
+  }
+
   private context(
     job: DecodedJob,
     queue: PlannedQueue,
     maxAttempts: number,
     message: amqp.ConsumeMessage,
     signal: () => AbortSignal,
-  ): JobContext {
+  ): JobRunContext {
     return new JobRunContext(
       job,
       queue.key!,
@@ -371,6 +398,9 @@ export class JobProcessor {
       this.deps.log,
       signal,
       this.deps.breaker,
+      (progress) => {
+        if (this.deps.listens('progress')) this.deps.emit('progress', { ...eventBase(job, queue), progress });
+      },
     );
   }
 }

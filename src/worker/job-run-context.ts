@@ -1,5 +1,6 @@
 import type { BreakerHandle, JobContext, Logger } from '../core';
 import type { DecodedJob } from '../message';
+import { ProgressCoalescer } from './progress-coalescer';
 
 /**
  * The `ctx` a handler gets. A class rather than an object literal: getters on a literal are built
@@ -13,7 +14,10 @@ export class JobRunContext implements JobContext {
   readonly enqueuedAt: number;
   /** Bound, so that `const { breaker } = ctx` works. */
   readonly breaker: (name: string) => BreakerHandle;
+  /** Bound, so that `const { progress } = ctx` works. */
+  readonly progress: (value: unknown) => void;
   private child: Logger | undefined;
+  private coalescer: ProgressCoalescer | undefined;
 
   constructor(
     job: DecodedJob,
@@ -24,6 +28,7 @@ export class JobRunContext implements JobContext {
     private readonly parentLog: Logger,
     private readonly signalOf: () => AbortSignal,
     breakerOf: (name: string, queue: string) => BreakerHandle,
+    onProgress: (value: unknown) => void,
   ) {
     this.jobId = job.jobId;
     this.name = job.name;
@@ -31,6 +36,15 @@ export class JobRunContext implements JobContext {
     this.headers = job.headers;
     this.enqueuedAt = job.enqueuedAt;
     this.breaker = (name) => breakerOf(name, queue);
+    this.progress = (value) => {
+      this.coalescer ??= new ProgressCoalescer(onProgress);
+      this.coalescer.report(value);
+    };
+  }
+
+  /** The attempt ended: a coalesced progress value not yet sent goes out before the outcome's event. */
+  endProgress(): void {
+    this.coalescer?.end();
   }
 
   get signal(): AbortSignal {

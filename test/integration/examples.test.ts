@@ -53,6 +53,18 @@ describe('the examples', () => {
     assert.ok(refunded > 0 && released > refunded, `refund before release:\n${stdout}`);
   });
 
+  it('runs the progress example: a long job followed over server-sent events to its end', async () => {
+    const { stdout } = await run(process.execPath, ['dist/examples/progress/main.js'], {
+      cwd,
+      env,
+      timeout: 60_000,
+    });
+    const match =
+      /done: (\d+) progress events, then completed \(data: \{"file":"\/exports\/.+\.csv"\}\)/.exec(stdout);
+    assert.ok(match, stdout);
+    assert.ok(Number(match[1]) >= 2, 'several coalesced progress events');
+  });
+
   it('runs the NestJS example and exits cleanly', async () => {
     await run(process.execPath, ['dist/examples/nest/main.js'], { cwd, env, timeout: 60_000 });
   });

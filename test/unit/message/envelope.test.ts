@@ -7,6 +7,7 @@ import {
   describeError,
   jobProperties,
   republishProperties,
+  resultAddressOf,
 } from '../../../src/message';
 
 const now = 1_700_000_000_000;
@@ -80,6 +81,36 @@ describe('the wire format', () => {
     );
     assert.deepEqual(props.headers, { 'keep-me': 1, 'warren-attempt': 2 });
     assert.equal(props.messageId, 'm');
+  });
+
+  it('never republishes reply_to: a direct reply-to address moves to warren-reply-to, any other is dropped', () => {
+    // RabbitMQ 3.10 closes the channel (406) of a publish whose reply_to is direct reply-to when that
+    // channel does not consume it: a retry or dead letter keeping it would kill the worker's channel.
+    const address = 'amq.rabbitmq.reply-to.g2dkAA1yYWJiaXRAbG9jYWxob3N0AAAA';
+    const retried = republishProperties({ headers: {}, replyTo: address } as never, {});
+    assert.equal(retried.replyTo, undefined);
+    assert.equal(retried.headers?.['warren-reply-to'], address);
+    assert.deepEqual(resultAddressOf({ headers: retried.headers } as never), address);
+    for (const replyTo of ['amq.rabbitmq.reply-to', 'some-queue', 'amq.rabbitmq.reply-to.']) {
+      const props = republishProperties({ headers: {}, replyTo } as never, {});
+      assert.equal(props.replyTo, undefined, replyTo);
+      assert.equal(props.headers?.['warren-reply-to'], undefined, replyTo);
+    }
+    const dead = deadLetterProperties({ headers: {}, replyTo: address } as never, {
+      reason: 'attempts-exhausted',
+      queue: 'q',
+      deadAt: now,
+    });
+    assert.equal(dead.replyTo, undefined);
+  });
+
+  it('answers only direct reply-to addresses, from reply_to or warren-reply-to', () => {
+    const address = 'amq.rabbitmq.reply-to.abc123==';
+    assert.equal(resultAddressOf({ replyTo: address, headers: {} } as never), address);
+    assert.equal(resultAddressOf({ replyTo: 'orders', headers: {} } as never), undefined);
+    assert.equal(resultAddressOf({ headers: { 'warren-reply-to': 'orders' } } as never), undefined);
+    assert.equal(resultAddressOf({ headers: { 'warren-reply-to': 42 } } as never), undefined);
+    assert.equal(resultAddressOf({ replyTo: 'amq.rabbitmq.reply-to', headers: {} } as never), undefined);
   });
 
   it('writes the reason, queue, time and a capped error into dead letters', () => {

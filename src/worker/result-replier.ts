@@ -1,0 +1,55 @@
+import type * as amqp from 'amqplib';
+import type { Logger } from '../core';
+import type { ConfirmPublisher } from '../connection';
+import { encodeJobResult, JOB_RESULT_CONTENT_TYPE, resultAddressOf } from '../message';
+
+/** How long an answer may wait for its confirm: an answer nobody waits for any more is not retried. */
+const ANSWER_TIMEOUT_MS = 10_000;
+
+export type JobAnswer =
+  | { readonly status: 'completed'; readonly result: unknown }
+  | { readonly status: 'failed'; readonly error: unknown };
+
+/**
+ * Answers a job published for its result, only to a direct reply-to address (`reply_to` or, on a retry,
+ * `warren-reply-to`): a forged `reply_to` naming a queue is ignored, so a message from outside cannot
+ * make a worker publish into a queue of its choice. Best effort: a publisher that is gone (its reply
+ * address with it) loses the answer, which the broker drops.
+ */
+export function answerJob(
+  publisher: ConfirmPublisher,
+  log: Logger,
+  message: amqp.ConsumeMessage,
+  jobId: string,
+  answer: JobAnswer,
+): void {
+  const address = resultAddressOf(message.properties);
+  if (address === undefined) return;
+  const content = encodeJobResult(
+    answer.status === 'completed'
+      ? { v: 1, jobId, status: 'completed', result: answer.result }
+      : { v: 1, jobId, status: 'failed', error: describe(answer.error) },
+  );
+  publisher
+    .send({
+      exchange: '',
+      routingKey: address,
+      content,
+      properties: { correlationId: jobId, contentType: JOB_RESULT_CONTENT_TYPE },
+      deadline: Date.now() + ANSWER_TIMEOUT_MS,
+      context: { jobId },
+    })
+    .catch((error: unknown) => log.debug({ err: error, jobId }, 'the job result could not be sent'));
+}
+
+function describe(error: unknown): { name: string; message: string; code?: string } {
+  if (error instanceof Error) {
+    const code = (error as { code?: unknown }).code;
+    return {
+      name: error.name,
+      message: error.message,
+      ...(typeof code === 'string' ? { code } : {}),
+    };
+  }
+  return { name: 'Error', message: String(error) };
+}
