@@ -204,7 +204,8 @@ function letterPage(offset) {
       }, [h('dt', {}, 'died'), h('dd', {}, when(l.deadAt))])),
       h('h2', {}, 'Payload'), h('pre', { 'data-testid': 'payload' }, JSON.stringify(l.data, null, 2)),
       h('h2', {}, 'Error'), h('pre', { 'data-testid': 'error-stack' }, l.lastError || l.error || '–'),
-      h('h2', {}, 'Headers'), table(['Header', 'Value'], Object.keys(l.headers || {}).sort().map(function (k) {
+      h('h2', {}, 'Headers'),
+      table(['Header', 'Value'], Object.keys(l.headers || {}).sort().map(function (k) {
         return h('tr', {}, [h('td', {}, k), h('td', {}, String(l.headers[k]))]);
       }), 'headers'),
       h('div', { class: 'bar' }, [button('Replay', 'replay', function () {
