@@ -42,6 +42,7 @@ export function createControl(deps: ControlDeps): { listener: ControlListener; p
         paused: holders.length > 0,
         holders,
         activeJobs: consumer.activeJobs,
+        handled: consumer.handled,
       };
     }),
     breakers: deps.breakers().states(),

@@ -43,6 +43,11 @@ export interface ProcessQueueStatus {
   readonly paused: boolean;
   readonly holders: readonly string[];
   readonly activeJobs: number;
+  /**
+   * Deliveries this process finished handling on the queue since it started (acked, retried, dead):
+   * its change between two replies is the processing rate. A process of an older warren omits it.
+   */
+  readonly handled?: number;
 }
 
 export interface ProcessScheduleStatus {

@@ -5,7 +5,14 @@ import { streamAssertion } from '../topology';
 import { DeadLetterCollector, type ParkingQueue } from './dead-letter-collector';
 import { DeadLetterIndex, type IndexedLetter, type IndexStats } from './dead-letter-index';
 import type { LetterFilter } from './letter-filter';
-import { decodeRecord, markerMessage, type LoggedLetter, type MarkerAction } from './log-record';
+import {
+  decodeRecord,
+  letterDetail,
+  markerMessage,
+  type LetterDetail,
+  type LoggedLetter,
+  type MarkerAction,
+} from './log-record';
 import type { ResolvedDeadLetterLogOptions } from './options';
 import { replayLetters, type ReplayOptions, type ReplayResult } from './replay-letters';
 import { lastOffset, readStream } from './stream-reader';
@@ -31,6 +38,9 @@ export interface LogPage {
   /** Offset to pass as `from` for the next page; undefined at the end of the log. */
   readonly next: number | undefined;
 }
+
+/** One letter as `show` returns it: what the index knows, and what only its record holds. */
+export type ShownLetter = IndexedLetter & LetterDetail;
 
 export interface PurgeResult {
   readonly selected: number;
@@ -117,10 +127,25 @@ export class DeadLetterLog {
     return { letters: page.letters.slice(-limit), next: end + 1 };
   }
 
-  /** One letter by offset, with its state from the index. */
-  async show(offset: number): Promise<IndexedLetter | undefined> {
+  /**
+   * One letter by offset, with its state from the index, and its headers and whole last error (stack
+   * included) read from that one record of the stream: the index keeps only the error's first line.
+   */
+  async show(offset: number): Promise<ShownLetter | undefined> {
     await this.sync();
-    return this.index.get(offset);
+    const letter = this.index.get(offset);
+    if (!letter) return undefined;
+    let detail: LetterDetail = { headers: {}, lastError: undefined };
+    await readStream(
+      this.deps.openChannel,
+      this.deps.stream,
+      offset,
+      { max: 1, until: offset, idleMs: this.deps.options.endIdleMs, prefetch: 10 },
+      (r) => {
+        detail = letterDetail(r.properties);
+      },
+    );
+    return { ...letter, ...detail };
   }
 
   /** Letters matching the filter, oldest first, with their state (dead, replayed, purged). */

@@ -8,11 +8,12 @@ export {
   type LogPage,
   type PurgeResult,
   type LogStats,
+  type ShownLetter,
 } from './dead-letter-log';
 export { DeadLetterCollector, type ParkingQueue } from './dead-letter-collector';
 export { DeadLetterIndex, type IndexedLetter, type IndexStats } from './dead-letter-index';
 export type { LetterFilter, LetterState } from './letter-filter';
-export type { LoggedLetter, Marker, MarkerAction } from './log-record';
+export type { LetterDetail, LoggedLetter, Marker, MarkerAction } from './log-record';
 export { REPLAY_DEFAULT_RATE, type ReplayOptions, type ReplayResult } from './replay-letters';
 export {
   DEAD_LETTER_LOG_DEFAULTS,

@@ -129,6 +129,29 @@ function decodeLetter(
   };
 }
 
+/** What only the record itself holds of a letter: its headers and its last error in full (with the stack). */
+export interface LetterDetail {
+  /** Every header of the record, each value as text, number or boolean (tables and arrays as JSON). */
+  readonly headers: Readonly<Record<string, string | number | boolean | null>>;
+  /** `warren-last-error` as warren wrote it: name, message and stack (length-capped when it died). */
+  readonly lastError: string | undefined;
+}
+
+export function letterDetail(properties: amqp.MessageProperties): LetterDetail {
+  const raw = (properties.headers ?? {}) as Record<string, unknown>;
+  const headers: Record<string, string | number | boolean | null> = {};
+  for (const [key, value] of Object.entries(raw)) headers[key] = plainHeader(value);
+  const lastError = raw[HEADERS.lastError];
+  return { headers, lastError: typeof lastError === 'string' ? lastError : undefined };
+}
+
+function plainHeader(value: unknown): string | number | boolean | null {
+  if (value === null || value === undefined) return null;
+  if (typeof value === 'string' || typeof value === 'number' || typeof value === 'boolean') return value;
+  if (Buffer.isBuffer(value)) return value.toString('utf8');
+  return JSON.stringify(value) ?? String(value);
+}
+
 function numberOr(value: unknown): number | undefined {
   return typeof value === 'number' ? value : undefined;
 }

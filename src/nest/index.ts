@@ -15,4 +15,5 @@ export {
   type WarrenModuleOptions,
   type WarrenModuleAsyncOptions,
   type WarrenFeatureOptions,
+  type WarrenDashboardModuleOptions,
 } from './module-options';

@@ -1,5 +1,22 @@
 import type { FactoryProvider, ModuleMetadata } from '@nestjs/common';
 import { ConfigurationError, type JobClass, type TopologyDeclaration, type WarrenOptions } from '../index';
+import type { WarrenOps } from '../ops';
+import type { DashboardOptions } from '../ui';
+
+/**
+ * `dashboard`: the web dashboard (warren/ui) mounted on the Nest app's Express adapter at `path`. Every
+ * option of `expressDashboard` applies (`authorize`, `permissions`, `audit`, ...); without `authorize`
+ * it is read-only and answers loopback clients only.
+ */
+export interface WarrenDashboardModuleOptions extends Omit<DashboardOptions, 'ops'> {
+  /** Where it is mounted, e.g. '/warren'. */
+  readonly path: string;
+  /**
+   * The operations API it shows. Default: one the module creates from its own options (url, namespace,
+   * the merged topology, jobs, deadLetterLog) and closes on shutdown.
+   */
+  readonly ops?: WarrenOps;
+}
 
 /**
  * What `WarrenModule.forRoot` takes: every `createWarren` option except `handlers`, which the module
@@ -16,6 +33,8 @@ export interface WarrenModuleOptions extends Omit<WarrenOptions, 'handlers'> {
    * `instrumentation`. Default: no route.
    */
   readonly metricsPath?: string;
+  /** Mount the web dashboard on the app's HTTP adapter (Express). Default: not mounted. */
+  readonly dashboard?: WarrenDashboardModuleOptions;
 }
 
 /** `WarrenModule.forRootAsync`: options from other providers, e.g. Nest's ConfigService. */
@@ -50,6 +69,7 @@ export interface WarrenFeatureOptions {
 
 export interface ResolvedWarrenModuleOptions {
   readonly startWorkers: boolean;
+  readonly dashboard: WarrenDashboardModuleOptions | undefined;
   /** The rest, handed to createWarren. */
   readonly warren: Omit<WarrenOptions, 'handlers'>;
 }
@@ -82,7 +102,12 @@ export function resolveWarrenModuleOptions(
     );
   }
   // metricsPath is the module's (a route), not createWarren's: read by forRoot before this.
-  const { startWorkers = WARREN_MODULE_DEFAULTS.startWorkers, metricsPath: _route, ...warren } = input;
+  const {
+    startWorkers = WARREN_MODULE_DEFAULTS.startWorkers,
+    metricsPath: _route,
+    dashboard,
+    ...warren
+  } = input;
   if (typeof startWorkers !== 'boolean')
     throw new ConfigurationError(`startWorkers must be a boolean (got ${JSON.stringify(startWorkers)})`);
   if ('handlers' in warren) {
@@ -90,5 +115,11 @@ export function resolveWarrenModuleOptions(
       "WarrenModule finds @Job handlers among your providers: list the classes in a module's providers instead of passing handlers",
     );
   }
-  return Object.freeze({ startWorkers, warren });
+  if (dashboard !== undefined && (typeof dashboard !== 'object' || dashboard === null))
+    throw new ConfigurationError(`dashboard must be an object (got ${JSON.stringify(dashboard)})`);
+  if (dashboard !== undefined && (typeof dashboard.path !== 'string' || !dashboard.path.startsWith('/')))
+    throw new ConfigurationError(
+      `dashboard.path must be a path starting with '/' (got ${JSON.stringify(dashboard.path)})`,
+    );
+  return Object.freeze({ startWorkers, dashboard, warren });
 }

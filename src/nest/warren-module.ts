@@ -1,6 +1,7 @@
 import { Module, type DynamicModule, type Provider } from '@nestjs/common';
 import { DiscoveryModule } from '@nestjs/core';
-import { createWarren, mergeTopologies, Warren } from '../index';
+import { createWarren, mergeTopologies, Warren, type WarrenOptions } from '../index';
+import { WARREN_CREATE_OPTIONS, WarrenDashboardMount } from './dashboard-mount';
 import { JobDiscovery } from './job-discovery';
 import { metricsController, requireMetricsHandler } from './metrics-controller';
 import {
@@ -102,13 +103,13 @@ export class WarrenModule {
     isGlobal: boolean,
     metricsPath: string | undefined,
   ): DynamicModule {
-    const warrenProvider: Provider = {
-      provide: Warren,
+    const createOptionsProvider: Provider = {
+      provide: WARREN_CREATE_OPTIONS,
       inject: [WARREN_MODULE_OPTIONS, JobDiscovery],
-      useFactory: (options: ResolvedWarrenModuleOptions, discovery: JobDiscovery) => {
+      useFactory: (options: ResolvedWarrenModuleOptions, discovery: JobDiscovery): WarrenOptions => {
         const app = discovery.discover();
         const { warren } = options;
-        return createWarren({
+        return {
           ...warren,
           logger: warren.logger ?? createNestLogger(),
           topology: mergeTopologies(warren.topology ?? {}, ...app.topologies),
@@ -117,8 +118,13 @@ export class WarrenModule {
             ...(warren.jobs ?? []).filter((job) => !app.handlers.some((handler) => handler instanceof job)),
             ...app.jobs,
           ],
-        });
+        };
       },
+    };
+    const warrenProvider: Provider = {
+      provide: Warren,
+      inject: [WARREN_CREATE_OPTIONS],
+      useFactory: (options: WarrenOptions) => createWarren(options),
     };
     return {
       module: WarrenModule,
@@ -128,10 +134,12 @@ export class WarrenModule {
       providers: [
         optionsProvider,
         JobDiscovery,
+        createOptionsProvider,
         warrenProvider,
         WarrenPublisher,
         WarrenHealthIndicator,
         WarrenLifecycle,
+        WarrenDashboardMount,
       ],
       exports: EXPORTS,
     };

@@ -11,6 +11,7 @@ import {
   type ReplayOptions,
   type ReplayResult,
   type ResolvedDeadLetterLogOptions,
+  type ShownLetter,
 } from '../dead-letter-log';
 import type { TopologyPlan } from '../topology';
 import { UnknownQueueError } from './ops-errors';
@@ -50,7 +51,11 @@ export class DeadLetterOps {
     return (await this.open()).tail(limit);
   }
 
-  async show(offset: number): Promise<IndexedLetter | undefined> {
+  /**
+   * One letter with its state, its headers and its whole last error (name, message, stack), read from its
+   * record in the stream: the search index keeps only the error's first line.
+   */
+  async show(offset: number): Promise<ShownLetter | undefined> {
     return (await this.open()).show(offset);
   }
 

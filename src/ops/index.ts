@@ -33,6 +33,7 @@ export {
   type PurgeResult,
   type ReplayOptions,
   type ReplayResult,
+  type ShownLetter,
 } from '../dead-letter-log';
 export type { JobStatus, JobEvent, JobState, HistoryKind, HistoryOptions } from '../history';
 export { HISTORY_DEFAULTS } from '../history';

@@ -14,4 +14,4 @@ export {
   type DashboardOptions,
   type Role,
 } from './options';
-export type { DashboardSnapshot } from './snapshot-cache';
+export type { DashboardQueue, DashboardSnapshot } from './snapshot-cache';

@@ -72,7 +72,9 @@ function overview() {
     return h('tr', { 'data-queue': q.key, 'data-ready': q.ready, 'data-paused': String(q.paused) }, [
       h('td', {}, h('a', { href: '#/queue/' + encodeURIComponent(q.key) }, q.key)),
       h('td', { class: 'muted' }, q.type), num(q.exists ? q.ready : 'missing'), num(q.unacked), num(q.consumers),
-      num(q.dead), h('td', {}, q.paused ? h('span', { class: 'tag warn' }, 'paused') : ''),
+      num(q.dead),
+      h('td', { class: 'num', 'data-testid': 'rate' }, q.rate === undefined ? '–' : q.rate.toFixed(1)),
+      h('td', {}, q.paused ? h('span', { class: 'tag warn' }, 'paused') : ''),
       h('td', {}, pauseButton(q)),
     ]);
   });
@@ -93,7 +95,7 @@ function overview() {
   return [
     snapshot.errors.length ? h('p', { class: 'tag bad' }, snapshot.errors.join('; ')) : null,
     h('h2', {}, 'Queues (' + snapshot.queues.length + ')'),
-    table(['Queue', 'Type', 'Ready', 'Unacked', 'Consumers', 'Dead', '', ''], queues, 'queues'),
+    table(['Queue', 'Type', 'Ready', 'Unacked', 'Consumers', 'Dead', 'Jobs/s', '', ''], queues, 'queues'),
     h('h2', {}, 'Processes (' + snapshot.processes.length + ')'),
     procs.length ? table(['Id', 'Host', 'Version', 'Cron', 'Queues', 'Breakers'], procs, 'processes')
       : h('p', { class: 'muted' }, 'no warren process answered'),
@@ -201,6 +203,11 @@ function letterPage(offset) {
         return acc.concat([h('dt', {}, f), h('dd', {}, l[f] === undefined ? '–' : String(l[f]))]);
       }, [h('dt', {}, 'died'), h('dd', {}, when(l.deadAt))])),
       h('h2', {}, 'Payload'), h('pre', { 'data-testid': 'payload' }, JSON.stringify(l.data, null, 2)),
+      h('h2', {}, 'Error'), h('pre', { 'data-testid': 'error-stack' }, l.lastError || l.error || '–'),
+      h('h2', {}, 'Headers'),
+      table(['Header', 'Value'], Object.keys(l.headers || {}).sort().map(function (k) {
+        return h('tr', {}, [h('td', {}, k), h('td', {}, String(l.headers[k]))]);
+      }), 'headers'),
       h('div', { class: 'bar' }, [button('Replay', 'replay', function () {
         act('replay', { filter: { offsets: [l.offset] } }).then(function (r) {
           flash('replayed ' + r.replayed + ' letter(s)', true); route();

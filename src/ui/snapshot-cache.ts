@@ -1,9 +1,19 @@
 import type { ProcessStatus, QueueOverview, ScheduleOverview, WarrenOps } from '../ops';
+import { RateMeter } from './processing-rate';
+
+/** A queue on the overview: the broker's counts, and how fast the processes work through it. */
+export interface DashboardQueue extends QueueOverview {
+  /**
+   * Deliveries handled per second (completed, retried or dead) by every answering process together,
+   * since the previous snapshot; absent on the first snapshot and when no process runs the queue.
+   */
+  readonly rate?: number;
+}
 
 /** What every browser sees on the overview: one per dashboard, refreshed at most once per `refreshMs`. */
 export interface DashboardSnapshot {
   readonly at: string;
-  readonly queues: readonly QueueOverview[];
+  readonly queues: readonly DashboardQueue[];
   readonly processes: readonly ProcessStatus[];
   /** Listening processes that did not answer (management API only). */
   readonly silent: number | undefined;
@@ -24,6 +34,7 @@ export class SnapshotCache {
   private pending: Promise<DashboardSnapshot> | undefined;
   private readonly listeners = new Set<Listener>();
   private timer: NodeJS.Timeout | undefined;
+  private readonly rates = new RateMeter();
   /** How many times the broker was asked (tests and the load script read it). */
   refreshes = 0;
 
@@ -110,15 +121,20 @@ export class SnapshotCache {
       this.ops.processes().catch(failed('processes', { processes: [], silent: undefined })),
       this.ops.schedules().catch(failed('schedules', [] as ScheduleOverview[])),
     ]);
+    const now = Date.now();
+    const rates = this.rates.update(report.processes, now);
     const snapshot: DashboardSnapshot = {
-      at: new Date().toISOString(),
-      queues,
+      at: new Date(now).toISOString(),
+      queues: queues.map((q) => {
+        const rate = rates.get(q.key);
+        return rate === undefined ? q : { ...q, rate: Math.round(rate * 100) / 100 };
+      }),
       processes: report.processes,
       silent: report.silent,
       schedules,
       errors,
     };
-    this.current = { at: Date.now(), snapshot, json: JSON.stringify(snapshot) };
+    this.current = { at: now, snapshot, json: JSON.stringify(snapshot) };
     return snapshot;
   }
 }

@@ -20,6 +20,7 @@ export class QueueConsumer {
   private batcher: AckBatcher | undefined;
   private readonly inFlight = new Set<RunningJob>();
   private pending = 0;
+  private finished = 0;
   private readonly idleWaiters: (() => void)[] = [];
 
   constructor(
@@ -44,6 +45,11 @@ export class QueueConsumer {
 
   get activeJobs(): number {
     return this.pending;
+  }
+
+  /** Deliveries this consumer finished handling since it was created (acked, retried, dead or requeued). */
+  get handled(): number {
+    return this.finished;
   }
 
   get isConsuming(): boolean {
@@ -151,6 +157,7 @@ export class QueueConsumer {
     const done = () => {
       if (running) this.inFlight.delete(running);
       this.pending -= 1;
+      this.finished += 1;
       if (this.pending === 0) for (const waiter of this.idleWaiters.splice(0)) waiter();
     };
     this.processor

@@ -14,6 +14,8 @@ export interface ConsumerHealth {
   readonly consuming: boolean;
   readonly paused: boolean;
   readonly activeJobs: number;
+  /** Deliveries handled since the process started: a processing rate is its change over time. */
+  readonly handled: number;
 }
 
 /** The consumers of every queue this process has handlers for. */
@@ -81,6 +83,7 @@ export class Worker {
       consuming: consumer.isConsuming,
       paused: this.paused.has(queue),
       activeJobs: consumer.activeJobs,
+      handled: consumer.handled,
     }));
   }
 }

@@ -96,6 +96,33 @@ describe('dashboard API', () => {
     );
   });
 
+  it('shows each queue’s processing rate from the processes’ handled counters', async () => {
+    type Snapshot = {
+      queues: { key: string; rate?: number }[];
+      processes: { queues: { key: string; handled?: number }[] }[];
+    };
+    const snapshot = async () => (await (await fetch(`${server.url}api/snapshot`)).json()) as Snapshot;
+    const before = server.handler.snapshots.refreshes;
+    await snapshot();
+    await waitFor(() => server.handler.snapshots.refreshes > before || undefined, { what: 'a baseline' });
+    state.fixed = true;
+    const ids = Array.from({ length: 40 }, (_, i) => `rate-${i}`);
+    for (const id of ids) await warren.publish('billing.charge', { id, customer: { id: 'r' } });
+    await waitFor(() => ids.every((id) => state.ran.some((r) => r.id === id)) || undefined, {
+      what: 'the 40 jobs ran',
+    });
+    const seen = await waitFor(
+      async () => {
+        const s = await snapshot();
+        return (s.queues.find((q) => q.key === 'billing')?.rate ?? 0) > 0 ? s : undefined;
+      },
+      { what: 'a processing rate above 0 for billing', intervalMs: 100 },
+    );
+    const handled = seen.processes.flatMap((p) => p.queues).find((q) => q.key === 'billing')?.handled;
+    assert.ok((handled ?? 0) >= 40, `the status reply counts handled deliveries (got ${handled})`);
+    assert.equal(seen.queues.find((q) => q.key === 'stale')?.rate, 0, 'an idle queue runs at 0/s');
+  });
+
   it('publishes a job as admin; a viewer may not', async () => {
     const post = await admin();
     state.fixed = true;

@@ -110,6 +110,12 @@ describe('dashboard in a browser', () => {
     await page.locator('[data-testid=payload]').waitFor();
     assert.match((await page.locator('[data-testid=payload]').textContent()) ?? '', /"cu7"/);
     assert.match((await page.locator('[data-testid=letter]').textContent()) ?? '', /declined/);
+    // The whole last error, stack frames included (the index keeps only its first line), and the headers.
+    const stack = (await page.locator('[data-testid=error-stack]').textContent()) ?? '';
+    assert.match(stack, /^TypeError: card of cu7 declined\n\s+at Charge\.handle /);
+    const reason = page.locator('[data-testid=headers] tr', { hasText: 'warren-dead-reason' });
+    assert.match((await reason.textContent()) ?? '', /warren-dead-reason/);
+    assert.equal(await page.locator('[data-testid=headers] td', { hasText: /^warren-queue$/ }).count(), 1);
     await page.screenshot({ path: join(DOCS, 'dashboard-letter.png') });
 
     state.fixed = true;

@@ -42,7 +42,7 @@ const ALLOWED: Record<string, readonly string[]> = {
     'warren-scheduling',
     'warren-control',
   ],
-  nest: ['index'],
+  nest: ['index', 'ops', 'ui'],
   testing: ['index'],
   cli: ['index', 'ops', 'ui'],
   ui: ['index', 'ops'],
