@@ -19,11 +19,13 @@ const ALLOWED: Record<string, readonly string[]> = {
   control: ['core', 'topology', 'connection'],
   'dead-letter-log': ['core', 'message', 'topology', 'connection'],
   history: ['core', 'topology', 'dead-letter-log'],
+  'job-control': ['core', 'message', 'topology', 'connection', 'dead-letter-log'],
   outbox: ['core', 'decorators'],
   observability: ['core', 'message'],
   workflow: ['core', 'decorators', 'idempotency'],
   ops: [
     'history',
+    'job-control',
     'dead-letter-log',
     'core',
     'message',

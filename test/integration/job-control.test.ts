@@ -1,0 +1,106 @@
+import { afterEach, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { defineTopology, Job, JobControlError, type JobContext, type JobHandler } from '../../src';
+import { cleanup, testNamespace, testWarren } from '../support/test-broker';
+import { nextEvent, waitFor } from '../support/wait-for';
+
+const topology = defineTopology({ queues: { reports: {} } });
+const UNIT_MS = 100;
+/** How late a delayed job may run on a loaded test machine (README, "Performance": tens of ms). */
+const LATE_MS = 1500;
+
+@Job('report.build', { queue: 'reports', attempts: 1 })
+class BuildReport implements JobHandler<{ n: number }> {
+  readonly runs: { jobId: string; at: number; n: number }[] = [];
+  handle(data: { n: number }, ctx: JobContext) {
+    this.runs.push({ jobId: ctx.jobId, at: Date.now(), n: data.n });
+  }
+}
+
+/** A worker and, on the same namespace, a second instance (another process's stand-in) that acts. */
+async function pair(namespace = testNamespace('jc')) {
+  const handler = new BuildReport();
+  const worker = await testWarren({ namespace, topology, handlers: [handler] });
+  const other = await testWarren({ namespace, topology, jobs: [BuildReport] });
+  return { handler, worker, other, namespace };
+}
+
+describe('cancel, promote and reschedule delayed jobs', () => {
+  afterEach(cleanup);
+
+  it('a job cancelled from another instance before it comes due never runs', async () => {
+    const { handler, worker, other } = await pair();
+    await worker.start();
+    const kept = await other.publish('report.build', { n: 1 }, { jobId: 'kept', delayMs: 600 });
+    await other.publish('report.build', { n: 2 }, { jobId: 'gone', delayMs: 600 });
+    await other.cancelDelayed('gone');
+    const cancelled = await nextEvent<{ jobId: string }>(worker, 'cancelled');
+    assert.equal(cancelled.jobId, 'gone');
+    await waitFor(() => handler.runs.length === 1, { what: 'the kept job to run' });
+    assert.deepEqual(
+      handler.runs.map((r) => r.jobId),
+      [kept.jobId],
+    );
+  });
+
+  it('a job rescheduled later runs at the new time, not before', async () => {
+    const { handler, worker, other } = await pair();
+    await worker.start();
+    await other.publish('report.build', { n: 1 }, { jobId: 'later', delayMs: 300 });
+    const runAt = Date.now() + 2000;
+    await other.reschedule('later', { runAt: new Date(runAt) });
+    await waitFor(() => handler.runs.length === 1, { what: 'the rescheduled job', timeoutMs: 6000 });
+    const ranAt = handler.runs[0]!.at;
+    assert.ok(ranAt >= runAt, `ran ${runAt - ranAt} ms early`);
+    assert.ok(ranAt <= runAt + LATE_MS, `ran ${ranAt - runAt} ms late`);
+  });
+
+  it('a controllable job rescheduled earlier runs at the new time, once', async () => {
+    const { handler, worker, other } = await pair();
+    await worker.start();
+    await other.publish('report.build', { n: 1 }, { jobId: 'early', delayMs: 2500, controllable: true });
+    const runAt = Date.now() + 500;
+    await other.reschedule('early', { runAt: new Date(runAt) });
+    await waitFor(() => handler.runs.length === 1, { what: 'the rescheduled copy' });
+    assert.ok(handler.runs[0]!.at >= runAt - UNIT_MS, 'the copy ran before its time');
+    assert.ok(handler.runs[0]!.at < runAt + LATE_MS, 'the copy ran late');
+    await nextEvent<{ jobId: string }>(worker, 'cancelled', (e) => e.jobId === 'early', 6000);
+    assert.equal(handler.runs.length, 1);
+  });
+
+  it('promote runs a controllable job now and not again when the original comes due', async () => {
+    const { handler, worker, other } = await pair();
+    await worker.start();
+    await other.publish('report.build', { n: 7 }, { jobId: 'now', delayMs: 2500, controllable: true });
+    const promotedAt = Date.now();
+    await other.promote('now');
+    await waitFor(() => handler.runs.length === 1, { what: 'the promoted job' });
+    assert.ok(handler.runs[0]!.at - promotedAt < 1000, 'the promoted job did not run at once');
+    assert.equal(handler.runs[0]!.n, 7);
+    await nextEvent<{ jobId: string }>(worker, 'cancelled', (e) => e.jobId === 'now', 6000);
+    assert.equal(handler.runs.length, 1);
+  });
+
+  it('promote refuses a job published without controllable', async () => {
+    const { other } = await pair();
+    await other.publish('report.build', { n: 1 }, { jobId: 'plain', delayMs: 5000 });
+    await assert.rejects(other.promote('plain'), (e: unknown) => {
+      return e instanceof JobControlError && e.code === 'JOB_NOT_CONTROLLABLE';
+    });
+  });
+
+  it('a worker that starts after the cancel was recorded still honours it', async () => {
+    const namespace = testNamespace('jc');
+    const publisher = await testWarren({ namespace, topology, jobs: [BuildReport] });
+    await publisher.publish('report.build', { n: 1 }, { jobId: 'late-worker', delayMs: 300 });
+    await publisher.cancelDelayed('late-worker');
+    await publisher.publish('report.build', { n: 2 }, { jobId: 'control', delayMs: 300 });
+    const handler = new BuildReport();
+    const worker = await testWarren({ namespace, topology, handlers: [handler] });
+    const cancelled = nextEvent<{ jobId: string }>(worker, 'cancelled');
+    await worker.start();
+    assert.equal((await cancelled).jobId, 'late-worker');
+    await waitFor(() => handler.runs.length === 1, { what: 'the other job' });
+    assert.equal(handler.runs[0]!.jobId, 'control');
+  });
+});
