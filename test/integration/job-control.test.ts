@@ -1,6 +1,8 @@
 import { afterEach, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { defineTopology, Job, JobControlError, type JobContext, type JobHandler } from '../../src';
+import { opsAppOptions, SendEmail, type JobLog } from '../fixtures/ops-jobs';
+import { configDir, runCli } from '../support/run-cli';
 import { cleanup, testNamespace, testWarren } from '../support/test-broker';
 import { nextEvent, waitFor } from '../support/wait-for';
 
@@ -102,5 +104,26 @@ describe('cancel, promote and reschedule delayed jobs', () => {
     assert.equal((await cancelled).jobId, 'late-worker');
     await waitFor(() => handler.runs.length === 1, { what: 'the other job' });
     assert.equal(handler.runs[0]!.jobId, 'control');
+  });
+
+  it('the warren command promotes a delayed job (a subprocess), and checks its arguments', async () => {
+    const namespace = testNamespace('jc');
+    const log: JobLog = [];
+    const worker = await testWarren({ ...opsAppOptions(namespace), handlers: [new SendEmail(log)] });
+    await worker.start();
+    const data = { id: 'cli', ms: 1 };
+    await worker.publish('email.send', data, { jobId: 'cli-job', delayMs: 4000, controllable: true });
+    const cwd = configDir(namespace);
+    const wrong = await runCli(['job', 'reschedule', 'cli-job'], { cwd });
+    assert.equal(wrong.code, 1);
+    assert.match(wrong.stderr, /--run-at <date> or --delay <ms>/);
+    const promotedAt = Date.now();
+    const run = await runCli(['job', 'promote', 'cli-job'], { cwd });
+    assert.equal(run.code, 0, run.stderr);
+    assert.match(run.stdout, /job cli-job: promote/);
+    await waitFor(() => log.some((e) => e.event === 'start'), { what: 'the promoted job' });
+    assert.ok(log[0]!.at < promotedAt + 4000 - UNIT_MS, 'it ran when the original came due, not at once');
+    await nextEvent<{ jobId: string }>(worker, 'cancelled', (e) => e.jobId === 'cli-job', 8000);
+    assert.equal(log.filter((e) => e.event === 'start').length, 1);
   });
 });

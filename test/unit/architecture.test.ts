@@ -43,6 +43,7 @@ const ALLOWED: Record<string, readonly string[]> = {
     'warren-options',
     'warren-scheduling',
     'warren-control',
+    'warren-job-control',
   ],
   nest: ['index'],
   testing: ['index'],
