@@ -3,7 +3,8 @@ import assert from 'node:assert/strict';
 import { defineTopology, Job, JobControlError, type JobContext, type JobHandler } from '../../src';
 import { opsAppOptions, SendEmail, type JobLog } from '../fixtures/ops-jobs';
 import { configDir, runCli } from '../support/run-cli';
-import { cleanup, testNamespace, testWarren } from '../support/test-broker';
+import { createOps } from '../../src/ops';
+import { BROKER_URL, cleanup, testNamespace, testWarren } from '../support/test-broker';
 import { nextEvent, waitFor } from '../support/wait-for';
 
 const topology = defineTopology({ queues: { reports: {} } });
@@ -20,9 +21,14 @@ class BuildReport implements JobHandler<{ n: number }> {
 }
 
 /** A worker and, on the same namespace, a second instance (another process's stand-in) that acts. */
-async function pair(namespace = testNamespace('jc')) {
+async function pair(namespace = testNamespace('jc'), history?: object) {
   const handler = new BuildReport();
-  const worker = await testWarren({ namespace, topology, handlers: [handler] });
+  const worker = await testWarren({
+    namespace,
+    topology,
+    handlers: [handler],
+    ...(history ? { history } : {}),
+  });
   const other = await testWarren({ namespace, topology, jobs: [BuildReport] });
   return { handler, worker, other, namespace };
 }
@@ -31,7 +37,7 @@ describe('cancel, promote and reschedule delayed jobs', () => {
   afterEach(cleanup);
 
   it('a job cancelled from another instance before it comes due never runs', async () => {
-    const { handler, worker, other } = await pair();
+    const { handler, worker, other } = await pair(testNamespace('jc'), { flushMs: 20 });
     await worker.start();
     const kept = await other.publish('report.build', { n: 1 }, { jobId: 'kept', delayMs: 600 });
     await other.publish('report.build', { n: 2 }, { jobId: 'gone', delayMs: 600 });
@@ -43,6 +49,19 @@ describe('cancel, promote and reschedule delayed jobs', () => {
       handler.runs.map((r) => r.jobId),
       [kept.jobId],
     );
+    const ops = createOps({ url: BROKER_URL, namespace: worker.plan.naming.namespace, topology });
+    try {
+      const status = await waitFor(
+        async () => {
+          const found = await ops.job('gone');
+          return found.state === 'cancelled' ? found : undefined;
+        },
+        { what: 'the cancel in the job history' },
+      );
+      assert.equal(status.last?.kind, 'cancelled');
+    } finally {
+      await ops.close();
+    }
   });
 
   it('a job rescheduled later runs at the new time, not before', async () => {
