@@ -1,5 +1,7 @@
 import { afterEach, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
 import { defineTopology, Job, JobControlError, type JobContext, type JobHandler } from '../../src';
 import { opsAppOptions, SendEmail, type JobLog } from '../fixtures/ops-jobs';
 import { configDir, runCli } from '../support/run-cli';
@@ -18,6 +20,25 @@ class BuildReport implements JobHandler<{ n: number }> {
   handle(data: { n: number }, ctx: JobContext) {
     this.runs.push({ jobId: ctx.jobId, at: Date.now(), n: data.n });
   }
+}
+
+const run = promisify(execFile);
+
+/** Force-closes only this test's connections, found by the name warren gives them. */
+async function closeConnectionsNamed(name: string): Promise<number> {
+  const { stdout } = await run(
+    'rabbitmqctl',
+    ['list_connections', 'pid', 'client_properties', '--quiet', '--no-table-headers'],
+    { timeout: 30_000 },
+  );
+  const pids = stdout
+    .split('\n')
+    .filter((line) => line.includes(name))
+    .map((line) => line.split('\t')[0]!.trim())
+    .filter(Boolean);
+  for (const pid of pids)
+    await run('rabbitmqctl', ['close_connection', pid, 'warren test: forced close'], { timeout: 30_000 });
+  return pids.length;
 }
 
 /** A worker and, on the same namespace, a second instance (another process's stand-in) that acts. */
@@ -123,6 +144,32 @@ describe('cancel, promote and reschedule delayed jobs', () => {
     assert.equal((await cancelled).jobId, 'late-worker');
     await waitFor(() => handler.runs.length === 1, { what: 'the other job' });
     assert.equal(handler.runs[0]!.jobId, 'control');
+  });
+
+  it('a worker that lost its connection reads the cancels it missed before judging a delayed job', async () => {
+    const namespace = testNamespace('jc');
+    const handler = new BuildReport();
+    const worker = await testWarren({
+      namespace,
+      topology,
+      handlers: [handler],
+      connection: { connectionName: `${namespace} worker` },
+    });
+    const other = await testWarren({ namespace, topology, jobs: [BuildReport] });
+    await worker.start();
+    await other.publish('report.build', { n: 1 }, { jobId: 'warm', delayMs: 100 });
+    await waitFor(() => handler.runs.length === 1, { what: 'a first delayed job (the stream is followed)' });
+    await other.publish('report.build', { n: 2 }, { jobId: 'missed', delayMs: 2500 });
+    const reconnected = nextEvent(worker, 'connected', () => true, 15_000);
+    assert.ok((await closeConnectionsNamed(`${namespace} worker`)) >= 1);
+    await other.cancelDelayed('missed');
+    await reconnected;
+    const cancelled = await nextEvent<{ jobId: string }>(worker, 'cancelled', () => true, 10_000);
+    assert.equal(cancelled.jobId, 'missed');
+    assert.deepEqual(
+      handler.runs.map((r) => r.jobId),
+      ['warm'],
+    );
   });
 
   it('the warren command promotes a delayed job (a subprocess), and checks its arguments', async () => {
