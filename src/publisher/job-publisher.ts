@@ -78,8 +78,10 @@ export class JobPublisher {
 
   /** Publishes on the result channel, with `reply_to` set to direct reply-to (README, "Awaited results"). */
   async publishWithResult(name: string, data: unknown, options: PublishOptions = {}): Promise<ResultHandle> {
-    if (options.deduplicate)
-      throw new ConfigurationError(`publishWithResult('${name}'): deduplicate works with publish only`);
+    if (options.deduplicate || options.controllable)
+      throw new ConfigurationError(
+        `publishWithResult('${name}'): deduplicate and controllable work with publish only`,
+      );
     if (this.results === undefined) throw new ConfigurationError('publishWithResult needs a result channel');
     const { message, published } = await this.prepare(name, data, options, Date.now());
     return this.results.send(message, published);
@@ -187,6 +189,13 @@ export class JobPublisher {
         ...(batchIndex === undefined ? {} : { batchIndex }),
       });
     checkPublishOptions(job, options, batchIndex);
+    if (options.controllable && batchIndex !== undefined)
+      throw new ConfigurationError(
+        `publishMany job [${batchIndex}] ('${name}'): controllable works with publish only`,
+        {
+          batchIndex,
+        },
+      );
     if (options.deduplicate && (this.dedup === undefined || batchIndex !== undefined))
       throw new ConfigurationError(
         batchIndex === undefined

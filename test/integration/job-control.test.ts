@@ -129,6 +129,21 @@ describe('cancel, promote and reschedule delayed jobs', () => {
     await assert.rejects(other.promote('plain'), (e: unknown) => {
       return e instanceof JobControlError && e.code === 'JOB_NOT_CONTROLLABLE';
     });
+    const refused = /controllable needs a jobId and a delay|controllable works with publish only/;
+    await assert.rejects(
+      other.publish('report.build', { n: 1 }, { delayMs: 500, controllable: true }),
+      refused,
+    );
+    await assert.rejects(
+      other.publish('report.build', { n: 1 }, { jobId: 'x', controllable: true }),
+      refused,
+    );
+    await assert.rejects(
+      other.publishMany([
+        { job: 'report.build', data: { n: 1 }, options: { jobId: 'y', delayMs: 500, controllable: true } },
+      ]),
+      refused,
+    );
   });
 
   it('a worker that starts after the cancel was recorded still honours it', async () => {
@@ -146,7 +161,7 @@ describe('cancel, promote and reschedule delayed jobs', () => {
     assert.equal(handler.runs[0]!.jobId, 'control');
   });
 
-  it('a worker that lost its connection reads the cancels it missed before judging a delayed job', async () => {
+  it('after a reconnect a worker reads the cancels it missed before judging a delayed job', async () => {
     const namespace = testNamespace('jc');
     const handler = new BuildReport();
     const worker = await testWarren({
