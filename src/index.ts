@@ -15,6 +15,7 @@ export {
 export type { WarrenOptions } from './warren-options';
 export type { WarrenDeadLetterLogOptions } from './warren-dead-letter-log';
 export type { HistoryOptions } from './history';
+export type { RescheduleOptions } from './warren-job-control';
 export { Job, readJobDefinition, type JobClass, type JobData } from './decorators';
 export { Cron, type CronOptions } from './decorators';
 export {
@@ -65,6 +66,7 @@ export {
   CircuitOpenError,
   ShutdownError,
   JobResultError,
+  JobControlError,
   UnrecoverableError,
   RetryLaterError,
   CompensationFailedError,

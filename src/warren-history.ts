@@ -80,6 +80,9 @@ export function recordHistory(writer: HistoryWriter, warren: EventSource): void 
       x: firstLine(e.error),
     });
   });
+  warren.on('cancelled', (e) =>
+    writer.record({ j: e.jobId, n: e.name, q: e.queue, k: 'cancelled', t: Date.now(), a: e.attempt }),
+  );
   warren.on('deadLettered', (e) =>
     writer.record({
       j: e.jobId,

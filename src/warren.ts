@@ -46,6 +46,8 @@ import { createOutbox, type WarrenOutbox } from './warren-outbox';
 import type { Outbox } from './outbox';
 import { instrumentationTarget } from './warren-instrumentation';
 import { planSlipJobs, SlipBuilder } from './workflow';
+import type { JobControl } from './job-control';
+import { createJobControl, rescheduleAt, type RescheduleOptions } from './warren-job-control';
 
 /**
  * Augment this interface to type `publish` by job name:
@@ -111,6 +113,7 @@ export class Warren<TJobs extends object = WarrenJobs> extends EventEmitter<Warr
     private readonly addOns: readonly { stop(): Promise<void> }[] = [],
     private readonly outboxParts?: WarrenOutbox,
     private readonly slipActivities: ReadonlySet<string> = new Set(),
+    private readonly jobControl?: JobControl,
   ) {
     // An async listener's rejection comes to the method below instead of crashing the process.
     super({ captureRejections: true });
@@ -275,6 +278,24 @@ export class Warren<TJobs extends object = WarrenJobs> extends EventEmitter<Warr
       if (this.closing) return Promise.reject(new ShutdownError('warren is closed; slip refused'));
       return this.publisher.publish(name, data, options);
     }, this.slipActivities);
+  }
+
+  /**
+   * Cancels a delayed job by id, from any process: it is dropped (event `cancelled`) when it comes due.
+   * README, "Cancel, promote, reschedule".
+   */
+  cancelDelayed(jobId: string): Promise<void> {
+    return this.jobControl!.cancel(jobId);
+  }
+
+  /** Runs a delayed job published with `{ controllable: true }` now; the delayed original is dropped. */
+  promote(jobId: string): Promise<void> {
+    return this.jobControl!.promote(jobId);
+  }
+
+  /** Moves a delayed job to `runAt` or `delayMs` from now (earlier only if it was published `controllable`). */
+  reschedule(jobId: string, options: RescheduleOptions): Promise<void> {
+    return this.jobControl!.reschedule(jobId, rescheduleAt(jobId, options));
   }
 
   /** Stops consuming a queue (by topology key) until `resume`; running jobs finish. Survives reconnects. */
@@ -457,6 +478,7 @@ export async function createWarren<TJobs extends object = WarrenJobs>(
         : [options.instrumentation as Instrumentation],
   );
   const results = new ResultChannel(() => manager.openConfirmChannel());
+  const jobControl = createJobControl(plan, manager, confirms, publisherOptions.timeoutMs);
   const publisher = new JobPublisher(
     plan,
     confirms,
@@ -464,6 +486,7 @@ export async function createWarren<TJobs extends object = WarrenJobs>(
     instrumentation,
     results,
     options.deduplication,
+    (message, queueName) => jobControl.storeCopy(message, queueName),
   );
   let warren: Warren<TJobs> | undefined;
   const emit: EmitEvent = (event, ...args) => {
@@ -530,6 +553,7 @@ export async function createWarren<TJobs extends object = WarrenJobs>(
       },
       idempotency: options.idempotency,
       deduplication: options.deduplication,
+      jobControl,
       limiterFor: (jobName) => scheduling.limiterFor(jobName),
       instrumentation,
       manager,
@@ -608,9 +632,10 @@ export async function createWarren<TJobs extends object = WarrenJobs>(
     scheduling,
     pauses,
     control,
-    [deadLetterLog, history].filter((p) => p !== undefined),
+    [deadLetterLog, history, jobControl].filter((p) => p !== undefined),
     outbox,
     slips.activities,
+    jobControl,
   );
   if (history) recordHistory(history, warren);
   outbox?.relay?.start();

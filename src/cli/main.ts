@@ -11,6 +11,7 @@ import { WarrenError } from '../index';
 import { createOps, WARREN_VERSION, type OpsOptions } from '../ops';
 import { CliError } from './cli-error';
 import { COMMANDS } from './commands';
+import { JOB_ACTIONS } from './job-commands';
 import { runUi } from './ui-command';
 import { firstLine, loadConfig } from './load-config';
 
@@ -24,6 +25,9 @@ commands:
   publish <job> <json>       publish a job
   schedules                  cron schedules with their next fire time
   job <id>                   where a job is: waiting, delayed, running, completed, retrying, dead
+  job cancel <id>            drop a delayed job when it comes due
+  job promote <id>           run a delayed job now (published with controllable: true)
+  job reschedule <id>        move a delayed job: --run-at <date> or --delay <ms>
   topology plan              what warren declares for this config (no broker needed)
   topology diff              missing / extra / different on the broker; exits 2 on drift
   topology verify            queue types, delivery limits, dead-letter wiring, bindings; exits 2 on failure
@@ -84,6 +88,8 @@ const OPTIONS = {
   port: { type: 'string' },
   host: { type: 'string' },
   role: { type: 'string' },
+  'run-at': { type: 'string' },
+  delay: { type: 'string' },
 } as const;
 
 type Values = ReturnType<typeof parse>['values'];
@@ -100,7 +106,8 @@ function parse(argv: readonly string[]) {
 function commandOf(positionals: readonly string[]): { name: string; args: string[] } {
   const [first, second, ...rest] = positionals;
   if (first === undefined) throw new CliError('missing <command> (see warren --help)');
-  const grouped = first === 'topology' || first === 'dead';
+  const grouped =
+    first === 'topology' || first === 'dead' || (first === 'job' && JOB_ACTIONS.has(second ?? ''));
   const name = grouped ? `${first} ${second ?? ''}`.trim() : first;
   if (!(name in COMMANDS)) throw new CliError(`unknown command '${name}' (see warren --help)`);
   return { name, args: grouped ? rest : positionals.slice(1) };

@@ -30,7 +30,9 @@ export type WarrenErrorCode =
   | 'MANAGEMENT_FAILED'
   | 'JOB_FAILED'
   | 'RESULT_TIMEOUT'
-  | 'RESULT_LOST';
+  | 'RESULT_LOST'
+  | 'JOB_NOT_CONTROLLABLE'
+  | 'JOB_ALREADY_DUE';
 
 export interface WarrenErrorContext {
   jobName?: string;
@@ -236,5 +238,19 @@ export class JobResultError extends WarrenError {
   ) {
     super(code, message, options);
     if (options.remoteName !== undefined) this.remoteName = options.remoteName;
+  }
+}
+
+/**
+ * A delayed-job action cannot be carried out: `promote` (or moving a job earlier) needs the copy a
+ * `controllable` publish stores (`JOB_NOT_CONTROLLABLE`), or the job already came due (`JOB_ALREADY_DUE`).
+ */
+export class JobControlError extends WarrenError {
+  constructor(
+    code: 'JOB_NOT_CONTROLLABLE' | 'JOB_ALREADY_DUE',
+    message: string,
+    options: WarrenErrorContext = {},
+  ) {
+    super(code, message, options);
   }
 }

@@ -53,6 +53,8 @@ export interface WarrenEvents {
       readonly error: unknown;
     },
   ];
+  /** A cancelled delayed job came due; it was acked without running (README, "Cancel, promote, reschedule"). */
+  cancelled: [JobEventBase];
   /** A job id that already completed arrived again; it was acked without running. */
   duplicate: [JobEventBase];
   connected: [{ readonly url: string }];

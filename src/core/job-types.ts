@@ -146,6 +146,12 @@ export interface PublishOptions {
    * (`deduplicated: true`) instead of enqueuing a copy. README, "Deduplicated publishing".
    */
   readonly deduplicate?: boolean | { readonly ttlMs: number };
+  /**
+   * Needs `jobId` and a delay: stores a copy of the job on the job-control stream so that it can be
+   * promoted (run now) or moved earlier, not only cancelled or moved later. README, "Cancel, promote,
+   * reschedule".
+   */
+  readonly controllable?: boolean;
 }
 
 export interface PublishedJob {

@@ -21,6 +21,7 @@ export {
   type DeadLetterLogOptions,
   type ResolvedDeadLetterLogOptions,
 } from './options';
+export { followStream, type StreamFollower } from './stream-follower';
 export {
   readStream,
   readToEnd,

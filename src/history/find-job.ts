@@ -16,6 +16,7 @@ const RANK: Readonly<Record<HistoryKind, number>> = {
   retrying: 3,
   completed: 4,
   dead: 4,
+  cancelled: 4,
 };
 
 /**

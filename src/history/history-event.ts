@@ -5,7 +5,16 @@
  *    "u"?: runAt ms, "r"?: dead reason, "x"?: first line of the error, "g"?: progress value }`.
  * Short keys: a batch holds up to a thousand events and is read back whole.
  */
-export type HistoryKind = 'published' | 'started' | 'progress' | 'completed' | 'retrying' | 'failed' | 'dead';
+export type HistoryKind =
+  | 'published'
+  | 'started'
+  | 'progress'
+  | 'completed'
+  | 'retrying'
+  | 'failed'
+  | 'dead'
+  /** A cancelled delayed job came due and was dropped (README, "Cancel, promote, reschedule"). */
+  | 'cancelled';
 
 export interface HistoryEvent {
   readonly j: string;
@@ -48,7 +57,15 @@ export interface JobEvent {
 }
 
 /** Where a job is now, from its last event. */
-export type JobState = 'unknown' | 'waiting' | 'delayed' | 'running' | 'completed' | 'retrying' | 'dead';
+export type JobState =
+  | 'unknown'
+  | 'waiting'
+  | 'delayed'
+  | 'running'
+  | 'completed'
+  | 'retrying'
+  | 'dead'
+  | 'cancelled';
 
 export interface JobStatus {
   readonly jobId: string;
@@ -76,6 +93,7 @@ export function jobStatus(jobId: string, events: readonly JobEvent[], now: numbe
     else if (last.kind === 'completed') state = 'completed';
     else if (last.kind === 'retrying') state = 'retrying';
     else if (last.kind === 'dead') state = 'dead';
+    else if (last.kind === 'cancelled') state = 'cancelled';
     else state = 'running'; // `failed` is followed at once by `retrying` or `dead`
   }
   let reported: JobEvent | undefined;

@@ -16,6 +16,11 @@
  * - `warren-reply-to`    the publisher's direct reply-to address, moved here from `reply_to` when the
  *                         job is republished (a retry must not carry `reply_to`: README, "Awaited results").
  * - `warren-dedup`       1 on a job published with `deduplicate`: the worker releases its id when it ends.
+ * - `warren-delayed`     on a delayed publish: its due time (ms since epoch). A job carrying it is checked
+ *                         against the job-control records when it comes due (README, "Cancel, promote,
+ *                         reschedule"); other jobs are never looked up.
+ * - `warren-control-copy` on the copy a promote or reschedule publishes: the control record that made it,
+ *                         so that the copy runs while the original is dropped.
  * - `traceparent`, `tracestate`  W3C trace context: the publisher's span (warren/observability sets them;
  *                         a foreign publisher may), passed through untouched on retries and delays.
  * - `warren-trace-link`   W3C traceparent of the span before this run (the previous attempt, or the
@@ -37,6 +42,8 @@ export const HEADERS = {
   replays: 'warren-replays',
   replyTo: 'warren-reply-to',
   dedup: 'warren-dedup',
+  delayed: 'warren-delayed',
+  controlCopy: 'warren-control-copy',
   traceparent: 'traceparent',
   tracestate: 'tracestate',
   traceLink: 'warren-trace-link',

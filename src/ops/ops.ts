@@ -9,6 +9,8 @@ import { JobPublisher, resolvePublisherOptions } from '../publisher';
 import { applyTopology, planTopology, type PlannedQueue, type TopologyPlan } from '../topology';
 import { resolveWarrenTopologyOptions } from '../warren-options';
 import { readSchedulingDeclarations } from '../warren-scheduling';
+import type { JobControl } from '../job-control';
+import { createJobControl, rescheduleAt, type RescheduleOptions } from '../warren-job-control';
 import { ControlClient } from './control-client';
 import { DeadLetterOps } from './dead-letter-ops';
 import { describePlan, mergeSchedules } from './describe-plan';
@@ -39,6 +41,7 @@ export class WarrenOps {
   private connecting: Promise<ConnectionManager> | undefined;
   private publisher: JobPublisher | undefined;
   private confirms: ConfirmPublisher | undefined;
+  private jobControl: JobControl | undefined;
   /** The dead-letter log: browse, search, replay, purge (see DeadLetterOps). */
   readonly dead: DeadLetterOps;
 
@@ -154,6 +157,22 @@ export class WarrenOps {
     return this.publisher!.publish(job, data, options);
   }
 
+  /**
+   * Delayed jobs by id, as `warren.cancelDelayed`, `promote` and `reschedule` (README, "Cancel, promote,
+   * reschedule"). Promote and reschedule first read the job-control stream to its end.
+   */
+  readonly delayed = {
+    cancel: async (jobId: string): Promise<void> => (await this.control()).cancel(jobId),
+    promote: async (jobId: string): Promise<void> => (await this.control()).promote(jobId),
+    reschedule: async (jobId: string, options: RescheduleOptions): Promise<void> =>
+      (await this.control()).reschedule(jobId, rescheduleAt(jobId, options)),
+  };
+
+  private async control(): Promise<JobControl> {
+    await this.connect();
+    return this.jobControl!;
+  }
+
   /** Topology as code against the broker: plan (offline), diff and verify (management API), apply. */
   readonly topology = {
     /** Every entity warren declares for this configuration. No broker needed. */
@@ -182,6 +201,7 @@ export class WarrenOps {
   async close(): Promise<void> {
     const manager = this.manager ?? (await this.connecting?.catch(() => undefined));
     await this.dead.close().catch(() => undefined);
+    await this.jobControl?.stop();
     await this.confirms?.close().catch(() => undefined);
     await manager?.close();
   }
@@ -276,7 +296,17 @@ export class WarrenOps {
     await manager.start();
     this.manager = manager;
     this.confirms = confirms;
-    this.publisher = new JobPublisher(this.plan, confirms, publisherOptions);
+    const jobControl = createJobControl(this.plan, manager, confirms, publisherOptions.timeoutMs);
+    this.jobControl = jobControl;
+    this.publisher = new JobPublisher(
+      this.plan,
+      confirms,
+      publisherOptions,
+      undefined,
+      undefined,
+      undefined,
+      (message, queueName) => jobControl.storeCopy(message, queueName),
+    );
     return manager;
   }
 }

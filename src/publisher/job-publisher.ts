@@ -72,12 +72,16 @@ export class JobPublisher {
     private readonly instrumentation?: Instrumentation,
     private readonly results?: ResultChannel,
     private readonly dedup?: DedupReserver,
+    /** Stores the copy of a `controllable` delayed job (README, "Cancel, promote, reschedule"). */
+    private readonly storeCopy?: (message: OutgoingMessage, queueName: string) => Promise<void>,
   ) {}
 
   /** Publishes on the result channel, with `reply_to` set to direct reply-to (README, "Awaited results"). */
   async publishWithResult(name: string, data: unknown, options: PublishOptions = {}): Promise<ResultHandle> {
-    if (options.deduplicate)
-      throw new ConfigurationError(`publishWithResult('${name}'): deduplicate works with publish only`);
+    if (options.deduplicate || options.controllable)
+      throw new ConfigurationError(
+        `publishWithResult('${name}'): deduplicate and controllable work with publish only`,
+      );
     if (this.results === undefined) throw new ConfigurationError('publishWithResult needs a result channel');
     const { message, published } = await this.prepare(name, data, options, Date.now());
     return this.results.send(message, published);
@@ -97,6 +101,7 @@ export class JobPublisher {
   ): Promise<PublishedJob> {
     const now = Date.now();
     const prepared = await this.prepare(name, data, options, now);
+    if (options.controllable) await this.keepCopy(prepared);
     if (!options.deduplicate) {
       await this.sendPrepared(prepared, origin);
       return prepared.published;
@@ -184,6 +189,13 @@ export class JobPublisher {
         ...(batchIndex === undefined ? {} : { batchIndex }),
       });
     checkPublishOptions(job, options, batchIndex);
+    if (options.controllable && batchIndex !== undefined)
+      throw new ConfigurationError(
+        `publishMany job [${batchIndex}] ('${name}'): controllable works with publish only`,
+        {
+          batchIndex,
+        },
+      );
     if (options.deduplicate && (this.dedup === undefined || batchIndex !== undefined))
       throw new ConfigurationError(
         batchIndex === undefined
@@ -204,6 +216,13 @@ export class JobPublisher {
         );
       return this.build(job, result.value, options, now, batchIndex);
     });
+  }
+
+  private keepCopy(prepared: Prepared): Promise<void> {
+    const { published, message } = prepared;
+    if (this.storeCopy === undefined)
+      throw new ConfigurationError(`publish('${published.name}'): controllable needs a job-control stream`);
+    return this.storeCopy(message, this.plan.jobs.get(published.name)!.queueName);
   }
 
   private async sendPrepared(prepared: Prepared, origin: PublishOrigin): Promise<void> {
@@ -270,6 +289,8 @@ export class JobPublisher {
     });
     if (options.deduplicate)
       properties = { ...properties, headers: { ...properties.headers, [HEADERS.dedup]: 1 } };
+    if (delayed)
+      properties = { ...properties, headers: { ...properties.headers, [HEADERS.delayed]: now + delayMs } };
     const context = {
       jobName: name,
       jobId,
@@ -329,6 +350,8 @@ function checkPublishOptions(job: PlannedJob, options: PublishOptions, batchInde
     if (options.deduplicate !== true && (!Number.isInteger(ttlMs) || ttlMs < 1))
       throw fail(validationMessage(`${at} deduplicate.ttlMs`, 'must be an integer >= 1', ttlMs));
   }
+  if (options.controllable && (options.jobId === undefined || (!options.delayMs && !options.runAt)))
+    throw fail(`${at}: controllable needs a jobId and a delay`);
   if (options.delayMs !== undefined && options.runAt !== undefined)
     throw fail(`${at}: give delayMs or runAt, not both`);
   if (

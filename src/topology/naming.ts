@@ -40,6 +40,8 @@ export interface TopologyNaming {
   deadLetterLog(): string;
   /** The stream of job lifecycle events (published, started, completed, retrying, dead) of the namespace. */
   jobHistory(): string;
+  /** The job-control stream: cancel, promote and reschedule records for delayed jobs. */
+  jobControl(): string;
 }
 
 const NAMESPACE_PATTERN = /^[A-Za-z0-9_.:-]*$/;
@@ -67,5 +69,6 @@ export function createNaming(namespace: string): TopologyNaming {
     isPauseMarker: (name: string) => name.startsWith(`${prefix}warren.paused.`),
     deadLetterLog: () => `${prefix}warren.dead-log`,
     jobHistory: () => `${prefix}warren.history`,
+    jobControl: () => `${prefix}warren.job-control`,
   });
 }

@@ -57,6 +57,13 @@ export interface ProcessorDeps {
   readonly deduplication?: { release(jobId: string): Promise<void> } | undefined;
   /** The rate limit a job must take a permit from before it runs (`@Job({ limiter })`), if any. */
   readonly limiterFor?: (jobName: string) => PermitGate | undefined;
+  /**
+   * Job control (README, "Cancel, promote, reschedule"): what to do with a delayed job that came due:
+   * run it, drop it (cancelled) or re-delay it by this many ms. Asked only of jobs with `warren-delayed`.
+   */
+  readonly jobControl?: {
+    decide(jobId: string, copy: unknown, now: number): Promise<'run' | 'drop' | number>;
+  };
   /** Metrics and traces around each handler run (warren/observability), if set. */
   readonly instrumentation?: Instrumentation | undefined;
 }
@@ -109,6 +116,8 @@ export class JobProcessor {
       await this.redelay(message, queue, settle, job, job.deliverAt - now);
       return;
     }
+    if (this.deps.jobControl && message.properties.headers?.[HEADERS.delayed] !== undefined)
+      if (!(await this.controlled(message, queue, settle, job, now))) return;
     if (queue.type === 'classic' && message.fields.redelivered)
       return this.countRedelivery(message, queue, settle, job);
     let data = job.data;
@@ -326,6 +335,37 @@ export class JobProcessor {
         nextAttempt: decision.nextAttempt,
       });
     }
+  }
+
+  /** False when job control settled the job: cancelled (acked, `cancelled`) or rescheduled (re-delayed). */
+  private async controlled(
+    message: amqp.ConsumeMessage,
+    queue: PlannedQueue,
+    settle: Settler,
+    job: DecodedJob,
+    now: number,
+  ): Promise<boolean> {
+    let verdict: 'run' | 'drop' | number;
+    try {
+      verdict = await this.deps.jobControl!.decide(
+        job.jobId,
+        message.properties.headers?.[HEADERS.controlCopy],
+        now,
+      );
+    } catch (error) {
+      // Never run a job that may be cancelled: wait for the control stream as for an open breaker.
+      this.deps.log.warn({ err: error, ...eventBase(job, queue) }, 'job control unreadable; job postponed');
+      verdict = this.deps.options.postponeDelayMs;
+    }
+    if (verdict === 'run') return true;
+    if (verdict === 'drop') {
+      settle.ack();
+      this.releaseDedup(message, job);
+      this.deps.emit('cancelled', eventBase(job, queue));
+      return false;
+    }
+    await this.redelay(message, queue, settle, job, verdict);
+    return false;
   }
 
   /** Delays longer than one pass through the levels carry their due time and re-enter the levels. */

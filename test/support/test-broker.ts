@@ -68,6 +68,9 @@ export async function deletePlanEntities(plan: Warren<object>['plan']): Promise<
     }
     const ch = await connection.createChannel();
     ch.on('error', () => undefined);
+    // Declared only once a delayed job came due or a job-control action ran; the history only when on.
+    await ch.deleteQueue(plan.naming.jobControl()).catch(() => undefined);
+    await ch.deleteQueue(plan.naming.jobHistory()).catch(() => undefined);
     for (const exchange of plan.exchanges) await ch.deleteExchange(exchange.name).catch(() => undefined);
     await ch.close().catch(() => undefined);
   } finally {

@@ -1,0 +1,247 @@
+import { randomUUID } from 'node:crypto';
+import type * as amqp from 'amqplib';
+import { JobControlError, MAX_DELAY_MS } from '../core';
+import type { OutgoingMessage } from '../connection';
+import { followStream, readStream, type StreamFollower, type StreamRecord } from '../dead-letter-log';
+import { HEADERS, JSON_CONTENT_TYPE } from '../message';
+import { delayRoute, streamAssertion, type DelayPlan } from '../topology';
+import { copyId, judge, parseControlRecord, type ControlRecord, type JobVerdict } from './control-record';
+
+/** A record older than the longest delay can no longer meet its job: the stream keeps a day more. */
+export const CONTROL_RETENTION_MS = MAX_DELAY_MS + 24 * 3_600_000;
+const CONTROL_MAX_BYTES = 1024 ** 3;
+const CONTROL_SEGMENT_BYTES = 16 * 1024 ** 2;
+/** Reading the stream to its end (to this process's own mark) fails past this. */
+const CATCH_UP_TIMEOUT_MS = 15_000;
+const COPY_READ_IDLE_MS = 2000;
+/** The in-memory map is swept of records past retention every this many records. */
+const SWEEP_EVERY = 1000;
+
+export interface JobControlDeps {
+  readonly stream: string;
+  readonly delay: DelayPlan;
+  readonly openChannel: () => Promise<amqp.Channel>;
+  /** Sends with the broker's confirm. */
+  readonly send: (message: OutgoingMessage) => Promise<void>;
+  readonly timeoutMs: number;
+}
+
+/**
+ * Cancel, promote and reschedule delayed jobs (README, "Cancel, promote, reschedule"). The delay levels
+ * cannot be searched, so the decisions are records on a stream that every process reads to its end and
+ * then follows, into a map by job id; a worker looks a delayed job up there when it comes due. Nothing
+ * happens until a delayed job arrives or an action is asked for: other processes pay nothing.
+ */
+export class JobControl {
+  private readonly decisions = new Map<string, ControlRecord>();
+  private readonly copies = new Map<string, { readonly offset: number; readonly t: number }>();
+  private nextOffset = 0;
+  private seen = 0;
+  private follower: StreamFollower | undefined;
+  private caughtUp: Promise<void> | undefined;
+  private readonly marks = new Map<string, () => void>();
+  private declared: Promise<void> | undefined;
+
+  constructor(private readonly deps: JobControlDeps) {}
+
+  /** What a worker does with a delayed job of this id (and copy header) that came due now. */
+  async decide(jobId: string, copy: unknown, now: number): Promise<JobVerdict> {
+    await this.follow();
+    return judge(this.decisions.get(jobId), copy, now);
+  }
+
+  async cancel(jobId: string): Promise<void> {
+    await this.append({ j: jobId, a: 'cancel', t: Date.now() });
+  }
+
+  /**
+   * Later, without a stored copy: a record (the job is re-delayed when it comes due). Through the copy of a
+   * `controllable` job: a copy delayed to `runAt`, earlier or later, and the original is dropped.
+   */
+  async reschedule(jobId: string, runAt: number): Promise<void> {
+    await this.follow();
+    const stored = await this.storedCopy(jobId);
+    if (stored === undefined) return this.append({ j: jobId, a: 'reschedule', t: Date.now(), u: runAt });
+    this.checkNotDue(jobId, stored);
+    const t = Date.now();
+    const c = copyId(t, randomUUID());
+    await this.publishCopy(stored, c, runAt - t);
+    await this.append({ j: jobId, a: 'reschedule', t, u: runAt, c });
+  }
+
+  /** Runs a `controllable` job now: its stored copy goes straight to its queue; the original is dropped. */
+  async promote(jobId: string): Promise<void> {
+    await this.follow();
+    const stored = await this.storedCopy(jobId);
+    if (stored === undefined)
+      throw new JobControlError(
+        'JOB_NOT_CONTROLLABLE',
+        `job ${jobId} has no stored copy: publish it with { controllable: true } to promote it`,
+        { jobId },
+      );
+    this.checkNotDue(jobId, stored);
+    const t = Date.now();
+    const c = copyId(t, randomUUID());
+    await this.publishCopy(stored, c, 0);
+    await this.append({ j: jobId, a: 'promote', t, c });
+  }
+
+  /** The publisher's hook for a `controllable` job: keeps its body and properties on the stream. */
+  async storeCopy(message: OutgoingMessage, queueName: string): Promise<void> {
+    const { headers, ...properties } = message.properties;
+    await this.append({
+      j: String(properties.messageId),
+      a: 'stored',
+      t: Date.now(),
+      q: queueName,
+      b: message.content.toString('base64'),
+      h: headers ?? {},
+      p: properties as Record<string, unknown>,
+    });
+  }
+
+  async stop(): Promise<void> {
+    await this.follower?.close();
+    this.follower = undefined;
+    this.caughtUp = undefined;
+  }
+
+  /**
+   * Reads the stream to its end, then follows it live. The end is this process's own `mark` record: no
+   * idle timeout to wait out. Again after the follower's channel closed (a lost connection).
+   */
+  private follow(): Promise<void> {
+    if (this.caughtUp !== undefined && this.follower?.isClosed !== true) return this.caughtUp;
+    const attempt = this.catchUp();
+    this.caughtUp = attempt;
+    attempt.catch(() => {
+      if (this.caughtUp === attempt) this.caughtUp = undefined;
+    });
+    return attempt;
+  }
+
+  private async catchUp(): Promise<void> {
+    await this.follower?.close();
+    await this.ensureDeclared();
+    const mark = randomUUID();
+    let timer: NodeJS.Timeout | undefined;
+    const reached = new Promise<void>((resolve, reject) => {
+      this.marks.set(mark, resolve);
+      timer = setTimeout(
+        () => reject(new Error('job control: stream not read within 15 s')),
+        CATCH_UP_TIMEOUT_MS,
+      );
+    });
+    try {
+      this.follower = await followStream(this.deps.openChannel, this.deps.stream, this.nextOffset, (r) =>
+        this.visit(r),
+      );
+      await this.append({ j: '', a: 'mark', t: Date.now(), c: mark });
+      await reached;
+    } finally {
+      clearTimeout(timer);
+      this.marks.delete(mark);
+    }
+  }
+
+  private ensureDeclared(): Promise<void> {
+    this.declared ??= this.declare();
+    const declared = this.declared;
+    declared.catch(() => {
+      if (this.declared === declared) this.declared = undefined;
+    });
+    return declared;
+  }
+
+  private async declare(): Promise<void> {
+    const channel = await this.deps.openChannel();
+    channel.on('error', () => undefined);
+    try {
+      await channel.assertQueue(
+        this.deps.stream,
+        streamAssertion({
+          maxAgeMs: CONTROL_RETENTION_MS,
+          maxBytes: CONTROL_MAX_BYTES,
+          segmentBytes: CONTROL_SEGMENT_BYTES,
+        }),
+      );
+    } finally {
+      await channel.close().catch(() => undefined);
+    }
+  }
+
+  private visit(record: StreamRecord): void {
+    if (record.offset < this.nextOffset) return;
+    this.nextOffset = record.offset + 1;
+    const parsed = parseControlRecord(record.content);
+    if (parsed === undefined) return;
+    if (parsed.a === 'mark') this.marks.get(parsed.c ?? '')?.();
+    else if (parsed.a === 'stored') this.copies.set(parsed.j, { offset: record.offset, t: parsed.t });
+    else this.decisions.set(parsed.j, parsed);
+    if (++this.seen % SWEEP_EVERY === 0) this.sweep(Date.now() - CONTROL_RETENTION_MS);
+  }
+
+  private sweep(before: number): void {
+    for (const [jobId, r] of this.decisions) if (r.t < before) this.decisions.delete(jobId);
+    for (const [jobId, r] of this.copies) if (r.t < before) this.copies.delete(jobId);
+  }
+
+  private async storedCopy(jobId: string): Promise<ControlRecord | undefined> {
+    const at = this.copies.get(jobId);
+    if (at === undefined) return undefined;
+    let found: ControlRecord | undefined;
+    await readStream(
+      this.deps.openChannel,
+      this.deps.stream,
+      at.offset,
+      { max: 1, idleMs: COPY_READ_IDLE_MS, prefetch: 10 },
+      (r) => {
+        found = parseControlRecord(r.content);
+      },
+    );
+    return found?.a === 'stored' && found.j === jobId ? found : undefined;
+  }
+
+  /** A job that already came due has run (or is running): a copy would run it again. */
+  private checkNotDue(jobId: string, stored: ControlRecord): void {
+    const decision = this.decisions.get(jobId);
+    const dueAt =
+      decision?.a === 'promote' ? decision.t : (decision?.u ?? Number(stored.h?.[HEADERS.delayed] ?? 0));
+    if (dueAt <= Date.now())
+      throw new JobControlError('JOB_ALREADY_DUE', `job ${jobId} already came due`, { jobId });
+  }
+
+  private publishCopy(stored: ControlRecord, c: string, delayMs: number): Promise<void> {
+    const now = Date.now();
+    const delay = this.deps.delay;
+    const route =
+      delayMs > 0 ? delayRoute(delay, delayMs, stored.q!) : { exchange: '', routingKey: stored.q! };
+    const headers: Record<string, unknown> = {
+      ...stored.h,
+      [HEADERS.controlCopy]: c,
+      [HEADERS.delayed]: now + Math.max(0, delayMs),
+    };
+    if (delayMs > delay.maxDelayMs) headers[HEADERS.deliverAt] = now + delayMs;
+    else delete headers[HEADERS.deliverAt];
+    return this.deps.send({
+      exchange: route.exchange,
+      routingKey: route.routingKey,
+      content: Buffer.from(stored.b ?? '', 'base64'),
+      properties: { ...(stored.p as amqp.Options.Publish), headers },
+      deadline: now + this.deps.timeoutMs,
+      context: { jobId: stored.j },
+    });
+  }
+
+  private async append(record: ControlRecord): Promise<void> {
+    await this.ensureDeclared();
+    await this.deps.send({
+      exchange: '',
+      routingKey: this.deps.stream,
+      content: Buffer.from(JSON.stringify(record)),
+      properties: { contentType: JSON_CONTENT_TYPE, persistent: true },
+      deadline: Date.now() + this.deps.timeoutMs,
+      context: record.j === '' ? {} : { jobId: record.j },
+    });
+  }
+}

@@ -1,0 +1,210 @@
+import { afterEach, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
+import { defineTopology, Job, JobControlError, type JobContext, type JobHandler } from '../../src';
+import { opsAppOptions, SendEmail, type JobLog } from '../fixtures/ops-jobs';
+import { configDir, runCli } from '../support/run-cli';
+import { createOps } from '../../src/ops';
+import { BROKER_URL, cleanup, testNamespace, testWarren } from '../support/test-broker';
+import { nextEvent, waitFor } from '../support/wait-for';
+
+const topology = defineTopology({ queues: { reports: {} } });
+const UNIT_MS = 100;
+/** How late a delayed job may run on a loaded test machine (README, "Performance": tens of ms). */
+const LATE_MS = 1500;
+
+@Job('report.build', { queue: 'reports', attempts: 1 })
+class BuildReport implements JobHandler<{ n: number }> {
+  readonly runs: { jobId: string; at: number; n: number }[] = [];
+  handle(data: { n: number }, ctx: JobContext) {
+    this.runs.push({ jobId: ctx.jobId, at: Date.now(), n: data.n });
+  }
+}
+
+const run = promisify(execFile);
+
+/** Force-closes only this test's connections, found by the name warren gives them. */
+async function closeConnectionsNamed(name: string): Promise<number> {
+  const { stdout } = await run(
+    'rabbitmqctl',
+    ['list_connections', 'pid', 'client_properties', '--quiet', '--no-table-headers'],
+    { timeout: 30_000 },
+  );
+  const pids = stdout
+    .split('\n')
+    .filter((line) => line.includes(name))
+    .map((line) => line.split('\t')[0]!.trim())
+    .filter(Boolean);
+  for (const pid of pids)
+    await run('rabbitmqctl', ['close_connection', pid, 'warren test: forced close'], { timeout: 30_000 });
+  return pids.length;
+}
+
+/** A worker and, on the same namespace, a second instance (another process's stand-in) that acts. */
+async function pair(namespace = testNamespace('jc'), history?: object) {
+  const handler = new BuildReport();
+  const worker = await testWarren({
+    namespace,
+    topology,
+    handlers: [handler],
+    ...(history ? { history } : {}),
+  });
+  const other = await testWarren({ namespace, topology, jobs: [BuildReport] });
+  return { handler, worker, other, namespace };
+}
+
+describe('cancel, promote and reschedule delayed jobs', () => {
+  afterEach(cleanup);
+
+  it('a job cancelled from another instance before it comes due never runs', async () => {
+    const { handler, worker, other } = await pair(testNamespace('jc'), { flushMs: 20 });
+    await worker.start();
+    const kept = await other.publish('report.build', { n: 1 }, { jobId: 'kept', delayMs: 600 });
+    await other.publish('report.build', { n: 2 }, { jobId: 'gone', delayMs: 600 });
+    await other.cancelDelayed('gone');
+    const cancelled = await nextEvent<{ jobId: string }>(worker, 'cancelled');
+    assert.equal(cancelled.jobId, 'gone');
+    await waitFor(() => handler.runs.length === 1, { what: 'the kept job to run' });
+    assert.deepEqual(
+      handler.runs.map((r) => r.jobId),
+      [kept.jobId],
+    );
+    const ops = createOps({ url: BROKER_URL, namespace: worker.plan.naming.namespace, topology });
+    try {
+      const status = await waitFor(
+        async () => {
+          const found = await ops.job('gone');
+          return found.state === 'cancelled' ? found : undefined;
+        },
+        { what: 'the cancel in the job history' },
+      );
+      assert.equal(status.last?.kind, 'cancelled');
+    } finally {
+      await ops.close();
+    }
+  });
+
+  it('a job rescheduled later runs at the new time, not before', async () => {
+    const { handler, worker, other } = await pair();
+    await worker.start();
+    await other.publish('report.build', { n: 1 }, { jobId: 'later', delayMs: 300 });
+    const runAt = Date.now() + 2000;
+    await other.reschedule('later', { runAt: new Date(runAt) });
+    await waitFor(() => handler.runs.length === 1, { what: 'the rescheduled job', timeoutMs: 6000 });
+    const ranAt = handler.runs[0]!.at;
+    assert.ok(ranAt >= runAt, `ran ${runAt - ranAt} ms early`);
+    assert.ok(ranAt <= runAt + LATE_MS, `ran ${ranAt - runAt} ms late`);
+  });
+
+  it('a controllable job rescheduled earlier runs at the new time, once', async () => {
+    const { handler, worker, other } = await pair();
+    await worker.start();
+    await other.publish('report.build', { n: 1 }, { jobId: 'early', delayMs: 2500, controllable: true });
+    const runAt = Date.now() + 500;
+    await other.reschedule('early', { runAt: new Date(runAt) });
+    await waitFor(() => handler.runs.length === 1, { what: 'the rescheduled copy' });
+    assert.ok(handler.runs[0]!.at >= runAt - UNIT_MS, 'the copy ran before its time');
+    assert.ok(handler.runs[0]!.at < runAt + LATE_MS, 'the copy ran late');
+    await nextEvent<{ jobId: string }>(worker, 'cancelled', (e) => e.jobId === 'early', 6000);
+    assert.equal(handler.runs.length, 1);
+  });
+
+  it('promote runs a controllable job now and not again when the original comes due', async () => {
+    const { handler, worker, other } = await pair();
+    await worker.start();
+    await other.publish('report.build', { n: 7 }, { jobId: 'now', delayMs: 2500, controllable: true });
+    const promotedAt = Date.now();
+    await other.promote('now');
+    await waitFor(() => handler.runs.length === 1, { what: 'the promoted job' });
+    assert.ok(handler.runs[0]!.at - promotedAt < 1000, 'the promoted job did not run at once');
+    assert.equal(handler.runs[0]!.n, 7);
+    await nextEvent<{ jobId: string }>(worker, 'cancelled', (e) => e.jobId === 'now', 6000);
+    assert.equal(handler.runs.length, 1);
+  });
+
+  it('promote refuses a job published without controllable', async () => {
+    const { other } = await pair();
+    await other.publish('report.build', { n: 1 }, { jobId: 'plain', delayMs: 5000 });
+    await assert.rejects(other.promote('plain'), (e: unknown) => {
+      return e instanceof JobControlError && e.code === 'JOB_NOT_CONTROLLABLE';
+    });
+    const refused = /controllable needs a jobId and a delay|controllable works with publish only/;
+    await assert.rejects(
+      other.publish('report.build', { n: 1 }, { delayMs: 500, controllable: true }),
+      refused,
+    );
+    await assert.rejects(
+      other.publish('report.build', { n: 1 }, { jobId: 'x', controllable: true }),
+      refused,
+    );
+    await assert.rejects(
+      other.publishMany([
+        { job: 'report.build', data: { n: 1 }, options: { jobId: 'y', delayMs: 500, controllable: true } },
+      ]),
+      refused,
+    );
+  });
+
+  it('a worker that starts after the cancel was recorded still honours it', async () => {
+    const namespace = testNamespace('jc');
+    const publisher = await testWarren({ namespace, topology, jobs: [BuildReport] });
+    await publisher.publish('report.build', { n: 1 }, { jobId: 'late-worker', delayMs: 300 });
+    await publisher.cancelDelayed('late-worker');
+    await publisher.publish('report.build', { n: 2 }, { jobId: 'control', delayMs: 300 });
+    const handler = new BuildReport();
+    const worker = await testWarren({ namespace, topology, handlers: [handler] });
+    const cancelled = nextEvent<{ jobId: string }>(worker, 'cancelled');
+    await worker.start();
+    assert.equal((await cancelled).jobId, 'late-worker');
+    await waitFor(() => handler.runs.length === 1, { what: 'the other job' });
+    assert.equal(handler.runs[0]!.jobId, 'control');
+  });
+
+  it('after a reconnect a worker reads the cancels it missed before judging a delayed job', async () => {
+    const namespace = testNamespace('jc');
+    const handler = new BuildReport();
+    const worker = await testWarren({
+      namespace,
+      topology,
+      handlers: [handler],
+      connection: { connectionName: `${namespace} worker` },
+    });
+    const other = await testWarren({ namespace, topology, jobs: [BuildReport] });
+    await worker.start();
+    await other.publish('report.build', { n: 1 }, { jobId: 'warm', delayMs: 100 });
+    await waitFor(() => handler.runs.length === 1, { what: 'a first delayed job (the stream is followed)' });
+    await other.publish('report.build', { n: 2 }, { jobId: 'missed', delayMs: 2500 });
+    const reconnected = nextEvent(worker, 'connected', () => true, 15_000);
+    assert.ok((await closeConnectionsNamed(`${namespace} worker`)) >= 1);
+    await other.cancelDelayed('missed');
+    await reconnected;
+    const cancelled = await nextEvent<{ jobId: string }>(worker, 'cancelled', () => true, 10_000);
+    assert.equal(cancelled.jobId, 'missed');
+    assert.deepEqual(
+      handler.runs.map((r) => r.jobId),
+      ['warm'],
+    );
+  });
+
+  it('the warren command promotes a delayed job (a subprocess), and checks its arguments', async () => {
+    const namespace = testNamespace('jc');
+    const log: JobLog = [];
+    const worker = await testWarren({ ...opsAppOptions(namespace), handlers: [new SendEmail(log)] });
+    await worker.start();
+    const data = { id: 'cli', ms: 1 };
+    await worker.publish('email.send', data, { jobId: 'cli-job', delayMs: 4000, controllable: true });
+    const cwd = configDir(namespace);
+    const wrong = await runCli(['job', 'reschedule', 'cli-job'], { cwd });
+    assert.equal(wrong.code, 1);
+    assert.match(wrong.stderr, /--run-at <date> or --delay <ms>/);
+    const promotedAt = Date.now();
+    const run = await runCli(['job', 'promote', 'cli-job'], { cwd });
+    assert.equal(run.code, 0, run.stderr);
+    assert.match(run.stdout, /job cli-job: promote/);
+    await waitFor(() => log.some((e) => e.event === 'start'), { what: 'the promoted job' });
+    assert.ok(log[0]!.at < promotedAt + 4000 - UNIT_MS, 'it ran when the original came due, not at once');
+    await nextEvent<{ jobId: string }>(worker, 'cancelled', (e) => e.jobId === 'cli-job', 8000);
+    assert.equal(log.filter((e) => e.event === 'start').length, 1);
+  });
+});

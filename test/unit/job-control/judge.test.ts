@@ -1,0 +1,35 @@
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { judge, parseControlRecord } from '../../../src/job-control';
+
+describe('judging a delayed job that came due', () => {
+  const now = 10_000;
+
+  it('runs a job without a record, drops a cancelled one, re-delays one rescheduled later', () => {
+    assert.equal(judge(undefined, undefined, now), 'run');
+    assert.equal(judge({ j: 'a', a: 'cancel', t: 1 }, undefined, now), 'drop');
+    assert.equal(judge({ j: 'a', a: 'reschedule', t: 1, u: now + 500 }, undefined, now), 500);
+    assert.equal(judge({ j: 'a', a: 'reschedule', t: 1, u: now }, undefined, now), 'run');
+  });
+
+  it('runs only the copy a promote or reschedule names, and a copy newer than the latest record', () => {
+    const promoted = { j: 'a', a: 'promote', t: 5, c: '5:x' } as const;
+    assert.equal(judge(promoted, undefined, now), 'drop');
+    assert.equal(judge(promoted, '5:x', now), 'run');
+    assert.equal(judge(promoted, '4:old', now), 'drop');
+    assert.equal(judge(promoted, '6:newer', now), 'run');
+    assert.equal(judge(undefined, '6:newer', now), 'run');
+    assert.equal(judge({ j: 'a', a: 'cancel', t: 7 }, '5:x', now), 'drop');
+  });
+
+  it('ignores records that are not job-control records', () => {
+    assert.equal(parseControlRecord(Buffer.from('not json')), undefined);
+    assert.equal(parseControlRecord(Buffer.from('{"j":"a","a":"delete","t":1}')), undefined);
+    assert.equal(parseControlRecord(Buffer.from('{"j":"a","a":"cancel"}')), undefined);
+    assert.deepEqual(parseControlRecord(Buffer.from('{"j":"a","a":"cancel","t":1}')), {
+      j: 'a',
+      a: 'cancel',
+      t: 1,
+    });
+  });
+});
