@@ -127,6 +127,11 @@ export class JobPublisher {
    * Returns the payload as the schema output it and the job id (the given one or a new one).
    */
   async validate(name: string, data: unknown, options: PublishOptions = {}): Promise<ValidatedJob> {
+    // The relay sends the row later with `send`, which neither reserves an id nor stores a copy.
+    if (options.deduplicate || options.controllable)
+      throw new ConfigurationError(
+        `outbox.publish('${name}'): deduplicate and controllable work with warren.publish only`,
+      );
     const jobId = options.jobId ?? randomUUID();
     const ready = this.prepare(name, data, { ...options, jobId }, Date.now());
     const { published, payload } = ready instanceof Promise ? await ready : ready;

@@ -111,6 +111,11 @@ describe('transactional outbox', () => {
         ConfigurationError,
       );
       await assert.rejects(warren.outbox.publish(tx, 'no.such.job', {}), /no\.such\.job/);
+      // the relay sends rows later: it neither reserves a deduplicated id nor keeps a controllable copy
+      await assert.rejects(
+        warren.outbox.publish(tx, SendReceipt, { orderId: 1 }, { jobId: 'd1', deduplicate: true }),
+        /work with warren\.publish only/,
+      );
     });
     assert.equal(await rowsIn(table), 0);
   });
