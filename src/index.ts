@@ -15,6 +15,7 @@ export {
 export type { WarrenOptions } from './warren-options';
 export type { WarrenDeadLetterLogOptions } from './warren-dead-letter-log';
 export type { HistoryOptions } from './history';
+export type { AddScheduleOptions, TriggeredSchedule } from './warren-runtime-schedules';
 export { Job, readJobDefinition, type JobClass, type JobData } from './decorators';
 export { Cron, type CronOptions } from './decorators';
 export {
@@ -61,6 +62,7 @@ export {
   PayloadValidationError,
   DecodeError,
   UnknownJobError,
+  UnknownScheduleError,
   JobTimeoutError,
   CircuitOpenError,
   ShutdownError,

@@ -28,3 +28,4 @@ export {
   type StreamStart,
   type ReadOptions,
 } from './stream-reader';
+export { followStream, type StreamFollower } from './stream-follower';
