@@ -2,6 +2,7 @@ import type { PauseResult, ProcessStatus, WarrenOps } from '../ops';
 import { CliError } from './cli-error';
 import { confirm } from './confirm';
 import { DEAD_COMMANDS, type DeadValues } from './dead-commands';
+import { SCHEDULE_COMMANDS, type ScheduleValues } from './schedule-commands';
 import { formatTable } from './table';
 
 /** What a command hands back: the value for --json, the text for people, and the exit code. */
@@ -15,7 +16,7 @@ export interface CommandContext {
   readonly ops: WarrenOps;
   readonly args: readonly string[];
   readonly yes: boolean;
-  readonly values: DeadValues;
+  readonly values: DeadValues & ScheduleValues;
 }
 
 type Command = (ctx: CommandContext) => Promise<CommandResult>;
@@ -45,6 +46,7 @@ function pauseText(verb: string, result: PauseResult): string {
 
 export const COMMANDS: Readonly<Record<string, Command>> = {
   ...DEAD_COMMANDS,
+  ...SCHEDULE_COMMANDS,
   /** Handled by main (it runs until stopped); listed here so that the name is known. */
   ui: async () => ok(null, ''),
   async queues({ ops }) {

@@ -23,6 +23,12 @@ commands:
   resume <queue>             undo pause
   publish <job> <json>       publish a job
   schedules                  cron schedules with their next fire time
+  schedules add <job> <pattern> [<json>]
+                             add (or replace) a schedule on the broker (--id, default the job; --tz)
+  schedules rm <id>          remove a schedule added at run time (asks unless --yes)
+  schedules pause <id>       stop a schedule firing in every process (code-declared ones too)
+  schedules resume <id>      undo pause
+  schedules trigger <id>     publish one firing now, as <id>@manual-<ms>
   job <id>                   where a job is: waiting, delayed, running, completed, retrying, dead
   topology plan              what warren declares for this config (no broker needed)
   topology diff              missing / extra / different on the broker; exits 2 on drift
@@ -50,7 +56,7 @@ options:
   --management-password <p>  ($WARREN_MANAGEMENT_PASSWORD, default guest)
   --timeout <ms>             how long to wait for processes to answer (default 1500)
   --json                     print JSON for scripts instead of tables
-  --yes                      do not ask before pause, resume, apply
+  --yes                      do not ask before pause, resume, apply, schedules rm
   -h, --help                 this help
   --version                  warren's version`;
 
@@ -84,6 +90,8 @@ const OPTIONS = {
   port: { type: 'string' },
   host: { type: 'string' },
   role: { type: 'string' },
+  id: { type: 'string' },
+  tz: { type: 'string' },
 } as const;
 
 type Values = ReturnType<typeof parse>['values'];
@@ -100,7 +108,7 @@ function parse(argv: readonly string[]) {
 function commandOf(positionals: readonly string[]): { name: string; args: string[] } {
   const [first, second, ...rest] = positionals;
   if (first === undefined) throw new CliError('missing <command> (see warren --help)');
-  const grouped = first === 'topology' || first === 'dead';
+  const grouped = first === 'topology' || first === 'dead' || (first === 'schedules' && second !== undefined);
   const name = grouped ? `${first} ${second ?? ''}`.trim() : first;
   if (!(name in COMMANDS)) throw new CliError(`unknown command '${name}' (see warren --help)`);
   return { name, args: grouped ? rest : positionals.slice(1) };

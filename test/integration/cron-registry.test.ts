@@ -9,6 +9,8 @@ import {
   type JobContext,
   type JobHandler,
 } from '../../src';
+import { opsAppOptions, SendEmail, BuildReport, type JobLog } from '../fixtures/ops-jobs';
+import { configDir, runCli } from '../support/run-cli';
 import { cleanup, rawConnection, testNamespace, testWarren } from '../support/test-broker';
 import { waitFor } from '../support/wait-for';
 
@@ -180,5 +182,61 @@ describe('cron at run time: the schedule registry', () => {
       leader.schedules().map((s) => s.id),
       ['after'],
     );
+  });
+});
+
+describe('cron at run time from the warren command', () => {
+  const namespace = testNamespace('regcli');
+  after(async () => {
+    await cleanup();
+    await deleteRegistry(namespace);
+  });
+
+  it('adds a schedule the leader fires, triggers one at once, and asks before rm', async () => {
+    const log: JobLog = [];
+    const worker = await testWarren({
+      ...opsAppOptions(namespace),
+      handlers: [new SendEmail(log), new BuildReport()],
+      scheduler: { enabled: true },
+    });
+    await worker.start();
+    await waitFor(() => worker.isLeader, { what: 'the worker to lead' });
+    const cwd = configDir(namespace);
+    const every = JSON.stringify({ id: 'every', ms: 0 });
+    const added = await runCli(
+      ['schedules', 'add', 'email.send', '* * * * * *', every, '--id', 'ev', '--json'],
+      {
+        cwd,
+      },
+    );
+    assert.equal(added.code, 0, added.stderr);
+    assert.deepEqual(JSON.parse(added.stdout), { id: 'ev', action: 'upsert' });
+    await waitFor(() => log.filter((e) => e.event === 'done' && e.id === 'every').length >= 2, {
+      what: 'two firings of the schedule added by the CLI',
+    });
+
+    const yearly = JSON.stringify({ id: 'yearly', ms: 0 });
+    const bad = await runCli(['schedules', 'add', 'email.send', '0 0 1 1 *', yearly, '--tz', 'Mars/Base'], {
+      cwd,
+    });
+    assert.equal(bad.code, 1);
+    assert.match(bad.stderr, /tz.*Mars\/Base.*\[CONFIGURATION_INVALID\]/);
+    assert.equal(
+      (await runCli(['schedules', 'add', 'email.send', '0 0 1 1 *', yearly, '--id', 'yr'], { cwd })).code,
+      0,
+    );
+    const triggered = await runCli(['schedules', 'trigger', 'yr', '--json'], { cwd });
+    assert.equal(triggered.code, 0, triggered.stderr);
+    assert.match(JSON.parse(triggered.stdout).jobId, /^yr@manual-\d+$/);
+    await waitFor(() => log.some((e) => e.event === 'done' && e.id === 'yearly'), {
+      what: 'the triggered run',
+    });
+
+    const refused = await runCli(['schedules', 'rm', 'ev'], { cwd });
+    assert.equal(refused.code, 1);
+    assert.match(refused.stderr, /without --yes/);
+    assert.equal((await runCli(['schedules', 'rm', 'ev', '--yes'], { cwd })).code, 0);
+    await waitFor(() => worker.schedules().every((s) => s.id !== 'ev'), { what: 'the leader to drop it' });
+    assert.equal(log.filter((e) => e.id === 'yearly').length, 2, 'one start and one done');
   });
 });
