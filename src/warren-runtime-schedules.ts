@@ -187,8 +187,8 @@ export class RuntimeSchedules {
   private refuseLocal(at: string, id: string): void {
     if (this.local.has(id))
       throw new ConfigurationError(
-        `${at}: '${id}' is declared in code in this process (@Cron or schedule()); code schedules cannot be ` +
-          'replaced or removed at run time (pause them instead)',
+        `${at}: '${id}' is declared in code in this process (@Cron or schedule()); ` +
+          'code schedules cannot be replaced or removed at run time (pause them instead)',
       );
   }
 

@@ -47,7 +47,7 @@ export function encodeScheduleRecord(record: ScheduleRecord): Buffer {
   return Buffer.from(JSON.stringify(record));
 }
 
-/** Parses a record; a string says why it is not one (a foreign or corrupt message, to be logged and skipped). */
+/** Parses a record; a string says why it is not one (a foreign or corrupt message: logged, skipped). */
 export function decodeScheduleRecord(content: Buffer): ScheduleRecord | string {
   let value: unknown;
   try {

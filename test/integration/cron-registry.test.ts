@@ -64,7 +64,7 @@ describe('cron at run time: the schedule registry', () => {
   });
   after(cleanup);
 
-  it('fires a schedule added from another process, stops while paused, restarts on resume, and stops when removed', async () => {
+  it('fires a schedule added in another process; pause stops it, resume restarts it, remove ends it', async () => {
     const namespace = ns('reg');
     const leader = await scheduler(namespace);
     await waitFor(() => leader.isLeader, { what: 'A to lead' });
