@@ -40,6 +40,8 @@ const ALLOWED: Record<string, readonly string[]> = {
     'warren',
     'warren-options',
     'warren-scheduling',
+    'warren-runtime-schedules',
+    'warren-schedule-registry',
     'warren-control',
   ],
   nest: ['index'],
