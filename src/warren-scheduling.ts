@@ -134,6 +134,7 @@ export class Scheduling {
   private readonly election: LeaderElection | undefined;
   private readonly registry: ScheduleRegistry;
   private readonly runtime: RuntimeSchedules;
+  private readonly registryLoadMs: number;
   private readonly limiters = new Map<string, RateLimiter>();
   private readonly limiterByJob = new Map<string, RateLimiter>();
   private started = false;
@@ -158,6 +159,7 @@ export class Scheduling {
       log: log.child({ component: 'scheduler' }),
     });
     const isFollowing = declarations.scheduler.enabled;
+    this.registryLoadMs = Math.max(REGISTRY_LOAD_MIN_MS, deps.publishTimeoutMs);
     this.registry = new ScheduleRegistry({
       manager,
       confirms: deps.confirms,
@@ -172,7 +174,7 @@ export class Scheduling {
       defaults: declarations.scheduler,
       plan,
       isFollowing,
-      loadTimeoutMs: Math.max(REGISTRY_LOAD_MIN_MS, deps.publishTimeoutMs),
+      loadTimeoutMs: this.registryLoadMs,
       publish: deps.publish,
       log: log.child({ component: 'scheduler' }),
     });
@@ -200,9 +202,12 @@ export class Scheduling {
 
   /** The connection's ready hook. */
   async open(generation: number): Promise<void> {
+    // After a reconnect, catch up with the registry before rejoining the election: a schedule paused
+    // meanwhile must not fire once more.
+    if (this.started && this.deps.declarations.scheduler.enabled)
+      await this.registry.load(this.registryLoadMs).catch(() => this.registry.open());
     await Promise.all([
       this.election?.open(generation),
-      this.registry.open(),
       ...[...this.limiters.values()].map((limiter) => limiter.open(generation)),
     ]);
   }
@@ -212,8 +217,7 @@ export class Scheduling {
     if (this.started) return;
     this.started = true;
     // The registry is read to its end first: a paused schedule never fires at start.
-    if (this.deps.declarations.scheduler.enabled)
-      await this.registry.load(Math.max(REGISTRY_LOAD_MIN_MS, this.deps.publishTimeoutMs));
+    if (this.deps.declarations.scheduler.enabled) await this.registry.load(this.registryLoadMs);
     this.scheduler.start();
     await Promise.all([
       this.election?.start(),

@@ -1,3 +1,5 @@
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
 import { after, afterEach, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import {
@@ -12,7 +14,23 @@ import {
 import { opsAppOptions, SendEmail, BuildReport, type JobLog } from '../fixtures/ops-jobs';
 import { configDir, runCli } from '../support/run-cli';
 import { cleanup, rawConnection, testNamespace, testWarren } from '../support/test-broker';
-import { waitFor } from '../support/wait-for';
+import { nextEvent, waitFor } from '../support/wait-for';
+
+const run = promisify(execFile);
+
+/** Force-closes the connections whose name contains `name` (as the recovery test does). */
+async function closeConnectionsNamed(name: string): Promise<number> {
+  const args = ['list_connections', 'pid', 'client_properties', '--quiet', '--no-table-headers'];
+  const { stdout } = await run('rabbitmqctl', args, { timeout: 30_000 });
+  const pids = stdout
+    .split('\n')
+    .filter((line) => line.includes(name))
+    .map((line) => line.split('\t')[0]!.trim())
+    .filter(Boolean);
+  for (const pid of pids)
+    await run('rabbitmqctl', ['close_connection', pid, 'warren test'], { timeout: 30_000 });
+  return pids.length;
+}
 
 const topology = defineTopology({ queues: { ticks: {} } });
 const runs: { jobId: string; data: unknown; at: number }[] = [];
@@ -140,6 +158,33 @@ describe('cron at run time: the schedule registry', () => {
       third.schedules().map((s) => [s.id, s.source, s.pattern]),
       [['kept', 'registry', '* * * * * *']],
     );
+  });
+
+  it('applies a pause written while the leader was disconnected before it fires again', async () => {
+    const namespace = ns('regr');
+    const leader = await testWarren({
+      namespace,
+      topology,
+      handlers: [new Tick()],
+      scheduler: { enabled: true },
+      connection: { connectionName: `warren-test ${namespace} leader` },
+    });
+    await leader.start();
+    const other = await testWarren({ namespace, topology, jobs: [Tick] });
+    await other.addSchedule('clock.tick', '* * * * * *', { from: 'B' }, { id: 'rc' });
+    await waitFor(() => scheduled('rc').length >= 1, { what: 'a tick before the reconnect' });
+    const lost = nextEvent(leader, 'disconnected', () => true, 15_000);
+    const back = nextEvent(leader, 'connected', () => true, 15_000);
+    assert.ok((await closeConnectionsNamed(`${namespace} leader`)) >= 1);
+    await lost;
+    await other.pauseSchedule('rc');
+    const pausedWith = scheduled('rc').length;
+    await back;
+    await waitFor(() => leader.isLeader, { what: 'the leader to lead again' });
+    assert.equal(leader.schedules().find((s) => s.id === 'rc')?.paused, true);
+    const since = Date.now();
+    await waitFor(() => Date.now() - since > 2_000, { what: 'two seconds' });
+    assert.ok(scheduled('rc').length <= pausedWith + 1, 'no firing after the reconnect');
   });
 
   it('triggers a schedule once, at once, with a manual job id, without a leader', async () => {
