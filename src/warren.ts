@@ -218,7 +218,8 @@ export class Warren<TJobs extends object = WarrenJobs> extends EventEmitter<Warr
    * Publishes `job` with `data` on a cron pattern (5 fields, or 6 with seconds first), once per tick
    * across every process: whichever process leads fires it. The schedule lives in this process; to
    * keep it through restarts and leader changes, every process declares the same schedules at
-   * startup (README, "Cron"). Replaces a schedule of the same id (default: the job name).
+   * startup (README, "Cron"), or use {@link Warren.addSchedule} to keep it on the broker. Replaces a
+   * schedule of the same id (default: the job name).
    *
    * @example
    * await warren.schedule('report.daily', '0 9 * * *', { kind: 'daily' }, { tz: 'Asia/Tokyo' });
