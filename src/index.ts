@@ -16,6 +16,7 @@ export type { WarrenOptions } from './warren-options';
 export type { WarrenDeadLetterLogOptions } from './warren-dead-letter-log';
 export type { HistoryOptions } from './history';
 export type { RescheduleOptions } from './warren-job-control';
+export type { AddScheduleOptions, TriggeredSchedule } from './warren-runtime-schedules';
 export { Job, readJobDefinition, type JobClass, type JobData } from './decorators';
 export { Cron, type CronOptions } from './decorators';
 export {
@@ -62,6 +63,7 @@ export {
   PayloadValidationError,
   DecodeError,
   UnknownJobError,
+  UnknownScheduleError,
   JobTimeoutError,
   CircuitOpenError,
   ShutdownError,

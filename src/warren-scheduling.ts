@@ -1,12 +1,4 @@
-import {
-  ConfigurationError,
-  formatIssuePath,
-  UnknownJobError,
-  type EmitEvent,
-  type JobDefinition,
-  type Logger,
-  type StandardSchemaV1,
-} from './core';
+import { ConfigurationError, UnknownJobError, type EmitEvent, type JobDefinition, type Logger } from './core';
 import type { ConfirmPublisher, ConnectionManager } from './connection';
 import { readCronMetadata, readJobDefinition } from './decorators';
 import {
@@ -31,6 +23,13 @@ import {
   type PermitGate,
   type ResolvedLimiter,
 } from './worker';
+import { checkScheduleData } from './warren-schedule-data';
+import {
+  RuntimeSchedules,
+  type AddScheduleOptions,
+  type TriggeredSchedule,
+} from './warren-runtime-schedules';
+import { ScheduleRegistry } from './warren-schedule-registry';
 
 /** What createWarren learns from the job classes about cron and rate limits, before planning the topology. */
 export interface SchedulingDeclarations {
@@ -120,6 +119,9 @@ export interface SchedulingDeps {
   readonly log: Logger;
 }
 
+/** The least time to read the schedule registry to its end, ms. */
+const REGISTRY_LOAD_MIN_MS = 10_000;
+
 const NEVER_LEADER: LeadershipSignal = { isLeader: false, onChange: () => () => undefined };
 const NO_LEDGER: TickLedger = { read: async () => new Map(), write: async () => undefined };
 
@@ -130,6 +132,9 @@ const NO_LEDGER: TickLedger = { read: async () => new Map(), write: async () => 
 export class Scheduling {
   private readonly scheduler: Scheduler;
   private readonly election: LeaderElection | undefined;
+  private readonly registry: ScheduleRegistry;
+  private readonly runtime: RuntimeSchedules;
+  private readonly registryLoadMs: number;
   private readonly limiters = new Map<string, RateLimiter>();
   private readonly limiterByJob = new Map<string, RateLimiter>();
   private started = false;
@@ -153,7 +158,27 @@ export class Scheduling {
       ledger,
       log: log.child({ component: 'scheduler' }),
     });
-    for (const spec of declarations.crons) this.scheduler.add(spec);
+    const isFollowing = declarations.scheduler.enabled;
+    this.registryLoadMs = Math.max(REGISTRY_LOAD_MIN_MS, deps.publishTimeoutMs);
+    this.registry = new ScheduleRegistry({
+      manager,
+      confirms: deps.confirms,
+      stream: plan.naming.scheduleRegistry(),
+      publishTimeoutMs: deps.publishTimeoutMs,
+      log: log.child({ component: 'schedule-registry' }),
+      onChange: (id) => this.runtime.reconcile(id),
+    });
+    this.runtime = new RuntimeSchedules({
+      scheduler: this.scheduler,
+      registry: this.registry,
+      defaults: declarations.scheduler,
+      plan,
+      isFollowing,
+      loadTimeoutMs: this.registryLoadMs,
+      publish: deps.publish,
+      log: log.child({ component: 'scheduler' }),
+    });
+    for (const spec of declarations.crons) this.runtime.addLocal(spec);
     for (const [key, limiter] of declarations.limiters) {
       const limiterLog = log.child({ component: 'rate-limiter', limiter: key });
       this.limiters.set(
@@ -177,6 +202,10 @@ export class Scheduling {
 
   /** The connection's ready hook. */
   async open(generation: number): Promise<void> {
+    // After a reconnect, catch up with the registry before rejoining the election: a schedule paused
+    // meanwhile must not fire once more.
+    if (this.started && this.deps.declarations.scheduler.enabled)
+      await this.registry.load(this.registryLoadMs).catch(() => this.registry.open());
     await Promise.all([
       this.election?.open(generation),
       ...[...this.limiters.values()].map((limiter) => limiter.open(generation)),
@@ -187,6 +216,8 @@ export class Scheduling {
   async start(): Promise<void> {
     if (this.started) return;
     this.started = true;
+    // The registry is read to its end first: a paused schedule never fires at start.
+    if (this.deps.declarations.scheduler.enabled) await this.registry.load(this.registryLoadMs);
     this.scheduler.start();
     await Promise.all([
       this.election?.start(),
@@ -201,6 +232,7 @@ export class Scheduling {
     await Promise.all([
       this.election?.stop(),
       ...[...this.limiters.values()].map((limiter) => limiter.close()),
+      this.registry.close(),
     ]);
   }
 
@@ -236,36 +268,32 @@ export class Scheduling {
       this.deps.declarations.scheduler,
     );
     await checkScheduleData(at, planned.schema, spec.data);
-    return this.scheduler.add(spec);
+    return this.runtime.addLocal(spec);
   }
 
   unschedule(id: string): boolean {
-    return this.scheduler.remove(id);
+    return this.runtime.removeLocal(id);
+  }
+
+  /** Adds or replaces a schedule in the broker's registry (README, "Cron"). */
+  addSchedule(job: string, pattern: string, data: unknown, options?: AddScheduleOptions): Promise<void> {
+    return this.runtime.add(job, pattern, data, options);
+  }
+
+  removeSchedule(id: string): Promise<void> {
+    return this.runtime.remove(id);
+  }
+
+  setSchedulePaused(id: string, paused: boolean): Promise<void> {
+    return this.runtime.setPaused(id, paused);
+  }
+
+  triggerSchedule(id: string): Promise<TriggeredSchedule> {
+    return this.runtime.trigger(id);
   }
 
   schedules(): ScheduleInfo[] {
     return this.scheduler.list();
-  }
-}
-
-/**
- * A schedule's fixed payload must pass the job's schema: checked when the schedule is declared, not at its
- * first tick.
- */
-export async function checkScheduleData(
-  at: string,
-  schema: StandardSchemaV1 | undefined,
-  data: unknown,
-): Promise<void> {
-  if (!schema) return;
-  const result = await schema['~standard'].validate(data);
-  if (result.issues) {
-    const summary = result.issues
-      .map((issue) =>
-        formatIssuePath(issue) ? `${formatIssuePath(issue)}: ${issue.message}` : issue.message,
-      )
-      .join('; ');
-    throw new ConfigurationError(`${at}.data does not match the job's schema: ${summary}`);
   }
 }
 

@@ -39,6 +39,7 @@ import { DeadLetters, resolveWorkerOptions, Worker, type ConsumerHealth, type Re
 import { checkWarrenOptionKeys, resolveWarrenTopologyOptions, type WarrenOptions } from './warren-options';
 import type { ScheduleInfo, ScheduleOptions } from './scheduler';
 import { checkCronData, readSchedulingDeclarations, Scheduling } from './warren-scheduling';
+import type { AddScheduleOptions, TriggeredSchedule } from './warren-runtime-schedules';
 import { createControl } from './warren-control';
 import { createDeadLetterLog } from './warren-dead-letter-log';
 import { announcePublished, createHistory, recordHistory } from './warren-history';
@@ -220,7 +221,8 @@ export class Warren<TJobs extends object = WarrenJobs> extends EventEmitter<Warr
    * Publishes `job` with `data` on a cron pattern (5 fields, or 6 with seconds first), once per tick
    * across every process: whichever process leads fires it. The schedule lives in this process; to
    * keep it through restarts and leader changes, every process declares the same schedules at
-   * startup (README, "Cron"). Replaces a schedule of the same id (default: the job name).
+   * startup (README, "Cron"), or use {@link Warren.addSchedule} to keep it on the broker. Replaces a
+   * schedule of the same id (default: the job name).
    *
    * @example
    * await warren.schedule('report.daily', '0 9 * * *', { kind: 'daily' }, { tz: 'Asia/Tokyo' });
@@ -259,6 +261,50 @@ export class Warren<TJobs extends object = WarrenJobs> extends EventEmitter<Warr
   /** The schedules this process knows, with their next tick. */
   schedules(): ScheduleInfo[] {
     return this.scheduling.schedules();
+  }
+
+  /**
+   * Adds (or replaces) a schedule in the broker's schedule registry: every process that schedules sees it,
+   * the leader fires it, and it outlives this process and every leader change (README, "Cron"). Validated
+   * here first (pattern, time zone, job, data); an id declared in code (`@Cron`, `schedule()`) is refused.
+   *
+   * @example
+   * await warren.addSchedule('report.send', '0 9 * * 1-5', { kind: 'weekday' }, { id: 'report.weekday' });
+   */
+  addSchedule<K extends JobName<TJobs>>(
+    job: K,
+    pattern: string,
+    data?: JobPayload<TJobs, K>,
+    options?: AddScheduleOptions,
+  ): Promise<void>;
+  addSchedule<C extends JobClass>(
+    job: C,
+    pattern: string,
+    data?: JobData<C>,
+    options?: AddScheduleOptions,
+  ): Promise<void>;
+  addSchedule(job: string | JobClass, pattern: string, data?: unknown, options?: AddScheduleOptions) {
+    const name = typeof job === 'string' ? job : readJobDefinition(job).name;
+    return this.scheduling.addSchedule(name, pattern, data, options);
+  }
+
+  /** Removes a schedule from the broker's registry (code-declared ids are refused: pause them). */
+  removeSchedule(id: string): Promise<void> {
+    return this.scheduling.removeSchedule(id);
+  }
+
+  /** Pauses a schedule, registry or code-declared, in every process until resumed; kept on the broker. */
+  pauseSchedule(id: string): Promise<void> {
+    return this.scheduling.setSchedulePaused(id, true);
+  }
+
+  resumeSchedule(id: string): Promise<void> {
+    return this.scheduling.setSchedulePaused(id, false);
+  }
+
+  /** Publishes one firing of a schedule now, from this process (no leader needed): `<id>@manual-<ms>`. */
+  triggerSchedule(id: string): Promise<TriggeredSchedule> {
+    return this.scheduling.triggerSchedule(id);
   }
 
   /** Whether this process is the cron leader now (see the `leadershipChanged` event). */

@@ -3,6 +3,7 @@ import { CliError } from './cli-error';
 import { confirm } from './confirm';
 import { DEAD_COMMANDS, type DeadValues } from './dead-commands';
 import { JOB_COMMANDS, type JobControlValues } from './job-commands';
+import { SCHEDULE_COMMANDS, type ScheduleValues } from './schedule-commands';
 import { formatTable } from './table';
 
 /** What a command hands back: the value for --json, the text for people, and the exit code. */
@@ -16,7 +17,7 @@ export interface CommandContext {
   readonly ops: WarrenOps;
   readonly args: readonly string[];
   readonly yes: boolean;
-  readonly values: DeadValues & JobControlValues;
+  readonly values: DeadValues & JobControlValues & ScheduleValues;
 }
 
 type Command = (ctx: CommandContext) => Promise<CommandResult>;
@@ -47,6 +48,7 @@ function pauseText(verb: string, result: PauseResult): string {
 export const COMMANDS: Readonly<Record<string, Command>> = {
   ...DEAD_COMMANDS,
   ...JOB_COMMANDS,
+  ...SCHEDULE_COMMANDS,
   /** Handled by main (it runs until stopped); listed here so that the name is known. */
   ui: async () => ok(null, ''),
   async queues({ ops }) {

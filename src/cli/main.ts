@@ -24,6 +24,12 @@ commands:
   resume <queue>             undo pause
   publish <job> <json>       publish a job
   schedules                  cron schedules with their next fire time
+  schedules add <job> <pattern> [<json>]
+                             add (or replace) a schedule on the broker (--id, default the job; --tz)
+  schedules rm <id>          remove a schedule added at run time (asks unless --yes)
+  schedules pause <id>       stop a schedule firing in every process (code-declared ones too)
+  schedules resume <id>      undo pause
+  schedules trigger <id>     publish one firing now, as <id>@manual-<ms>
   job <id>                   where a job is: waiting, delayed, running, completed, retrying, dead
   job cancel <id>            drop a delayed job when it comes due
   job promote <id>           run a delayed job now (published with controllable: true)
@@ -54,7 +60,7 @@ options:
   --management-password <p>  ($WARREN_MANAGEMENT_PASSWORD, default guest)
   --timeout <ms>             how long to wait for processes to answer (default 1500)
   --json                     print JSON for scripts instead of tables
-  --yes                      do not ask before pause, resume, apply
+  --yes                      do not ask before pause, resume, apply, schedules rm
   -h, --help                 this help
   --version                  warren's version`;
 
@@ -90,6 +96,8 @@ const OPTIONS = {
   role: { type: 'string' },
   'run-at': { type: 'string' },
   delay: { type: 'string' },
+  id: { type: 'string' },
+  tz: { type: 'string' },
 } as const;
 
 type Values = ReturnType<typeof parse>['values'];
@@ -107,7 +115,10 @@ function commandOf(positionals: readonly string[]): { name: string; args: string
   const [first, second, ...rest] = positionals;
   if (first === undefined) throw new CliError('missing <command> (see warren --help)');
   const grouped =
-    first === 'topology' || first === 'dead' || (first === 'job' && JOB_ACTIONS.has(second ?? ''));
+    first === 'topology' ||
+    first === 'dead' ||
+    (first === 'job' && JOB_ACTIONS.has(second ?? '')) ||
+    (first === 'schedules' && second !== undefined);
   const name = grouped ? `${first} ${second ?? ''}`.trim() : first;
   if (!(name in COMMANDS)) throw new CliError(`unknown command '${name}' (see warren --help)`);
   return { name, args: grouped ? rest : positionals.slice(1) };

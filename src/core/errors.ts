@@ -20,6 +20,7 @@ export type WarrenErrorCode =
   | 'PAYLOAD_INVALID'
   | 'DECODE_FAILED'
   | 'UNKNOWN_JOB'
+  | 'UNKNOWN_SCHEDULE'
   | 'JOB_TIMEOUT'
   | 'CIRCUIT_OPEN'
   | 'IDEMPOTENCY_STORE_FAILED'
@@ -192,6 +193,17 @@ export class UnknownJobError extends WarrenError {
       ...(options.queue ? { queue: options.queue } : {}),
       ...(options.batchIndex === undefined ? {} : { batchIndex: options.batchIndex }),
     });
+  }
+}
+
+/** No schedule has that id (trigger-now of an id neither code nor the schedule registry declares). */
+export class UnknownScheduleError extends WarrenError {
+  constructor(
+    readonly scheduleId: string,
+    readonly known: readonly string[],
+  ) {
+    const list = known.length > 0 ? ` Known schedules: ${known.join(', ')}.` : '';
+    super('UNKNOWN_SCHEDULE', `no schedule has the id '${scheduleId}'.${list}`);
   }
 }
 

@@ -11,6 +11,7 @@ import { resolveWarrenTopologyOptions } from '../warren-options';
 import { readSchedulingDeclarations } from '../warren-scheduling';
 import type { JobControl } from '../job-control';
 import { createJobControl, rescheduleAt, type RescheduleOptions } from '../warren-job-control';
+import type { AddScheduleOptions, TriggeredSchedule } from '../warren-runtime-schedules';
 import { ControlClient } from './control-client';
 import { DeadLetterOps } from './dead-letter-ops';
 import { describePlan, mergeSchedules } from './describe-plan';
@@ -25,6 +26,7 @@ import type {
   ScheduleOverview,
 } from './ops-results';
 import { resolveOpsOptions, type OpsOptions, type ResolvedOpsOptions } from './options';
+import { ScheduleOps } from './schedule-ops';
 import { diffTopology, type TopologyDiff } from './topology-diff';
 import { verifyTopology, type VerifyReport } from './topology-verify';
 
@@ -44,6 +46,7 @@ export class WarrenOps {
   private jobControl: JobControl | undefined;
   /** The dead-letter log: browse, search, replay, purge (see DeadLetterOps). */
   readonly dead: DeadLetterOps;
+  private readonly registry: ScheduleOps;
 
   /** @internal use createOps */
   constructor(private readonly input: OpsOptions) {
@@ -58,6 +61,19 @@ export class WarrenOps {
       leaderElection: scheduling.scheduler.enabled,
       limiters: [...scheduling.limiters.values()].map((l) => ({ key: l.key, maxPermits: l.max })),
     });
+    this.registry = new ScheduleOps(
+      this.plan,
+      this.crons,
+      scheduling.scheduler,
+      resolvePublisherOptions(input.publisher).timeoutMs,
+      async () => {
+        const manager = await this.connect();
+        const publisher = this.publisher!;
+        const publish = (job: string, data: unknown, jobId: string) =>
+          publisher.publish(job, data, { jobId });
+        return { manager, confirms: this.confirms!, publish };
+      },
+    );
     this.dead = new DeadLetterOps(
       this.plan,
       this.options.deadLetterLog,
@@ -132,6 +148,30 @@ export class WarrenOps {
       nextFireAt: new Date(spec.cron.nextAfter(now)),
     }));
     return mergeSchedules((await this.processes()).processes, declared);
+  }
+
+  /** Adds or replaces a schedule in the broker's schedule registry, as `warren.addSchedule` does. */
+  addSchedule(job: string, pattern: string, data: unknown, options?: AddScheduleOptions): Promise<void> {
+    return this.registry.add(job, pattern, data, options);
+  }
+
+  /** Removes a schedule from the registry (the config's `@Cron` ids are refused: pause them). */
+  removeSchedule(id: string): Promise<void> {
+    return this.registry.remove(id);
+  }
+
+  /** Pauses a schedule (registry or code-declared) in every process, until resumed. */
+  pauseSchedule(id: string): Promise<void> {
+    return this.registry.setPaused(id, true);
+  }
+
+  resumeSchedule(id: string): Promise<void> {
+    return this.registry.setPaused(id, false);
+  }
+
+  /** Publishes one firing of a schedule now (`<id>@manual-<ms>`); no leader needed. */
+  triggerSchedule(id: string): Promise<TriggeredSchedule> {
+    return this.registry.trigger(id);
   }
 
   /**

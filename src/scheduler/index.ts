@@ -21,3 +21,12 @@ export {
   type ScheduleSource,
 } from './schedule';
 export { CronPattern, checkTimeZone } from './cron-pattern';
+export {
+  encodeScheduleRecord,
+  decodeScheduleRecord,
+  applyScheduleRecord,
+  type ScheduleAction,
+  type ScheduleDefinition,
+  type ScheduleRecord,
+  type RegistryEntry,
+} from './schedule-record';

@@ -12,8 +12,11 @@ export interface ScheduleOptions {
   readonly missedTicks?: MissedTickPolicy;
 }
 
-/** Where a schedule came from. */
-export type ScheduleSource = 'decorator' | 'runtime';
+/**
+ * Where a schedule came from: `@Cron` (decorator), `warren.schedule()` in this process (runtime), or the
+ * broker's schedule registry (`warren.addSchedule()` in any process, or the CLI).
+ */
+export type ScheduleSource = 'decorator' | 'runtime' | 'registry';
 
 /** A schedule as this process knows it (`warren.schedules()`). */
 export interface ScheduleInfo {
@@ -25,6 +28,8 @@ export interface ScheduleInfo {
   readonly data: unknown;
   readonly missedTicks: MissedTickPolicy;
   readonly source: ScheduleSource;
+  /** Paused through the schedule registry: it does not fire until resumed. */
+  readonly paused: boolean;
   /** The next tick after now, whichever process will fire it. */
   readonly nextFireAt: Date;
   /** The last tick this process fired while it led, if any. */

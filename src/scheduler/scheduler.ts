@@ -50,6 +50,8 @@ interface Entry {
   next: number;
   timer: unknown;
   lastFiredAt: number | undefined;
+  /** A paused schedule keeps its place but is not armed and never fires. */
+  paused: boolean;
 }
 
 /**
@@ -101,7 +103,7 @@ export class Scheduler {
   /**
    * Adds a schedule, or replaces the one with the same id. Fires from the next tick on if this process leads.
    */
-  add(spec: ScheduleSpec): ScheduleInfo {
+  add(spec: ScheduleSpec, paused = false): ScheduleInfo {
     const previous = this.entries.get(spec.id);
     if (previous) this.disarm(previous);
     const entry: Entry = {
@@ -109,9 +111,10 @@ export class Scheduler {
       next: spec.cron.nextAfter(this.clock.now()),
       timer: undefined,
       lastFiredAt: previous?.lastFiredAt,
+      paused,
     };
     this.entries.set(spec.id, entry);
-    if (this.leading) this.arm(entry, this.term);
+    if (this.leading && !paused) this.arm(entry, this.term);
     return this.describe(entry);
   }
 
@@ -121,6 +124,20 @@ export class Scheduler {
     if (!entry) return false;
     this.disarm(entry);
     this.entries.delete(id);
+    return true;
+  }
+
+  /** Pauses or resumes a schedule (a resumed one starts with its next tick); false when there is none. */
+  setPaused(id: string, paused: boolean): boolean {
+    const entry = this.entries.get(id);
+    if (!entry) return false;
+    if (entry.paused === paused) return true;
+    entry.paused = paused;
+    this.disarm(entry);
+    if (!paused && this.leading) {
+      entry.next = entry.spec.cron.nextAfter(this.clock.now());
+      this.arm(entry, this.term);
+    }
     return true;
   }
 
@@ -138,6 +155,7 @@ export class Scheduler {
       data: spec.data,
       missedTicks: spec.missedTicks,
       source: spec.source,
+      paused: entry.paused,
       nextFireAt: new Date(spec.cron.nextAfter(this.clock.now())),
       lastFiredAt: entry.lastFiredAt === undefined ? undefined : new Date(entry.lastFiredAt),
     });
@@ -158,7 +176,7 @@ export class Scheduler {
     this.deps.log.info({ schedules: this.entries.size }, 'cron leader; firing schedules');
     for (const entry of this.entries.values()) {
       entry.next = entry.spec.cron.nextAfter(now);
-      this.arm(entry, term);
+      if (!entry.paused) this.arm(entry, term);
     }
     if ([...this.entries.values()].some((entry) => entry.spec.missedTicks === 'run-once'))
       void this.catchUp(term, now);
@@ -169,7 +187,7 @@ export class Scheduler {
     const ledger = await this.ledgerOf(term);
     if (term !== this.term) return;
     for (const entry of this.entries.values()) {
-      if (entry.spec.missedTicks !== 'run-once') continue;
+      if (entry.spec.missedTicks !== 'run-once' || entry.paused) continue;
       const last = ledger.get(entry.spec.id);
       const latest = entry.spec.cron.latestAtOrBefore(now);
       if (last === undefined || latest === undefined || latest <= last) continue;
@@ -220,7 +238,7 @@ export class Scheduler {
 
   private onTimer(entry: Entry, term: number): void {
     entry.timer = undefined;
-    if (term !== this.term || this.entries.get(entry.spec.id) !== entry) return;
+    if (term !== this.term || this.entries.get(entry.spec.id) !== entry || entry.paused) return;
     // The wall clock may trail the timer clock by a little; a capped long wait just re-arms.
     if (this.clock.now() < entry.next) {
       this.arm(entry, term);
@@ -235,7 +253,8 @@ export class Scheduler {
   private async fire(entry: Entry, fireAt: number, term: number): Promise<void> {
     await this.yieldToIo();
     const jobId = firingJobId(entry.spec.id, fireAt);
-    if (term !== this.term || !this.deps.leadership.isLeader || this.entries.get(entry.spec.id) !== entry) {
+    const isCurrent = this.entries.get(entry.spec.id) === entry && !entry.paused;
+    if (term !== this.term || !this.deps.leadership.isLeader || !isCurrent) {
       this.deps.log.debug(
         { schedule: entry.spec.id, jobId },
         'leadership lost before the tick was published; not fired',

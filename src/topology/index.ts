@@ -32,6 +32,7 @@ export {
   X_ARGS,
   pauseMarkerAssertion,
   streamAssertion,
+  registryStreamAssertion,
   type QueueAssertion,
   type StreamRetention,
 } from './queue-arguments';

@@ -22,6 +22,8 @@ export interface TopologyNaming {
    * The cron leader's record of the last tick it fired per schedule (for the run-once missed-tick policy).
    */
   cronLedgerQueue(): string;
+  /** The stream of run-time schedule records (add, remove, pause, resume), replayed by every process. */
+  scheduleRegistry(): string;
   /** The single-active-consumer token queue electing the process that refills a rate limiter's permits. */
   limiterLeaderQueue(limiterKey: string): string;
   /** The fanout exchange every warren process listens on for operator requests (warren/ops). */
@@ -63,6 +65,7 @@ export function createNaming(namespace: string): TopologyNaming {
     leaderQueue: () => `${prefix}warren.leader`,
     permitQueue: (limiterKey: string) => `${prefix}warren.permits.${limiterKey}`,
     cronLedgerQueue: () => `${prefix}warren.cron-ledger`,
+    scheduleRegistry: () => `${prefix}warren.schedules`,
     limiterLeaderQueue: (limiterKey: string) => `${prefix}warren.refill.${limiterKey}`,
     controlExchange: () => `${prefix}warren.control`,
     pauseMarker: (queueKey: string) => `${prefix}warren.paused.${queueKey}`,

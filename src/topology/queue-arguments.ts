@@ -51,6 +51,19 @@ export function streamAssertion(retention: StreamRetention): QueueAssertion {
 }
 
 /**
+ * The schedule registry: a stream without retention (its records are the schedules; age or size limits
+ * would silently drop them).
+ */
+export function registryStreamAssertion(): QueueAssertion {
+  return {
+    durable: true,
+    exclusive: false,
+    autoDelete: false,
+    arguments: Object.freeze({ [X_ARGS.queueType]: 'stream' }),
+  };
+}
+
+/**
  * Every queue warren declares is durable and non-exclusive: RabbitMQ 4.3 refuses transient non-exclusive
  * queues by default (deprecated feature `transient_nonexcl_queues`), so the type admits no other.
  */

@@ -42,6 +42,8 @@ const ALLOWED: Record<string, readonly string[]> = {
     'warren',
     'warren-options',
     'warren-scheduling',
+    'warren-runtime-schedules',
+    'warren-schedule-registry',
     'warren-control',
     'warren-job-control',
   ],

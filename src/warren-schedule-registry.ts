@@ -1,0 +1,128 @@
+import { randomUUID } from 'node:crypto';
+import type { ConfirmPublisher, ConnectionManager } from './connection';
+import type { Logger } from './core';
+import { followStream, type StreamFollower, type StreamRecord } from './dead-letter-log';
+import { JSON_CONTENT_TYPE } from './message';
+import {
+  applyScheduleRecord,
+  decodeScheduleRecord,
+  encodeScheduleRecord,
+  type RegistryEntry,
+  type ScheduleRecord,
+} from './scheduler';
+import { registryStreamAssertion } from './topology';
+
+export interface ScheduleRegistryDeps {
+  readonly manager: ConnectionManager;
+  readonly confirms: ConfirmPublisher;
+  /** The stream's name (`<namespace>.warren.schedules`). */
+  readonly stream: string;
+  readonly publishTimeoutMs: number;
+  readonly log: Logger;
+  /** Called after each record that changed an id's state was applied (stream order). */
+  readonly onChange?: (id: string) => void;
+}
+
+/**
+ * The schedule registry on the broker: a stream of schedule records (see scheduler/schedule-record.ts),
+ * appended with publisher confirms and followed by every process that schedules. `load()` reads it to
+ * the end before anything fires: it appends a sync record of its own and follows until that record comes
+ * back, so every record confirmed before the call has been applied (a stream keeps append order). After a
+ * reconnect the follower resumes at the next offset it has not seen; nothing is applied twice.
+ */
+export class ScheduleRegistry {
+  /** Per id, the fold of its records so far. */
+  readonly state = new Map<string, RegistryEntry>();
+  private nextOffset = 0;
+  private follower: StreamFollower | undefined;
+  private following = false;
+  private readonly syncs = new Map<string, () => void>();
+
+  constructor(private readonly deps: ScheduleRegistryDeps) {}
+
+  /** Appends a record; resolves on the broker's confirm. */
+  async append(record: ScheduleRecord): Promise<void> {
+    await this.ensureStream();
+    await this.deps.confirms.send({
+      exchange: '',
+      routingKey: this.deps.stream,
+      content: encodeScheduleRecord(record),
+      properties: { persistent: true, mandatory: true, contentType: JSON_CONTENT_TYPE },
+      deadline: Date.now() + this.deps.publishTimeoutMs,
+      context: { queue: this.deps.stream },
+    });
+  }
+
+  /** Starts following (once) and returns when every record written before the call has been applied. */
+  async load(timeoutMs: number): Promise<void> {
+    this.following = true;
+    if (!this.follower || this.follower.isClosed) await this.follow();
+    const token = randomUUID();
+    const seen = new Promise<void>((resolve) => this.syncs.set(token, resolve));
+    await this.append({ v: 1, action: 'sync', token, at: Date.now() });
+    let timer: NodeJS.Timeout | undefined;
+    const late = new Promise<void>((_, reject) => {
+      timer = setTimeout(
+        () => reject(new Error(`the schedule registry was not read to its end within ${timeoutMs} ms`)),
+        timeoutMs,
+      );
+    });
+    try {
+      await Promise.race([seen, late]);
+    } finally {
+      clearTimeout(timer);
+      this.syncs.delete(token);
+    }
+  }
+
+  /** The connection's ready hook: a follower lost with the old connection resumes where it stopped. */
+  async open(): Promise<void> {
+    if (this.following && (!this.follower || this.follower.isClosed)) await this.follow();
+  }
+
+  async close(): Promise<void> {
+    this.following = false;
+    const follower = this.follower;
+    this.follower = undefined;
+    await follower?.close();
+  }
+
+  private async ensureStream(): Promise<void> {
+    const channel = await this.deps.manager.openChannel();
+    channel.on('error', () => undefined);
+    try {
+      await channel.assertQueue(this.deps.stream, registryStreamAssertion());
+    } finally {
+      await channel.close().catch(() => undefined);
+    }
+  }
+
+  private async follow(): Promise<void> {
+    await this.ensureStream();
+    this.follower = await followStream(
+      () => this.deps.manager.openChannel(),
+      this.deps.stream,
+      this.nextOffset,
+      (record) => this.visit(record),
+    );
+  }
+
+  private visit(message: StreamRecord): void {
+    if (message.offset < this.nextOffset) return;
+    this.nextOffset = message.offset + 1;
+    const record = decodeScheduleRecord(message.content);
+    if (typeof record === 'string') {
+      this.deps.log.warn(
+        { offset: message.offset, reason: record },
+        'ignored a record of the schedule registry that warren did not write',
+      );
+      return;
+    }
+    if (record.action === 'sync') {
+      this.syncs.get(record.token)?.();
+      return;
+    }
+    applyScheduleRecord(this.state, record);
+    this.deps.onChange?.(record.id);
+  }
+}

@@ -1,0 +1,290 @@
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
+import { after, afterEach, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import {
+  ConfigurationError,
+  Cron,
+  defineTopology,
+  Job,
+  UnknownScheduleError,
+  type JobContext,
+  type JobHandler,
+} from '../../src';
+import { opsAppOptions, SendEmail, BuildReport, type JobLog } from '../fixtures/ops-jobs';
+import { configDir, runCli } from '../support/run-cli';
+import { cleanup, rawConnection, testNamespace, testWarren } from '../support/test-broker';
+import { nextEvent, waitFor } from '../support/wait-for';
+
+const run = promisify(execFile);
+
+/** Force-closes the connections whose name contains `name` (as the recovery test does). */
+async function closeConnectionsNamed(name: string): Promise<number> {
+  const args = ['list_connections', 'pid', 'client_properties', '--quiet', '--no-table-headers'];
+  const { stdout } = await run('rabbitmqctl', args, { timeout: 30_000 });
+  const pids = stdout
+    .split('\n')
+    .filter((line) => line.includes(name))
+    .map((line) => line.split('\t')[0]!.trim())
+    .filter(Boolean);
+  for (const pid of pids)
+    await run('rabbitmqctl', ['close_connection', pid, 'warren test'], { timeout: 30_000 });
+  return pids.length;
+}
+
+const topology = defineTopology({ queues: { ticks: {} } });
+const runs: { jobId: string; data: unknown; at: number }[] = [];
+
+@Job('clock.tick', { queue: 'ticks', attempts: 1 })
+class Tick implements JobHandler<{ from: string }> {
+  async handle(data: { from: string }, ctx: JobContext) {
+    runs.push({ jobId: ctx.jobId, data, at: Date.now() });
+  }
+}
+
+@Cron('* * * * * *', { id: 'coded', data: { from: 'code' } })
+@Job('clock.coded', { queue: 'ticks', attempts: 1 })
+class Coded implements JobHandler<{ from: string }> {
+  async handle(data: { from: string }, ctx: JobContext) {
+    runs.push({ jobId: ctx.jobId, data, at: Date.now() });
+  }
+}
+
+const runsOf = (id: string) => runs.filter((r) => r.jobId.startsWith(`${id}@`));
+const scheduled = (id: string) => runsOf(id).filter((r) => !r.jobId.includes('@manual-'));
+
+/** A process that schedules (scheduler enabled) and runs the ticks. */
+async function scheduler(namespace: string, handlers: object[] = [new Tick()]) {
+  const warren = await testWarren({ namespace, topology, handlers, scheduler: { enabled: true } });
+  await warren.start();
+  return warren;
+}
+
+/** The registry stream is state, not topology: tests delete it themselves. */
+async function deleteRegistry(namespace: string) {
+  const connection = await rawConnection();
+  const channel = await connection.createChannel();
+  await channel.deleteQueue(`${namespace}.warren.schedules`).catch(() => undefined);
+  await connection.close();
+}
+
+describe('cron at run time: the schedule registry', () => {
+  const namespaces: string[] = [];
+  const ns = (label: string) => {
+    const namespace = testNamespace(label);
+    namespaces.push(namespace);
+    return namespace;
+  };
+  afterEach(async () => {
+    await cleanup();
+    for (const namespace of namespaces.splice(0)) await deleteRegistry(namespace);
+    runs.length = 0;
+  });
+  after(cleanup);
+
+  it('fires a schedule added in another process; pause stops it, resume restarts it, remove ends it', async () => {
+    const namespace = ns('reg');
+    const leader = await scheduler(namespace);
+    await waitFor(() => leader.isLeader, { what: 'A to lead' });
+    const other = await testWarren({ namespace, topology, jobs: [Tick] });
+    await other.addSchedule('clock.tick', '* * * * * *', { from: 'B' }, { id: 'added' });
+    await waitFor(() => scheduled('added').length >= 2, { what: 'two ticks fired by A' });
+    assert.deepEqual(runsOf('added')[0]!.data, { from: 'B' });
+    assert.equal(leader.schedules().find((s) => s.id === 'added')?.source, 'registry');
+
+    await other.pauseSchedule('added');
+    await waitFor(() => leader.schedules().find((s) => s.id === 'added')?.paused === true, {
+      what: 'A to see the pause',
+    });
+    const atPause = scheduled('added').length;
+    const pausedAt = Date.now();
+    await waitFor(() => Date.now() - pausedAt > 2_500, { what: 'two and a half seconds' });
+    assert.ok(scheduled('added').length <= atPause + 1, 'at most the tick under way fired while paused');
+
+    await other.resumeSchedule('added');
+    const resumedWith = scheduled('added').length;
+    await waitFor(() => scheduled('added').length >= resumedWith + 2, { what: 'ticks after resume' });
+
+    await other.removeSchedule('added');
+    await waitFor(() => leader.schedules().every((s) => s.id !== 'added'), { what: 'A to drop it' });
+    const removedWith = scheduled('added').length;
+    const removedAt = Date.now();
+    await waitFor(() => Date.now() - removedAt > 2_000, { what: 'two seconds' });
+    assert.ok(scheduled('added').length <= removedWith + 1);
+  });
+
+  it('pauses a schedule declared in code in every process, and refuses to replace or remove it', async () => {
+    const namespace = ns('regc');
+    const leader = await scheduler(namespace, [new Tick(), new Coded()]);
+    await waitFor(() => scheduled('coded').length >= 1, { what: 'the coded schedule to fire' });
+    await leader.pauseSchedule('coded');
+    const atPause = scheduled('coded').length;
+    const pausedAt = Date.now();
+    await waitFor(() => Date.now() - pausedAt > 2_500, { what: 'two and a half seconds' });
+    assert.ok(scheduled('coded').length <= atPause + 1);
+    await assert.rejects(leader.removeSchedule('coded'), ConfigurationError);
+    await assert.rejects(
+      leader.addSchedule('clock.tick', '* * * * * *', { from: 'x' }, { id: 'coded' }),
+      ConfigurationError,
+    );
+    // A process started later reads the pause before it could fire.
+    await leader.close();
+    const later = await scheduler(namespace, [new Tick(), new Coded()]);
+    await waitFor(() => later.isLeader, { what: 'the later process to lead' });
+    assert.equal(later.schedules().find((s) => s.id === 'coded')?.paused, true);
+    await later.resumeSchedule('coded');
+    const resumedWith = scheduled('coded').length;
+    await waitFor(() => scheduled('coded').length >= resumedWith + 1, { what: 'a tick after resume' });
+  });
+
+  it('keeps run-time schedules for the next leader and for a process started later', async () => {
+    const namespace = ns('regf');
+    const first = await scheduler(namespace);
+    await waitFor(() => first.isLeader, { what: 'the first to lead' });
+    const second = await scheduler(namespace);
+    await first.addSchedule('clock.tick', '* * * * * *', { from: 'first' }, { id: 'kept' });
+    await waitFor(() => scheduled('kept').length >= 1, { what: 'a tick under the first leader' });
+    await first.close();
+    await waitFor(() => second.isLeader, { what: 'the second to lead' });
+    const takeover = Date.now();
+    await waitFor(() => scheduled('kept').some((r) => r.at > takeover + 100), {
+      what: 'a tick fired by the second leader',
+    });
+    const third = await testWarren({ namespace, topology, jobs: [Tick], scheduler: { enabled: true } });
+    const startedAt = Date.now();
+    await third.start();
+    console.log(`# start with the registry read to its end: ${Date.now() - startedAt} ms`);
+    assert.deepEqual(
+      third.schedules().map((s) => [s.id, s.source, s.pattern]),
+      [['kept', 'registry', '* * * * * *']],
+    );
+  });
+
+  it('applies a pause written while the leader was disconnected before it fires again', async () => {
+    const namespace = ns('regr');
+    const leader = await testWarren({
+      namespace,
+      topology,
+      handlers: [new Tick()],
+      scheduler: { enabled: true },
+      connection: { connectionName: `warren-test ${namespace} leader` },
+    });
+    await leader.start();
+    const other = await testWarren({ namespace, topology, jobs: [Tick] });
+    await other.addSchedule('clock.tick', '* * * * * *', { from: 'B' }, { id: 'rc' });
+    await waitFor(() => scheduled('rc').length >= 1, { what: 'a tick before the reconnect' });
+    const lost = nextEvent(leader, 'disconnected', () => true, 15_000);
+    const back = nextEvent(leader, 'connected', () => true, 15_000);
+    assert.ok((await closeConnectionsNamed(`${namespace} leader`)) >= 1);
+    await lost;
+    await other.pauseSchedule('rc');
+    const pausedWith = scheduled('rc').length;
+    await back;
+    await waitFor(() => leader.isLeader, { what: 'the leader to lead again' });
+    assert.equal(leader.schedules().find((s) => s.id === 'rc')?.paused, true);
+    const since = Date.now();
+    await waitFor(() => Date.now() - since > 2_000, { what: 'two seconds' });
+    assert.ok(scheduled('rc').length <= pausedWith + 1, 'no firing after the reconnect');
+  });
+
+  it('triggers a schedule once, at once, with a manual job id, without a leader', async () => {
+    const namespace = ns('regt');
+    const runner = await testWarren({ namespace, topology, handlers: [new Tick()] });
+    await runner.start();
+    await runner.addSchedule('clock.tick', '0 0 1 1 *', { from: 'yearly' }, { id: 'yearly' });
+    const before = Date.now();
+    const triggered = await runner.triggerSchedule('yearly');
+    console.log(`# trigger-now in a process that does not follow the registry: ${Date.now() - before} ms`);
+    assert.match(triggered.jobId, /^yearly@manual-\d+$/);
+    await waitFor(() => runsOf('yearly').length === 1, { what: 'the triggered run' });
+    assert.equal(runsOf('yearly')[0]!.jobId, triggered.jobId);
+    assert.deepEqual(runsOf('yearly')[0]!.data, { from: 'yearly' });
+    assert.ok(Number(triggered.jobId.split('-').at(-1)) >= before);
+    await assert.rejects(runner.triggerSchedule('nope'), UnknownScheduleError);
+  });
+
+  it('validates before writing, and ignores a foreign record in the stream', async () => {
+    const namespace = ns('regv');
+    const leader = await scheduler(namespace);
+    await assert.rejects(
+      leader.addSchedule('clock.tick', 'not a cron', {}, { id: 'bad' }),
+      ConfigurationError,
+    );
+    await assert.rejects(
+      leader.addSchedule('clock.tick', '* * * * *', {}, { id: 'bad', tz: 'Mars/Base' }),
+      ConfigurationError,
+    );
+    const connection = await rawConnection();
+    const channel = await connection.createConfirmChannel();
+    for (const body of [
+      'not json',
+      '{"v":1,"id":"x","action":"explode"}',
+      '{"v":1,"id":"y","action":"upsert"}',
+    ])
+      channel.sendToQueue(`${namespace}.warren.schedules`, Buffer.from(body));
+    await channel.waitForConfirms();
+    await connection.close();
+    await leader.addSchedule('clock.tick', '* * * * * *', { from: 'after' }, { id: 'after' });
+    await waitFor(() => scheduled('after').length >= 1, { what: 'a tick after the foreign records' });
+    assert.deepEqual(
+      leader.schedules().map((s) => s.id),
+      ['after'],
+    );
+  });
+});
+
+describe('cron at run time from the warren command', () => {
+  const namespace = testNamespace('regcli');
+  after(async () => {
+    await cleanup();
+    await deleteRegistry(namespace);
+  });
+
+  it('adds a schedule the leader fires, triggers one at once, and asks before rm', async () => {
+    const log: JobLog = [];
+    const worker = await testWarren({
+      ...opsAppOptions(namespace),
+      handlers: [new SendEmail(log), new BuildReport()],
+      scheduler: { enabled: true },
+    });
+    await worker.start();
+    await waitFor(() => worker.isLeader, { what: 'the worker to lead' });
+    const cwd = configDir(namespace);
+    const every = JSON.stringify({ id: 'every', ms: 0 });
+    const added = await runCli(
+      ['schedules', 'add', 'email.send', '* * * * * *', every, '--id', 'ev', '--json'],
+      {
+        cwd,
+      },
+    );
+    assert.equal(added.code, 0, added.stderr);
+    assert.deepEqual(JSON.parse(added.stdout), { id: 'ev', action: 'upsert' });
+    await waitFor(() => log.filter((e) => e.event === 'done' && e.id === 'every').length >= 2, {
+      what: 'two firings of the schedule added by the CLI',
+    });
+
+    const yearly = JSON.stringify({ id: 'yearly', ms: 0 });
+    const bad = await runCli(['schedules', 'add', 'email.send', '0 0 1 1 *', yearly, '--tz', 'Mars/Base'], {
+      cwd,
+    });
+    assert.equal(bad.code, 1);
+    assert.match(bad.stderr, /tz.*Mars\/Base.*\[CONFIGURATION_INVALID\]/);
+    assert.equal(
+      (await runCli(['schedules', 'add', 'email.send', '0 0 1 1 *', yearly, '--id', 'yr'], { cwd })).code,
+      0,
+    );
+    const triggered = await runCli(['schedules', 'trigger', 'yr', '--json'], { cwd });
+    assert.equal(triggered.code, 0, triggered.stderr);
+    assert.match(JSON.parse(triggered.stdout).jobId, /^yr@manual-\d+$/);
+    await waitFor(() => log.some((e) => e.event === 'done' && e.id === 'yearly'), {
+      what: 'the triggered run',
+    });
+
+    const refused = await runCli(['schedules', 'rm', 'ev'], { cwd });
+    assert.equal(refused.code, 1);
+    assert.match(refused.stderr, /without --yes/);
+    assert.equal((await runCli(['schedules', 'rm', 'ev', '--yes'], { cwd })).code, 0);
+    await waitFor(() => worker.schedules().every((s) => s.id !== 'ev'), { what: 'the leader to drop it' });
+    assert.equal(log.filter((e) => e.id === 'yearly').length, 2, 'one start and one done');
+  });
+});
