@@ -199,7 +199,9 @@ describe('PostgresIdempotencyStore', () => {
 
   it('re-creates its table if it is dropped while in use', async () => {
     const name = tableName();
-    const store = new PostgresIdempotencyStore({ pool, tableName: name });
+    // No background sweep: one running late, after the DROP, would hit the missing table first and
+    // re-create it, and the claim below would not see the failure (seen under load).
+    const store = new PostgresIdempotencyStore({ pool, tableName: name, sweepIntervalMs: 0 });
     await store.claim('j', 60_000);
     await pool.query(`DROP TABLE "${name}"`);
     await assert.rejects(
