@@ -1,5 +1,3 @@
-import { execFile } from 'node:child_process';
-import { promisify } from 'node:util';
 import { after, afterEach, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import {
@@ -11,27 +9,15 @@ import {
   type JobContext,
   type JobHandler,
 } from '../../src';
-import { cleanup, messageCount, rawConnection, testNamespace, testWarren } from '../support/test-broker';
+import {
+  cleanup,
+  messageCount,
+  rawConnection,
+  testNamespace,
+  testWarren,
+  closeConnectionsNamed,
+} from '../support/test-broker';
 import { nextEvent, waitFor } from '../support/wait-for';
-
-const run = promisify(execFile);
-
-/** Force-closes only this test's connections, found by the name warren gives them. */
-async function closeConnectionsNamed(name: string): Promise<number> {
-  const { stdout } = await run(
-    'rabbitmqctl',
-    ['list_connections', 'pid', 'client_properties', '--quiet', '--no-table-headers'],
-    { timeout: 30_000 },
-  );
-  const pids = stdout
-    .split('\n')
-    .filter((line) => line.includes(name))
-    .map((line) => line.split('\t')[0]!.trim())
-    .filter(Boolean);
-  for (const pid of pids)
-    await run('rabbitmqctl', ['close_connection', pid, 'warren test: forced close'], { timeout: 30_000 });
-  return pids.length;
-}
 
 const topology = defineTopology({ queues: { math: {}, victim: {} } });
 

@@ -1,5 +1,3 @@
-import { execFile } from 'node:child_process';
-import { promisify } from 'node:util';
 import { after, afterEach, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import {
@@ -13,24 +11,14 @@ import {
 } from '../../src';
 import { opsAppOptions, SendEmail, BuildReport, type JobLog } from '../fixtures/ops-jobs';
 import { configDir, runCli } from '../support/run-cli';
-import { cleanup, rawConnection, testNamespace, testWarren } from '../support/test-broker';
+import {
+  cleanup,
+  rawConnection,
+  testNamespace,
+  testWarren,
+  closeConnectionsNamed,
+} from '../support/test-broker';
 import { nextEvent, waitFor } from '../support/wait-for';
-
-const run = promisify(execFile);
-
-/** Force-closes the connections whose name contains `name` (as the recovery test does). */
-async function closeConnectionsNamed(name: string): Promise<number> {
-  const args = ['list_connections', 'pid', 'client_properties', '--quiet', '--no-table-headers'];
-  const { stdout } = await run('rabbitmqctl', args, { timeout: 30_000 });
-  const pids = stdout
-    .split('\n')
-    .filter((line) => line.includes(name))
-    .map((line) => line.split('\t')[0]!.trim())
-    .filter(Boolean);
-  for (const pid of pids)
-    await run('rabbitmqctl', ['close_connection', pid, 'warren test'], { timeout: 30_000 });
-  return pids.length;
-}
 
 const topology = defineTopology({ queues: { ticks: {} } });
 const runs: { jobId: string; data: unknown; at: number }[] = [];

@@ -1,12 +1,16 @@
 import { afterEach, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { execFile } from 'node:child_process';
-import { promisify } from 'node:util';
 import { defineTopology, Job, JobControlError, type JobContext, type JobHandler } from '../../src';
 import { opsAppOptions, SendEmail, type JobLog } from '../fixtures/ops-jobs';
 import { configDir, runCli } from '../support/run-cli';
 import { createOps } from '../../src/ops';
-import { BROKER_URL, cleanup, testNamespace, testWarren } from '../support/test-broker';
+import {
+  BROKER_URL,
+  cleanup,
+  testNamespace,
+  testWarren,
+  closeConnectionsNamed,
+} from '../support/test-broker';
 import { nextEvent, waitFor } from '../support/wait-for';
 
 const topology = defineTopology({ queues: { reports: {} } });
@@ -20,25 +24,6 @@ class BuildReport implements JobHandler<{ n: number }> {
   handle(data: { n: number }, ctx: JobContext) {
     this.runs.push({ jobId: ctx.jobId, at: Date.now(), n: data.n });
   }
-}
-
-const run = promisify(execFile);
-
-/** Force-closes only this test's connections, found by the name warren gives them. */
-async function closeConnectionsNamed(name: string): Promise<number> {
-  const { stdout } = await run(
-    'rabbitmqctl',
-    ['list_connections', 'pid', 'client_properties', '--quiet', '--no-table-headers'],
-    { timeout: 30_000 },
-  );
-  const pids = stdout
-    .split('\n')
-    .filter((line) => line.includes(name))
-    .map((line) => line.split('\t')[0]!.trim())
-    .filter(Boolean);
-  for (const pid of pids)
-    await run('rabbitmqctl', ['close_connection', pid, 'warren test: forced close'], { timeout: 30_000 });
-  return pids.length;
 }
 
 /** A worker and, on the same namespace, a second instance (another process's stand-in) that acts. */

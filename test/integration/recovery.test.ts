@@ -1,5 +1,3 @@
-import { execFile } from 'node:child_process';
-import { promisify } from 'node:util';
 import { afterEach, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import {
@@ -18,27 +16,9 @@ import {
   testNamespace,
   testProfile,
   testWarren,
+  closeConnectionsNamed,
 } from '../support/test-broker';
 import { nextEvent, waitFor } from '../support/wait-for';
-
-const run = promisify(execFile);
-
-/** Force-closes only this test's connections, found by the name warren gives them. */
-async function closeConnectionsNamed(name: string): Promise<number> {
-  const { stdout } = await run(
-    'rabbitmqctl',
-    ['list_connections', 'pid', 'client_properties', '--quiet', '--no-table-headers'],
-    { timeout: 30_000 },
-  );
-  const pids = stdout
-    .split('\n')
-    .filter((line) => line.includes(name))
-    .map((line) => line.split('\t')[0]!.trim())
-    .filter(Boolean);
-  for (const pid of pids)
-    await run('rabbitmqctl', ['close_connection', pid, 'warren test: forced close'], { timeout: 30_000 });
-  return pids.length;
-}
 
 const topology = defineTopology({ queues: { work: {} } });
 

@@ -1,4 +1,6 @@
+import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
+import { promisify } from 'node:util';
 import * as amqp from 'amqplib';
 import { createWarren, type Warren, type WarrenOptions } from '../../src';
 
@@ -94,4 +96,26 @@ export async function messageCount(queueName: string): Promise<number> {
   } finally {
     await connection.close();
   }
+}
+
+const run = promisify(execFile);
+
+/**
+ * Force-closes only this test's connections on the shared broker, found by the name warren gives them
+ * (`connection.connectionName`), with `rabbitmqctl` (run as root). Returns how many it closed.
+ */
+export async function closeConnectionsNamed(name: string): Promise<number> {
+  const { stdout } = await run(
+    'rabbitmqctl',
+    ['list_connections', 'pid', 'client_properties', '--quiet', '--no-table-headers'],
+    { timeout: 30_000 },
+  );
+  const pids = stdout
+    .split('\n')
+    .filter((line) => line.includes(name))
+    .map((line) => line.split('\t')[0]!.trim())
+    .filter(Boolean);
+  for (const pid of pids)
+    await run('rabbitmqctl', ['close_connection', pid, 'warren test: forced close'], { timeout: 30_000 });
+  return pids.length;
 }
