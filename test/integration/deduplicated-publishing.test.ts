@@ -11,7 +11,13 @@ import {
   type JobContext,
   type JobHandler,
 } from '../../src';
-import { cleanup, messageCount, testNamespace, testWarren } from '../support/test-broker';
+import {
+  cleanup,
+  closeConnectionsNamed,
+  messageCount,
+  testNamespace,
+  testWarren,
+} from '../support/test-broker';
 import { nextEvent, waitFor } from '../support/wait-for';
 
 const PG_URL = process.env.WARREN_TEST_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
@@ -98,6 +104,31 @@ describe('deduplicated publishing', () => {
       what: 'the reservation to expire',
     });
     assert.equal(await messageCount(queue), 2);
+  });
+
+  it('keeps a reservation across a reconnect of the publisher, and releases it when the job ran', async () => {
+    const namespace = testNamespace('dedup');
+    const deduplication = new MemoryDedupStore();
+    const publisher = await testWarren({
+      namespace,
+      topology,
+      jobs: [BuildReport],
+      deduplication,
+      connection: { connectionName: `${namespace} publisher` },
+    });
+    const options = { jobId: 'rc-1', deduplicate: true, delayMs: 300 } as const;
+    assert.equal((await publisher.publish('report.build', {}, options)).deduplicated, undefined);
+    const reconnected = nextEvent(publisher, 'connected');
+    assert.ok((await closeConnectionsNamed(`${namespace} publisher`)) >= 1);
+    await reconnected;
+    assert.equal((await publisher.publish('report.build', {}, options)).deduplicated, true);
+    const handler = new BuildReport();
+    const worker = await testWarren({ namespace, topology, handlers: [handler], deduplication });
+    await worker.start();
+    await waitFor(() => handler.runs.length === 1, { what: 'the delayed job to run once' });
+    await waitFor(() => deduplication.size === 0, { what: 'the id to be released' });
+    assert.equal((await publisher.publish('report.build', {}, options)).deduplicated, undefined);
+    await waitFor(() => handler.runs.length === 2, { what: 'the job published again to run' });
   });
 
   it('PostgreSQL: two instances share reservations while the job runs, released when it dies', async () => {

@@ -3,7 +3,14 @@ import assert from 'node:assert/strict';
 import { defineTopology, Job, type JobContext, type JobHandler } from '../../src';
 import { createOps, type WarrenOps } from '../../src/ops';
 import { createNaming } from '../../src/topology';
-import { cleanup, rawConnection, testNamespace, testProfile, testWarren } from '../support/test-broker';
+import {
+  cleanup,
+  closeConnectionsNamed,
+  rawConnection,
+  testNamespace,
+  testProfile,
+  testWarren,
+} from '../support/test-broker';
 import { nextEvent, waitFor } from '../support/wait-for';
 
 const topology = defineTopology({ queues: { imports: {} } });
@@ -87,5 +94,41 @@ describe('progress', () => {
       { what: 'completed', intervalMs: 100 },
     );
     assert.deepEqual(completed.progress, { done: 120, of: 120 });
+  });
+
+  it('keeps recording progress after the worker reconnects: the redelivered run reports and completes', async () => {
+    const namespace = testNamespace('prog');
+    streams.push(createNaming(namespace).jobHistory());
+    const worker = await testWarren({
+      namespace,
+      topology,
+      handlers: [new ImportRows()],
+      history: { flushMs: 20 },
+      connection: { connectionName: `${namespace} worker` },
+    });
+    await worker.start();
+    const ops = createOps({ ...testProfile(namespace), topology, jobs: [ImportRows] });
+    opened.push(ops);
+    const job = await worker.publish('import.rows', { rows: 120, hold: true });
+    await waitFor(() => held.length === 1, { what: 'the first run to hold' });
+    const reconnected = nextEvent(worker, 'connected');
+    assert.ok((await closeConnectionsNamed(`${namespace} worker`)) >= 1);
+    await reconnected;
+    const reconnectedAt = Date.now();
+    // the broker took the unacked delivery back with the connection: it runs again and reports again
+    await waitFor(() => held.length === 2, { what: 'the redelivered run to hold' });
+    for (const release of held.splice(0)) release();
+    const completed = await waitFor(
+      async () => {
+        const status = await ops.job(job.jobId);
+        return status.state === 'completed' ? status : undefined;
+      },
+      { what: 'completed in the history after the reconnect', intervalMs: 100 },
+    );
+    assert.deepEqual(completed.progress, { done: 120, of: 120 });
+    assert.ok(
+      completed.events.some((e) => e.kind === 'progress' && e.at.getTime() >= reconnectedAt - 5),
+      'progress recorded by the run after the reconnect',
+    );
   });
 });
