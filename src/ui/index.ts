@@ -4,7 +4,12 @@
 export { createDashboard, type DashboardHandler } from './dashboard-handler';
 export { startDashboardServer, type DashboardServer, type DashboardServerOptions } from './dashboard-server';
 export { expressDashboard } from './express-dashboard';
-export { fastifyDashboard } from './fastify-dashboard';
+export {
+  fastifyDashboard,
+  type FastifyReplyLike,
+  type FastifyRequestLike,
+  type FastifyScope,
+} from './fastify-dashboard';
 export {
   DASHBOARD_DEFAULTS,
   resolveDashboardOptions,
