@@ -16,7 +16,6 @@ export type { WarrenOptions } from './warren-options';
 export type { WarrenDeadLetterLogOptions } from './warren-dead-letter-log';
 export type { HistoryOptions } from './history';
 export type { RescheduleOptions } from './warren-job-control';
-export type { AddScheduleOptions, TriggeredSchedule } from './warren-runtime-schedules';
 export { Job, readJobDefinition, type JobClass, type JobData } from './decorators';
 export { Cron, type CronOptions } from './decorators';
 export {
@@ -26,8 +25,10 @@ export {
   type ScheduleOptions,
   type ScheduleInfo,
   type ScheduleSource,
+  type AddScheduleOptions,
+  type TriggeredSchedule,
 } from './scheduler';
-export { LIMITER_DEFAULTS } from './worker';
+export { LIMITER_DEFAULTS } from './coordination';
 /** For integrations (warren/nest) that tell @Job classes apart without validating them. */
 export { readJobMetadata, type JobMetadata } from './decorators';
 export {

@@ -37,9 +37,16 @@ import {
 } from './topology';
 import { DeadLetters, resolveWorkerOptions, Worker, type ConsumerHealth, type RegisteredJob } from './worker';
 import { checkWarrenOptionKeys, resolveWarrenTopologyOptions, type WarrenOptions } from './warren-options';
-import type { ScheduleInfo, ScheduleOptions } from './scheduler';
-import { checkCronData, readSchedulingDeclarations, Scheduling } from './warren-scheduling';
-import type { AddScheduleOptions, TriggeredSchedule } from './warren-runtime-schedules';
+import { resolveJobLimiters } from './coordination';
+import {
+  checkCronData,
+  CronService,
+  readCronDeclarations,
+  type AddScheduleOptions,
+  type ScheduleInfo,
+  type ScheduleOptions,
+  type TriggeredSchedule,
+} from './scheduler';
 import { createControl } from './warren-control';
 import { createDeadLetterLog } from './warren-dead-letter-log';
 import { announcePublished, createHistory, recordHistory } from './warren-history';
@@ -107,7 +114,7 @@ export class Warren<TJobs extends object = WarrenJobs> extends EventEmitter<Warr
     private readonly shutdownGraceMs: number,
     readonly log: Logger,
     deadLetters: DeadLetters,
-    private readonly scheduling: Scheduling,
+    private readonly scheduling: CronService,
     private readonly pauses: BreakerPauses,
     private readonly control: ReturnType<typeof createControl>,
     /** Parts stopped on close after the worker (dead-letter collector, history writer). */
@@ -409,7 +416,7 @@ export class Warren<TJobs extends object = WarrenJobs> extends EventEmitter<Warr
     // Before the publisher flushes: the relay waits for its batch's confirms and claims no more.
     await this.outboxParts?.relay?.stop();
     // First, so that another process leads (and refills permits) while this one drains its jobs.
-    await this.scheduling.stop();
+    await Promise.all([this.scheduling.stop(), this.worker.stopLimiters()]);
     await this.worker.stop(graceMs);
     for (const addOn of this.addOns) await addOn.stop().catch(() => undefined);
     await this.publisher.close();
@@ -474,22 +481,22 @@ export async function createWarren<TJobs extends object = WarrenJobs>(
     options.joins,
   );
   definitions.push(...slips.definitions);
-  const schedulingDeclarations = readSchedulingDeclarations(
-    options.scheduler,
-    [...handlers.values()],
-    options.jobs ?? [],
-  );
+  const cronDeclarations = readCronDeclarations(options.scheduler, [
+    ...handlers.values(),
+    ...(options.jobs ?? []),
+  ]);
+  const limiters = resolveJobLimiters([...handlers.values()].map((handler) => readJobDefinition(handler)));
   const plan = planTopology({
     topology: options.topology ?? {},
     jobs: definitions,
     options: topologyOptions,
-    leaderElection: schedulingDeclarations.scheduler.enabled,
-    limiters: [...schedulingDeclarations.limiters.values()].map((limiter) => ({
+    leaderElection: cronDeclarations.scheduler.enabled,
+    limiters: [...limiters.byKey.values()].map((limiter) => ({
       key: limiter.key,
       maxPermits: limiter.max,
     })),
   });
-  await checkCronData(plan, schedulingDeclarations);
+  await checkCronData(plan, cronDeclarations);
 
   const registered = new Map<string, RegisteredJob>();
   for (const [name, handler] of [...handlers, ...slips.handlers]) {
@@ -503,6 +510,7 @@ export async function createWarren<TJobs extends object = WarrenJobs>(
       timeoutMs: checkInteger(`${path}.timeoutMs`, planned.timeoutMs ?? jobDefaults.timeoutMs, 1),
       schema: planned.schema,
       breakers: planned.breakers ?? [],
+      limiter: limiters.ofJob.get(name),
     });
   }
 
@@ -572,9 +580,9 @@ export async function createWarren<TJobs extends object = WarrenJobs>(
       emit,
       () => (warren?.listenerCount('published') ?? 0) > 0,
     );
-  const scheduling = new Scheduling({
+  const scheduling = new CronService({
     plan,
-    declarations: schedulingDeclarations,
+    declarations: cronDeclarations,
     manager,
     confirms,
     publish: (job, data, jobId) => publishAndAnnounce(job, data, { jobId }, 'cron'),
@@ -600,7 +608,6 @@ export async function createWarren<TJobs extends object = WarrenJobs>(
       idempotency: options.idempotency,
       deduplication: options.deduplication,
       jobControl,
-      limiterFor: (jobName) => scheduling.limiterFor(jobName),
       instrumentation,
       manager,
       reapplyTopology,

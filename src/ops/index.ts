@@ -38,5 +38,5 @@ export {
 } from '../dead-letter-log';
 export type { JobStatus, JobEvent, JobState, HistoryKind, HistoryOptions } from '../history';
 export { HISTORY_DEFAULTS } from '../history';
-export type { AddScheduleOptions, TriggeredSchedule } from '../warren-runtime-schedules';
+export type { AddScheduleOptions, TriggeredSchedule } from '../scheduler';
 export { UnknownScheduleError } from '../core';

@@ -1,17 +1,21 @@
 import 'reflect-metadata';
 import { ConfirmPublisher, ConnectionManager, resolveConnectionOptions } from '../connection';
 import { PauseMarkers, type ControlReply, type ProcessStatus } from '../control';
+import { resolveJobLimiters } from '../coordination';
 import { createSilentLogger, type PublishedJob, type PublishOptions } from '../core';
 import { readJobDefinition, type JobClass } from '../decorators';
-import type { ScheduleSpec } from '../scheduler';
+import {
+  readCronDeclarations,
+  type AddScheduleOptions,
+  type ScheduleSpec,
+  type TriggeredSchedule,
+} from '../scheduler';
 import { findJob, jobStatus, type JobStatus } from '../history';
 import { JobPublisher, resolvePublisherOptions } from '../publisher';
 import { applyTopology, planTopology, type PlannedQueue, type TopologyPlan } from '../topology';
 import { resolveWarrenTopologyOptions } from '../warren-options';
-import { readSchedulingDeclarations } from '../warren-scheduling';
 import type { JobControl } from '../job-control';
 import { createJobControl, rescheduleAt, type RescheduleOptions } from '../warren-job-control';
-import type { AddScheduleOptions, TriggeredSchedule } from '../warren-runtime-schedules';
 import { ControlClient } from './control-client';
 import { DeadLetterOps } from './dead-letter-ops';
 import { describePlan, mergeSchedules } from './describe-plan';
@@ -52,19 +56,21 @@ export class WarrenOps {
   constructor(private readonly input: OpsOptions) {
     this.options = resolveOpsOptions(input);
     const jobs: readonly JobClass[] = input.jobs ?? [];
-    const scheduling = readSchedulingDeclarations(input.scheduler, jobs, jobs);
-    this.crons = scheduling.crons;
+    const cron = readCronDeclarations(input.scheduler, jobs);
+    const definitions = jobs.map((job) => readJobDefinition(job));
+    const limiters = resolveJobLimiters(definitions);
+    this.crons = cron.crons;
     this.plan = planTopology({
       topology: input.topology ?? {},
-      jobs: jobs.map((job) => readJobDefinition(job)),
+      jobs: definitions,
       options: resolveWarrenTopologyOptions(input),
-      leaderElection: scheduling.scheduler.enabled,
-      limiters: [...scheduling.limiters.values()].map((l) => ({ key: l.key, maxPermits: l.max })),
+      leaderElection: cron.scheduler.enabled,
+      limiters: [...limiters.byKey.values()].map((l) => ({ key: l.key, maxPermits: l.max })),
     });
     this.registry = new ScheduleOps(
       this.plan,
       this.crons,
-      scheduling.scheduler,
+      cron.scheduler,
       resolvePublisherOptions(input.publisher).timeoutMs,
       async () => {
         const manager = await this.connect();

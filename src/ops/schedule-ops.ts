@@ -1,13 +1,15 @@
 import type { ConfirmPublisher, ConnectionManager } from '../connection';
 import { createSilentLogger } from '../core';
-import { Scheduler, type ResolvedSchedulerOptions, type ScheduleSpec } from '../scheduler';
-import type { TopologyPlan } from '../topology';
 import {
   RuntimeSchedules,
+  Scheduler,
+  ScheduleRegistry,
   type AddScheduleOptions,
+  type ResolvedSchedulerOptions,
+  type ScheduleSpec,
   type TriggeredSchedule,
-} from '../warren-runtime-schedules';
-import { ScheduleRegistry } from '../warren-schedule-registry';
+} from '../scheduler';
+import type { TopologyPlan } from '../topology';
 
 /** What the schedule operations need from the ops connection (opened on first use). */
 export interface ScheduleOpsConnection {

@@ -1,10 +1,14 @@
+export { Scheduler, type SchedulerDeps, type LeadershipSignal, type SchedulerClock } from './scheduler';
+export type { TickLedger } from './term-ledger';
+export { CronService, type CronServiceDeps } from './cron-service';
+export { readCronDeclarations, checkCronData, type CronDeclarations } from './cron-declarations';
 export {
-  Scheduler,
-  type SchedulerDeps,
-  type LeadershipSignal,
-  type TickLedger,
-  type SchedulerClock,
-} from './scheduler';
+  RuntimeSchedules,
+  type RuntimeSchedulesDeps,
+  type AddScheduleOptions,
+  type TriggeredSchedule,
+} from './runtime-schedules';
+export { ScheduleRegistry, type ScheduleRegistryDeps } from './schedule-registry';
 export {
   resolveSchedulerOptions,
   SCHEDULER_DEFAULTS,

@@ -1,17 +1,12 @@
 import type { Logger } from '../core';
 import { firingJobId, type ScheduleInfo, type ScheduleSpec } from './schedule';
+import { TermLedger, type TickLedger } from './term-ledger';
 
 /** Whether this process is the cron leader, and word when that changes (the AMQP election implements it). */
 export interface LeadershipSignal {
   readonly isLeader: boolean;
   /** Called synchronously on every change; returns a function that removes the listener. */
   onChange(listener: (isLeader: boolean) => void): () => void;
-}
-
-/** Last fired tick (ms since epoch) per schedule id, kept on the broker for the next leader. */
-export interface TickLedger {
-  read(): Promise<ReadonlyMap<string, number>>;
-  write(lastFired: ReadonlyMap<string, number>): Promise<void>;
 }
 
 /** Time as the scheduler sees it; tests pass a fake one. */
@@ -72,14 +67,18 @@ export class Scheduler {
   private term = 0;
   private leading = false;
   private removeListener: (() => void) | undefined;
-  /** The ledger as this term knows it: read once per term, then advanced by this process's firings. */
-  private ledger: { term: number; loaded: Promise<Map<string, number>> } | undefined;
-  private ledgerDirty = false;
-  private ledgerWriting = false;
+  private readonly ledger: TermLedger;
 
   constructor(private readonly deps: SchedulerDeps) {
     this.clock = deps.clock ?? SYSTEM_CLOCK;
     this.yieldToIo = deps.yieldToIo ?? (() => new Promise((resolve) => setImmediate(resolve)));
+    this.ledger = new TermLedger({
+      ledger: deps.ledger,
+      log: deps.log,
+      isCurrent: (term) => term === this.term,
+      isLeader: () => deps.leadership.isLeader,
+      lastFiredHere: () => this.lastFiredHere(),
+    });
   }
 
   get isLeading(): boolean {
@@ -167,7 +166,7 @@ export class Scheduler {
     this.leading = isLeader;
     if (!isLeader) {
       for (const entry of this.entries.values()) this.disarm(entry);
-      this.ledger = undefined;
+      this.ledger.forget();
       this.deps.log.info('no longer the cron leader; schedules stopped');
       return;
     }
@@ -184,7 +183,7 @@ export class Scheduler {
 
   /** 'run-once' schedules: fire the latest tick at or before the takeover if no leader fired it. */
   private async catchUp(term: number, now: number): Promise<void> {
-    const ledger = await this.ledgerOf(term);
+    const ledger = await this.ledger.of(term);
     if (term !== this.term) return;
     for (const entry of this.entries.values()) {
       if (entry.spec.missedTicks !== 'run-once' || entry.paused) continue;
@@ -199,31 +198,9 @@ export class Scheduler {
     }
   }
 
-  private ledgerOf(term: number): Promise<Map<string, number>> {
-    if (this.ledger?.term !== term) {
-      const loaded = this.deps.ledger.read().then(
-        (stored) => {
-          const merged = new Map(stored);
-          for (const entry of this.entries.values()) {
-            if (
-              entry.lastFiredAt !== undefined &&
-              entry.lastFiredAt > (merged.get(entry.spec.id) ?? -Infinity)
-            )
-              merged.set(entry.spec.id, entry.lastFiredAt);
-          }
-          return merged;
-        },
-        (error: unknown) => {
-          this.deps.log.warn(
-            { err: error },
-            'could not read the cron ledger; ticks missed before this takeover are skipped',
-          );
-          return new Map<string, number>();
-        },
-      );
-      this.ledger = { term, loaded };
-    }
-    return this.ledger!.loaded;
+  private *lastFiredHere(): Iterable<readonly [string, number]> {
+    for (const entry of this.entries.values())
+      if (entry.lastFiredAt !== undefined) yield [entry.spec.id, entry.lastFiredAt];
   }
 
   private arm(entry: Entry, term: number): void {
@@ -272,31 +249,6 @@ export class Scheduler {
     }
     if (entry.lastFiredAt === undefined || fireAt > entry.lastFiredAt) entry.lastFiredAt = fireAt;
     this.deps.log.debug({ schedule: entry.spec.id, jobId }, 'cron tick fired');
-    if (entry.spec.missedTicks === 'run-once') void this.record(entry.spec.id, fireAt, term);
-  }
-
-  /** Advances the ledger; writes are coalesced, and never precede this term's read of it. */
-  private async record(id: string, fireAt: number, term: number): Promise<void> {
-    if (term !== this.term) return;
-    const ledger = await this.ledgerOf(term);
-    if (term !== this.term) return;
-    if ((ledger.get(id) ?? -Infinity) >= fireAt) return;
-    ledger.set(id, fireAt);
-    this.ledgerDirty = true;
-    if (this.ledgerWriting) return;
-    this.ledgerWriting = true;
-    try {
-      while (this.ledgerDirty && term === this.term && this.deps.leadership.isLeader) {
-        this.ledgerDirty = false;
-        await this.deps.ledger.write(new Map(ledger));
-      }
-    } catch (error) {
-      this.deps.log.warn(
-        { err: error },
-        'could not write the cron ledger; the next leader may fire the last tick again (same job id)',
-      );
-    } finally {
-      this.ledgerWriting = false;
-    }
+    if (entry.spec.missedTicks === 'run-once') void this.ledger.record(entry.spec.id, fireAt, term);
   }
 }

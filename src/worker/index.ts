@@ -8,12 +8,3 @@ export {
 export type { RegisteredJob } from './registered-job';
 export type { IdempotencyGuard, ClaimResult } from './idempotency-guard';
 export { DeadLetters, type DeadLetter, type ReplayOptions } from './dead-letters';
-export { LeaderElection } from './leader-election';
-export { CronLedger } from './cron-ledger';
-export { RateLimiter, type PermitGate, type PermitOutcome } from './rate-limiter';
-export {
-  resolveLimiterOptions,
-  checkSameLimit,
-  LIMITER_DEFAULTS,
-  type ResolvedLimiter,
-} from './limiter-options';

@@ -23,7 +23,7 @@ import type { PlannedQueue, TopologyPlan } from '../topology';
 export type { Settler } from './republisher';
 import type { ClaimResult, IdempotencyGuard } from './idempotency-guard';
 import type { ResolvedWorkerOptions } from './options';
-import type { PermitGate } from './rate-limiter';
+import type { PermitGate } from '../coordination';
 import type { RegisteredJob } from './registered-job';
 import { checkDelivery, isRefusal } from './delivery-checks';
 import { JobRunContext } from './job-run-context';

@@ -1,3 +1,4 @@
+import type { ResolvedLimiter } from '../coordination';
 import type { BackoffOptions, JobHandler, StandardSchemaV1 } from '../core';
 import type { PlannedJob } from '../topology';
 
@@ -10,4 +11,6 @@ export interface RegisteredJob {
   readonly timeoutMs: number;
   readonly schema: StandardSchemaV1 | undefined;
   readonly breakers: readonly string[];
+  /** The global rate limit it takes a permit from before it runs (`@Job({ limiter })`), if any. */
+  readonly limiter?: ResolvedLimiter | undefined;
 }

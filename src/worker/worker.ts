@@ -1,9 +1,11 @@
 import type { Logger } from '../core';
 import type { ConnectionManager } from '../connection';
+import { JobLimiters } from './job-limiters';
 import { JobProcessor, type ProcessorDeps } from './job-processor';
 import { QueueConsumer } from './queue-consumer';
 
-export interface WorkerDeps extends ProcessorDeps {
+/** The worker builds the rate limiters of its jobs itself, from their `limiter` and the connection. */
+export interface WorkerDeps extends Omit<ProcessorDeps, 'limiterFor'> {
   readonly manager: ConnectionManager;
   readonly reapplyTopology: () => Promise<void>;
   readonly concurrencyOf: (queueName: string) => number;
@@ -22,10 +24,15 @@ export interface ConsumerHealth {
 export class Worker {
   private readonly consumers = new Map<string, QueueConsumer>();
   private readonly paused = new Set<string>();
+  private readonly limiters: JobLimiters;
   private started = false;
 
   constructor(deps: WorkerDeps, log: Logger) {
-    const processor = new JobProcessor(deps);
+    this.limiters = new JobLimiters({ ...deps, log });
+    const processor = new JobProcessor({
+      ...deps,
+      limiterFor: (jobName) => this.limiters.limiterFor(jobName),
+    });
     const queueNames = new Set([...deps.jobs.values()].map((job) => job.planned.queueName));
     for (const queue of deps.plan.queues) {
       if (queue.role !== 'job' || !queueNames.has(queue.name)) continue;
@@ -46,8 +53,10 @@ export class Worker {
   /** The connection's ready hook: a channel per consumer, consuming again if the worker runs. */
   async open(generation: number): Promise<void> {
     await Promise.all([...this.consumers.values()].map((consumer) => consumer.open(generation)));
+    await this.limiters.open(generation);
   }
 
+  /** Starts consuming, then joins the refill elections of the jobs' rate limits. */
   async start(): Promise<void> {
     this.started = true;
     await Promise.all(
@@ -55,6 +64,7 @@ export class Worker {
         .filter(([key]) => !this.paused.has(key))
         .map(([, consumer]) => consumer.start()),
     );
+    await this.limiters.start();
   }
 
   get isStarted(): boolean {
@@ -70,6 +80,14 @@ export class Worker {
   async resume(queueKey: string): Promise<void> {
     this.paused.delete(queueKey);
     if (this.started) await this.consumers.get(queueKey)?.resume();
+  }
+
+  /**
+   * Sends jobs waiting for a rate-limit permit back to their queues and hands every refill token on. On
+   * close, before `stop`: another process refills the permits while this one drains its jobs.
+   */
+  stopLimiters(): Promise<void> {
+    return this.limiters.stop();
   }
 
   async stop(graceMs: number): Promise<void> {

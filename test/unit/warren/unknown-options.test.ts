@@ -2,7 +2,6 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { ConfigurationError, createWarren, RetryLaterError, type WarrenOptions } from '../../../src';
 import { resolveConnectionOptions } from '../../../src/connection';
-import { resolveLimiterOptions } from '../../../src/worker';
 
 /** Each is refused before anything connects (no broker is needed). */
 const UNKNOWN: [string, object][] = [
@@ -53,13 +52,5 @@ describe('numbers a handler or a declaration may not use', () => {
     for (const delay of [Number.NaN, -1, Number.POSITIVE_INFINITY])
       assert.throws(() => new RetryLaterError(delay), ConfigurationError);
     assert.equal(new RetryLaterError(0).delayMs, 0);
-  });
-
-  it('bounds rate-limit permits per window', () => {
-    assert.throws(
-      () => resolveLimiterOptions('@Job(a).limiter', 'a', { max: 1_000_000, durationMs: 1000 }),
-      /@Job\(a\).limiter.max must be an integer from 1 to 10000/,
-    );
-    assert.equal(resolveLimiterOptions('p', 'a', { max: 10_000, durationMs: 1000 }).max, 10_000);
   });
 });

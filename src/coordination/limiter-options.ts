@@ -1,4 +1,10 @@
-import { checkInteger, ConfigurationError, validationMessage, type RateLimitOptions } from '../core';
+import {
+  checkInteger,
+  ConfigurationError,
+  validationMessage,
+  type JobDefinition,
+  type RateLimitOptions,
+} from '../core';
 
 /** A rate limit with every default applied. */
 export interface ResolvedLimiter {
@@ -71,4 +77,31 @@ export function checkSameLimit(
       `${path} shares rate-limit key '${limiter.key}' with ${earlier.path} but sets max ${limiter.max} per ${limiter.durationMs} ms instead of ${a.max} per ${a.durationMs} ms`,
     );
   }
+}
+
+/** The rate limits the jobs of one process declare. */
+export interface DeclaredLimiters {
+  /** One limiter per key. */
+  readonly byKey: ReadonlyMap<string, ResolvedLimiter>;
+  /** Job name -> the limiter it takes permits from (jobs without `limiter` are absent). */
+  readonly ofJob: ReadonlyMap<string, ResolvedLimiter>;
+}
+
+/**
+ * Validates the `limiter` of every job this process runs; jobs sharing a key must agree on it. Throws
+ * ConfigurationError naming the path (`@Job('api.call').limiter`).
+ */
+export function resolveJobLimiters(jobs: readonly JobDefinition[]): DeclaredLimiters {
+  const byKey = new Map<string, { path: string; limiter: ResolvedLimiter }>();
+  const ofJob = new Map<string, ResolvedLimiter>();
+  for (const definition of jobs) {
+    if (definition.limiter === undefined) continue;
+    const path = `@Job('${definition.name}').limiter`;
+    const limiter = resolveLimiterOptions(path, definition.name, definition.limiter);
+    const earlier = byKey.get(limiter.key);
+    if (earlier) checkSameLimit(path, limiter, earlier);
+    else byKey.set(limiter.key, { path, limiter });
+    ofJob.set(definition.name, earlier?.limiter ?? limiter);
+  }
+  return { byKey: new Map([...byKey].map(([key, entry]) => [key, entry.limiter])), ofJob };
 }

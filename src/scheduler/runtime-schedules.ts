@@ -5,20 +5,14 @@ import {
   validationMessage,
   type Logger,
   type MissedTickPolicy,
-} from './core';
-import {
-  applyScheduleRecord,
-  resolveSchedule,
-  type ResolvedSchedulerOptions,
-  type ScheduleDefinition,
-  type ScheduleInfo,
-  type ScheduleRecord,
-  type Scheduler,
-  type ScheduleSpec,
-} from './scheduler';
-import type { TopologyPlan } from './topology';
-import type { ScheduleRegistry } from './warren-schedule-registry';
-import { checkScheduleData } from './warren-schedule-data';
+} from '../core';
+import type { ResolvedSchedulerOptions } from './options';
+import { resolveSchedule, type ScheduleInfo, type ScheduleSpec } from './schedule';
+import { applyScheduleRecord, type ScheduleDefinition, type ScheduleRecord } from './schedule-record';
+import type { Scheduler } from './scheduler';
+import type { TopologyPlan } from '../topology';
+import type { ScheduleRegistry } from './schedule-registry';
+import { checkScheduleData } from './schedule-data';
 
 /** Options of `addSchedule(job, pattern, data, options)`: those of `schedule()`. */
 export interface AddScheduleOptions {

@@ -1,16 +1,16 @@
 import { randomUUID } from 'node:crypto';
-import type { ConfirmPublisher, ConnectionManager } from './connection';
-import type { Logger } from './core';
-import { followStream, type StreamFollower, type StreamRecord } from './dead-letter-log';
-import { JSON_CONTENT_TYPE } from './message';
+import type { ConfirmPublisher, ConnectionManager } from '../connection';
+import type { Logger } from '../core';
+import { followStream, type StreamFollower, type StreamRecord } from '../dead-letter-log';
+import { JSON_CONTENT_TYPE } from '../message';
 import {
   applyScheduleRecord,
   decodeScheduleRecord,
   encodeScheduleRecord,
   type RegistryEntry,
   type ScheduleRecord,
-} from './scheduler';
-import { registryStreamAssertion } from './topology';
+} from './schedule-record';
+import { registryStreamAssertion } from '../topology';
 
 export interface ScheduleRegistryDeps {
   readonly manager: ConnectionManager;

@@ -1,4 +1,4 @@
-import { ConfigurationError, formatIssuePath, type StandardSchemaV1 } from './core';
+import { ConfigurationError, formatIssuePath, type StandardSchemaV1 } from '../core';
 
 /**
  * A schedule's fixed payload must pass the job's schema: checked when the schedule is declared, not at its
