@@ -3,7 +3,7 @@
  * publish, topology plan/diff/apply/verify). Explicit named exports only.
  */
 export { createOps, WarrenOps } from './ops';
-export type { RescheduleOptions } from '../warren-job-control';
+export type { RescheduleOptions } from '../warren';
 export { WARREN_VERSION } from '../core';
 export { UnknownQueueError, ManagementApiError } from './ops-errors';
 export { OPS_DEFAULTS, resolveOpsOptions, type OpsOptions, type ManagementOptions } from './options';

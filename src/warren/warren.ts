@@ -1,7 +1,7 @@
 import 'reflect-metadata';
 import { EventEmitter } from 'node:events';
-import { BreakerPauses, BreakerRegistry, resolveBreakerOptions, type BreakerState } from './breaker';
-import { ConfirmPublisher, ConnectionManager, resolveConnectionOptions } from './connection';
+import { BreakerPauses, BreakerRegistry, resolveBreakerOptions, type BreakerState } from '../breaker';
+import { ConfirmPublisher, ConnectionManager, resolveConnectionOptions } from '../connection';
 import {
   checkBackoff,
   ConfigurationError,
@@ -19,36 +19,42 @@ import {
   type PublishOptions,
   type PublishOrigin,
   type WarrenEvents,
-} from './core';
-import { readJobDefinition, type JobClass, type JobData } from './decorators';
+} from '../core';
+import { readJobDefinition, type JobClass, type JobData } from '../decorators';
 import {
   JobPublisher,
   ResultChannel,
   resolvePublisherOptions,
   type BatchResult,
   type ResultHandle,
-} from './publisher';
+} from '../publisher';
 import {
   applyTopology,
   requireBrokerFeatures,
   deleteTopology,
   planTopology,
   type TopologyPlan,
-} from './topology';
-import { DeadLetters, resolveWorkerOptions, Worker, type ConsumerHealth, type RegisteredJob } from './worker';
-import { checkWarrenOptionKeys, resolveWarrenTopologyOptions, type WarrenOptions } from './warren-options';
-import type { ScheduleInfo, ScheduleOptions } from './scheduler';
-import { checkCronData, readSchedulingDeclarations, Scheduling } from './warren-scheduling';
-import type { AddScheduleOptions, TriggeredSchedule } from './warren-runtime-schedules';
-import { createControl } from './warren-control';
-import { createDeadLetterLog } from './warren-dead-letter-log';
-import { announcePublished, createHistory, recordHistory } from './warren-history';
-import { createOutbox, type WarrenOutbox } from './warren-outbox';
-import type { Outbox } from './outbox';
-import { instrumentationTarget } from './warren-instrumentation';
-import { planSlipJobs, SlipBuilder } from './workflow';
-import type { JobControl } from './job-control';
-import { createJobControl, rescheduleAt, type RescheduleOptions } from './warren-job-control';
+} from '../topology';
+import {
+  DeadLetters,
+  resolveWorkerOptions,
+  Worker,
+  type ConsumerHealth,
+  type RegisteredJob,
+} from '../worker';
+import { checkWarrenOptionKeys, resolveWarrenTopologyOptions, type WarrenOptions } from './options';
+import type { ScheduleInfo, ScheduleOptions } from '../scheduler';
+import { checkCronData, readSchedulingDeclarations, Scheduling } from '../warren-scheduling';
+import type { AddScheduleOptions, TriggeredSchedule } from '../warren-runtime-schedules';
+import { createControl } from './control';
+import { createDeadLetterLog } from './dead-letter-log';
+import { announcePublished, createHistory, recordHistory } from './history';
+import { createOutbox, type WarrenOutbox } from './outbox';
+import type { Outbox } from '../outbox';
+import { instrumentationTarget } from './instrumentation';
+import { planSlipJobs, SlipBuilder } from '../workflow';
+import type { JobControl } from '../job-control';
+import { createJobControl, rescheduleAt, type RescheduleOptions } from './job-control';
 
 /**
  * Augment this interface to type `publish` by job name:

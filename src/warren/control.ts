@@ -1,12 +1,12 @@
 import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
-import type { BreakerPauses, BreakerRegistry } from './breaker';
-import type { ConnectionManager } from './connection';
-import { ControlListener, type ProcessStatus } from './control';
-import { WARREN_VERSION, type Logger } from './core';
-import type { ScheduleInfo } from './scheduler';
-import type { TopologyPlan } from './topology';
-import type { ConsumerHealth } from './worker';
+import type { BreakerPauses, BreakerRegistry } from '../breaker';
+import type { ConnectionManager } from '../connection';
+import { ControlListener, type ProcessStatus } from '../control';
+import { WARREN_VERSION, type Logger } from '../core';
+import type { ScheduleInfo } from '../scheduler';
+import type { TopologyPlan } from '../topology';
+import type { ConsumerHealth } from '../worker';
 
 /** The parts of a warren instance its control listener reports on and acts through. */
 export interface ControlDeps {
