@@ -20,11 +20,17 @@ export interface ControlDeps {
   readonly log: Logger;
 }
 
+/** A warren's control listener and the process id it answers with. */
+export interface WarrenControl {
+  readonly listener: ControlListener;
+  readonly processId: string;
+}
+
 /**
  * Wires a warren instance to the control exchange: it answers warren/ops with its status and follows
  * the operator's pause markers (see src/control). Returns the listener, whose `open` is a ready hook.
  */
-export function createControl(deps: ControlDeps): { listener: ControlListener; processId: string } {
+export function createControl(deps: ControlDeps): WarrenControl {
   const processId = randomUUID();
   const startedAt = new Date().toISOString();
   const status = (): ProcessStatus => ({
