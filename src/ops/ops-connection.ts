@@ -1,11 +1,10 @@
 import { ConnectionManager } from '../connection';
 import { createSilentLogger } from '../core';
 import type { JobControl } from '../job-control';
-import type { JobPublisher } from '../publisher';
+import { resolvePublisherOptions, type JobPublisher } from '../publisher';
 import type { TopologyPlan } from '../topology';
 import { resolveWarrenConnectionOptions, wirePublishing, type PublishingParts } from '../warren';
 import type { OpsOptions } from './options';
-import { resolvePublisherOptions } from '../publisher';
 
 /** An opened ops connection: the connection and the same publishing parts a warren wires. */
 export interface OpenedOps extends PublishingParts {
