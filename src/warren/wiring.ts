@@ -16,7 +16,7 @@ import { wirePublishing, type PublishingParts } from './publishing';
 import { WorkerSwitch } from './worker-switch';
 
 /** What the consumer side is wired on: the configuration, its connection, its publishing and events. */
-interface Base {
+interface SharedParts {
   readonly config: WarrenConfig;
   readonly manager: ConnectionManager;
   readonly publishing: PublishingParts;
@@ -51,7 +51,7 @@ export async function wireWarren(config: WarrenConfig, events: WarrenEventSink):
     log.child({ component: 'outbox' }),
     events.emit,
   );
-  const base: Base = {
+  const base: SharedParts = {
     config,
     manager,
     publishing,
@@ -93,7 +93,7 @@ export async function wireWarren(config: WarrenConfig, events: WarrenEventSink):
 }
 
 /** The breaker pauses and registry, the scheduling (cron, leadership, rate limiters) and the worker. */
-function wireConsumers(base: Base) {
+function wireConsumers(base: SharedParts) {
   const { config, manager, events, reapplyTopology } = base;
   const { plan, log, options } = config;
   const queues = new WorkerSwitch();
@@ -140,7 +140,7 @@ function wireConsumers(base: Base) {
 }
 
 /** Cron with its leadership, and the rate limiters the worker asks for permits. */
-function wireScheduling(base: Base): Scheduling {
+function wireScheduling(base: SharedParts): Scheduling {
   const { manager, reapplyTopology, publishAndAnnounce } = base;
   const { plan, log, scheduling: schedulingDeclarations, publisher: publisherOptions } = base.config;
   const confirms = base.publishing.confirms;
@@ -164,7 +164,7 @@ function wireScheduling(base: Base): Scheduling {
  * order: the topology first, an operator's pauses before any consumer opens, then publishing, consumers,
  * cron and the dead-letter collector.
  */
-function wireOperations(base: Base, consumers: ReturnType<typeof wireConsumers>) {
+function wireOperations(base: SharedParts, consumers: ReturnType<typeof wireConsumers>) {
   const { config, manager, events, publishing } = base;
   const { plan, log, options } = config;
   const { pauses, breakers, scheduling, worker } = consumers;
