@@ -69,7 +69,7 @@ export function resolveWarrenConfig(
   const jobDefaults = resolveJobDefaults(options.jobDefaults);
   const breakerDefaults = resolveBreakerOptions(options.breakerDefaults, 'breakerDefaults');
   const handlers = readHandlers(options.handlers ?? []);
-  const definitions = [...[...handlers.values()].map((h) => h.definition)];
+  const definitions = [...handlers.values()].map((h) => h.definition);
   for (const job of options.jobs ?? []) definitions.push(readJobDefinition(job));
   const handlerByName = new Map([...handlers].map(([name, h]) => [name, h.handler]));
   const slips = planSlipJobs(
