@@ -14,6 +14,7 @@ import * as amqp from 'amqplib';
 import { createWarren, defineTopology, Job, type JobHandler, type TopologyPlan, type Warren } from '../src';
 import { createOps } from '../src/ops';
 import { createNaming } from '../src/topology';
+import { planOf } from '../src/warren';
 
 const { values } = parseArgs({
   options: {
@@ -81,7 +82,7 @@ async function runOnce(variant: Variant): Promise<Run> {
   } finally {
     if (warren) {
       await warren.close();
-      await deletePlan(warren.plan, namespace);
+      await deletePlan(planOf(warren), namespace);
     }
   }
 }

@@ -23,6 +23,7 @@ import {
   type TopologyPlan,
   type Warren,
 } from '../src';
+import { planOf } from '../src/warren';
 
 const { values } = parseArgs({
   options: {
@@ -97,7 +98,7 @@ async function runOnce(
     if (warren) {
       await warren.close();
       // After close: deleting queues under live consumers would make them re-declare the topology.
-      await deletePlan(warren.plan);
+      await deletePlan(planOf(warren));
     }
     if (store instanceof PostgresIdempotencyStore) await pools.sync.query(`DROP TABLE IF EXISTS "${table}"`);
   }

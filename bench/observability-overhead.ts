@@ -30,6 +30,7 @@ import {
 } from '../src';
 import { warrenMetrics, warrenTracing } from '../src/observability';
 import { runCallers } from './callers';
+import { planOf } from '../src/warren';
 
 const { values } = parseArgs({
   options: {
@@ -114,7 +115,7 @@ async function runOnce(variant: Variant, measure: Measure): Promise<Figures> {
   } finally {
     if (warren) {
       await warren.close();
-      await deletePlan(warren.plan);
+      await deletePlan(planOf(warren));
     }
   }
 }

@@ -12,10 +12,10 @@ export {
   type PublishManyEntry,
   type PublishManyResult,
 } from './warren';
-export type { WarrenOptions } from './warren-options';
-export type { WarrenDeadLetterLogOptions } from './warren-dead-letter-log';
+export type { WarrenOptions } from './warren';
+export type { WarrenDeadLetterLogOptions } from './warren';
 export type { HistoryOptions } from './history';
-export type { RescheduleOptions } from './warren-job-control';
+export type { RescheduleOptions } from './warren';
 export { Job, readJobDefinition, type JobClass, type JobData } from './decorators';
 export { Cron, type CronOptions } from './decorators';
 export {

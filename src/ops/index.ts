@@ -3,12 +3,13 @@
  * publish, topology plan/diff/apply/verify). Explicit named exports only.
  */
 export { createOps, WarrenOps } from './ops';
-export type { RescheduleOptions } from '../warren-job-control';
+export type { RescheduleOptions } from '../warren';
 export { WARREN_VERSION } from '../core';
 export { UnknownQueueError, ManagementApiError } from './ops-errors';
 export { OPS_DEFAULTS, resolveOpsOptions, type OpsOptions, type ManagementOptions } from './options';
 export { diffTopology, type TopologyDiff, type Drift, type DriftKind } from './topology-diff';
 export { verifyTopology, type VerifyReport, type VerifyCheck } from './topology-verify';
+export type { TopologyOps } from './topology-ops';
 export { describePlan, mergeSchedules, type DeclaredSchedule } from './describe-plan';
 export type {
   QueueOverview,

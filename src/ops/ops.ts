@@ -1,8 +1,8 @@
 import 'reflect-metadata';
-import { ConfirmPublisher, ConnectionManager, resolveConnectionOptions } from '../connection';
+import type { ConnectionManager } from '../connection';
 import { PauseMarkers, type ControlReply, type ProcessStatus } from '../control';
 import { resolveJobLimiters } from '../coordination';
-import { createSilentLogger, type PublishedJob, type PublishOptions } from '../core';
+import type { PublishedJob, PublishOptions } from '../core';
 import { readJobDefinition, type JobClass } from '../decorators';
 import {
   readCronDeclarations,
@@ -11,28 +11,20 @@ import {
   type TriggeredSchedule,
 } from '../scheduler';
 import { findJob, jobStatus, type JobStatus } from '../history';
-import { JobPublisher, resolvePublisherOptions } from '../publisher';
-import { applyTopology, planTopology, type PlannedQueue, type TopologyPlan } from '../topology';
-import { resolveWarrenTopologyOptions } from '../warren-options';
-import type { JobControl } from '../job-control';
-import { createJobControl, rescheduleAt, type RescheduleOptions } from '../warren-job-control';
+import { resolvePublisherOptions } from '../publisher';
+import type { PlannedQueue, TopologyPlan } from '../topology';
+import { planWarrenTopology, rescheduleAt, type RescheduleOptions } from '../warren';
 import { ControlClient } from './control-client';
 import { DeadLetterOps } from './dead-letter-ops';
-import { describePlan, mergeSchedules } from './describe-plan';
+import { mergeSchedules } from './describe-plan';
 import { ManagementApi, type BrokerState } from './management-api';
+import { OpsConnection } from './ops-connection';
+import { overviewQueues } from './queue-overview';
 import { ManagementApiError, UnknownQueueError } from './ops-errors';
-import type {
-  ApplyResult,
-  PauseResult,
-  PlanEntry,
-  ProcessesReport,
-  QueueOverview,
-  ScheduleOverview,
-} from './ops-results';
+import type { PauseResult, ProcessesReport, QueueOverview, ScheduleOverview } from './ops-results';
 import { resolveOpsOptions, type OpsOptions, type ResolvedOpsOptions } from './options';
 import { ScheduleOps } from './schedule-ops';
-import { diffTopology, type TopologyDiff } from './topology-diff';
-import { verifyTopology, type VerifyReport } from './topology-verify';
+import { topologyOps, type TopologyOps } from './topology-ops';
 
 /**
  * The operations API: what an operator can see and do, for code, the `warren` command and the dashboard
@@ -43,11 +35,7 @@ export class WarrenOps {
   readonly plan: TopologyPlan;
   private readonly crons: readonly ScheduleSpec[];
   private readonly options: ResolvedOpsOptions;
-  private manager: ConnectionManager | undefined;
-  private connecting: Promise<ConnectionManager> | undefined;
-  private publisher: JobPublisher | undefined;
-  private confirms: ConfirmPublisher | undefined;
-  private jobControl: JobControl | undefined;
+  private readonly connection: OpsConnection;
   /** The dead-letter log: browse, search, replay, purge (see DeadLetterOps). */
   readonly dead: DeadLetterOps;
   private readonly registry: ScheduleOps;
@@ -58,26 +46,25 @@ export class WarrenOps {
     const jobs: readonly JobClass[] = input.jobs ?? [];
     const cron = readCronDeclarations(input.scheduler, jobs);
     const definitions = jobs.map((job) => readJobDefinition(job));
-    const limiters = resolveJobLimiters(definitions);
     this.crons = cron.crons;
-    this.plan = planTopology({
-      topology: input.topology ?? {},
-      jobs: definitions,
-      options: resolveWarrenTopologyOptions(input),
-      leaderElection: cron.scheduler.enabled,
-      limiters: [...limiters.byKey.values()].map((l) => ({ key: l.key, maxPermits: l.max })),
-    });
+    this.plan = planWarrenTopology(input, definitions, cron, resolveJobLimiters(definitions));
+    this.connection = new OpsConnection(this.plan, input);
+    this.topology = topologyOps(
+      this.plan,
+      () => this.management(),
+      this.options.management !== undefined,
+      () => this.connect(),
+    );
     this.registry = new ScheduleOps(
       this.plan,
       this.crons,
       cron.scheduler,
       resolvePublisherOptions(input.publisher).timeoutMs,
       async () => {
-        const manager = await this.connect();
-        const publisher = this.publisher!;
+        const { manager, confirms, publisher } = await this.connection.open();
         const publish = (job: string, data: unknown, jobId: string) =>
           publisher.publish(job, data, { jobId });
-        return { manager, confirms: this.confirms!, publish };
+        return { manager, confirms, publish };
       },
     );
     this.dead = new DeadLetterOps(
@@ -85,8 +72,7 @@ export class WarrenOps {
       this.options.deadLetterLog,
       resolvePublisherOptions(input.publisher).timeoutMs,
       async () => {
-        const manager = await this.connect();
-        const confirms = this.confirms!;
+        const { manager, confirms } = await this.connection.open();
         return { openChannel: () => manager.openChannel(), send: (m) => confirms.send(m) };
       },
     );
@@ -95,29 +81,8 @@ export class WarrenOps {
   /** Every job queue: ready, consumers, dead letters, operator pause; unacked with the management API. */
   async queues(): Promise<QueueOverview[]> {
     const manager = await this.connect();
-    const markers = this.markers(manager);
     const management = this.options.management ? await this.management().state() : undefined;
-    return Promise.all(
-      this.jobQueues().map(async (q): Promise<QueueOverview> => {
-        const [counts, dead, paused] = await Promise.all([
-          count(manager, q.name),
-          count(manager, q.deadQueue!),
-          markers.isPaused(q.key!),
-        ]);
-        const unacked = management?.queues.find((b) => b.name === q.name)?.unacked;
-        return {
-          key: q.key!,
-          name: q.name,
-          type: q.type,
-          exists: counts !== undefined,
-          ready: counts?.messageCount ?? 0,
-          consumers: counts?.consumerCount ?? 0,
-          unacked: management ? (unacked ?? 0) : undefined,
-          dead: dead?.messageCount ?? 0,
-          paused,
-        };
-      }),
-    );
+    return overviewQueues(this.jobQueues(), manager, this.markers(manager), management);
   }
 
   /** The warren processes of this namespace that answer within `replyTimeoutMs`, with what they run. */
@@ -199,8 +164,7 @@ export class WarrenOps {
 
   /** Publishes a job by name (confirmed by the broker), as `warren.publish` does. */
   async publish(job: string, data: unknown, options?: PublishOptions): Promise<PublishedJob> {
-    await this.connect();
-    return this.publisher!.publish(job, data, options);
+    return (await this.connection.publisher()).publish(job, data, options);
   }
 
   /**
@@ -208,48 +172,19 @@ export class WarrenOps {
    * reschedule"). Promote and reschedule first read the job-control stream to its end.
    */
   readonly delayed = {
-    cancel: async (jobId: string): Promise<void> => (await this.control()).cancel(jobId),
-    promote: async (jobId: string): Promise<void> => (await this.control()).promote(jobId),
+    cancel: async (jobId: string): Promise<void> => (await this.connection.jobControl()).cancel(jobId),
+    promote: async (jobId: string): Promise<void> => (await this.connection.jobControl()).promote(jobId),
     reschedule: async (jobId: string, options: RescheduleOptions): Promise<void> =>
-      (await this.control()).reschedule(jobId, rescheduleAt(jobId, options)),
+      (await this.connection.jobControl()).reschedule(jobId, rescheduleAt(jobId, options)),
   };
-
-  private async control(): Promise<JobControl> {
-    await this.connect();
-    return this.jobControl!;
-  }
 
   /** Topology as code against the broker: plan (offline), diff and verify (management API), apply. */
-  readonly topology = {
-    /** Every entity warren declares for this configuration. No broker needed. */
-    plan: (): PlanEntry[] => describePlan(this.plan),
-    /** What is missing, extra or different on the broker. Needs the management API. */
-    diff: async (): Promise<TopologyDiff> => diffTopology(this.plan, await this.management().state()),
-    /** Checks queue types, delivery limits, dead-letter wiring and bindings. Needs the management API. */
-    verify: async (): Promise<VerifyReport> => verifyTopology(this.plan, await this.management().state()),
-    /**
-     * Declares the plan; creates what is missing, never deletes. An entity of the same name with other
-     * settings fails with TopologyConflictError (it is never re-created to fit).
-     */
-    apply: async (): Promise<ApplyResult> => {
-      const before = this.options.management
-        ? diffTopology(this.plan, await this.management().state())
-        : undefined;
-      const manager = await this.connect();
-      await applyTopology(this.plan, () => manager.openChannel());
-      return {
-        created: before?.drift.filter((d) => d.kind === 'missing').map((d) => `${d.entity} ${d.name}`),
-      };
-    },
-  };
+  readonly topology: TopologyOps;
 
   /** Closes the connection (if one was opened). */
   async close(): Promise<void> {
-    const manager = this.manager ?? (await this.connecting?.catch(() => undefined));
     await this.dead.close().catch(() => undefined);
-    await this.jobControl?.stop();
-    await this.confirms?.close().catch(() => undefined);
-    await manager?.close();
+    await this.connection.close();
   }
 
   private async setPaused(queue: string, paused: boolean): Promise<PauseResult> {
@@ -318,42 +253,7 @@ export class WarrenOps {
   }
 
   private connect(): Promise<ConnectionManager> {
-    this.connecting ??= this.open();
-    return this.connecting;
-  }
-
-  private async open(): Promise<ConnectionManager> {
-    const log = createSilentLogger();
-    const manager = new ConnectionManager(
-      resolveConnectionOptions({
-        connectionName: `warren ops ${process.pid}`,
-        ...this.input.connection,
-        ...(this.input.url !== undefined ? { url: this.input.url } : {}),
-      }),
-      log,
-    );
-    const publisherOptions = resolvePublisherOptions(this.input.publisher);
-    const confirms = new ConfirmPublisher(
-      manager,
-      { maxBuffered: publisherOptions.maxBuffered, maxMessageBytes: publisherOptions.brokerMaxMessageBytes },
-      log,
-    );
-    manager.onReady(async (_model, generation) => confirms.open(generation));
-    await manager.start();
-    this.manager = manager;
-    this.confirms = confirms;
-    const jobControl = createJobControl(this.plan, manager, confirms, publisherOptions.timeoutMs);
-    this.jobControl = jobControl;
-    this.publisher = new JobPublisher(
-      this.plan,
-      confirms,
-      publisherOptions,
-      undefined,
-      undefined,
-      undefined,
-      (message, queueName) => jobControl.storeCopy(message, queueName),
-    );
-    return manager;
+    return this.connection.manager();
   }
 }
 
@@ -369,19 +269,6 @@ export class WarrenOps {
  */
 export function createOps(options: OpsOptions): WarrenOps {
   return new WarrenOps(options);
-}
-
-async function count(manager: ConnectionManager, queue: string) {
-  const channel = await manager.openChannel();
-  channel.on('error', () => undefined);
-  try {
-    return await channel.checkQueue(queue);
-  } catch (error) {
-    if ((error as { code?: number }).code === 404) return undefined;
-    throw error;
-  } finally {
-    await channel.close().catch(() => undefined);
-  }
 }
 
 export type { BrokerState };

@@ -4,7 +4,7 @@ import {
   type DeadLetterLogOptions,
   type ResolvedDeadLetterLogOptions,
 } from '../dead-letter-log';
-import type { WarrenOptions } from '../warren-options';
+import type { WarrenOptions } from '../warren';
 
 /** Where RabbitMQ's management HTTP API is: needed by topology diff/verify and for unacked counts. */
 export interface ManagementOptions {

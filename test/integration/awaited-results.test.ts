@@ -18,6 +18,7 @@ import {
   closeConnectionsNamed,
 } from '../support/test-broker';
 import { nextEvent, waitFor } from '../support/wait-for';
+import { planOf } from '../../src/warren';
 
 const topology = defineTopology({ queues: { math: {}, victim: {} } });
 
@@ -129,8 +130,8 @@ describe('awaited results', () => {
   it('never answers into a queue a forged reply_to or warren-reply-to names', async () => {
     const add = new Add();
     const { worker } = await pair([add, new Slow()], 'resforged');
-    const mathQueue = worker.plan.jobs.get('math.add')!.queueName;
-    const victim = worker.plan.queues.find((q) => q.key === 'victim')!.name;
+    const mathQueue = planOf(worker).jobs.get('math.add')!.queueName;
+    const victim = planOf(worker).queues.find((q) => q.key === 'victim')!.name;
     const connection = await rawConnection();
     try {
       const channel = await connection.createConfirmChannel();

@@ -11,6 +11,7 @@ import type { PublisherReport } from '../fixtures/fuzz-publisher';
 import { BROKER_URL, cleanup, testWarren } from '../support/test-broker';
 import { waitFor } from '../support/wait-for';
 import { FUZZ_MAX_BODY_BYTES, fuzzMessages, type FuzzMessage, type QueueKey } from './fuzz-messages';
+import { planOf } from '../../src/warren';
 
 /** A hang fails the test (and the after hook still cleans up) instead of stalling the suite. */
 const TEST_TIMEOUT_MS = 180_000;
@@ -149,7 +150,7 @@ describe('bad input from foreign publishers (fuzz)', () => {
     await warren.start();
     const messages = fuzzMessages(SEED, 'fz');
     const queueName = (queue: QueueKey) =>
-      warren.plan.queues.find((q) => q.key === queue && q.role === 'job')!.name;
+      planOf(warren).queues.find((q) => q.key === queue && q.role === 'job')!.name;
     /** Sends the fuzz from a process of its own (guest and the second user); the ones the broker refused. */
     const send = (batch: readonly FuzzMessage[], prefix: string, goodOnly: boolean) =>
       runFuzzPublisher(batch, ledger, {

@@ -19,6 +19,7 @@ import {
   testWarren,
 } from '../support/test-broker';
 import { nextEvent, waitFor } from '../support/wait-for';
+import { planOf } from '../../src/warren';
 
 const PG_URL = process.env.WARREN_TEST_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 
@@ -58,7 +59,7 @@ describe('deduplicated publishing', () => {
     const handler = new BuildReport();
     const deduplication = new MemoryDedupStore();
     const warren = await testWarren({ topology, handlers: [handler], deduplication });
-    const queue = warren.plan.jobs.get('report.build')!.queueName;
+    const queue = planOf(warren).jobs.get('report.build')!.queueName;
     const first = await warren.publish('report.build', {}, { jobId: 'r1', deduplicate: true, delayMs: 300 });
     assert.equal(first.deduplicated, undefined);
     const second = await warren.publish('report.build', {}, { jobId: 'r1', deduplicate: true });
@@ -96,7 +97,7 @@ describe('deduplicated publishing', () => {
 
   it('holds an id only for its TTL when nothing releases it', async () => {
     const warren = await testWarren({ topology, jobs: [BuildReport], deduplication: new MemoryDedupStore() });
-    const queue = warren.plan.jobs.get('report.build')!.queueName;
+    const queue = planOf(warren).jobs.get('report.build')!.queueName;
     const options = { jobId: 'ttl', deduplicate: { ttlMs: 300 } };
     await warren.publish('report.build', {}, options);
     assert.equal((await warren.publish('report.build', {}, options)).deduplicated, true);
@@ -148,7 +149,7 @@ describe('deduplicated publishing', () => {
       jobs: [BuildReport],
       deduplication: new PostgresDedupStore({ pool, tableName }),
     });
-    const queue = worker.plan.jobs.get('report.build')!.queueName;
+    const queue = planOf(worker).jobs.get('report.build')!.queueName;
     const open = gated(handler);
     await worker.start();
     const options = { jobId: 'pg-1', deduplicate: true } as const;

@@ -6,6 +6,7 @@ import { createRecordingLogger } from '../../src/testing';
 import { createBrokerUser, deleteBrokerUser, type BrokerUser } from '../support/broker-user';
 import { cleanup, rawConnection, testWarren } from '../support/test-broker';
 import { waitFor } from '../support/wait-for';
+import { planOf } from '../../src/warren';
 
 /**
  * Messages other clients put straight into warren's queues (issue 12): each defect seen with them,
@@ -43,7 +44,7 @@ class BackJob implements JobHandler<{ id: string }> {
 const handlers = () => [new FrontFlaky(), new FrontFail(), new BackJob()];
 
 function queueName(warren: Warren<object>, key: string): string {
-  return warren.plan.queues.find((q) => q.key === key && q.role === 'job')!.name;
+  return planOf(warren).queues.find((q) => q.key === key && q.role === 'job')!.name;
 }
 
 /** Publishes straight to a queue with plain amqplib, as a foreign client does; resolves on the confirm. */

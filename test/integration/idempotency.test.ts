@@ -17,6 +17,7 @@ import {
 import { dedupTopology, DedupJob, type WorkerReport } from '../fixtures/idempotency-worker';
 import { cleanup, rawConnection, testNamespace, testWarren } from '../support/test-broker';
 import { nextEvent, waitFor } from '../support/wait-for';
+import { planOf } from '../../src/warren';
 
 const PG_URL = process.env.WARREN_TEST_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 
@@ -197,13 +198,17 @@ describe('idempotency keys', () => {
       // acking.
       const connection = await rawConnection();
       const channel = await connection.createConfirmChannel();
-      channel.sendToQueue(afterRestart.plan.jobs.get('dedup.run')!.queueName, Buffer.from('{"workMs":0}'), {
-        type: 'dedup.run',
-        messageId: 'ship-7',
-        contentType: 'application/json',
-        persistent: true,
-        headers: { [HEADERS.attempt]: 1 },
-      });
+      channel.sendToQueue(
+        planOf(afterRestart).jobs.get('dedup.run')!.queueName,
+        Buffer.from('{"workMs":0}'),
+        {
+          type: 'dedup.run',
+          messageId: 'ship-7',
+          contentType: 'application/json',
+          persistent: true,
+          headers: { [HEADERS.attempt]: 1 },
+        },
+      );
       await channel.waitForConfirms();
       await connection.close();
       assert.deepEqual(await duplicate, { jobId: 'ship-7', name: 'dedup.run', queue: 'dedup', attempt: 1 });

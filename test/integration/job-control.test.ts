@@ -12,6 +12,7 @@ import {
   closeConnectionsNamed,
 } from '../support/test-broker';
 import { nextEvent, waitFor } from '../support/wait-for';
+import { planOf } from '../../src/warren';
 
 const topology = defineTopology({ queues: { reports: {} } });
 const UNIT_MS = 100;
@@ -55,7 +56,7 @@ describe('cancel, promote and reschedule delayed jobs', () => {
       handler.runs.map((r) => r.jobId),
       [kept.jobId],
     );
-    const ops = createOps({ url: BROKER_URL, namespace: worker.plan.naming.namespace, topology });
+    const ops = createOps({ url: BROKER_URL, namespace: planOf(worker).naming.namespace, topology });
     try {
       const status = await waitFor(
         async () => {

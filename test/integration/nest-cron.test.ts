@@ -14,6 +14,7 @@ import {
 import { WarrenModule } from '../../src/nest';
 import { recordJobEvents } from '../../src/testing';
 import { deletePlanEntities, testNamespace, testProfile } from '../support/test-broker';
+import { planOf } from '../../src/warren';
 
 const topology = defineTopology({ queues: { reports: {} } });
 
@@ -45,7 +46,7 @@ describe('WarrenModule with @Cron', () => {
     }).compile();
     const app = moduleRef.createNestApplication();
     const warren = app.get(Warren);
-    plan = warren.plan;
+    plan = planOf(warren);
     await app.init();
     try {
       const jobs = recordJobEvents(warren);

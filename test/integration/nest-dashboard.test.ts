@@ -13,6 +13,7 @@ import {
 } from '../../src';
 import { WarrenModule } from '../../src/nest';
 import { deletePlanEntities, testNamespace, testProfile } from '../support/test-broker';
+import { planOf } from '../../src/warren';
 
 const topology = defineTopology({ queues: { work: {} } });
 const extraTopology = defineTopology({ queues: { extra: {} } });
@@ -64,7 +65,7 @@ describe('WarrenModule dashboard', () => {
     }).compile();
     const app = moduleRef.createNestApplication({ logger: false });
     const warren = app.get(Warren);
-    opened.push({ app, plan: warren.plan });
+    opened.push({ app, plan: planOf(warren) });
     await app.listen(0, '127.0.0.1');
     const base = (await app.getUrl()).replace('[::1]', '127.0.0.1');
 

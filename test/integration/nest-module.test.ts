@@ -27,6 +27,7 @@ import { WarrenHealthIndicator, WarrenModule, WarrenPublisher } from '../../src/
 import { createRecordingLogger, recordJobEvents } from '../../src/testing';
 import { deletePlanEntities, messageCount, testNamespace, testProfile } from '../support/test-broker';
 import { waitFor } from '../support/wait-for';
+import { planOf } from '../../src/warren';
 
 type Welcome = { userId: string };
 type Charge = { invoiceId: string; cents: number };
@@ -148,7 +149,7 @@ async function boot(
   const moduleRef = await builder.compile();
   const app = moduleRef.createNestApplication();
   const warren = app.get<Warren<Jobs>>(Warren);
-  apps.push({ app, plan: warren.plan, closed: false });
+  apps.push({ app, plan: planOf(warren), closed: false });
   await app.init();
   return { app, warren };
 }
@@ -192,11 +193,11 @@ describe('WarrenModule in a Nest application', () => {
     const invoices = app.get(InvoiceService);
     assert.equal(invoices.warren, warren, 'one warren per app');
     assert.ok(
-      warren.plan.queues.some((queue) => queue.key === 'billing'),
+      planOf(warren).queues.some((queue) => queue.key === 'billing'),
       'the feature queue is declared',
     );
     assert.ok(
-      warren.plan.queues.some((queue) => queue.key === 'email'),
+      planOf(warren).queues.some((queue) => queue.key === 'email'),
       'the root queue is declared',
     );
     const jobs = recordJobEvents(warren);
@@ -221,7 +222,7 @@ describe('WarrenModule in a Nest application', () => {
       ],
     });
     assert.ok(
-      warren.plan.queues.every((queue) => queue.name.startsWith(namespace)),
+      planOf(warren).queues.every((queue) => queue.name.startsWith(namespace)),
       'every queue carries the configured namespace',
     );
     const jobs = recordJobEvents(warren);
@@ -240,7 +241,7 @@ describe('WarrenModule in a Nest application', () => {
       .compile();
     const app = moduleRef.createNestApplication();
     const warren = app.get<Warren<Jobs>>(Warren);
-    apps.push({ app, plan: warren.plan, closed: false });
+    apps.push({ app, plan: planOf(warren), closed: false });
     await app.init();
     const jobs = recordJobEvents(warren);
     await warren.publish('email.welcome', { userId: 'u6' }, { jobId: 'welcome-u6' });
@@ -269,7 +270,7 @@ describe('WarrenModule in a Nest application', () => {
       warren.health().consumers.map((consumer) => consumer.consuming),
       [false],
     );
-    assert.equal(await messageCount(warren.plan.jobs.get('email.welcome')!.queueName), 3);
+    assert.equal(await messageCount(planOf(warren).jobs.get('email.welcome')!.queueName), 3);
     assert.deepEqual(app.get(Mailer).sent, []);
   });
 
@@ -373,7 +374,7 @@ describe('WarrenModule refuses handlers it cannot run', () => {
     }).compile();
     const app = moduleRef.createNestApplication();
     const warren = app.get(Warren);
-    apps.push({ app, plan: warren.plan, closed: true });
+    apps.push({ app, plan: planOf(warren), closed: true });
     await assert.rejects(
       app.init(),
       (error: unknown) =>
@@ -391,7 +392,7 @@ describe('WarrenModule refuses handlers it cannot run', () => {
       ],
     }).compile();
     const app = moduleRef.createNestApplication();
-    apps.push({ app, plan: app.get(Warren).plan, closed: true });
+    apps.push({ app, plan: planOf(app.get(Warren)), closed: true });
     await assert.rejects(app.init(), /WelcomeEmail is provided by a factory .*list the class in providers/);
   });
 

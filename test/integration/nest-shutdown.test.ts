@@ -7,6 +7,7 @@ import { WarrenModule, WarrenPublisher } from '../../src/nest';
 import { recordJobEvents } from '../../src/testing';
 import { deletePlanEntities, messageCount, testNamespace, testProfile } from '../support/test-broker';
 import { waitFor } from '../support/wait-for';
+import { planOf } from '../../src/warren';
 
 const topology = defineTopology({
   exchanges: { jobs: { type: 'topic' } },
@@ -81,7 +82,7 @@ async function boot(shutdownGraceMs: number): Promise<{ app: INestApplication; w
   }).compile();
   const app = moduleRef.createNestApplication();
   const warren = app.get(Warren);
-  plans.push(warren.plan);
+  plans.push(planOf(warren));
   await app.init();
   return { app, warren };
 }
@@ -112,7 +113,7 @@ describe('WarrenModule on application shutdown', () => {
     await jobs.waitForCompleted('report.build', { jobId: 'report-r1', timeoutMs: 0 });
     assert.equal(warren.health().connected, false);
     assert.equal(
-      await messageCount(warren.plan.jobs.get('report.build')!.queueName),
+      await messageCount(planOf(warren).jobs.get('report.build')!.queueName),
       0,
       'acked, not returned to the queue',
     );
@@ -121,7 +122,7 @@ describe('WarrenModule on application shutdown', () => {
   it('stops consuming early but keeps publishing open until onApplicationShutdown, for requests still being served', async () => {
     const { app, warren } = await boot(10_000);
     await app.close();
-    assert.equal(await messageCount(warren.plan.jobs.get('audit.record')!.queueName), 1);
+    assert.equal(await messageCount(planOf(warren).jobs.get('audit.record')!.queueName), 1);
   });
 
   it('aborts a job still running when the grace period ends and returns it to its queue', async () => {
@@ -135,7 +136,7 @@ describe('WarrenModule on application shutdown', () => {
     assert.equal(gate.sawAbort, true, 'ctx.signal aborted');
     assert.ok(tookMs < 3_000, `close kept to the grace period (took ${tookMs} ms)`);
     assert.equal(
-      await messageCount(warren.plan.jobs.get('report.build')!.queueName),
+      await messageCount(planOf(warren).jobs.get('report.build')!.queueName),
       1,
       'the job is back in its queue',
     );

@@ -2,6 +2,7 @@ import { after, afterEach, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { Cron, Job, type JobHandler, type Warren } from '../../src';
+import { planOf } from '../../src/warren';
 import { createOps, ManagementApiError, UnknownQueueError, type WarrenOps } from '../../src/ops';
 import { WARREN_VERSION } from '../../src/core';
 import { BuildReport, opsAppOptions, SendEmail, type JobLog } from '../fixtures/ops-jobs';
@@ -195,7 +196,7 @@ describe('warren/ops against the broker', () => {
     const connection = await rawConnection();
     try {
       const channel = await connection.createChannel();
-      const exchange = warren!.plan.naming.controlExchange();
+      const exchange = planOf(warren!).naming.controlExchange();
       const replyTo = 'amq.rabbitmq.reply-to';
       await channel.consume(replyTo, () => undefined, { noAck: true });
       const send = (body: string | Buffer, props: object = { replyTo, correlationId: randomUUID() }) =>

@@ -10,6 +10,7 @@ import {
 } from '../../src';
 import { cleanup, rawConnection, testWarren } from '../support/test-broker';
 import { nextEvent, waitFor } from '../support/wait-for';
+import { planOf } from '../../src/warren';
 
 const topology = defineTopology({
   exchanges: { jobs: { type: 'topic' } },
@@ -91,7 +92,7 @@ describe('publishing and running jobs', () => {
     const handler = new WelcomeEmail();
     const warren = await testWarren({ topology, handlers: [handler] });
     await warren.start();
-    const queue = warren.plan.jobs.get('email.welcome')!.queueName;
+    const queue = planOf(warren).jobs.get('email.welcome')!.queueName;
     const connection = await rawConnection();
     const channel = await connection.createConfirmChannel();
     channel.sendToQueue(queue, Buffer.from('{not json'), {
@@ -139,7 +140,7 @@ describe('publishing and running jobs', () => {
     });
     const connection = await rawConnection();
     const channel = await connection.createChannel();
-    await channel.deleteQueue(warren.plan.jobs.get('lonely.job')!.queueName);
+    await channel.deleteQueue(planOf(warren).jobs.get('lonely.job')!.queueName);
     await connection.close();
     await assert.rejects(
       warren.publish(LonelyJob, {}),

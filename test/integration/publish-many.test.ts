@@ -10,9 +10,11 @@ import {
   UnknownJobError,
   type JobContext,
   type JobHandler,
+  type Warren,
 } from '../../src';
 import { cleanup, messageCount, rawConnection, testWarren } from '../support/test-broker';
 import { waitFor } from '../support/wait-for';
+import { planOf } from '../../src/warren';
 
 const topology = defineTopology({
   exchanges: { jobs: { type: 'topic' } },
@@ -46,8 +48,7 @@ class LonelyJob implements JobHandler<object> {
   handle(): void {}
 }
 
-const ordersQueue = (warren: { plan: { jobs: ReadonlyMap<string, { queueName: string }> } }) =>
-  warren.plan.jobs.get('order.placed')!.queueName;
+const ordersQueue = (warren: Warren<object>) => planOf(warren).jobs.get('order.placed')!.queueName;
 
 describe('publishMany', () => {
   afterEach(cleanup);
@@ -78,7 +79,7 @@ describe('publishMany', () => {
     const warren = await testWarren({ topology, jobs: [OrderPlaced, LonelyJob] });
     const connection = await rawConnection();
     const channel = await connection.createChannel();
-    await channel.deleteQueue(warren.plan.jobs.get('lonely.job')!.queueName);
+    await channel.deleteQueue(planOf(warren).jobs.get('lonely.job')!.queueName);
     await connection.close();
     const results = await warren.publishMany([
       { job: OrderPlaced, data: { label: 'a' } },
@@ -102,7 +103,7 @@ describe('publishMany', () => {
     const warren = await testWarren({ topology, jobs: [OrderPlaced, LonelyJob] });
     const connection = await rawConnection();
     const channel = await connection.createChannel();
-    await channel.deleteExchange(warren.plan.jobs.get('order.placed')!.route.exchange);
+    await channel.deleteExchange(planOf(warren).jobs.get('order.placed')!.route.exchange);
     await connection.close();
     // The publish to the missing exchange closes the channel (404) with the others in flight or buffered.
     const lonely = Array.from({ length: 300 }, () => ({ job: LonelyJob, data: {} }));
@@ -114,7 +115,7 @@ describe('publishMany', () => {
     const failed = results.flatMap((r, i) => (r.status === 'failed' ? [{ i, code: r.error.code }] : []));
     assert.deepEqual(failed, [{ i: 100, code: 'PUBLISH_UNROUTABLE' }]);
     // At least once: those stored but not yet confirmed when the channel closed are sent again.
-    assert.ok((await messageCount(warren.plan.jobs.get('lonely.job')!.queueName)) >= 300);
+    assert.ok((await messageCount(planOf(warren).jobs.get('lonely.job')!.queueName)) >= 300);
   });
 
   it('checks every payload and option before sending anything, naming the bad index', async () => {

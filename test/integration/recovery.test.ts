@@ -19,6 +19,7 @@ import {
   closeConnectionsNamed,
 } from '../support/test-broker';
 import { nextEvent, waitFor } from '../support/wait-for';
+import { planOf } from '../../src/warren';
 
 const topology = defineTopology({ queues: { work: {} } });
 
@@ -79,7 +80,7 @@ describe('recovery', () => {
     warren.on('disconnected', () => (disconnected = true));
     // a delete of the queue under the consumer makes the broker cancel it: warren re-declares and
     // re-subscribes
-    const queue = warren.plan.jobs.get('work.count')!.queueName;
+    const queue = planOf(warren).jobs.get('work.count')!.queueName;
     const connection = await rawConnection();
     const channel = await connection.createChannel();
     await channel.deleteQueue(queue);

@@ -11,6 +11,7 @@ import {
 } from '../../src';
 import { cleanup, rawConnection, testWarren } from '../support/test-broker';
 import { nextEvent, waitFor } from '../support/wait-for';
+import { planOf } from '../../src/warren';
 
 const topology = defineTopology({ queues: { work: {} } });
 
@@ -171,7 +172,7 @@ describe('retries, delays and timeouts', () => {
     const channel = await connection.createChannel();
     const bits = (36_000).toString(2).padStart(16, '0');
     const firstSetLevel = 15 - bits.indexOf('1');
-    const level = warren.plan.delay.levels[firstSetLevel]!;
+    const level = planOf(warren).delay.levels[firstSetLevel]!;
     const { messageCount } = await channel.checkQueue(level.name);
     assert.equal(messageCount, 1, `the one-hour job should wait in ${level.name}`);
     await connection.close();
@@ -231,9 +232,9 @@ describe('retries, delays and timeouts', () => {
     const delayed = new DelayedJob();
     const warren = await testWarren({ topology, handlers: [delayed] });
     await warren.start();
-    const queue = warren.plan.jobs.get('work.delayed')!.queueName;
+    const queue = planOf(warren).jobs.get('work.delayed')!.queueName;
     // 300 ms = bits 0 and 1: level 1 dead-letters into level 0, a queue the first pass recorded in x-death
-    const route = delayRoute(warren.plan.delay, 300, queue);
+    const route = delayRoute(planOf(warren).delay, 300, queue);
     const connection = await rawConnection();
     try {
       const channel = await connection.createConfirmChannel();

@@ -3,6 +3,7 @@ import assert from 'node:assert/strict';
 import { defineTopology, Job, ShutdownError, type JobContext, type JobHandler } from '../../src';
 import { cleanup, messageCount, testWarren } from '../support/test-broker';
 import { waitFor } from '../support/wait-for';
+import { planOf } from '../../src/warren';
 
 const topology = defineTopology({ queues: { work: {} } });
 
@@ -40,7 +41,7 @@ describe('graceful shutdown', () => {
     await waitFor(() => slow.running === 5, { what: 'five running jobs' });
     await warren.close({ graceMs: 5000 });
     assert.deepEqual([...slow.finished].sort(), [0, 1, 2, 3, 4]);
-    assert.equal(await messageCount(warren.plan.jobs.get('work.slow')!.queueName), 0);
+    assert.equal(await messageCount(planOf(warren).jobs.get('work.slow')!.queueName), 0);
   });
 
   it('aborts jobs still running after the grace period and returns them to the queue', async () => {
@@ -55,7 +56,7 @@ describe('graceful shutdown', () => {
     assert.ok(Date.now() - started < 3000);
     assert.deepEqual(slow.aborted, [1]);
     assert.equal(
-      await messageCount(warren.plan.jobs.get('work.slow')!.queueName),
+      await messageCount(planOf(warren).jobs.get('work.slow')!.queueName),
       1,
       'the aborted job is back in its queue',
     );

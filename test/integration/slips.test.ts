@@ -10,6 +10,7 @@ import {
 } from '../../src';
 import { cleanup, rawConnection, testWarren } from '../support/test-broker';
 import { nextEvent, waitFor } from '../support/wait-for';
+import { planOf } from '../../src/warren';
 
 const topology = defineTopology({ queues: { orders: {} } });
 const fast = { type: 'fixed', delayMs: 100 } as const;
@@ -171,7 +172,7 @@ describe('routing slips', () => {
     };
     const raw = await rawConnection();
     const channel = await raw.createConfirmChannel();
-    const queue = warren.plan.queues.find((q) => q.key === 'orders' && q.role === 'job')!.name;
+    const queue = planOf(warren).queues.find((q) => q.key === 'orders' && q.role === 'job')!.name;
     channel.sendToQueue(queue, Buffer.from(JSON.stringify(forged)), {
       contentType: 'application/json',
       type: 'order.ship.slip',

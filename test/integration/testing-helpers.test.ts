@@ -3,6 +3,7 @@ import assert from 'node:assert/strict';
 import { defineTopology, Job, type JobContext, type JobHandler } from '../../src';
 import { createTestHarness, recordJobEvents, type TestHarness } from '../../src/testing';
 import { BROKER_URL, rawConnection } from '../support/test-broker';
+import { planOf } from '../../src/warren';
 
 const topology = defineTopology({
   exchanges: { jobs: { type: 'topic' } },
@@ -107,7 +108,7 @@ describe('the test harness on a real broker', () => {
     harness = await createTestHarness<Jobs>({ url: BROKER_URL, topology, handlers: [new WelcomeEmail()] });
     await harness.warren.publish('email.welcome', { userId: 'u4' }, { jobId: 'w-4' });
     await harness.waitForCompleted('email.welcome', { jobId: 'w-4' });
-    const plan = harness.warren.plan;
+    const plan = planOf(harness.warren);
     assert.ok(plan.queues.length > 2 && plan.exchanges.length > 2);
     await harness.close();
     await harness.close(); // idempotent

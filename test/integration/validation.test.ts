@@ -4,6 +4,7 @@ import { z } from 'zod';
 import { ConfigurationError, defineTopology, Job, PayloadValidationError, type JobHandler } from '../../src';
 import { cleanup, rawConnection, testWarren } from '../support/test-broker';
 import { nextEvent, waitFor } from '../support/wait-for';
+import { planOf } from '../../src/warren';
 
 const topology = defineTopology({ queues: { billing: {} } });
 const Invoice = z.object({ invoiceId: z.string().min(1), cents: z.number().int().positive() });
@@ -33,7 +34,7 @@ describe('payload validation with a Standard Schema (zod)', () => {
     const connection = await rawConnection();
     const channel = await connection.createChannel();
     assert.equal(
-      (await channel.checkQueue(warren.plan.jobs.get('billing.invoice')!.queueName)).messageCount,
+      (await channel.checkQueue(planOf(warren).jobs.get('billing.invoice')!.queueName)).messageCount,
       0,
     );
     await connection.close();
@@ -46,11 +47,15 @@ describe('payload validation with a Standard Schema (zod)', () => {
     const dead = nextEvent<{ reason: string; jobId: string }>(warren, 'deadLettered');
     const connection = await rawConnection();
     const channel = await connection.createConfirmChannel();
-    channel.sendToQueue(warren.plan.jobs.get('billing.invoice')!.queueName, Buffer.from('{"invoiceId":42}'), {
-      type: 'billing.invoice',
-      messageId: 'inv-bad',
-      contentType: 'application/json',
-    });
+    channel.sendToQueue(
+      planOf(warren).jobs.get('billing.invoice')!.queueName,
+      Buffer.from('{"invoiceId":42}'),
+      {
+        type: 'billing.invoice',
+        messageId: 'inv-bad',
+        contentType: 'application/json',
+      },
+    );
     await channel.waitForConfirms();
     await connection.close();
     const event = await dead;

@@ -3,6 +3,7 @@ import assert from 'node:assert/strict';
 import { defineTopology, Job, type JobContext, type JobHandler } from '../../src';
 import { cleanup, rawConnection, testWarren } from '../support/test-broker';
 import { waitFor } from '../support/wait-for';
+import { planOf } from '../../src/warren';
 
 const topology = defineTopology({
   exchanges: { jobs: { type: 'topic' } },
@@ -24,7 +25,7 @@ describe('the wire format, from a plain AMQP client', () => {
     const handler = new WelcomeEmail();
     const warren = await testWarren({ topology, handlers: [handler] });
     await warren.start();
-    const exchange = `${warren.plan.naming.namespace}.jobs`;
+    const exchange = `${planOf(warren).naming.namespace}.jobs`;
 
     // --- as in the README's "Wire format" section ---
     const connection = await rawConnection();
@@ -59,7 +60,7 @@ describe('the wire format, from a plain AMQP client', () => {
     );
     const connection = await rawConnection();
     const channel = await connection.createChannel();
-    const message = await channel.get(warren.plan.jobs.get('email.welcome')!.queueName, { noAck: true });
+    const message = await channel.get(planOf(warren).jobs.get('email.welcome')!.queueName, { noAck: true });
     await connection.close();
     assert.ok(message);
     assert.deepEqual(JSON.parse(message.content.toString('utf8')), { userId: '7' });

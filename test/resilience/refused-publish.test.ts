@@ -12,6 +12,7 @@ import {
 import { testNamespace } from '../support/test-broker';
 import { waitFor } from '../support/wait-for';
 import { closePrivateWarrens, privateWarren } from './private-warren';
+import { planOf } from '../../src/warren';
 
 /** The `wsmall` node's max_message_size: small, so that a test can go over it cheaply. */
 const MAX_MESSAGE_SIZE = 65_536;
@@ -101,7 +102,7 @@ describe(`messages over the broker's max_message_size (${MAX_MESSAGE_SIZE} bytes
   it('parks a job it cannot republish any more in dead letters, once, without a loop', async () => {
     const { entries, options: o } = options();
     const warren = await privateWarren(node.url, o);
-    const queue = warren.plan.queues.find((q) => q.key === 'small' && q.role === 'job')!.name;
+    const queue = planOf(warren).queues.find((q) => q.key === 'small' && q.role === 'job')!.name;
     // The message got in while the broker's limit was higher (it was lowered since).
     await setMaxMessageSize(node, 4 * MAX_MESSAGE_SIZE);
     try {

@@ -2,7 +2,8 @@ import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { promisify } from 'node:util';
 import * as amqp from 'amqplib';
-import { createWarren, type Warren, type WarrenOptions } from '../../src';
+import { createWarren, type TopologyPlan, type Warren, type WarrenOptions } from '../../src';
+import { planOf } from '../../src/warren';
 
 export const BROKER_URL =
   process.env.WARREN_TEST_URL ?? process.env.AMQP_URL ?? 'amqp://guest:guest@127.0.0.1:5672';
@@ -52,14 +53,14 @@ export async function testWarren<T extends object = {}>(
 export async function cleanup(): Promise<void> {
   const warrens = open.splice(0);
   for (const warren of warrens) {
-    const plan = warren.plan;
+    const plan = planOf(warren);
     await warren.close({ graceMs: 500 }).catch(() => undefined);
     await deletePlanEntities(plan);
   }
 }
 
 /** Deletes a plan's queues and exchanges over a fresh connection (the warren may be closed already). */
-export async function deletePlanEntities(plan: Warren<object>['plan']): Promise<void> {
+export async function deletePlanEntities(plan: TopologyPlan): Promise<void> {
   const connection = await amqp.connect(BROKER_URL);
   try {
     for (const queue of plan.queues) {

@@ -12,6 +12,7 @@ import {
 import { warrenMetrics } from '../../../src/observability';
 import { cleanup, rawConnection, testWarren } from '../../support/test-broker';
 import { waitFor } from '../../support/wait-for';
+import { planOf } from '../../../src/warren';
 
 const topology = defineTopology({ queues: { work: {}, guarded: {} } });
 
@@ -90,7 +91,7 @@ describe('Prometheus metrics', () => {
     await warren.publish('work.guarded', {});
     const connection = await rawConnection();
     const channel = await connection.createConfirmChannel();
-    const queueName = warren.plan.queues.find((q) => q.role === 'job' && q.key === 'work')!.name;
+    const queueName = planOf(warren).queues.find((q) => q.role === 'job' && q.key === 'work')!.name;
     channel.sendToQueue(queueName, Buffer.from('{}'), {
       type: `evil.${'x'.repeat(40)}`,
       messageId: 'foreign-1',

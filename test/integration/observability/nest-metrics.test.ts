@@ -14,6 +14,7 @@ import { WarrenModule } from '../../../src/nest';
 import { warrenMetrics } from '../../../src/observability';
 import { deletePlanEntities, testNamespace, testProfile } from '../../support/test-broker';
 import { waitFor } from '../../support/wait-for';
+import { planOf } from '../../../src/warren';
 
 const topology = defineTopology({ queues: { work: {} } });
 
@@ -49,7 +50,7 @@ describe('WarrenModule metricsPath', () => {
     }).compile();
     const app = moduleRef.createNestApplication({ logger: false });
     const warren = app.get(Warren);
-    opened.push({ app, plan: warren.plan });
+    opened.push({ app, plan: planOf(warren) });
     await app.listen(0, '127.0.0.1');
     let done = 0;
     warren.on('completed', () => done++);

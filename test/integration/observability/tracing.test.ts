@@ -12,6 +12,7 @@ import { defineTopology, Job, UnrecoverableError, type JobContext, type JobHandl
 import { warrenTracing, type TracingOptions } from '../../../src/observability';
 import { cleanup, rawConnection, testWarren } from '../../support/test-broker';
 import { waitFor } from '../../support/wait-for';
+import { planOf } from '../../../src/warren';
 
 const topology = defineTopology({ queues: { work: {} } });
 
@@ -88,7 +89,7 @@ describe('OpenTelemetry traces', () => {
     assert.equal(send.attributes['messaging.operation.type'], 'send');
     assert.equal(send.attributes['messaging.message.id'], published.jobId);
     assert.equal(send.attributes['messaging.message.conversation_id'], 'conv-1');
-    const queueName = warren.plan.queues.find((q) => q.key === 'work' && q.role === 'job')!.name;
+    const queueName = planOf(warren).queues.find((q) => q.key === 'work' && q.role === 'job')!.name;
     // A queue with no exchange of its own: the default exchange, routed by queue name.
     assert.equal(send.attributes['messaging.destination.name'], '');
     assert.equal(send.attributes['messaging.rabbitmq.destination.routing_key'], queueName);
@@ -164,7 +165,7 @@ describe('OpenTelemetry traces', () => {
     const spanId = '00f067aa0ba902b7';
     const connection = await rawConnection();
     const channel = await connection.createConfirmChannel();
-    const queueName = warren.plan.queues.find((q) => q.key === 'work' && q.role === 'job')!.name;
+    const queueName = planOf(warren).queues.find((q) => q.key === 'work' && q.role === 'job')!.name;
     channel.sendToQueue(queueName, Buffer.from('{}'), {
       type: 'trace.ok',
       messageId: 'foreign-1',

@@ -1,7 +1,7 @@
-import type { ConfirmPublisher, ConnectionManager } from './connection';
-import type { Logger } from './core';
-import { DeadLetterLog, resolveDeadLetterLogOptions, type DeadLetterLogOptions } from './dead-letter-log';
-import type { TopologyPlan } from './topology';
+import type { ConfirmPublisher, ConnectionManager } from '../connection';
+import type { Logger } from '../core';
+import { DeadLetterLog, resolveDeadLetterLogOptions, type DeadLetterLogOptions } from '../dead-letter-log';
+import type { TopologyPlan } from '../topology';
 
 /** `createWarren({ deadLetterLog })`: the log's retention, and whether this process feeds it. */
 export interface WarrenDeadLetterLogOptions extends DeadLetterLogOptions {

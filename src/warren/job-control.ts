@@ -1,7 +1,7 @@
-import type { ConfirmPublisher, ConnectionManager } from './connection';
-import { ConfigurationError, MAX_DELAY_MS, validationMessage } from './core';
-import { JobControl } from './job-control';
-import type { TopologyPlan } from './topology';
+import type { ConfirmPublisher, ConnectionManager } from '../connection';
+import { ConfigurationError, MAX_DELAY_MS, validationMessage } from '../core';
+import { JobControl } from '../job-control';
+import type { TopologyPlan } from '../topology';
 
 /** When a rescheduled delayed job runs: at `runAt`, or `delayMs` from now. */
 export type RescheduleOptions = { readonly runAt: Date } | { readonly delayMs: number };

@@ -1,12 +1,12 @@
 import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
-import type { BreakerPauses, BreakerRegistry } from './breaker';
-import type { ConnectionManager } from './connection';
-import { ControlListener, type ProcessStatus } from './control';
-import { WARREN_VERSION, type Logger } from './core';
-import type { ScheduleInfo } from './scheduler';
-import type { TopologyPlan } from './topology';
-import type { ConsumerHealth } from './worker';
+import type { BreakerPauses, BreakerRegistry } from '../breaker';
+import type { ConnectionManager } from '../connection';
+import { ControlListener, type ProcessStatus } from '../control';
+import { WARREN_VERSION, type Logger } from '../core';
+import type { ScheduleInfo } from '../scheduler';
+import type { TopologyPlan } from '../topology';
+import type { ConsumerHealth } from '../worker';
 
 /** The parts of a warren instance its control listener reports on and acts through. */
 export interface ControlDeps {
@@ -20,11 +20,17 @@ export interface ControlDeps {
   readonly log: Logger;
 }
 
+/** A warren's control listener and the process id it answers with. */
+export interface WarrenControl {
+  readonly listener: ControlListener;
+  readonly processId: string;
+}
+
 /**
  * Wires a warren instance to the control exchange: it answers warren/ops with its status and follows
  * the operator's pause markers (see src/control). Returns the listener, whose `open` is a ready hook.
  */
-export function createControl(deps: ControlDeps): { listener: ControlListener; processId: string } {
+export function createControl(deps: ControlDeps): WarrenControl {
   const processId = randomUUID();
   const startedAt = new Date().toISOString();
   const status = (): ProcessStatus => ({

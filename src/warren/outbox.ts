@@ -1,6 +1,6 @@
-import type { EmitEvent, Logger } from './core';
-import { Outbox, OutboxRelay, resolveOutboxOptions, type OutboxOptions } from './outbox';
-import type { JobPublisher } from './publisher';
+import type { EmitEvent, Logger } from '../core';
+import { Outbox, OutboxRelay, resolveOutboxOptions, type OutboxOptions } from '../outbox';
+import type { JobPublisher } from '../publisher';
 
 /** A warren's outbox and, when this process relays, its relay. */
 export interface WarrenOutbox {

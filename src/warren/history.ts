@@ -1,8 +1,8 @@
 import { hostname } from 'node:os';
-import type { ConnectionManager } from './connection';
-import type { EmitEvent, Logger, PublishedJob, PublishOptions, WarrenEvents } from './core';
-import { firstLine, HistoryWriter, resolveHistoryOptions, type HistoryOptions } from './history';
-import { streamAssertion, type TopologyPlan } from './topology';
+import type { ConnectionManager } from '../connection';
+import type { EmitEvent, Logger, PublishedJob, PublishOptions, WarrenEvents } from '../core';
+import { firstLine, HistoryWriter, resolveHistoryOptions, type HistoryOptions } from '../history';
+import { streamAssertion, type TopologyPlan } from '../topology';
 
 /** The part of a warren instance the history listens to. */
 interface EventSource {

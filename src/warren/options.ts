@@ -1,22 +1,22 @@
-import type { BreakerOptions } from './breaker';
-import type { ConnectionOptions } from './connection';
-import { checkKnownKeys, type Instrumentation, type JobDefaults, type Logger } from './core';
-import type { JobClass } from './decorators';
-import type { PublisherOptions } from './publisher';
-import type { SchedulerOptions } from './scheduler';
+import type { BreakerOptions } from '../breaker';
+import type { ConnectionOptions } from '../connection';
+import { checkKnownKeys, type Instrumentation, type JobDefaults, type Logger } from '../core';
+import type { JobClass } from '../decorators';
+import type { PublisherOptions } from '../publisher';
+import type { SchedulerOptions } from '../scheduler';
 import {
   resolveTopologyOptions,
   type DelayOptions,
   type ResolvedTopologyOptions,
   type TopologyDeclaration,
-} from './topology';
-import type { DedupStore, IdempotencyStore, JoinStore } from './idempotency';
-import type { OutboxOptions } from './outbox';
-import type { WorkerOptions } from './worker';
+} from '../topology';
+import type { DedupStore, IdempotencyStore, JoinStore } from '../idempotency';
+import type { OutboxOptions } from '../outbox';
+import type { WorkerOptions } from '../worker';
 
 /** Everything `createWarren` takes. Only `topology` and a handler or job class are needed in practice. */
-import type { HistoryOptions } from './history';
-import type { WarrenDeadLetterLogOptions } from './warren-dead-letter-log';
+import type { HistoryOptions } from '../history';
+import type { WarrenDeadLetterLogOptions } from './dead-letter-log';
 
 export interface WarrenOptions {
   /** Broker URL or cluster node list; see ConnectionOptions.url for the default. */

@@ -1,7 +1,7 @@
 import type { EventEmitter } from 'node:events';
-import type { ConnectionManager } from './connection';
-import type { InstrumentationTarget, WarrenEvents } from './core';
-import type { TopologyPlan } from './topology';
+import type { ConnectionManager } from '../connection';
+import type { InstrumentationTarget, WarrenEvents } from '../core';
+import type { TopologyPlan } from '../topology';
 
 /**
  * What `attach` gives an instrumentation: the instance's events, the bounded job and queue names, and

@@ -1,0 +1,64 @@
+import { ConnectionManager } from '../connection';
+import { createSilentLogger } from '../core';
+import type { JobControl } from '../job-control';
+import { resolvePublisherOptions, type JobPublisher } from '../publisher';
+import type { TopologyPlan } from '../topology';
+import { resolveWarrenConnectionOptions, wirePublishing, type PublishingParts } from '../warren';
+import type { OpsOptions } from './options';
+
+/** An opened ops connection: the connection and the same publishing parts a warren wires. */
+export interface OpenedOps extends PublishingParts {
+  readonly manager: ConnectionManager;
+}
+
+/**
+ * The operations API's connection, opened on first use and shared by every operation: a connection
+ * named `warren ops <pid>` (unless the options name it) with warren's own publishing wiring (confirm
+ * channel, job control, job publisher), without instrumentation, awaited results or deduplication.
+ */
+export class OpsConnection {
+  private opening: Promise<OpenedOps> | undefined;
+
+  constructor(
+    private readonly plan: TopologyPlan,
+    private readonly input: OpsOptions,
+  ) {}
+
+  /** The connection, opened now if it is not yet. */
+  open(): Promise<OpenedOps> {
+    this.opening ??= this.connect();
+    return this.opening;
+  }
+
+  async manager(): Promise<ConnectionManager> {
+    return (await this.open()).manager;
+  }
+
+  async publisher(): Promise<JobPublisher> {
+    return (await this.open()).publisher;
+  }
+
+  async jobControl(): Promise<JobControl> {
+    return (await this.open()).jobControl;
+  }
+
+  /** Stops the job control, closes the confirm channel and the connection (if one was opened). */
+  async close(): Promise<void> {
+    const opened = await this.opening?.catch(() => undefined);
+    await opened?.jobControl.stop();
+    await opened?.confirms.close().catch(() => undefined);
+    await opened?.manager.close();
+  }
+
+  private async connect(): Promise<OpenedOps> {
+    const log = createSilentLogger();
+    const manager = new ConnectionManager(
+      resolveWarrenConnectionOptions(this.input, { connectionName: `warren ops ${process.pid}` }),
+      log,
+    );
+    const publishing = wirePublishing(this.plan, manager, resolvePublisherOptions(this.input.publisher), log);
+    manager.onReady(async (_model, generation) => publishing.confirms.open(generation));
+    await manager.start();
+    return { manager, ...publishing };
+  }
+}

@@ -1,0 +1,177 @@
+import { resolveBreakerOptions, type ResolvedBreakerOptions } from '../breaker';
+import {
+  resolveConnectionOptions,
+  type ConnectionOptions,
+  type ResolvedConnectionOptions,
+} from '../connection';
+import {
+  combineInstrumentation,
+  ConfigurationError,
+  createSilentLogger,
+  resolveJobDefaults,
+  type EmitEvent,
+  type Instrumentation,
+  type JobDefinition,
+  type JobHandler,
+  type Logger,
+  type ResolvedJobDefaults,
+} from '../core';
+import { readJobDefinition } from '../decorators';
+import { resolvePublisherOptions, type ResolvedPublisherOptions } from '../publisher';
+import { planTopology, type TopologyPlan } from '../topology';
+import { resolveWorkerOptions, type RegisteredJob, type ResolvedWorkerOptions } from '../worker';
+import { planSlipJobs } from '../workflow';
+import { resolveJobLimiters, type DeclaredLimiters } from '../coordination';
+import { readCronDeclarations, type CronDeclarations } from '../scheduler';
+import { resolveJobSettings } from './job-settings';
+import { checkWarrenOptionKeys, resolveWarrenTopologyOptions, type WarrenOptions } from './options';
+
+/**
+ * Everything `createWarren` decides before it touches a broker: each option resolved and validated, the
+ * handlers read, the topology planned, every job this process runs with its settings merged. The stores,
+ * the outbox and the dead-letter log and history options pass through as given (in `options`).
+ */
+export interface WarrenConfig {
+  readonly options: WarrenOptions;
+  readonly log: Logger;
+  readonly connection: ResolvedConnectionOptions;
+  readonly publisher: ResolvedPublisherOptions;
+  readonly worker: ResolvedWorkerOptions;
+  readonly jobDefaults: ResolvedJobDefaults;
+  readonly breakerDefaults: ResolvedBreakerOptions;
+  readonly instrumentation: Instrumentation | undefined;
+  readonly cron: CronDeclarations;
+  readonly plan: TopologyPlan;
+  /** The jobs this process runs (its handlers and the slip steps it has handlers for), by job name. */
+  readonly jobs: ReadonlyMap<string, RegisteredJob>;
+  /** The job names `warren.slip()` may use as steps. */
+  readonly slipActivities: ReadonlySet<string>;
+}
+
+const IGNORE_EVENTS: EmitEvent = () => undefined;
+
+/**
+ * The pure configuration step of `createWarren`: options in, a resolved and validated configuration and
+ * topology plan out; no broker, no I/O. Invalid configuration throws a ConfigurationError here, naming
+ * its path. `emit` is where the slip steps' events go (the warren's event sink; ignored by default).
+ * A `@Cron`'s data is checked against its job's schema afterwards, by `checkCronData` (schemas may be
+ * asynchronous).
+ */
+export function resolveWarrenConfig(
+  options: WarrenOptions = {},
+  emit: EmitEvent = IGNORE_EVENTS,
+): WarrenConfig {
+  checkWarrenOptionKeys(options);
+  const log = options.logger ?? createSilentLogger();
+  const connection = resolveWarrenConnectionOptions(options);
+  const topologyOptions = resolveWarrenTopologyOptions(options);
+  const publisher = resolvePublisherOptions(options.publisher);
+  const worker = resolveWorkerOptions(options.worker);
+  const jobDefaults = resolveJobDefaults(options.jobDefaults);
+  const breakerDefaults = resolveBreakerOptions(options.breakerDefaults, 'breakerDefaults');
+  const handlers = readHandlers(options.handlers ?? []);
+  const definitions = [...handlers.values()].map((h) => h.definition);
+  for (const job of options.jobs ?? []) definitions.push(readJobDefinition(job));
+  const handlerByName = new Map([...handlers].map(([name, h]) => [name, h.handler]));
+  const slips = planSlipJobs(
+    options.activities ?? [],
+    handlerByName,
+    emit,
+    jobDefaults.timeoutMs,
+    options.joins,
+  );
+  definitions.push(...slips.definitions);
+  const scheduling = readCronDeclarations(options.scheduler, [
+    ...handlerByName.values(),
+    ...(options.jobs ?? []),
+  ]);
+  const limiters = resolveJobLimiters([...handlers.values()].map((h) => h.definition));
+  const plan = planWarrenTopology(options, definitions, scheduling, limiters, topologyOptions);
+  const jobs = new Map<string, RegisteredJob>();
+  for (const [name, handler] of [...handlerByName, ...slips.handlers]) {
+    const planned = plan.jobs.get(name)!;
+    const { attempts, backoff, timeoutMs } = resolveJobSettings(planned, jobDefaults);
+    jobs.set(name, {
+      planned,
+      handler,
+      attempts,
+      backoff,
+      timeoutMs,
+      schema: planned.schema,
+      breakers: planned.breakers ?? [],
+      limiter: limiters.ofJob.get(name),
+    });
+  }
+  const instrumentation = combineInstrumentation(listInstrumentation(options.instrumentation));
+  return {
+    options,
+    log,
+    connection,
+    publisher,
+    worker,
+    jobDefaults,
+    breakerDefaults,
+    instrumentation,
+    cron: scheduling,
+    plan,
+    jobs,
+    slipActivities: slips.activities,
+  };
+}
+
+/** `url` and `connection` of WarrenOptions (or OpsOptions) as one resolved ConnectionOptions. */
+export function resolveWarrenConnectionOptions(
+  options: Pick<WarrenOptions, 'url' | 'connection'>,
+  defaults: Omit<ConnectionOptions, 'url'> = {},
+): ResolvedConnectionOptions {
+  return resolveConnectionOptions({
+    ...defaults,
+    ...options.connection,
+    ...(options.url !== undefined ? { url: options.url } : {}),
+  });
+}
+
+/**
+ * The topology plan of a configuration: its declared topology, its jobs, the leader-election queues if
+ * this process schedules, and the permit queues of its rate limits. createWarren and warren/ops alike.
+ */
+export function planWarrenTopology(
+  options: Pick<WarrenOptions, 'topology' | 'namespace' | 'delay' | 'queues'>,
+  definitions: readonly JobDefinition[],
+  scheduling: Pick<CronDeclarations, 'scheduler'>,
+  limiters: DeclaredLimiters,
+  topologyOptions = resolveWarrenTopologyOptions(options),
+): TopologyPlan {
+  return planTopology({
+    topology: options.topology ?? {},
+    jobs: definitions,
+    options: topologyOptions,
+    leaderElection: scheduling.scheduler.enabled,
+    limiters: [...limiters.byKey.values()].map((limiter) => ({
+      key: limiter.key,
+      maxPermits: limiter.max,
+    })),
+  });
+}
+
+/** The handler instances by job name, each with its definition; a class or a second handler is refused. */
+function readHandlers(
+  handlers: readonly object[],
+): Map<string, { readonly handler: JobHandler; readonly definition: JobDefinition }> {
+  const read = new Map<string, { handler: JobHandler; definition: JobDefinition }>();
+  for (const handler of handlers) {
+    if (typeof handler === 'function')
+      throw new ConfigurationError(
+        `handlers takes instances (new ${(handler as { name: string }).name}(...)); pass classes you only publish as jobs`,
+      );
+    const definition = readJobDefinition(handler);
+    if (read.has(definition.name)) throw new ConfigurationError(`two handlers for job '${definition.name}'`);
+    read.set(definition.name, { handler: handler as JobHandler, definition });
+  }
+  return read;
+}
+
+function listInstrumentation(input: WarrenOptions['instrumentation']): readonly Instrumentation[] {
+  if (input === undefined) return [];
+  return Array.isArray(input) ? (input as readonly Instrumentation[]) : [input as Instrumentation];
+}

@@ -1,0 +1,30 @@
+import type { EventEmitter } from 'node:events';
+import type { EmitEvent, Logger, WarrenEvents } from '../core';
+
+/**
+ * Where a warren's parts send their events. The parts are built before the Warren that users listen to
+ * (it is built from them), so they emit here, and the sink forwards to the Warren once `connect`ed;
+ * before that nobody can listen, and events go nowhere. A listener that throws is logged and ignored:
+ * a listener's bug must not fail the job or the connection that emitted.
+ */
+export class WarrenEventSink {
+  #target: EventEmitter<WarrenEvents> | undefined;
+  #log: Logger | undefined;
+
+  /** From now on, events go to `target`'s listeners; a listener that throws is logged on `log`. */
+  connect(target: EventEmitter<WarrenEvents>, log: Logger): void {
+    this.#target = target;
+    this.#log = log;
+  }
+
+  readonly emit: EmitEvent = (event, ...args) => {
+    try {
+      (this.#target as EventEmitter | undefined)?.emit(event, ...(args as unknown[]));
+    } catch (error) {
+      this.#log?.error({ err: error, event }, 'an event listener threw; ignored');
+    }
+  };
+
+  /** Whether anyone listens to `event`: parts skip the work of an event nobody hears. */
+  readonly listens = (event: keyof WarrenEvents): boolean => (this.#target?.listenerCount(event) ?? 0) > 0;
+}

@@ -1,0 +1,22 @@
+/**
+ * The composition root: `createWarren` resolves the options (a pure step, `resolveWarrenConfig`), wires
+ * the named parts and connects them; the Warren class is the face users hold. Nothing below imports this
+ * folder; warren/ops reuses its option resolution and publishing wiring. `planOf` and `warrenParts` are
+ * for internal users and tests: src/index.ts does not export them.
+ */
+export { createWarren } from './create-warren';
+export { Warren, planOf, warrenParts } from './warren';
+export type { WarrenJobs, JobMap, PublishManyEntry, PublishManyResult } from './warren-jobs';
+export type { HealthReport } from './health';
+export {
+  resolveWarrenConfig,
+  resolveWarrenConnectionOptions,
+  planWarrenTopology,
+  type WarrenConfig,
+} from './config';
+export { resolveJobSettings, queueConcurrency, type JobSettings } from './job-settings';
+export { wirePublishing, type PublishingParts, type PublishingExtras } from './publishing';
+export type { WarrenParts } from './parts';
+export { checkWarrenOptionKeys, resolveWarrenTopologyOptions, type WarrenOptions } from './options';
+export type { WarrenDeadLetterLogOptions } from './dead-letter-log';
+export { createJobControl, rescheduleAt, type RescheduleOptions } from './job-control';

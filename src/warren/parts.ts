@@ -1,0 +1,49 @@
+import type { BreakerPauses, BreakerRegistry } from '../breaker';
+import type { ConfirmPublisher, ConnectionManager } from '../connection';
+import type { Logger } from '../core';
+import type { HistoryWriter } from '../history';
+import type { JobControl } from '../job-control';
+import type { JobPublisher } from '../publisher';
+import type { TopologyPlan } from '../topology';
+import type { DeadLetters, Worker } from '../worker';
+import type { CronService } from '../scheduler';
+import type { WarrenControl } from './control';
+import type { WarrenEventSink } from './event-sink';
+import type { WarrenOutbox } from './outbox';
+
+/** Something a warren stops on close, after its worker. */
+export interface StoppablePart {
+  stop(): Promise<void>;
+}
+
+/**
+ * The named parts of a warren instance, as `wireWarren` builds them from a resolved configuration. The
+ * Warren class is a face over them; internal users reach them through `partsOf`, never through the
+ * public type.
+ */
+export interface WarrenParts {
+  readonly plan: TopologyPlan;
+  readonly log: Logger;
+  /** Where the parts' events go; forwards to the Warren once connected. */
+  readonly events: WarrenEventSink;
+  readonly manager: ConnectionManager;
+  /** The confirm channel every publish goes through. */
+  readonly confirms: ConfirmPublisher;
+  readonly publisher: JobPublisher;
+  readonly jobControl: JobControl;
+  readonly worker: Worker;
+  readonly breakers: BreakerRegistry;
+  readonly pauses: BreakerPauses;
+  /** Cron, its leadership and the rate limiters. */
+  readonly scheduling: CronService;
+  readonly control: WarrenControl;
+  readonly deadLetters: DeadLetters;
+  /** Writes the job history stream; undefined when `history` is off. */
+  readonly history: HistoryWriter | undefined;
+  /** Parts stopped on close after the worker (dead-letter collector, history writer, job control). */
+  readonly addOns: readonly StoppablePart[];
+  readonly outbox: WarrenOutbox | undefined;
+  /** The job names `warren.slip()` may use as steps. */
+  readonly slipActivities: ReadonlySet<string>;
+  readonly shutdownGraceMs: number;
+}

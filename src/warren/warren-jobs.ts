@@ -1,0 +1,33 @@
+import type { PublishOptions } from '../core';
+import type { JobClass, JobData } from '../decorators';
+import type { BatchResult } from '../publisher';
+
+/**
+ * Augment this interface to type `publish` by job name:
+ * `declare module 'warren' { interface WarrenJobs { 'email.welcome': { userId: string } } }`.
+ */
+// biome-ignore lint/suspicious/noEmptyInterface: an interface (not a type) so users can augment it
+export interface WarrenJobs {}
+
+/** A map of job name to payload type. */
+export type JobMap = Record<string, unknown>;
+/** The job names `publish` takes: any string until WarrenJobs (or the Warren's type argument) names them. */
+export type JobName<TJobs> = [keyof TJobs] extends [never] ? string : Extract<keyof TJobs, string>;
+/** The payload type of job `K`. */
+export type JobPayload<TJobs, K> = K extends keyof TJobs ? TJobs[K] : unknown;
+
+/**
+ * One job of a {@link Warren.publishMany} call: a job class or a job name, its payload (typed like
+ * `publish`'s) and its publish options.
+ */
+export interface PublishManyEntry<TJobs = WarrenJobs, J = JobClass | JobName<TJobs>> {
+  readonly job: J;
+  readonly data: J extends JobClass ? JobData<J> : JobPayload<TJobs, J>;
+  readonly options?: PublishOptions;
+}
+
+/**
+ * The outcome of one job of a {@link Warren.publishMany} call: `confirmed` by the broker, or `failed`
+ * with the typed error a `publish` of it alone would have rejected with.
+ */
+export type PublishManyResult = BatchResult;

@@ -1,0 +1,210 @@
+import { BreakerPauses, BreakerRegistry } from '../breaker';
+import { ConnectionManager } from '../connection';
+import type { PublishOptions, PublishOrigin } from '../core';
+import { applyTopology, requireBrokerFeatures } from '../topology';
+import { DeadLetters, Worker } from '../worker';
+import { CronService } from '../scheduler';
+import type { WarrenConfig } from './config';
+import { createControl } from './control';
+import { createDeadLetterLog } from './dead-letter-log';
+import type { WarrenEventSink } from './event-sink';
+import { announcePublished, createHistory } from './history';
+import { queueConcurrency } from './job-settings';
+import { createOutbox } from './outbox';
+import type { WarrenParts } from './parts';
+import { wirePublishing, type PublishingParts } from './publishing';
+import { WorkerSwitch } from './worker-switch';
+
+/** What the consumer side is wired on: the configuration, its connection, its publishing and events. */
+interface SharedParts {
+  readonly config: WarrenConfig;
+  readonly manager: ConnectionManager;
+  readonly publishing: PublishingParts;
+  readonly events: WarrenEventSink;
+  /** Declares the plan again (on every connect, and when a consumer finds a queue gone). */
+  readonly reapplyTopology: () => Promise<void>;
+  /** Publishes a job for a part (cron, `ctx.publish`), announcing it like `warren.publish` does. */
+  readonly publishAndAnnounce: (
+    name: string,
+    data: unknown,
+    options?: PublishOptions,
+    origin?: PublishOrigin,
+  ) => ReturnType<PublishingParts['publisher']['publish']>;
+}
+
+/**
+ * The wiring step of `createWarren`: builds every part of a warren from its resolved configuration and
+ * registers their ready hooks on the connection, in the order they must run on each (re)connect. Creates
+ * the outbox table if asked to; connects nothing (the caller starts the connection).
+ */
+export async function wireWarren(config: WarrenConfig, events: WarrenEventSink): Promise<WarrenParts> {
+  const { plan, log, options } = config;
+  const manager = new ConnectionManager(config.connection, log.child({ component: 'connection' }));
+  const publishing = wirePublishing(plan, manager, config.publisher, log.child({ component: 'publisher' }), {
+    instrumentation: config.instrumentation,
+    results: true,
+    deduplication: options.deduplication,
+  });
+  const outbox = await createOutbox(
+    options.outbox,
+    publishing.publisher,
+    log.child({ component: 'outbox' }),
+    events.emit,
+  );
+  const base: SharedParts = {
+    config,
+    manager,
+    publishing,
+    events,
+    reapplyTopology: async () => {
+      requireBrokerFeatures(plan, manager.broker);
+      return applyTopology(plan, () => manager.openChannel());
+    },
+    publishAndAnnounce: (name, data, publishOptions, origin) =>
+      announcePublished(
+        publishing.publisher.publish(name, data, publishOptions, origin),
+        publishOptions,
+        events.emit,
+        () => events.listens('published'),
+      ),
+  };
+  const consumers = wireConsumers(base);
+  const operations = wireOperations(base, consumers);
+  const deadLetters = new DeadLetters(
+    plan,
+    manager,
+    publishing.confirms,
+    config.worker.republishTimeoutMs,
+    log.child({ component: 'dead-letters' }),
+  );
+  return {
+    plan,
+    log,
+    events,
+    manager,
+    ...publishing,
+    ...consumers,
+    ...operations,
+    deadLetters,
+    outbox,
+    slipActivities: config.slipActivities,
+    shutdownGraceMs: config.worker.shutdownGraceMs,
+  };
+}
+
+/** The breaker pauses and registry, the scheduling (cron, leadership, rate limiters) and the worker. */
+function wireConsumers(base: SharedParts) {
+  const { config, manager, events, reapplyTopology } = base;
+  const { plan, log, options } = config;
+  const queues = new WorkerSwitch();
+  const pauses = new BreakerPauses(queues, log.child({ component: 'breaker' }));
+  for (const job of config.jobs.values())
+    for (const breaker of job.breakers) pauses.use(breaker, job.planned.queue);
+  const breakers = new BreakerRegistry(
+    options.breakers ?? {},
+    config.breakerDefaults,
+    (name, state) => {
+      events.emit('breakerStateChanged', { breaker: name, state });
+      pauses.stateChanged(name, state);
+    },
+    log.child({ component: 'breaker' }),
+  );
+  const scheduling = wireScheduling(base);
+  const worker = new Worker(
+    {
+      plan,
+      jobs: config.jobs,
+      publisher: base.publishing.confirms,
+      options: config.worker,
+      emit: events.emit,
+      listens: events.listens,
+      log: log.child({ component: 'worker' }),
+      publishJob: base.publishAndAnnounce,
+      breaker: (name, queue) => {
+        pauses.use(name, queue);
+        return breakers.get(name);
+      },
+      idempotency: options.idempotency,
+      deduplication: options.deduplication,
+      jobControl: base.publishing.jobControl,
+      instrumentation: config.instrumentation,
+      manager,
+      reapplyTopology,
+      concurrencyOf: (queueName) => queueConcurrency(config.jobs.values(), queueName, config.jobDefaults),
+    },
+    log.child({ component: 'worker' }),
+  );
+  queues.connect(worker);
+  return { pauses, breakers, scheduling, worker };
+}
+
+/** Cron with its leadership. */
+function wireScheduling(base: SharedParts): CronService {
+  const { manager, reapplyTopology, publishAndAnnounce } = base;
+  const { plan, log, cron, publisher: publisherOptions } = base.config;
+  const confirms = base.publishing.confirms;
+  const emit = base.events.emit;
+  const scheduling = new CronService({
+    plan,
+    declarations: cron,
+    manager,
+    confirms,
+    publish: (job, data, jobId) => publishAndAnnounce(job, data, { jobId }, 'cron'),
+    publishTimeoutMs: publisherOptions.timeoutMs,
+    reapplyTopology,
+    emit,
+    log,
+  });
+  return scheduling;
+}
+
+/**
+ * The control listener (warren/ops), the dead-letter log and the history, and the ready hooks in their
+ * order: the topology first, an operator's pauses before any consumer opens, then publishing, consumers,
+ * cron and the dead-letter collector.
+ */
+function wireOperations(base: SharedParts, consumers: ReturnType<typeof wireConsumers>) {
+  const { config, manager, events, publishing } = base;
+  const { plan, log, options } = config;
+  const { pauses, breakers, scheduling, worker } = consumers;
+  const control = createControl({
+    plan,
+    manager,
+    pauses,
+    breakers: () => breakers,
+    consumers: () => worker.health(),
+    isLeader: () => scheduling.isLeader,
+    schedules: () => scheduling.schedules(),
+    log: log.child({ component: 'control' }),
+  });
+  const deadLetterLog = createDeadLetterLog(
+    options.deadLetterLog,
+    plan,
+    manager,
+    publishing.confirms,
+    config.publisher.timeoutMs,
+    log.child({ component: 'dead-letter-log' }),
+  );
+  manager.onReady(async () => base.reapplyTopology());
+  const history = createHistory(
+    options.history,
+    plan,
+    manager,
+    control.processId,
+    log.child({ component: 'history' }),
+  );
+  // Before the consumers open: a queue an operator paused must not consume for a moment on (re)connect.
+  manager.onReady(async (_model, generation) => control.listener.open(generation));
+  manager.onReady(async (_model, generation) => {
+    await publishing.confirms.open(generation);
+    await worker.open(generation);
+    await scheduling.open(generation);
+    await deadLetterLog?.follow();
+  });
+  manager.on('connected', ({ url }) => events.emit('connected', { url }));
+  manager.on('disconnected', ({ error }) => events.emit('disconnected', { error }));
+  manager.on('blocked', ({ reason }) => events.emit('blocked', { reason }));
+  manager.on('unblocked', () => events.emit('unblocked'));
+  const addOns = [deadLetterLog, history, publishing.jobControl].filter((p) => p !== undefined);
+  return { control, history, addOns };
+}
