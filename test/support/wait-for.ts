@@ -79,3 +79,18 @@ export function passTime(ms: number, signal?: AbortSignal): Promise<void> {
 function pollInterval(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms));
 }
+
+/**
+ * Lets time pass until the wall clock is half-way through a second (400–600 ms in), for tests around a
+ * cron that fires every second: a process killed then leaves no doubt which tick was under way. The clock
+ * is the point here, not a condition to wait for.
+ */
+export async function passTimeToMidSecond(): Promise<void> {
+  // A loaded machine may wake us late, past the window: aim again at the next second, a few times.
+  for (let attempt = 0; attempt < 5; attempt++) {
+    const intoSecond = Date.now() % 1000;
+    if (intoSecond >= 400 && intoSecond < 600) return;
+    await passTime((1450 - intoSecond) % 1000);
+  }
+  throw new Error('the clock was never half-way through a second: woken too late five times');
+}
