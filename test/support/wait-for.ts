@@ -57,7 +57,8 @@ export function nextEvent<T>(
 /**
  * Lets `ms` of wall-clock time pass on purpose, for the few places where time is the thing itself: a
  * handler that simulates work (so jobs overlap, outlast a timeout or a shutdown), a publisher paced to a
- * steady rate, a fault held for a set duration. With `signal`, rejects with its reason when it aborts (a
+ * steady rate, a fault held for a set duration, a measurement window (runs per second over ten seconds, a
+ * gap with no process running cron). With `signal`, rejects with its reason when it aborts (a
  * handler's `ctx.signal`). Never use it to wait for something to happen or to show it did not: use
  * `waitFor` or `nextEvent`.
  */
@@ -76,10 +77,6 @@ export function passTime(ms: number, signal?: AbortSignal): Promise<void> {
   });
 }
 
-function pollInterval(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, ms));
-}
-
 /**
  * Lets time pass until the wall clock is half-way through a second (400–600 ms in), for tests around a
  * cron that fires every second: a process killed then leaves no doubt which tick was under way. The clock
@@ -93,4 +90,8 @@ export async function passTimeToMidSecond(): Promise<void> {
     await passTime((1450 - intoSecond) % 1000);
   }
   throw new Error('the clock was never half-way through a second: woken too late five times');
+}
+
+function pollInterval(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
 }
