@@ -9,7 +9,7 @@ import { FaultLedger } from '../resilience/fault-ledger';
 import { createBrokerUser, deleteBrokerUser, type BrokerUser } from '../support/broker-user';
 import type { PublisherReport } from '../fixtures/fuzz-publisher';
 import { BROKER_URL, cleanup, testWarren } from '../support/test-broker';
-import { waitFor } from '../support/wait-for';
+import { passTime, waitFor } from '../support/wait-for';
 import { FUZZ_MAX_BODY_BYTES, fuzzMessages, type FuzzMessage, type QueueKey } from './fuzz-messages';
 import { planOf } from '../../src/warren';
 
@@ -75,7 +75,7 @@ function publishStream(warren: Warren<object>): { stop: () => Promise<number[]> 
       await warren.publish('pings.ping', { n });
       latencies.push(performance.now() - started);
       // A steady stream, not a flood: about 200 publishes a second.
-      await new Promise((resolve) => setTimeout(resolve, 5));
+      await passTime(5);
     }
   })();
   return {

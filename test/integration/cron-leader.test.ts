@@ -4,7 +4,7 @@ import { ChildWorkers } from '../fixtures/child-workers';
 import { cronTopology, Tick, type CronWorkerMessage } from '../fixtures/cron-worker';
 import { isLeader, leadershipOf, recordTicks, type CronChild } from '../fixtures/tick-recorder';
 import { cleanup, testNamespace, testWarren } from '../support/test-broker';
-import { waitFor } from '../support/wait-for';
+import { passTimeToMidSecond, waitFor } from '../support/wait-for';
 
 const ticks = recordTicks();
 const alive = (w: CronChild) => w.child.exitCode === null && w.child.signalCode === null;
@@ -37,10 +37,7 @@ describe('cron across three processes', () => {
     assert.equal(children.filter(isLeader).length, 1);
 
     // Kill mid-second, so that the tick under way is unambiguous.
-    await waitFor(() => Date.now() % 1000 >= 400 && Date.now() % 1000 < 600, {
-      intervalMs: 5,
-      what: 'mid-second',
-    });
+    await passTimeToMidSecond();
     const killedAt = Date.now();
     leader.child.kill('SIGKILL');
     const survivors = children.filter((c) => c !== leader);

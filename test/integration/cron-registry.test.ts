@@ -8,6 +8,7 @@ import {
   UnknownScheduleError,
   type JobContext,
   type JobHandler,
+  type Warren,
 } from '../../src';
 import { opsAppOptions, SendEmail, BuildReport, type JobLog } from '../fixtures/ops-jobs';
 import { configDir, runCli } from '../support/run-cli';
@@ -40,6 +41,25 @@ class Coded implements JobHandler<{ from: string }> {
 
 const runsOf = (id: string) => runs.filter((r) => r.jobId.startsWith(`${id}@`));
 const scheduled = (id: string) => runsOf(id).filter((r) => !r.jobId.includes('@manual-'));
+
+/**
+ * The signal that a paused or removed schedule stayed quiet: a witness schedule, firing every second on
+ * the same leader into the same queue, fired `ticks` more times; had the other one still fired, it would
+ * have fired beside it.
+ */
+async function witnessTicks(ticks: number): Promise<void> {
+  const from = scheduled('witness').length;
+  await waitFor(() => scheduled('witness').length >= from + ticks, {
+    timeoutMs: 20_000,
+    what: `${ticks} more ticks of the witness schedule`,
+  });
+}
+
+/** Adds the witness schedule (through `warren`) and waits until it fires. */
+async function addWitness(warren: { addSchedule: Warren<object>['addSchedule'] }): Promise<void> {
+  await warren.addSchedule('clock.tick', '* * * * * *', { from: 'witness' }, { id: 'witness' });
+  await waitFor(() => scheduled('witness').length >= 1, { timeoutMs: 20_000, what: 'the witness to fire' });
+}
 
 /** A process that schedules (scheduler enabled) and runs the ticks. */
 async function scheduler(namespace: string, handlers: object[] = [new Tick()]) {
@@ -77,6 +97,7 @@ describe('cron at run time: the schedule registry', () => {
     const other = await testWarren({ namespace, topology, jobs: [Tick] });
     await other.addSchedule('clock.tick', '* * * * * *', { from: 'B' }, { id: 'added' });
     await waitFor(() => scheduled('added').length >= 2, { what: 'two ticks fired by A' });
+    await addWitness(other);
     assert.deepEqual(runsOf('added')[0]!.data, { from: 'B' });
     assert.equal(leader.schedules().find((s) => s.id === 'added')?.source, 'registry');
 
@@ -85,8 +106,7 @@ describe('cron at run time: the schedule registry', () => {
       what: 'A to see the pause',
     });
     const atPause = scheduled('added').length;
-    const pausedAt = Date.now();
-    await waitFor(() => Date.now() - pausedAt > 2_500, { what: 'two and a half seconds' });
+    await witnessTicks(3);
     assert.ok(scheduled('added').length <= atPause + 1, 'at most the tick under way fired while paused');
 
     await other.resumeSchedule('added');
@@ -96,8 +116,7 @@ describe('cron at run time: the schedule registry', () => {
     await other.removeSchedule('added');
     await waitFor(() => leader.schedules().every((s) => s.id !== 'added'), { what: 'A to drop it' });
     const removedWith = scheduled('added').length;
-    const removedAt = Date.now();
-    await waitFor(() => Date.now() - removedAt > 2_000, { what: 'two seconds' });
+    await witnessTicks(3);
     assert.ok(scheduled('added').length <= removedWith + 1);
   });
 
@@ -105,10 +124,10 @@ describe('cron at run time: the schedule registry', () => {
     const namespace = ns('regc');
     const leader = await scheduler(namespace, [new Tick(), new Coded()]);
     await waitFor(() => scheduled('coded').length >= 1, { what: 'the coded schedule to fire' });
+    await addWitness(leader);
     await leader.pauseSchedule('coded');
     const atPause = scheduled('coded').length;
-    const pausedAt = Date.now();
-    await waitFor(() => Date.now() - pausedAt > 2_500, { what: 'two and a half seconds' });
+    await witnessTicks(3);
     assert.ok(scheduled('coded').length <= atPause + 1);
     await assert.rejects(leader.removeSchedule('coded'), ConfigurationError);
     await assert.rejects(
@@ -161,6 +180,7 @@ describe('cron at run time: the schedule registry', () => {
     const other = await testWarren({ namespace, topology, jobs: [Tick] });
     await other.addSchedule('clock.tick', '* * * * * *', { from: 'B' }, { id: 'rc' });
     await waitFor(() => scheduled('rc').length >= 1, { what: 'a tick before the reconnect' });
+    await addWitness(other);
     const lost = nextEvent(leader, 'disconnected', () => true, 15_000);
     const back = nextEvent(leader, 'connected', () => true, 15_000);
     assert.ok((await closeConnectionsNamed(`${namespace} leader`)) >= 1);
@@ -170,8 +190,7 @@ describe('cron at run time: the schedule registry', () => {
     await back;
     await waitFor(() => leader.isLeader, { what: 'the leader to lead again' });
     assert.equal(leader.schedules().find((s) => s.id === 'rc')?.paused, true);
-    const since = Date.now();
-    await waitFor(() => Date.now() - since > 2_000, { what: 'two seconds' });
+    await witnessTicks(3);
     assert.ok(scheduled('rc').length <= pausedWith + 1, 'no firing after the reconnect');
   });
 

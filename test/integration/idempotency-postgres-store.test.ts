@@ -214,12 +214,12 @@ describe('PostgresIdempotencyStore', () => {
 
 /** Claims until it is granted (an expiry), with a deadline. */
 async function waitForClaim(store: PostgresIdempotencyStore, id: string, timeoutMs = 5_000) {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const result = await store.claim(id, 60_000);
-    if (result.status === 'claimed') return result;
-    if (Date.now() > deadline)
-      throw new Error(`timed out waiting to claim ${id} (last: ${JSON.stringify(result)})`);
-    await new Promise((resolve) => setTimeout(resolve, 25));
-  }
+  let last: Awaited<ReturnType<PostgresIdempotencyStore['claim']>> | undefined;
+  return waitFor(
+    async () => {
+      last = await store.claim(id, 60_000);
+      return last.status === 'claimed' ? last : undefined;
+    },
+    { timeoutMs, intervalMs: 25, what: () => `a claim of ${id} (last: ${JSON.stringify(last)})` },
+  );
 }

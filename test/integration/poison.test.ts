@@ -11,8 +11,16 @@ class CrashJob implements JobHandler<object> {
   async handle() {}
 }
 
-/** Runs the crash worker until it stops crashing (the job is gone); returns how often the job started. */
-async function runCrashLoop(namespace: string, queueType: string, limit: number): Promise<number> {
+/**
+ * Runs the crash worker until it stops crashing because the job is gone (dead-lettered); returns how often
+ * the job started.
+ */
+async function runCrashLoop(
+  namespace: string,
+  queueType: string,
+  limit: number,
+  isDeadLettered: () => Promise<boolean>,
+): Promise<number> {
   let runs = 0;
   for (let round = 0; round < limit + 5; round++) {
     const child = fork(join(__dirname, '../fixtures/crash-worker.js'), [], {
@@ -21,20 +29,26 @@ async function runCrashLoop(namespace: string, queueType: string, limit: number)
     });
     let output = '';
     child.stdout!.on('data', (chunk: Buffer) => (output += chunk.toString()));
-    const exit = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
-    // a worker that is still alive 3 s after it started consuming found nothing more to crash on
-    const outcome = await Promise.race([
-      exit,
-      waitFor(() => output.includes('started'), { timeoutMs: 20_000 }).then(
-        () => new Promise((r) => setTimeout(() => r('idle'), 3000)),
-      ),
-    ]);
+    let exited = false;
+    // 'close', not 'exit': by then all of the child's output has been read, every 'running' line counted.
+    const exit = new Promise<number | null>((resolve) =>
+      child.on('close', (code) => {
+        exited = true;
+        resolve(code);
+      }),
+    );
+    // Either this worker crashes on the job, or the job is in dead letters and nothing is left to crash on.
+    const outcome = await waitFor(
+      async () => {
+        if (exited) return 'crashed';
+        return output.includes('started') && (await isDeadLettered()) ? 'dead-lettered' : undefined;
+      },
+      { timeoutMs: 30_000, intervalMs: 100, what: 'the worker to crash or the job to be dead-lettered' },
+    );
+    if (outcome === 'dead-lettered') child.kill('SIGKILL');
+    await exit;
     runs += (output.match(/running/g) ?? []).length;
-    if (outcome === 'idle') {
-      child.kill('SIGKILL');
-      await exit;
-      return runs;
-    }
+    if (outcome === 'dead-lettered') return runs;
   }
   throw new Error(`still crashing after ${limit + 5} worker processes`);
 }
@@ -55,7 +69,12 @@ for (const queueType of ['quorum', 'classic'] as const) {
         worker: { redeliveryLimit: limit },
       });
       await warren.publish(CrashJob, {}, { jobId: `crash-${queueType}` });
-      const runs = await runCrashLoop(namespace, queueType, limit);
+      const runs = await runCrashLoop(
+        namespace,
+        queueType,
+        limit,
+        async () => (await warren.deadLetters.count('poison')) > 0,
+      );
       assert.ok(runs >= 1 && runs <= limit + 1, `the job ran ${runs} times`);
       const letters = await waitFor(
         async () => {

@@ -11,7 +11,7 @@ import {
   testProfile,
   testWarren,
 } from '../support/test-broker';
-import { nextEvent, waitFor } from '../support/wait-for';
+import { nextEvent, passTime, waitFor } from '../support/wait-for';
 
 const topology = defineTopology({ queues: { imports: {} } });
 const held: (() => void)[] = [];
@@ -22,7 +22,8 @@ class ImportRows implements JobHandler<{ rows: number; hold?: boolean }> {
     for (let i = 1; i <= data.rows; i++) {
       ctx.progress({ done: i, of: data.rows });
       if (i % 50 === 0) await new Promise((resolve) => setImmediate(resolve));
-      if (i % 500 === 0) await new Promise((resolve) => setTimeout(resolve, 30));
+      // Simulated work: the run spans several 100 ms coalescing windows.
+      if (i % 500 === 0) await passTime(30);
     }
     if (data.hold) await new Promise<void>((resolve) => held.push(resolve));
     return data.rows;

@@ -230,7 +230,8 @@ describe('retries, delays and timeouts', () => {
 
   it('proves why retries strip x-death: the broker silently drops a message re-entering the levels with it', async () => {
     const delayed = new DelayedJob();
-    const warren = await testWarren({ topology, handlers: [delayed] });
+    // One job at a time (prefetch 1): the queue hands over a message only after the one before it ran.
+    const warren = await testWarren({ topology, handlers: [delayed], jobDefaults: { concurrency: 1 } });
     await warren.start();
     const queue = planOf(warren).jobs.get('work.delayed')!.queueName;
     // 300 ms = bits 0 and 1: level 1 dead-letters into level 0, a queue the first pass recorded in x-death
@@ -255,9 +256,9 @@ describe('retries, delays and timeouts', () => {
       assert.ok(Array.isArray(first!.headers['x-death']));
       await send('with-x-death', { ...first!.headers });
       await send('stripped', {});
+      // The stripped copy is the barrier: both copies took the same route, the one with x-death first, and
+      // the queue delivers one job at a time in order, so once the stripped one ran the other would have too.
       await waitFor(() => delayed.runs.some((r) => r.label === 'stripped'), { what: 'the stripped copy' });
-      // both copies took the same route; the stripped one has arrived, so the other is not coming
-      await new Promise((resolve) => setTimeout(resolve, 300));
       assert.equal(
         delayed.runs.some((r) => r.label === 'with-x-death'),
         false,

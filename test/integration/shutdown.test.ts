@@ -2,7 +2,7 @@ import { afterEach, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { defineTopology, Job, ShutdownError, type JobContext, type JobHandler } from '../../src';
 import { cleanup, messageCount, testWarren } from '../support/test-broker';
-import { waitFor } from '../support/wait-for';
+import { passTime, waitFor } from '../support/wait-for';
 import { planOf } from '../../src/warren';
 
 const topology = defineTopology({ queues: { work: {} } });
@@ -15,13 +15,10 @@ class SlowJob implements JobHandler<{ n: number; ms: number }> {
   async handle(data: { n: number; ms: number }, ctx: JobContext) {
     this.running += 1;
     try {
-      await new Promise<void>((resolve, reject) => {
-        const timer = setTimeout(resolve, data.ms);
-        ctx.signal.addEventListener('abort', () => {
-          clearTimeout(timer);
-          this.aborted.push(data.n);
-          reject(ctx.signal.reason);
-        });
+      // Simulated work that outlasts (or not) the shutdown grace; an abort ends it early.
+      await passTime(data.ms, ctx.signal).catch((error: unknown) => {
+        this.aborted.push(data.n);
+        throw error;
       });
       this.finished.push(data.n);
     } finally {

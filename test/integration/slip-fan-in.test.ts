@@ -15,7 +15,7 @@ import {
   type SlipLogEntry,
 } from '../../src';
 import { cleanup, testWarren } from '../support/test-broker';
-import { nextEvent } from '../support/wait-for';
+import { nextEvent, passTime } from '../support/wait-for';
 
 const PG_URL = process.env.WARREN_TEST_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 const topology = defineTopology({ queues: { fan: {} } });
@@ -28,7 +28,8 @@ function activity(name: string, workMs: number) {
   @Job(name, { queue: 'fan', attempts: 2, backoff: fast })
   class Activity implements SlipActivity<Run> {
     async handle(data: Run) {
-      await new Promise((resolve) => setTimeout(resolve, workMs));
+      // Simulated work: the slow branch finishes after its sibling, so the fan-in waits for it.
+      await passTime(workMs);
       if (data.fail?.includes(name)) {
         journal.push(`fail:${name}`);
         throw new UnrecoverableError(`${name} refused`);

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { FaultWork, faultTopology } from '../fixtures/fault-jobs';
 import { rabbitCtl } from '../support/private-broker';
 import { testNamespace } from '../support/test-broker';
-import { waitFor } from '../support/wait-for';
+import { passTime, waitFor } from '../support/wait-for';
 import { FaultLedger } from './fault-ledger';
 import { privateWarren, useSingleNode } from './private-warren';
 import { PublishLoad } from './publish-load';
@@ -72,7 +72,8 @@ describe('connections dropped over and over (close_all_connections every few sec
         { timeoutMs: 30_000, what: `publishing and consuming after drop ${drops}` },
       );
       const rest = DROP_EVERY_MS - (Date.now() - tick);
-      if (rest > 0) await new Promise((resolve) => setTimeout(resolve, rest));
+      // The fault schedule itself: one drop every DROP_EVERY_MS, not a wait for a condition.
+      if (rest > 0) await passTime(rest);
     }
     await load.stop();
     await waitFor(() => ledger.allConfirmedRan(), { timeoutMs: 60_000, what: 'every confirmed job to run' });

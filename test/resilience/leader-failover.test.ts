@@ -4,7 +4,7 @@ import { ChildWorkers } from '../fixtures/child-workers';
 import { cronTopology, Tick, type CronWorkerMessage } from '../fixtures/cron-worker';
 import { isLeader, leadershipOf, recordTicks } from '../fixtures/tick-recorder';
 import { cleanup, testNamespace, testWarren } from '../support/test-broker';
-import { waitFor } from '../support/wait-for';
+import { passTimeToMidSecond, waitFor } from '../support/wait-for';
 
 // Freezes a client process, not the broker: this test shares the broker on 5672 with the integration tests.
 
@@ -34,10 +34,7 @@ describe('cron leader failover when the leader freezes', () => {
       { what: 'one leader' },
     );
     await waitFor(() => ticks.deliveries.size >= 3, { what: 'three ticks' });
-    await waitFor(() => Date.now() % 1000 >= 400 && Date.now() % 1000 < 600, {
-      intervalMs: 5,
-      what: 'mid-second',
-    });
+    await passTimeToMidSecond();
 
     const stoppedAt = Date.now();
     frozen.child.kill('SIGSTOP');

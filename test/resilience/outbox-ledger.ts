@@ -12,6 +12,7 @@
 import type { Pool, PoolClient } from 'pg';
 import type { Warren } from '../../src';
 import { OutboxWork } from '../fixtures/outbox-fault-jobs';
+import { passTime } from '../support/wait-for';
 
 export class OutboxLedger {
   readonly committed = new Set<string>();
@@ -105,7 +106,8 @@ export class OutboxWriter {
           this.options.jobsPerTransaction,
           this.transactions++ % 4 === 3,
         );
-        await new Promise((resolve) => setTimeout(resolve, this.options.pauseMs));
+        // Pacing: a steady stream of transactions, not a flood.
+        await passTime(this.options.pauseMs);
       }
     })();
   }

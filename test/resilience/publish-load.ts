@@ -4,6 +4,7 @@
  * A failed publish does not stop its lane: the next job is tried, as a service would.
  */
 import { ShutdownError } from '../../src';
+import { passTime } from '../support/wait-for';
 import type { FaultLedger } from './fault-ledger';
 
 export interface PublishLoadOptions {
@@ -65,7 +66,8 @@ export class PublishLoad {
         )
       )
         return;
-      if (this.options.pauseMs > 0) await new Promise((resolve) => setTimeout(resolve, this.options.pauseMs));
+      // Pacing: a steady load, not a flood.
+      if (this.options.pauseMs > 0) await passTime(this.options.pauseMs);
     }
   }
 }

@@ -27,6 +27,7 @@ import {
   stopSingleNode,
   waitForPort,
 } from './private-broker';
+import { waitFor } from './wait-for';
 
 const SHARED_BROKER_PORT = 5672;
 const QUEUE = 'warren.selftest.qq';
@@ -61,14 +62,9 @@ function portOpen(port: number): Promise<boolean> {
   });
 }
 
-async function poll<T>(what: string, timeoutMs: number, probe: () => Promise<T | undefined>): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await probe();
-    if (value !== undefined) return value;
-    if (Date.now() >= deadline) throw new Error(`selftest: ${what} not reached within ${timeoutMs} ms`);
-    await new Promise((r) => setTimeout(r, 200));
-  }
+/** Polls `probe` every 200 ms until it gives a value (a node name, the messages back), with a deadline. */
+function poll<T>(what: string, timeoutMs: number, probe: () => Promise<T | undefined>): Promise<T> {
+  return waitFor(probe, { timeoutMs, intervalMs: 200, what: `selftest: ${what}` }) as Promise<T>;
 }
 
 /** Opens a connection + confirm channel with error listeners attached, runs fn, closes. */

@@ -32,6 +32,7 @@ import * as fs from 'node:fs';
 import * as net from 'node:net';
 import * as os from 'node:os';
 import * as path from 'node:path';
+import { waitFor } from './wait-for';
 
 /** One private RabbitMQ node as tests see it. */
 export interface PrivateNode {
@@ -313,15 +314,11 @@ export async function quorumLeader(node: string, queue: string, vhost = '/'): Pr
 /** Resolves once something accepts TCP connections on 127.0.0.1:`port`; rejects after `timeoutMs`. */
 export async function waitForPort(port: number, timeoutMs: number): Promise<void> {
   const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    if (await canConnect(port, Math.max(100, Math.min(1000, deadline - Date.now())))) return;
-    if (Date.now() >= deadline) {
-      throw new Error(
-        `waitForPort: nothing accepted connections on 127.0.0.1:${port} within ${timeoutMs} ms`,
-      );
-    }
-    await new Promise((r) => setTimeout(r, 100));
-  }
+  await waitFor(() => canConnect(port, Math.max(100, Math.min(1000, deadline - Date.now()))), {
+    timeoutMs,
+    intervalMs: 100,
+    what: `waitForPort: something to accept connections on 127.0.0.1:${port}`,
+  });
 }
 
 function canConnect(port: number, timeoutMs: number): Promise<boolean> {

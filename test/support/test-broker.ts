@@ -1,29 +1,24 @@
 import { execFile } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
 import { promisify } from 'node:util';
 import * as amqp from 'amqplib';
 import { createWarren, type TopologyPlan, type Warren, type WarrenOptions } from '../../src';
 import { planOf } from '../../src/warren';
+import { testNamespace, testWarrenOptions } from '../../src/testing';
 
 export const BROKER_URL =
   process.env.WARREN_TEST_URL ?? process.env.AMQP_URL ?? 'amqp://guest:guest@127.0.0.1:5672';
 
-/** A random namespace per test: every entity name carries it. */
-export function testNamespace(label = 't'): string {
-  return `wt-${label}-${randomBytes(4).toString('hex')}`;
-}
+/** A random namespace per test: every entity name carries it. The public helper, so there is one. */
+export { testNamespace };
 
 /**
- * The test profile: throwaway namespace, classic delay levels (16 × 100 ms ≈ 109 min),
- * `x-expires` as a safety net should a test die before its cleanup, short shutdown grace.
+ * The test profile: warren/testing's `testWarrenOptions` (throwaway namespace, classic delay levels of
+ * 16 × 100 ms ≈ 109 min, `x-expires` as a safety net should a test die before its cleanup, short shutdown
+ * grace) on the test broker, with a connection name that `closeConnectionsNamed` can find.
  */
 export function testProfile(namespace: string): WarrenOptions {
   return {
-    url: BROKER_URL,
-    namespace,
-    delay: { queueType: 'classic', levels: 16, unitMs: 100 },
-    queues: { expiresMs: 15 * 60_000 },
-    worker: { shutdownGraceMs: 2_000 },
+    ...testWarrenOptions({ url: BROKER_URL, namespace }),
     connection: { connectionName: `warren-test ${namespace}`, connectTimeoutMs: 20_000 },
   };
 }
