@@ -18,7 +18,7 @@ export function instrumentationTarget(
     jobNames: [...plan.jobs.keys()],
     queues: plan.queues
       .filter((q) => q.role === 'job')
-      .map((q) => ({ key: q.key!, name: q.name, deadName: q.deadQueue! })),
+      .map((q) => ({ key: q.key, name: q.name, deadName: q.deadQueue })),
     delayQueues: plan.queues.filter((q) => q.role === 'delay').map((q) => q.name),
     messageCount: async (queueName) => {
       const channel = await manager.openChannel();

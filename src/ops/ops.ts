@@ -6,7 +6,7 @@ import { readJobDefinition, type JobClass } from '../decorators';
 import type { ScheduleSpec } from '../scheduler';
 import { findJob, jobStatus, type JobStatus } from '../history';
 import { JobPublisher, resolvePublisherOptions } from '../publisher';
-import { applyTopology, planTopology, type PlannedQueue, type TopologyPlan } from '../topology';
+import { applyTopology, planTopology, type PlannedJobQueue, type TopologyPlan } from '../topology';
 import { resolveWarrenTopologyOptions } from '../warren-options';
 import { readSchedulingDeclarations } from '../warren-scheduling';
 import type { JobControl } from '../job-control';
@@ -95,12 +95,12 @@ export class WarrenOps {
       this.jobQueues().map(async (q): Promise<QueueOverview> => {
         const [counts, dead, paused] = await Promise.all([
           count(manager, q.name),
-          count(manager, q.deadQueue!),
-          markers.isPaused(q.key!),
+          count(manager, q.deadQueue),
+          markers.isPaused(q.key),
         ]);
         const unacked = management?.queues.find((b) => b.name === q.name)?.unacked;
         return {
-          key: q.key!,
+          key: q.key,
           name: q.name,
           type: q.type,
           exists: counts !== undefined,
@@ -251,7 +251,7 @@ export class WarrenOps {
     if (!planned)
       throw new UnknownQueueError(
         queue,
-        this.jobQueues().map((q) => q.key!),
+        this.jobQueues().map((q) => q.key),
       );
     const manager = await this.connect();
     const markers = this.markers(manager);
@@ -294,7 +294,7 @@ export class WarrenOps {
       });
   }
 
-  private jobQueues(): PlannedQueue[] {
+  private jobQueues(): PlannedJobQueue[] {
     return this.plan.queues.filter((q) => q.role === 'job');
   }
 

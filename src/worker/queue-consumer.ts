@@ -1,7 +1,7 @@
 import type * as amqp from 'amqplib';
 import type { Logger } from '../core';
 import { ManagedChannel, type ConnectionManager } from '../connection';
-import type { PlannedQueue } from '../topology';
+import type { PlannedJobQueue } from '../topology';
 import { AckBatcher } from './ack-batcher';
 import type { JobProcessor } from './job-processor';
 import type { RunningJob } from './run-handler';
@@ -25,7 +25,7 @@ export class QueueConsumer {
 
   constructor(
     manager: ConnectionManager,
-    readonly queue: PlannedQueue,
+    readonly queue: PlannedJobQueue,
     private readonly concurrency: number,
     private readonly processor: JobProcessor,
     private readonly reapplyTopology: () => Promise<void>,

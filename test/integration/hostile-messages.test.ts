@@ -43,7 +43,7 @@ class BackJob implements JobHandler<{ id: string }> {
 const handlers = () => [new FrontFlaky(), new FrontFail(), new BackJob()];
 
 function queueName(warren: Warren<object>, key: string): string {
-  return warren.plan.queues.find((q) => q.key === key && q.role === 'job')!.name;
+  return warren.plan.queues.find((q) => q.role === 'job' && q.key === key)!.name;
 }
 
 /** Publishes straight to a queue with plain amqplib, as a foreign client does; resolves on the confirm. */

@@ -192,11 +192,11 @@ describe('WarrenModule in a Nest application', () => {
     const invoices = app.get(InvoiceService);
     assert.equal(invoices.warren, warren, 'one warren per app');
     assert.ok(
-      warren.plan.queues.some((queue) => queue.key === 'billing'),
+      warren.plan.queues.some((queue) => queue.role === 'job' && queue.key === 'billing'),
       'the feature queue is declared',
     );
     assert.ok(
-      warren.plan.queues.some((queue) => queue.key === 'email'),
+      warren.plan.queues.some((queue) => queue.role === 'job' && queue.key === 'email'),
       'the root queue is declared',
     );
     const jobs = recordJobEvents(warren);
