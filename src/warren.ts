@@ -587,7 +587,7 @@ export async function createWarren<TJobs extends object = WarrenJobs>(
     {
       plan,
       jobs: registered,
-      publisher: confirms,
+      confirms,
       options: workerOptions,
       emit,
       listens: (event) => (warren?.listenerCount(event) ?? 0) > 0,

@@ -2,7 +2,7 @@ import type * as amqp from 'amqplib';
 import { jitteredBackoff, PublishError, ShutdownError, type Logger } from '../core';
 import { brokerMaxMessageBytes, isRefusalClose, namesMessage } from './channel-refusal';
 import type { ConnectionManager } from './connection-manager';
-import { publishConfirmed, publishConfirmedMany } from './confirmed-publish';
+import { publishOnChannel, publishBatchOnChannel } from './channel-publish';
 import { Fifo } from './fifo';
 import { ManagedChannel } from './managed-channel';
 import { newPending, settlePending, type Batch, type OutgoingMessage, type Pending } from './pending-publish';
@@ -225,7 +225,7 @@ export class ConfirmPublisher {
     pending.writtenOn = generation;
     this.inFlight.add(pending);
     try {
-      const ok = publishConfirmed(channel, exchange, routingKey, content, properties, (error: unknown) =>
+      const ok = publishOnChannel(channel, exchange, routingKey, content, properties, (error: unknown) =>
         this.handleConfirm(pending, generation, error),
       );
       if (!ok) this.awaitingDrain = true;
@@ -300,7 +300,7 @@ export class ConfirmPublisher {
       pending.writtenOn = generation;
       this.inFlight.add(pending);
     }
-    const result = publishConfirmedMany(
+    const result = publishBatchOnChannel(
       channel,
       group.map((p) => p.message),
       (index, error) => this.handleConfirm(group[index]!, generation, error),

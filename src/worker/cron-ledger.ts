@@ -11,7 +11,7 @@ import { JSON_CONTENT_TYPE } from '../message';
 export class CronLedger {
   constructor(
     private readonly manager: ConnectionManager,
-    private readonly publisher: ConfirmPublisher,
+    private readonly confirms: ConfirmPublisher,
     private readonly queueName: string,
     private readonly publishTimeoutMs: number,
   ) {}
@@ -34,7 +34,7 @@ export class CronLedger {
     const record = {
       lastFired: Object.fromEntries([...lastFired].map(([id, ms]) => [id, new Date(ms).toISOString()])),
     };
-    await this.publisher.send({
+    await this.confirms.send({
       exchange: '',
       routingKey: this.queueName,
       content: Buffer.from(JSON.stringify(record)),

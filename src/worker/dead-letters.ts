@@ -36,7 +36,7 @@ export class DeadLetters {
   constructor(
     private readonly plan: TopologyPlan,
     private readonly manager: ConnectionManager,
-    private readonly publisher: ConfirmPublisher,
+    private readonly confirms: ConfirmPublisher,
     private readonly publishTimeoutMs: number,
     private readonly log: Logger,
   ) {}
@@ -71,7 +71,7 @@ export class DeadLetters {
         const message = await channel.get(queue.deadQueue, { noAck: false });
         if (message === false) break;
         if (options.jobId !== undefined && message.properties.messageId !== options.jobId) continue;
-        await this.publisher.send({
+        await this.confirms.send({
           exchange: '',
           routingKey: queue.name,
           content: message.content,

@@ -40,7 +40,7 @@ const REDELIVERY_BACKOFF_MS = 1_000;
 export interface ProcessorDeps {
   readonly plan: TopologyPlan;
   readonly jobs: ReadonlyMap<string, RegisteredJob>;
-  readonly publisher: ConfirmPublisher;
+  readonly confirms: ConfirmPublisher;
   readonly options: ResolvedWorkerOptions;
   readonly emit: EmitEvent;
   /**
@@ -194,7 +194,7 @@ export class JobProcessor {
           );
       settle.ack();
       this.releaseDedup(message, job);
-      answerJob(this.deps.publisher, this.deps.log, message, job.jobId, {
+      answerJob(this.deps.confirms, this.deps.log, message, job.jobId, {
         status: 'completed',
         result: outcome.result,
       });
@@ -314,7 +314,7 @@ export class JobProcessor {
     this.deps.emit('failed', { ...base, error, willRetry: decision.action === 'retry' });
     if (decision.action === 'dead-letter') {
       this.releaseDedup(message, job);
-      answerJob(this.deps.publisher, this.deps.log, message, job.jobId, { status: 'failed', error });
+      answerJob(this.deps.confirms, this.deps.log, message, job.jobId, { status: 'failed', error });
       return this.republisher.deadLetter(message, queue, settle, decision.reason, error, job, carried);
     }
     this.deps.log.info({ ...base, err: error, delayMs: decision.delayMs }, 'attempt failed; retrying');

@@ -26,7 +26,7 @@ export interface Settler {
 
 export interface RepublisherDeps {
   readonly plan: TopologyPlan;
-  readonly publisher: ConfirmPublisher;
+  readonly confirms: ConfirmPublisher;
   readonly options: ResolvedWorkerOptions;
   readonly emit: EmitEvent;
   readonly log: Logger;
@@ -143,7 +143,7 @@ export class Republisher {
     onRefused: (error: PublishError) => Promise<boolean>,
   ): Promise<boolean> {
     const send = (props: amqp.Options.Publish) =>
-      this.deps.publisher.send({
+      this.deps.confirms.send({
         exchange,
         routingKey,
         content: message.content,

@@ -22,7 +22,7 @@ const CONVERTED_OPTIONS = ['CC', 'BCC', 'deliveryMode'] as const;
  * method and property fields here encodes the same bytes (a test compares the delivered messages)
  * and falls back to the public method when amqplib's internals are not what this expects.
  */
-export function publishConfirmed(
+export function publishOnChannel(
   channel: amqp.ConfirmChannel,
   exchange: string,
   routingKey: string,
@@ -64,7 +64,7 @@ export function publishConfirmed(
   return writable;
 }
 
-/** What `publishConfirmedMany` did with each message of its batch. */
+/** What `publishBatchOnChannel` did with each message of its batch. */
 export interface BatchWrite {
   /** False once amqplib's channel buffer asks the writer to wait for `drain`. */
   readonly writable: boolean;
@@ -91,7 +91,7 @@ interface BufferLike {
 const CHUNK_BYTES = 65_536;
 
 /**
- * Many `publishConfirmed` calls whose frames reach the socket in chunks of about 64 KiB. amqplib
+ * Many `publishOnChannel` calls whose frames reach the socket in chunks of about 64 KiB. amqplib
  * encodes every message into five buffers and writes it as its own chunk, which its muxer hands to
  * the socket separately: buffers, garbage and a system call per message, most of a pipelined
  * burst's CPU. Here the frames of common messages are encoded straight into the chunk
@@ -99,7 +99,7 @@ const CHUNK_BYTES = 65_536;
  * in for the channel's write buffer during this synchronous loop, so that every byte still goes out
  * in order. Without the internals this expects, the messages go out one by one through amqplib.
  */
-export function publishConfirmedMany(
+export function publishBatchOnChannel(
   channel: amqp.ConfirmChannel,
   messages: readonly PublishArgs[],
   callback: (index: number, error: unknown) => void,
@@ -144,7 +144,7 @@ export function publishConfirmedMany(
       flushChunk();
       const { exchange, routingKey, content, properties } = message;
       try {
-        const ok = publishConfirmed(channel, exchange, routingKey, content, properties, (error) =>
+        const ok = publishOnChannel(channel, exchange, routingKey, content, properties, (error) =>
           callback(i, error),
         );
         if (!ok) writable = false;
