@@ -1,4 +1,5 @@
 import type * as amqp from 'amqplib';
+import { isAmqpReply, refusalDetailsOf } from './amqp-reply';
 
 /**
  * The broker closes a channel because of one message it refuses (RabbitMQ 3.10):
@@ -10,8 +11,7 @@ import type * as amqp from 'amqplib';
  * 404, handled on its own) and, where the broker's text says so, which message it was.
  */
 export function isRefusalClose(error: Error | undefined): error is Error {
-  const code = (error as { code?: number } | undefined)?.code;
-  return code === 406 || code === 403;
+  return isAmqpReply(error, 'PRECONDITION_FAILED') || isAmqpReply(error, 'ACCESS_REFUSED');
 }
 
 interface Candidate {
@@ -22,17 +22,14 @@ interface Candidate {
 
 /** True when the broker's close text names this message (its `user_id`, body size or exchange). */
 export function namesMessage(error: Error, message: Candidate): boolean {
-  const exchange = /access to exchange '([^']*)'/.exec(error.message)?.[1];
-  if (exchange !== undefined) return (message.exchange || 'amq.default') === exchange;
-  const userId = /user_id property set to '([^']*)'/.exec(error.message)?.[1];
-  if (userId !== undefined) return message.properties.userId === userId;
-  const size = /message size (\d+) is larger than/.exec(error.message)?.[1];
-  if (size !== undefined) return message.content.length === Number(size);
+  const details = refusalDetailsOf(error);
+  if (details.exchange !== undefined) return (message.exchange || 'amq.default') === details.exchange;
+  if (details.userId !== undefined) return message.properties.userId === details.userId;
+  if (details.messageBytes !== undefined) return message.content.length === details.messageBytes;
   return false;
 }
 
 /** The broker's `max_message_size`, when its close text gives it. */
 export function brokerMaxMessageBytes(error: Error): number | undefined {
-  const max = /larger than configured max size (\d+)/.exec(error.message)?.[1];
-  return max === undefined ? undefined : Number(max);
+  return refusalDetailsOf(error).maxMessageBytes;
 }

@@ -1,5 +1,6 @@
 import type * as amqp from 'amqplib';
 import { jitteredBackoff, PublishError, ShutdownError, type Logger } from '../core';
+import { isNack, missingExchangeOf } from './amqp-reply';
 import { brokerMaxMessageBytes, isRefusalClose, namesMessage } from './channel-refusal';
 import type { ConnectionManager } from './connection-manager';
 import { publishOnChannel, publishBatchOnChannel } from './channel-publish';
@@ -317,7 +318,7 @@ export class ConfirmPublisher {
 
   private handleConfirm(pending: Pending, generation: number, error: unknown): void {
     if (pending.settled || pending.writtenOn !== generation) return;
-    const closed = error !== null && error !== undefined && (error as Error).message !== 'message nacked';
+    const closed = error !== null && error !== undefined && !isNack(error);
     if (!closed) this.releaseIsolation(pending);
     if (!error) {
       this.inFlight.delete(pending);
@@ -336,7 +337,7 @@ export class ConfirmPublisher {
       }
       return;
     }
-    if ((error as Error).message === 'message nacked') {
+    if (isNack(error)) {
       pending.nacks += 1;
       this.inFlight.delete(pending);
       pending.writtenOn = 0;
@@ -441,10 +442,7 @@ export class ConfirmPublisher {
    * again until the deadline, so the messages for that exchange fail now, with the broker's reason.
    */
   private failMissingExchange(error: Error | undefined): void {
-    const missing =
-      (error as { code?: number } | undefined)?.code === 404
-        ? /no exchange '([^']*)'/.exec(error?.message ?? '')?.[1]
-        : undefined;
+    const missing = missingExchangeOf(error);
     if (missing === undefined) return;
     for (const pending of [...this.inFlight, ...this.buffer]) {
       if (pending.message.exchange === missing) {

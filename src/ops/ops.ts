@@ -1,5 +1,11 @@
 import 'reflect-metadata';
-import { ConfirmPublisher, ConnectionManager, resolveConnectionOptions } from '../connection';
+import {
+  checkQueueIfExists,
+  ConfirmPublisher,
+  ConnectionManager,
+  isAmqpReply,
+  resolveConnectionOptions,
+} from '../connection';
 import { PauseMarkers, type ControlReply, type ProcessStatus } from '../control';
 import { createSilentLogger, type PublishedJob, type PublishOptions } from '../core';
 import { readJobDefinition, type JobClass } from '../decorators';
@@ -185,7 +191,7 @@ export class WarrenOps {
     const stream = this.plan.naming.jobHistory();
     return findJob(() => manager.openChannel(), stream, jobId, this.options.deadLetterLog.endIdleMs).catch(
       (error: unknown) => {
-        if ((error as { code?: number }).code === 404) return jobStatus(jobId, [], Date.now());
+        if (isAmqpReply(error, 'NOT_FOUND')) return jobStatus(jobId, [], Date.now());
         throw error;
       },
     );
@@ -365,17 +371,8 @@ export function createOps(options: OpsOptions): WarrenOps {
   return new WarrenOps(options);
 }
 
-async function count(manager: ConnectionManager, queue: string) {
-  const channel = await manager.openChannel();
-  channel.on('error', () => undefined);
-  try {
-    return await channel.checkQueue(queue);
-  } catch (error) {
-    if ((error as { code?: number }).code === 404) return undefined;
-    throw error;
-  } finally {
-    await channel.close().catch(() => undefined);
-  }
+function count(manager: ConnectionManager, queue: string) {
+  return checkQueueIfExists(() => manager.openChannel(), queue);
 }
 
 export type { BrokerState };

@@ -1,6 +1,6 @@
 import type * as amqp from 'amqplib';
 import { ConfigurationError, type Logger } from '../core';
-import type { ConfirmPublisher, ConnectionManager } from '../connection';
+import { withThrowawayChannel, type ConfirmPublisher, type ConnectionManager } from '../connection';
 import { HEADERS, replayProperties } from '../message';
 import { isJobQueue, type PlannedJobQueue, type TopologyPlan } from '../topology';
 
@@ -111,14 +111,8 @@ export class DeadLetters {
     return queue;
   }
 
-  private async withChannel<T>(work: (channel: amqp.Channel) => Promise<T>): Promise<T> {
-    const channel = await this.manager.openChannel();
-    channel.on('error', () => undefined);
-    try {
-      return await work(channel);
-    } finally {
-      await channel.close().catch(() => undefined);
-    }
+  private withChannel<T>(work: (channel: amqp.Channel) => Promise<T>): Promise<T> {
+    return withThrowawayChannel(() => this.manager.openChannel(), work);
   }
 }
 
