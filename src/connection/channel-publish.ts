@@ -90,6 +90,63 @@ interface BufferLike {
 /** Frames of about this many bytes reach the socket together. */
 const CHUNK_BYTES = 65_536;
 
+/** What encoding frames straight into chunks needs of amqplib's internals. */
+interface FastPath {
+  /** The channel's entry in its connection's table, whose write buffer the batch stands in for. */
+  readonly entry: { buffer: BufferLike };
+  readonly real: BufferLike;
+  readonly ch: number;
+  readonly frameMax: number;
+}
+
+function fastPathOf(internals: ConnectionInternals & Partial<ChannelInternals>): FastPath | undefined {
+  const ch = internals.ch;
+  const entry = ch === undefined ? undefined : internals.connection?.channels?.[ch];
+  const frameMax = internals.connection?.frameMax;
+  const real = entry?.buffer;
+  if (!entry || !real || ch === undefined || frameMax === undefined) return undefined;
+  if (typeof internals.pushConfirmCallback !== 'function') return undefined;
+  return { entry, real, ch, frameMax };
+}
+
+/**
+ * A batch's bytes in order: frames encoded straight into the current chunk, and whatever amqplib writes
+ * (standing in for the channel's write buffer) as chunks of their own.
+ */
+class BatchChunks implements BufferLike {
+  private readonly chunks: Buffer[] = [];
+  private chunk = Buffer.allocUnsafe(0);
+  private used = 0;
+
+  /** amqplib's write of a message it encoded itself. */
+  write(bytes: Buffer): boolean {
+    return this.chunks.push(bytes) > 0;
+  }
+
+  /** Encodes one message's frames (`size` bytes, from publishFramesSize) into the current chunk. */
+  append(ch: number, message: PublishArgs, size: number): void {
+    if (this.used + size > this.chunk.length) {
+      this.flush();
+      this.chunk = Buffer.allocUnsafe(Math.max(CHUNK_BYTES, size));
+    }
+    this.used = writePublishFrames(this.chunk, this.used, ch, message);
+  }
+
+  /** Ends the current chunk, so that what amqplib writes next comes after it. */
+  flush(): void {
+    if (this.used > 0) this.chunks.push(this.chunk.subarray(0, this.used));
+    this.chunk = Buffer.allocUnsafe(0);
+    this.used = 0;
+  }
+
+  /** Writes every chunk to the channel's real buffer: `writable` until a write asks for `drain`. */
+  drainTo(real: BufferLike, writable: boolean): boolean {
+    this.flush();
+    for (const bytes of this.chunks) writable = real.write(bytes);
+    return writable;
+  }
+}
+
 /**
  * Many `publishOnChannel` calls whose frames reach the socket in chunks of about 64 KiB. amqplib
  * encodes every message into five buffers and writes it as its own chunk, which its muxer hands to
@@ -105,43 +162,23 @@ export function publishBatchOnChannel(
   callback: (index: number, error: unknown) => void,
 ): BatchWrite {
   const internals = channel as unknown as ConnectionInternals & Partial<ChannelInternals>;
-  const ch = internals.ch;
-  const entry = ch === undefined ? undefined : internals.connection?.channels?.[ch];
-  const frameMax = internals.connection?.frameMax;
-  const real = entry?.buffer;
-  const fast =
-    entry &&
-    real &&
-    ch !== undefined &&
-    frameMax !== undefined &&
-    typeof internals.pushConfirmCallback === 'function';
+  const fast = fastPathOf(internals);
   const unencodable = new Map<number, Error>();
-  const chunks: Buffer[] = [];
-  let chunk = Buffer.allocUnsafe(0);
-  let used = 0;
-  const flushChunk = () => {
-    if (used > 0) chunks.push(chunk.subarray(0, used));
-    chunk = Buffer.allocUnsafe(0);
-    used = 0;
-  };
-  if (fast) entry.buffer = { write: (bytes) => chunks.push(bytes) > 0 };
+  const chunks = new BatchChunks();
+  if (fast) fast.entry.buffer = chunks;
   let writable = true;
   let stoppedAt: number | undefined;
   let stopError: unknown;
   try {
     for (let i = 0; i < messages.length; i++) {
       const message = messages[i]!;
-      const size = fast ? publishFramesSize(message, frameMax) : undefined;
+      const size = fast ? publishFramesSize(message, fast.frameMax) : undefined;
       if (size !== undefined) {
-        if (used + size > chunk.length) {
-          flushChunk();
-          chunk = Buffer.allocUnsafe(Math.max(CHUNK_BYTES, size));
-        }
-        used = writePublishFrames(chunk, used, ch!, message);
+        chunks.append(fast!.ch, message, size);
         internals.pushConfirmCallback!((error) => callback(i, error));
         continue;
       }
-      flushChunk();
+      chunks.flush();
       const { exchange, routingKey, content, properties } = message;
       try {
         const ok = publishOnChannel(channel, exchange, routingKey, content, properties, (error) =>
@@ -160,9 +197,8 @@ export function publishBatchOnChannel(
     }
   } finally {
     if (fast) {
-      flushChunk();
-      entry.buffer = real;
-      for (const bytes of chunks) writable = real.write(bytes);
+      fast.entry.buffer = fast.real;
+      writable = chunks.drainTo(fast.real, writable);
     }
   }
   return { writable, unencodable, stoppedAt, stopError };

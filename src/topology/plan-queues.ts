@@ -79,7 +79,7 @@ export function planJobQueue(
   decl: QueueDeclaration,
   context: JobQueueContext,
 ): void {
-  const { naming, options, delay, exchangeDecls } = context;
+  const { naming, options } = context;
   const path = `topology.queues.${key}`;
   if (!KEY_PATTERN.test(key))
     throw new TopologyError(`${path}: a queue key may contain only letters, digits and . _ : -`, {
@@ -119,6 +119,17 @@ export function planJobQueue(
       path,
     }),
   });
+  planJobQueueBindings(parts, name, decl, path, context);
+}
+
+/** A job queue's declared bindings, then the one that brings its delayed messages back. */
+function planJobQueueBindings(
+  parts: PlanParts,
+  name: string,
+  decl: QueueDeclaration,
+  path: string,
+  { naming, delay, exchangeDecls }: JobQueueContext,
+): void {
   for (const binding of bindingsOf(decl)) {
     requireExchange(binding.exchange, exchangeDecls, `${path}.bind`);
     parts.bindings.push({
