@@ -12,3 +12,17 @@ export {
   type SocketOptions,
 } from './options';
 export { readBrokerVersion, type BrokerVersion } from './broker-version';
+export {
+  withThrowawayChannel,
+  checkQueueIfExists,
+  exchangeExists,
+  type OpenChannel,
+} from './throwaway-channel';
+export {
+  amqpReplyOf,
+  isAmqpReply,
+  isConsumerTimeout,
+  AMQP_REPLY_CODES,
+  type AmqpReply,
+  type AmqpReplyKind,
+} from './amqp-reply';

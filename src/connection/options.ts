@@ -121,23 +121,8 @@ export function resolveConnectionOptions(
   checkKnownKeys('connection', input, KNOWN);
   checkKnownKeys('connection.reconnect', input.reconnect, KNOWN_RECONNECT);
   checkKnownKeys('connection.socket', input.socket, KNOWN_SOCKET);
-  const raw = input.url ?? env.WARREN_URL ?? env.AMQP_URL ?? CONNECTION_DEFAULTS.url;
-  const urls = (typeof raw === 'string' ? raw.split(',') : raw)
-    .map((u) => u.trim())
-    .filter((u) => u.length > 0);
-  if (urls.length === 0)
-    throw new ConfigurationError(
-      validationMessage('connection.url', 'must name at least one broker URL', raw),
-    );
-  for (const [i, url] of urls.entries()) {
-    if (!/^amqps?:\/\//.test(url))
-      throw new ConfigurationError(
-        validationMessage(`connection.url[${i}]`, 'must start with amqp:// or amqps://', redactUrl(url)),
-      );
-  }
-  const reconnect = input.reconnect ?? {};
   return Object.freeze({
-    urls: Object.freeze(urls),
+    urls: Object.freeze(resolveUrls(input.url ?? env.WARREN_URL ?? env.AMQP_URL ?? CONNECTION_DEFAULTS.url)),
     socket: Object.freeze({ ...CONNECTION_DEFAULTS.socket, ...input.socket }),
     auth: checkOneOf('connection.auth', input.auth ?? CONNECTION_DEFAULTS.auth, ['plain', 'external']),
     heartbeatSeconds: checkInteger(
@@ -155,24 +140,46 @@ export function resolveConnectionOptions(
       input.connectTimeoutMs ?? CONNECTION_DEFAULTS.connectTimeoutMs,
       0,
     ),
-    reconnect: Object.freeze({
-      initialDelayMs: checkInteger(
-        'connection.reconnect.initialDelayMs',
-        reconnect.initialDelayMs ?? CONNECTION_DEFAULTS.reconnect.initialDelayMs,
-        1,
-      ),
-      maxDelayMs: checkInteger(
-        'connection.reconnect.maxDelayMs',
-        reconnect.maxDelayMs ?? CONNECTION_DEFAULTS.reconnect.maxDelayMs,
-        1,
-      ),
-      jitter: checkNumber(
-        'connection.reconnect.jitter',
-        reconnect.jitter ?? CONNECTION_DEFAULTS.reconnect.jitter,
-        0,
-        1,
-      ),
-    }),
+    reconnect: resolveReconnect(input.reconnect ?? {}),
+  });
+}
+
+/** The broker URLs: a list, or one string of comma-separated URLs; each amqp:// or amqps://. */
+function resolveUrls(raw: string | readonly string[]): string[] {
+  const urls = (typeof raw === 'string' ? raw.split(',') : raw)
+    .map((u) => u.trim())
+    .filter((u) => u.length > 0);
+  if (urls.length === 0)
+    throw new ConfigurationError(
+      validationMessage('connection.url', 'must name at least one broker URL', raw),
+    );
+  for (const [i, url] of urls.entries()) {
+    if (!/^amqps?:\/\//.test(url))
+      throw new ConfigurationError(
+        validationMessage(`connection.url[${i}]`, 'must start with amqp:// or amqps://', redactUrl(url)),
+      );
+  }
+  return urls;
+}
+
+function resolveReconnect(reconnect: ReconnectOptions): Readonly<Required<ReconnectOptions>> {
+  return Object.freeze({
+    initialDelayMs: checkInteger(
+      'connection.reconnect.initialDelayMs',
+      reconnect.initialDelayMs ?? CONNECTION_DEFAULTS.reconnect.initialDelayMs,
+      1,
+    ),
+    maxDelayMs: checkInteger(
+      'connection.reconnect.maxDelayMs',
+      reconnect.maxDelayMs ?? CONNECTION_DEFAULTS.reconnect.maxDelayMs,
+      1,
+    ),
+    jitter: checkNumber(
+      'connection.reconnect.jitter',
+      reconnect.jitter ?? CONNECTION_DEFAULTS.reconnect.jitter,
+      0,
+      1,
+    ),
   });
 }
 

@@ -68,8 +68,13 @@ export function writePublishFrames(
   channel: number,
   message: PublishFrameInput,
 ): number {
-  const p = message.properties;
-  // method frame: basic.publish(ticket 0, exchange, routing key, mandatory/immediate bits)
+  offset = writeMethodFrame(out, offset, channel, message);
+  offset = writeHeaderFrame(out, offset, channel, message);
+  return writeBodyFrame(out, offset, channel, message.content);
+}
+
+/** basic.publish(ticket 0, exchange, routing key, mandatory/immediate bits). */
+function writeMethodFrame(out: Buffer, offset: number, channel: number, message: PublishFrameInput): number {
   const method = offset;
   out[offset] = FRAME_METHOD;
   out.writeUInt16BE(channel, offset + 1);
@@ -77,11 +82,15 @@ export function writePublishFrames(
   out.writeUInt16BE(0, offset + 11);
   offset = writeShortString(out, offset + 13, message.exchange);
   offset = writeShortString(out, offset, message.routingKey);
-  out[offset++] = p.mandatory ? 1 : 0;
+  out[offset++] = message.properties.mandatory ? 1 : 0;
   out[offset] = FRAME_END;
   out.writeUInt32BE(offset - method - 7, method + 3);
-  offset += 1;
-  // content header frame: class, weight 0, body size, property flags, properties in flag order
+  return offset + 1;
+}
+
+/** Content header: class, weight 0, body size, property flags, then the properties in flag order. */
+function writeHeaderFrame(out: Buffer, offset: number, channel: number, message: PublishFrameInput): number {
+  const p = message.properties;
   const header = offset;
   out[offset] = FRAME_HEADER;
   out.writeUInt16BE(channel, offset + 1);
@@ -133,9 +142,11 @@ export function writePublishFrames(
   out[offset] = FRAME_END;
   out.writeUInt32BE(offset - header - 7, header + 3);
   out.writeUInt16BE(flags, header + 19);
-  offset += 1;
-  // body frame
-  const content = message.content;
+  return offset + 1;
+}
+
+/** One body frame; none for an empty body. */
+function writeBodyFrame(out: Buffer, offset: number, channel: number, content: Buffer): number {
   if (content.length === 0) return offset;
   out[offset] = FRAME_BODY;
   out.writeUInt16BE(channel, offset + 1);

@@ -1,4 +1,5 @@
 import type { Channel } from 'amqplib';
+import { checkQueueIfExists, withThrowawayChannel } from '../connection';
 import type { TopologyNaming } from '../topology';
 import { pauseMarkerAssertion } from '../topology';
 
@@ -17,17 +18,7 @@ export class PauseMarkers {
 
   /** Whether an operator holds the queue. A passive declare on a channel of its own (a 404 closes it). */
   async isPaused(queueKey: string): Promise<boolean> {
-    const channel = await this.openChannel();
-    channel.on('error', () => undefined);
-    try {
-      await channel.checkQueue(this.naming.pauseMarker(queueKey));
-      return true;
-    } catch (error) {
-      if ((error as { code?: number }).code === 404) return false;
-      throw error;
-    } finally {
-      await channel.close().catch(() => undefined);
-    }
+    return (await checkQueueIfExists(this.openChannel, this.naming.pauseMarker(queueKey))) !== undefined;
   }
 
   /** The keys among `queueKeys` an operator holds. */
@@ -49,12 +40,6 @@ export class PauseMarkers {
   }
 
   private async withChannel(run: (channel: Channel) => Promise<unknown>): Promise<void> {
-    const channel = await this.openChannel();
-    channel.on('error', () => undefined);
-    try {
-      await run(channel);
-    } finally {
-      await channel.close().catch(() => undefined);
-    }
+    await withThrowawayChannel(this.openChannel, run);
   }
 }

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import type { ConfirmPublisher, ConnectionManager } from '../connection';
+import { withThrowawayChannel, type ConfirmPublisher, type ConnectionManager } from '../connection';
 import { JSON_CONTENT_TYPE } from '../message';
 
 /**
@@ -11,22 +11,21 @@ import { JSON_CONTENT_TYPE } from '../message';
 export class CronLedger {
   constructor(
     private readonly manager: ConnectionManager,
-    private readonly publisher: ConfirmPublisher,
+    private readonly confirms: ConfirmPublisher,
     private readonly queueName: string,
     private readonly publishTimeoutMs: number,
   ) {}
 
   /** The current record; empty when there is none. The message stays in the queue. */
   async read(): Promise<Map<string, number>> {
-    const channel = await this.manager.openChannel();
-    channel.on('error', () => undefined);
-    try {
-      const message = await channel.get(this.queueName, { noAck: false });
-      return message === false ? new Map() : parseLedger(message.content);
-    } finally {
-      // Closing the channel returns the unacked record to the queue.
-      await channel.close().catch(() => undefined);
-    }
+    // Closing the channel returns the unacked record to the queue.
+    return withThrowawayChannel(
+      () => this.manager.openChannel(),
+      async (channel) => {
+        const message = await channel.get(this.queueName, { noAck: false });
+        return message === false ? new Map() : parseLedger(message.content);
+      },
+    );
   }
 
   /** Replaces the record; resolves on the broker's confirm. */
@@ -34,7 +33,7 @@ export class CronLedger {
     const record = {
       lastFired: Object.fromEntries([...lastFired].map(([id, ms]) => [id, new Date(ms).toISOString()])),
     };
-    await this.publisher.send({
+    await this.confirms.send({
       exchange: '',
       routingKey: this.queueName,
       content: Buffer.from(JSON.stringify(record)),

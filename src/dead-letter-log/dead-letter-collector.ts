@@ -1,6 +1,6 @@
 import type * as amqp from 'amqplib';
 import type { Logger } from '../core';
-import type { OutgoingMessage } from '../connection';
+import { withThrowawayChannel, type OutgoingMessage } from '../connection';
 import { letterProperties } from './log-record';
 
 /** A job queue whose parking queue feeds the log. */
@@ -40,14 +40,10 @@ export class DeadLetterCollector {
   async collectOnce(queues: readonly ParkingQueue[]): Promise<number> {
     let moved = 0;
     for (const queue of queues) {
-      const channel = await this.deps.openChannel();
-      channel.on('error', () => undefined);
-      try {
+      moved += await withThrowawayChannel(this.deps.openChannel, async (channel) => {
         const { messageCount } = await channel.checkQueue(queue.deadQueue);
-        if (messageCount > 0) moved += await this.drain(channel, queue, messageCount);
-      } finally {
-        await channel.close().catch(() => undefined);
-      }
+        return messageCount > 0 ? this.drain(channel, queue, messageCount) : 0;
+      });
     }
     return moved;
   }

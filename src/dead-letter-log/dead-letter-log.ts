@@ -1,6 +1,6 @@
 import type * as amqp from 'amqplib';
 import { ConfigurationError, type Logger } from '../core';
-import type { OutgoingMessage } from '../connection';
+import { withThrowawayChannel, type OutgoingMessage } from '../connection';
 import { streamAssertion } from '../topology';
 import { DeadLetterCollector, type ParkingQueue } from './dead-letter-collector';
 import { DeadLetterIndex, type IndexedLetter, type IndexStats } from './dead-letter-index';
@@ -253,23 +253,17 @@ export class DeadLetterLog {
   }
 
   private async parkedCount(queue: string): Promise<number> {
-    const channel = await this.deps.openChannel();
-    channel.on('error', () => undefined);
-    try {
-      return (await channel.checkQueue(queue)).messageCount;
-    } catch {
-      return 0;
-    } finally {
-      await channel.close().catch(() => undefined);
-    }
+    return withThrowawayChannel(this.deps.openChannel, (channel) =>
+      channel.checkQueue(queue).then(
+        (counts) => counts.messageCount,
+        () => 0,
+      ),
+    );
   }
 
   private async declare(): Promise<void> {
-    const channel = await this.deps.openChannel();
-    try {
-      await channel.assertQueue(this.deps.stream, streamAssertion(this.deps.options));
-    } finally {
-      await channel.close().catch(() => undefined);
-    }
+    await withThrowawayChannel(this.deps.openChannel, (channel) =>
+      channel.assertQueue(this.deps.stream, streamAssertion(this.deps.options)),
+    );
   }
 }

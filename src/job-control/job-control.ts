@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type * as amqp from 'amqplib';
 import { JobControlError, MAX_DELAY_MS } from '../core';
-import type { OutgoingMessage } from '../connection';
+import { withThrowawayChannel, type OutgoingMessage } from '../connection';
 import { followStream, readStream, type StreamFollower, type StreamRecord } from '../dead-letter-log';
 import { HEADERS, JSON_CONTENT_TYPE } from '../message';
 import { delayRoute, streamAssertion, type DelayPlan } from '../topology';
@@ -154,20 +154,16 @@ export class JobControl {
   }
 
   private async declare(): Promise<void> {
-    const channel = await this.deps.openChannel();
-    channel.on('error', () => undefined);
-    try {
-      await channel.assertQueue(
+    await withThrowawayChannel(this.deps.openChannel, (channel) =>
+      channel.assertQueue(
         this.deps.stream,
         streamAssertion({
           maxAgeMs: CONTROL_RETENTION_MS,
           maxBytes: CONTROL_MAX_BYTES,
           segmentBytes: CONTROL_SEGMENT_BYTES,
         }),
-      );
-    } finally {
-      await channel.close().catch(() => undefined);
-    }
+      ),
+    );
   }
 
   private visit(record: StreamRecord): void {

@@ -7,6 +7,7 @@ import {
   type ControlRequest,
 } from '../control';
 import type { TopologyNaming } from '../topology';
+import { exchangeExists } from '../connection';
 
 const DIRECT_REPLY_TO = 'amq.rabbitmq.reply-to';
 
@@ -66,16 +67,6 @@ export class ControlClient {
   }
 
   private async exchangeExists(): Promise<boolean> {
-    const channel = await this.openChannel();
-    channel.on('error', () => undefined);
-    try {
-      await channel.checkExchange(this.naming.controlExchange());
-      return true;
-    } catch (error) {
-      if ((error as { code?: number }).code === 404) return false;
-      throw error;
-    } finally {
-      await channel.close().catch(() => undefined);
-    }
+    return exchangeExists(this.openChannel, this.naming.controlExchange());
   }
 }

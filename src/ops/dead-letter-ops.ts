@@ -98,7 +98,7 @@ export class DeadLetterOps {
 
   private checkQueue(key: string | undefined): void {
     if (key === undefined) return;
-    const keys = this.plan.queues.filter((q) => q.role === 'job').map((q) => q.key!);
+    const keys = this.plan.queues.filter((q) => q.role === 'job').map((q) => q.key);
     if (!keys.includes(key)) throw new UnknownQueueError(key, keys);
   }
 
@@ -110,7 +110,7 @@ export class DeadLetterOps {
       stream: this.plan.naming.deadLetterLog(),
       queues: this.plan.queues
         .filter((q) => q.role === 'job')
-        .map((q) => ({ key: q.key!, name: q.name, deadQueue: q.deadQueue! })),
+        .map((q) => ({ key: q.key, name: q.name, deadQueue: q.deadQueue })),
       jobQueue: (jobName) => this.plan.jobs.get(jobName)?.queue,
       options: this.options,
       publishTimeoutMs: this.publishTimeoutMs,

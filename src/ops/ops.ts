@@ -1,5 +1,5 @@
 import 'reflect-metadata';
-import type { ConnectionManager } from '../connection';
+import { isAmqpReply, type ConnectionManager } from '../connection';
 import { PauseMarkers, type ControlReply, type ProcessStatus } from '../control';
 import { resolveJobLimiters } from '../coordination';
 import type { PublishedJob, PublishOptions } from '../core';
@@ -12,7 +12,7 @@ import {
 } from '../scheduler';
 import { findJob, jobStatus, type JobStatus } from '../history';
 import { resolvePublisherOptions } from '../publisher';
-import type { PlannedQueue, TopologyPlan } from '../topology';
+import type { PlannedJobQueue, TopologyPlan } from '../topology';
 import { planWarrenTopology, rescheduleAt, type RescheduleOptions } from '../warren';
 import { ControlClient } from './control-client';
 import { DeadLetterOps } from './dead-letter-ops';
@@ -156,7 +156,7 @@ export class WarrenOps {
     const stream = this.plan.naming.jobHistory();
     return findJob(() => manager.openChannel(), stream, jobId, this.options.deadLetterLog.endIdleMs).catch(
       (error: unknown) => {
-        if ((error as { code?: number }).code === 404) return jobStatus(jobId, [], Date.now());
+        if (isAmqpReply(error, 'NOT_FOUND')) return jobStatus(jobId, [], Date.now());
         throw error;
       },
     );
@@ -192,7 +192,7 @@ export class WarrenOps {
     if (!planned)
       throw new UnknownQueueError(
         queue,
-        this.jobQueues().map((q) => q.key!),
+        this.jobQueues().map((q) => q.key),
       );
     const manager = await this.connect();
     const markers = this.markers(manager);
@@ -235,7 +235,7 @@ export class WarrenOps {
       });
   }
 
-  private jobQueues(): PlannedQueue[] {
+  private jobQueues(): PlannedJobQueue[] {
     return this.plan.queues.filter((q) => q.role === 'job');
   }
 

@@ -1,6 +1,6 @@
-import type { ConnectionManager } from '../connection';
+import { checkQueueIfExists, type ConnectionManager } from '../connection';
 import type { PauseMarkers } from '../control';
-import type { PlannedQueue } from '../topology';
+import type { PlannedJobQueue } from '../topology';
 import type { BrokerState } from './management-api';
 import type { QueueOverview } from './ops-results';
 
@@ -9,7 +9,7 @@ import type { QueueOverview } from './ops-results';
  * letters, the operator's pause marker, and unacked when the management API's `state` is given.
  */
 export function overviewQueues(
-  queues: readonly PlannedQueue[],
+  queues: readonly PlannedJobQueue[],
   manager: ConnectionManager,
   markers: PauseMarkers,
   management: BrokerState | undefined,
@@ -18,12 +18,12 @@ export function overviewQueues(
     queues.map(async (q): Promise<QueueOverview> => {
       const [counts, dead, paused] = await Promise.all([
         count(manager, q.name),
-        count(manager, q.deadQueue!),
-        markers.isPaused(q.key!),
+        count(manager, q.deadQueue),
+        markers.isPaused(q.key),
       ]);
       const unacked = management?.queues.find((b) => b.name === q.name)?.unacked;
       return {
-        key: q.key!,
+        key: q.key,
         name: q.name,
         type: q.type,
         exists: counts !== undefined,
@@ -37,16 +37,7 @@ export function overviewQueues(
   );
 }
 
-/** A queue's counts, or undefined when it does not exist (each declare on a channel of its own: a 404 closes it). */
-async function count(manager: ConnectionManager, queue: string) {
-  const channel = await manager.openChannel();
-  channel.on('error', () => undefined);
-  try {
-    return await channel.checkQueue(queue);
-  } catch (error) {
-    if ((error as { code?: number }).code === 404) return undefined;
-    throw error;
-  } finally {
-    await channel.close().catch(() => undefined);
-  }
+/** A queue's counts, or undefined when it does not exist. */
+function count(manager: ConnectionManager, queue: string) {
+  return checkQueueIfExists(() => manager.openChannel(), queue);
 }

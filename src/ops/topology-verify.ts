@@ -31,7 +31,7 @@ export function verifyTopology(plan: TopologyPlan, broker: BrokerState): VerifyR
     checks.push({ subject, check, ok, detail });
 
   for (const planned of plan.queues.filter((q) => q.role === 'job')) {
-    const key = planned.key!;
+    const key = planned.key;
     const actual = queues.get(planned.name);
     add(key, 'exists', actual !== undefined, actual ? planned.name : `queue ${planned.name} is missing`);
     if (!actual) continue;
@@ -44,12 +44,12 @@ export function verifyTopology(plan: TopologyPlan, broker: BrokerState): VerifyR
     const dlx = actual.arguments[X_ARGS.deadLetterExchange];
     const wired =
       dlx === planned.deadExchange &&
-      exchanges.has(planned.deadExchange!) &&
-      queues.has(planned.deadQueue!) &&
+      exchanges.has(planned.deadExchange) &&
+      queues.has(planned.deadQueue) &&
       bindings.has(
         bindingKey({
-          source: planned.deadExchange!,
-          destination: planned.deadQueue!,
+          source: planned.deadExchange,
+          destination: planned.deadQueue,
           destinationType: 'queue',
           pattern: '',
         }),
@@ -60,7 +60,7 @@ export function verifyTopology(plan: TopologyPlan, broker: BrokerState): VerifyR
       wired,
       wired
         ? `${planned.name} -> ${planned.deadExchange} -> ${planned.deadQueue}`
-        : `expected ${planned.name} -> ${planned.deadExchange} -> ${planned.deadQueue}; broker dead-letters to ${String(dlx ?? 'nowhere')}${exchanges.has(planned.deadExchange!) ? '' : ', exchange missing'}${queues.has(planned.deadQueue!) ? '' : ', parking queue missing'}`,
+        : `expected ${planned.name} -> ${planned.deadExchange} -> ${planned.deadQueue}; broker dead-letters to ${String(dlx ?? 'nowhere')}${exchanges.has(planned.deadExchange) ? '' : ', exchange missing'}${queues.has(planned.deadQueue) ? '' : ', parking queue missing'}`,
     );
     for (const b of plan.bindings.filter((b) => b.destination === planned.name))
       add(key, 'binding', bindings.has(bindingKey(b)), bindingName(b));

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import type { ConfirmPublisher, ConnectionManager } from '../connection';
+import { withThrowawayChannel, type ConfirmPublisher, type ConnectionManager } from '../connection';
 import type { Logger } from '../core';
 import { followStream, type StreamFollower, type StreamRecord } from '../dead-letter-log';
 import { JSON_CONTENT_TYPE } from '../message';
@@ -88,13 +88,10 @@ export class ScheduleRegistry {
   }
 
   private async ensureStream(): Promise<void> {
-    const channel = await this.deps.manager.openChannel();
-    channel.on('error', () => undefined);
-    try {
-      await channel.assertQueue(this.deps.stream, registryStreamAssertion());
-    } finally {
-      await channel.close().catch(() => undefined);
-    }
+    await withThrowawayChannel(
+      () => this.deps.manager.openChannel(),
+      (channel) => channel.assertQueue(this.deps.stream, registryStreamAssertion()),
+    );
   }
 
   private async follow(): Promise<void> {

@@ -15,7 +15,9 @@ export interface BrokerIdentity {
  * version cannot be read is given the benefit of the doubt.
  */
 export function requireBrokerFeatures(plan: TopologyPlan, broker: BrokerIdentity | undefined): void {
-  const prioritised = plan.queues.filter((q) => q.type === 'quorum' && q.maxPriority !== undefined);
+  const prioritised = plan.queues.filter(
+    (q) => q.role === 'job' && q.type === 'quorum' && q.maxPriority !== undefined,
+  );
   if (prioritised.length === 0 || broker?.major === undefined || broker.product !== 'RabbitMQ') return;
   if (broker.major >= 4) return;
   const names = prioritised.map((q) => q.name).join(', ');

@@ -14,10 +14,17 @@ export type {
   TopologyPlan,
   PlannedExchange,
   PlannedQueue,
+  PlannedJobQueue,
+  PlannedDeadQueue,
+  PlannedDelayQueue,
+  PlannedLeaderQueue,
+  PlannedLedgerQueue,
+  PlannedPermitQueue,
   PlannedBinding,
   PlannedJob,
   QueueRole,
 } from './topology-plan';
+export { isJobQueue } from './topology-plan';
 export { delayRoute, type DelayPlan, type DelayLevel, type DelayRoute } from './delay-levels';
 export { applyTopology, deleteTopology } from './apply-topology';
 export { requireBrokerFeatures, type BrokerIdentity } from './broker-features';

@@ -27,18 +27,65 @@ export interface PlannedExchange {
   readonly arguments: Readonly<Record<string, unknown>>;
 }
 
-export type QueueRole = 'job' | 'dead' | 'delay' | 'leader' | 'permit';
+/** What a planned queue is for; each role is one member of {@link PlannedQueue}. */
+export type QueueRole = PlannedQueue['role'];
 
-export interface PlannedQueue {
+/** What every planned queue has: its full name, type and the exact arguments it is declared with. */
+interface PlannedQueueBase {
   readonly name: string;
-  readonly role: QueueRole;
   readonly type: QueueType;
   readonly assertion: QueueAssertion;
-  /** For job queues: the declared key, its parking queue and dead-letter exchange. */
-  readonly key?: string;
-  readonly deadQueue?: string;
-  readonly deadExchange?: string;
+}
+
+/** A declared queue jobs are consumed from, with the parking queue its dead letters go to. */
+export interface PlannedJobQueue extends PlannedQueueBase {
+  readonly role: 'job';
+  /** The key it is declared under in `topology.queues`. */
+  readonly key: string;
+  /** Full name of its parking queue. */
+  readonly deadQueue: string;
+  /** Full name of the fanout exchange it dead-letters to, bound to `deadQueue`. */
+  readonly deadExchange: string;
   readonly maxPriority?: number;
+}
+
+/** The parking queue of a job queue: dead letters wait here. */
+export interface PlannedDeadQueue extends PlannedQueueBase {
+  readonly role: 'dead';
+}
+
+/** One delay level: messages wait out its TTL, then move one level down. */
+export interface PlannedDelayQueue extends PlannedQueueBase {
+  readonly role: 'delay';
+}
+
+/** A single-active-consumer token queue electing a leader (cron, a rate limiter's refiller). */
+export interface PlannedLeaderQueue extends PlannedQueueBase {
+  readonly role: 'leader';
+}
+
+/** The cron ledger: one record of when each schedule last fired. */
+export interface PlannedLedgerQueue extends PlannedQueueBase {
+  readonly role: 'ledger';
+}
+
+/** A rate limiter's permits, at most `maxPermits` messages. */
+export interface PlannedPermitQueue extends PlannedQueueBase {
+  readonly role: 'permit';
+}
+
+/** A queue of the plan, told apart by `role`: only a job queue has a key, a parking queue and a priority. */
+export type PlannedQueue =
+  | PlannedJobQueue
+  | PlannedDeadQueue
+  | PlannedDelayQueue
+  | PlannedLeaderQueue
+  | PlannedLedgerQueue
+  | PlannedPermitQueue;
+
+/** Whether a planned queue is a job queue (narrows it to {@link PlannedJobQueue}). */
+export function isJobQueue(queue: PlannedQueue): queue is PlannedJobQueue {
+  return queue.role === 'job';
 }
 
 export interface PlannedBinding {

@@ -32,7 +32,7 @@ export function createDeadLetterLog(
     stream: plan.naming.deadLetterLog(),
     queues: plan.queues
       .filter((q) => q.role === 'job')
-      .map((q) => ({ key: q.key!, name: q.name, deadQueue: q.deadQueue! })),
+      .map((q) => ({ key: q.key, name: q.name, deadQueue: q.deadQueue })),
     jobQueue: (jobName) => plan.jobs.get(jobName)?.queue,
     options: resolveDeadLetterLogOptions(retention),
     publishTimeoutMs,

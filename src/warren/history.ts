@@ -1,5 +1,5 @@
 import { hostname } from 'node:os';
-import type { ConnectionManager } from '../connection';
+import { withThrowawayChannel, type ConnectionManager } from '../connection';
 import type { EmitEvent, Logger, PublishedJob, PublishOptions, WarrenEvents } from '../core';
 import { firstLine, HistoryWriter, resolveHistoryOptions, type HistoryOptions } from '../history';
 import { streamAssertion, type TopologyPlan } from '../topology';
@@ -26,12 +26,10 @@ export function createHistory(
   const stream = plan.naming.jobHistory();
   const writer = new HistoryWriter(stream, options, { p: processId, h: hostname(), pid: process.pid }, log);
   manager.onReady(async () => {
-    const channel = await manager.openChannel();
-    try {
-      await channel.assertQueue(stream, streamAssertion(options));
-    } finally {
-      await channel.close().catch(() => undefined);
-    }
+    await withThrowawayChannel(
+      () => manager.openChannel(),
+      (channel) => channel.assertQueue(stream, streamAssertion(options)),
+    );
     await writer.open(() => manager.openChannel());
   });
   return writer;

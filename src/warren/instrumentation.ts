@@ -1,5 +1,5 @@
 import type { EventEmitter } from 'node:events';
-import type { ConnectionManager } from '../connection';
+import { withThrowawayChannel, type ConnectionManager } from '../connection';
 import type { InstrumentationTarget, WarrenEvents } from '../core';
 import type { TopologyPlan } from '../topology';
 
@@ -18,17 +18,13 @@ export function instrumentationTarget(
     jobNames: [...plan.jobs.keys()],
     queues: plan.queues
       .filter((q) => q.role === 'job')
-      .map((q) => ({ key: q.key!, name: q.name, deadName: q.deadQueue! })),
+      .map((q) => ({ key: q.key, name: q.name, deadName: q.deadQueue })),
     delayQueues: plan.queues.filter((q) => q.role === 'delay').map((q) => q.name),
-    messageCount: async (queueName) => {
-      const channel = await manager.openChannel();
-      channel.on('error', () => undefined);
-      try {
-        return (await channel.checkQueue(queueName)).messageCount;
-      } finally {
-        await channel.close().catch(() => undefined);
-      }
-    },
+    messageCount: (queueName) =>
+      withThrowawayChannel(
+        () => manager.openChannel(),
+        async (channel) => (await channel.checkQueue(queueName)).messageCount,
+      ),
     isConnected: () => manager.isConnected,
     isLeader,
   };

@@ -114,7 +114,7 @@ function wireConsumers(base: SharedParts) {
     {
       plan,
       jobs: config.jobs,
-      publisher: base.publishing.confirms,
+      confirms: base.publishing.confirms,
       options: config.worker,
       emit: events.emit,
       listens: events.listens,

@@ -1,8 +1,8 @@
 import type * as amqp from 'amqplib';
 import { ConfigurationError, type Logger } from '../core';
-import type { ConfirmPublisher, ConnectionManager } from '../connection';
+import { withThrowawayChannel, type ConfirmPublisher, type ConnectionManager } from '../connection';
 import { HEADERS, replayProperties } from '../message';
-import type { PlannedQueue, TopologyPlan } from '../topology';
+import { isJobQueue, type PlannedJobQueue, type TopologyPlan } from '../topology';
 
 /** A dead letter as `list` shows it. */
 export interface DeadLetter {
@@ -36,7 +36,7 @@ export class DeadLetters {
   constructor(
     private readonly plan: TopologyPlan,
     private readonly manager: ConnectionManager,
-    private readonly publisher: ConfirmPublisher,
+    private readonly confirms: ConfirmPublisher,
     private readonly publishTimeoutMs: number,
     private readonly log: Logger,
   ) {}
@@ -48,7 +48,7 @@ export class DeadLetters {
     return this.withChannel(async (channel) => {
       const letters: DeadLetter[] = [];
       while (letters.length < limit) {
-        const message = await channel.get(queue.deadQueue!, { noAck: false });
+        const message = await channel.get(queue.deadQueue, { noAck: false });
         if (message === false) break;
         letters.push(describe(message, queueKey));
       }
@@ -66,12 +66,12 @@ export class DeadLetters {
       // Only what was there when the replay started: a replayed letter that dies again at once
       // (undecodable, unknown job) lands behind these and must not be replayed again in this call.
       // Letters read and skipped stay unacked on this channel, so they are not read twice either.
-      const present = (await channel.checkQueue(queue.deadQueue!)).messageCount;
+      const present = (await channel.checkQueue(queue.deadQueue)).messageCount;
       for (let read = 0; read < present && replayed < limit; read++) {
-        const message = await channel.get(queue.deadQueue!, { noAck: false });
+        const message = await channel.get(queue.deadQueue, { noAck: false });
         if (message === false) break;
         if (options.jobId !== undefined && message.properties.messageId !== options.jobId) continue;
-        await this.publisher.send({
+        await this.confirms.send({
           exchange: '',
           routingKey: queue.name,
           content: message.content,
@@ -90,17 +90,17 @@ export class DeadLetters {
   /** Deletes every dead letter of a queue. Returns how many there were. */
   async purge(queueKey: string): Promise<number> {
     const queue = this.queue(queueKey);
-    return this.withChannel(async (channel) => (await channel.purgeQueue(queue.deadQueue!)).messageCount);
+    return this.withChannel(async (channel) => (await channel.purgeQueue(queue.deadQueue)).messageCount);
   }
 
   /** How many dead letters a queue holds. */
   async count(queueKey: string): Promise<number> {
     const queue = this.queue(queueKey);
-    return this.withChannel(async (channel) => (await channel.checkQueue(queue.deadQueue!)).messageCount);
+    return this.withChannel(async (channel) => (await channel.checkQueue(queue.deadQueue)).messageCount);
   }
 
-  private queue(queueKey: string): PlannedQueue {
-    const queue = this.plan.queues.find((q) => q.role === 'job' && q.key === queueKey);
+  private queue(queueKey: string): PlannedJobQueue {
+    const queue = this.plan.queues.filter(isJobQueue).find((q) => q.key === queueKey);
     if (!queue)
       throw new ConfigurationError(
         `unknown queue '${queueKey}' (declared: ${this.plan.queues
@@ -111,14 +111,8 @@ export class DeadLetters {
     return queue;
   }
 
-  private async withChannel<T>(work: (channel: amqp.Channel) => Promise<T>): Promise<T> {
-    const channel = await this.manager.openChannel();
-    channel.on('error', () => undefined);
-    try {
-      return await work(channel);
-    } finally {
-      await channel.close().catch(() => undefined);
-    }
+  private withChannel<T>(work: (channel: amqp.Channel) => Promise<T>): Promise<T> {
+    return withThrowawayChannel(() => this.manager.openChannel(), work);
   }
 }
 

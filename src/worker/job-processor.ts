@@ -19,7 +19,7 @@ import {
 import type { ConfirmPublisher } from '../connection';
 import { decodeJob, HEADERS, type DecodedJob } from '../message';
 import { decideFailure } from '../retry';
-import type { PlannedQueue, TopologyPlan } from '../topology';
+import type { PlannedJobQueue, TopologyPlan } from '../topology';
 export type { Settler } from './republisher';
 import type { ClaimResult, IdempotencyGuard } from './idempotency-guard';
 import type { ResolvedWorkerOptions } from './options';
@@ -40,7 +40,7 @@ const REDELIVERY_BACKOFF_MS = 1_000;
 export interface ProcessorDeps {
   readonly plan: TopologyPlan;
   readonly jobs: ReadonlyMap<string, RegisteredJob>;
-  readonly publisher: ConfirmPublisher;
+  readonly confirms: ConfirmPublisher;
   readonly options: ResolvedWorkerOptions;
   readonly emit: EmitEvent;
   /**
@@ -83,7 +83,7 @@ export class JobProcessor {
 
   async process(
     message: amqp.ConsumeMessage,
-    queue: PlannedQueue,
+    queue: PlannedJobQueue,
     settle: Settler,
     track: (running: RunningJob) => void,
   ): Promise<void> {
@@ -92,7 +92,7 @@ export class JobProcessor {
     if (message.content.length > maxBodyBytes) {
       const error = new DecodeError(
         `body of ${message.content.length} bytes is over worker.maxBodyBytes (${maxBodyBytes}); not parsed`,
-        { queue: queue.key! },
+        { queue: queue.key },
       );
       return this.republisher.deadLetter(message, queue, settle, 'too-large', error, undefined);
     }
@@ -105,10 +105,10 @@ export class JobProcessor {
     const registered = this.deps.jobs.get(decoded.name);
     if (registered === undefined) {
       const known = [...this.deps.jobs.keys()];
-      const error = new UnknownJobError(decoded.name, { queue: queue.key!, known });
+      const error = new UnknownJobError(decoded.name, { queue: queue.key, known });
       return this.republisher.deadLetter(message, queue, settle, 'unknown-job', error, decoded);
     }
-    const checked = checkDelivery(decoded, registered, queue.name, queue.key!, now);
+    const checked = checkDelivery(decoded, registered, queue.name, queue.key, now);
     if (isRefusal(checked))
       return this.republisher.deadLetter(message, queue, settle, checked.reason, checked.error, decoded);
     const job = checked;
@@ -171,7 +171,7 @@ export class JobProcessor {
 
   private async settleOutcome(
     message: amqp.ConsumeMessage,
-    queue: PlannedQueue,
+    queue: PlannedJobQueue,
     settle: Settler,
     job: DecodedJob,
     registered: RegisteredJob,
@@ -194,7 +194,7 @@ export class JobProcessor {
           );
       settle.ack();
       this.releaseDedup(message, job);
-      answerJob(this.deps.publisher, this.deps.log, message, job.jobId, {
+      answerJob(this.deps.confirms, this.deps.log, message, job.jobId, {
         status: 'completed',
         result: outcome.result,
       });
@@ -223,7 +223,7 @@ export class JobProcessor {
   private async takePermit(
     limiter: PermitGate,
     message: amqp.ConsumeMessage,
-    queue: PlannedQueue,
+    queue: PlannedJobQueue,
     settle: Settler,
     job: DecodedJob,
   ): Promise<boolean> {
@@ -246,7 +246,7 @@ export class JobProcessor {
    */
   private async claim(
     message: amqp.ConsumeMessage,
-    queue: PlannedQueue,
+    queue: PlannedJobQueue,
     settle: Settler,
     job: DecodedJob,
     timeoutMs: number,
@@ -286,7 +286,7 @@ export class JobProcessor {
 
   private async handleFailure(
     message: amqp.ConsumeMessage,
-    queue: PlannedQueue,
+    queue: PlannedJobQueue,
     settle: Settler,
     job: DecodedJob,
     registered: RegisteredJob,
@@ -314,7 +314,7 @@ export class JobProcessor {
     this.deps.emit('failed', { ...base, error, willRetry: decision.action === 'retry' });
     if (decision.action === 'dead-letter') {
       this.releaseDedup(message, job);
-      answerJob(this.deps.publisher, this.deps.log, message, job.jobId, { status: 'failed', error });
+      answerJob(this.deps.confirms, this.deps.log, message, job.jobId, { status: 'failed', error });
       return this.republisher.deadLetter(message, queue, settle, decision.reason, error, job, carried);
     }
     this.deps.log.info({ ...base, err: error, delayMs: decision.delayMs }, 'attempt failed; retrying');
@@ -340,7 +340,7 @@ export class JobProcessor {
   /** False when job control settled the job: cancelled (acked, `cancelled`) or rescheduled (re-delayed). */
   private async controlled(
     message: amqp.ConsumeMessage,
-    queue: PlannedQueue,
+    queue: PlannedJobQueue,
     settle: Settler,
     job: DecodedJob,
     now: number,
@@ -371,7 +371,7 @@ export class JobProcessor {
   /** Delays longer than one pass through the levels carry their due time and re-enter the levels. */
   private redelay(
     message: amqp.ConsumeMessage,
-    queue: PlannedQueue,
+    queue: PlannedJobQueue,
     settle: Settler,
     job: DecodedJob,
     remainingMs: number,
@@ -381,7 +381,7 @@ export class JobProcessor {
 
   private async countRedelivery(
     message: amqp.ConsumeMessage,
-    queue: PlannedQueue,
+    queue: PlannedJobQueue,
     settle: Settler,
     job: DecodedJob,
   ): Promise<void> {
@@ -424,14 +424,14 @@ export class JobProcessor {
 
   private context(
     job: DecodedJob,
-    queue: PlannedQueue,
+    queue: PlannedJobQueue,
     maxAttempts: number,
     message: amqp.ConsumeMessage,
     signal: () => AbortSignal,
   ): JobRunContext {
     return new JobRunContext(
       job,
-      queue.key!,
+      queue.key,
       maxAttempts,
       message.fields.redelivered,
       this.deps.publishJob,
@@ -445,8 +445,8 @@ export class JobProcessor {
   }
 }
 
-function eventBase(job: DecodedJob, queue: PlannedQueue): JobEventBase {
-  return { jobId: job.jobId, name: job.name, queue: queue.key!, attempt: job.attempt };
+function eventBase(job: DecodedJob, queue: PlannedJobQueue): JobEventBase {
+  return { jobId: job.jobId, name: job.name, queue: queue.key, attempt: job.attempt };
 }
 
 /** A schema that throws (on a payload nested too deep for its recursion, say) fails validation. */

@@ -1,7 +1,7 @@
 import type * as amqp from 'amqplib';
 import type { Logger } from '../core';
-import { ManagedChannel, type ConnectionManager } from '../connection';
-import type { PlannedQueue } from '../topology';
+import { isConsumerTimeout, ManagedChannel, type ConnectionManager } from '../connection';
+import type { PlannedJobQueue } from '../topology';
 import { AckBatcher } from './ack-batcher';
 import type { JobProcessor } from './job-processor';
 import type { RunningJob } from './run-handler';
@@ -25,7 +25,7 @@ export class QueueConsumer {
 
   constructor(
     manager: ConnectionManager,
-    readonly queue: PlannedQueue,
+    readonly queue: PlannedJobQueue,
     private readonly concurrency: number,
     private readonly processor: JobProcessor,
     private readonly reapplyTopology: () => Promise<void>,
@@ -197,8 +197,7 @@ export class QueueConsumer {
   private channelClosed(error: Error | undefined): void {
     this.consumerTag = undefined;
     this.batcher = undefined;
-    const text = error?.message ?? '';
-    if (text.includes('delivery acknowledgement') && text.includes('timed out')) {
+    if (isConsumerTimeout(error)) {
       this.log.error(
         { queue: this.queue.name, err: error },
         "the broker closed the channel because a job ran longer than its consumer_timeout; the job was requeued. Keep the job's timeoutMs below consumer_timeout, or raise consumer_timeout in rabbitmq.conf",

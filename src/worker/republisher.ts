@@ -9,7 +9,7 @@ import {
   type DeadReason,
   type DecodedJob,
 } from '../message';
-import { delayRoute, type PlannedQueue, type TopologyPlan } from '../topology';
+import { delayRoute, type PlannedJobQueue, type TopologyPlan } from '../topology';
 import type { ResolvedWorkerOptions } from './options';
 
 /** How the consumer settles one delivery on the channel it came from. */
@@ -26,7 +26,7 @@ export interface Settler {
 
 export interface RepublisherDeps {
   readonly plan: TopologyPlan;
-  readonly publisher: ConfirmPublisher;
+  readonly confirms: ConfirmPublisher;
   readonly options: ResolvedWorkerOptions;
   readonly emit: EmitEvent;
   readonly log: Logger;
@@ -46,7 +46,7 @@ export class Republisher {
   /** Back to its queue through the delay levels (or at once); a refused one is parked `unrepublishable`. */
   async delayed(
     message: amqp.ConsumeMessage,
-    queue: PlannedQueue,
+    queue: PlannedJobQueue,
     settle: Settler,
     delayMs: number,
     headers: Record<string, unknown>,
@@ -78,7 +78,7 @@ export class Republisher {
   /** To the queue's dead letters with its reason; a refused one is rejected for the broker to park. */
   async deadLetter(
     message: amqp.ConsumeMessage,
-    queue: PlannedQueue,
+    queue: PlannedJobQueue,
     settle: Settler,
     reason: DeadReason,
     error: unknown,
@@ -90,13 +90,13 @@ export class Republisher {
     const context = {
       jobId: job?.jobId ?? String(message.properties.messageId ?? ''),
       name: job?.name ?? message.properties.type,
-      queue: queue.key!,
+      queue: queue.key,
       attempt,
     };
     const properties = deadLetterProperties(message.properties, {
       reason,
       error,
-      queue: queue.key!,
+      queue: queue.key,
       attempt,
       deadAt: Date.now(),
     });
@@ -105,7 +105,7 @@ export class Republisher {
       await this.republish(
         message,
         settle,
-        queue.deadExchange!,
+        queue.deadExchange,
         queue.name,
         properties,
         { ...context, name: context.name ?? '' },
@@ -143,7 +143,7 @@ export class Republisher {
     onRefused: (error: PublishError) => Promise<boolean>,
   ): Promise<boolean> {
     const send = (props: amqp.Options.Publish) =>
-      this.deps.publisher.send({
+      this.deps.confirms.send({
         exchange,
         routingKey,
         content: message.content,

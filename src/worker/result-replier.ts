@@ -17,7 +17,7 @@ export type JobAnswer =
  * address with it) loses the answer, which the broker drops.
  */
 export function answerJob(
-  publisher: ConfirmPublisher,
+  confirms: ConfirmPublisher,
   log: Logger,
   message: amqp.ConsumeMessage,
   jobId: string,
@@ -30,7 +30,7 @@ export function answerJob(
       ? { v: 1, jobId, status: 'completed', result: answer.result }
       : { v: 1, jobId, status: 'failed', error: describe(answer.error) },
   );
-  publisher
+  confirms
     .send({
       exchange: '',
       routingKey: address,

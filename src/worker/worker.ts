@@ -37,7 +37,7 @@ export class Worker {
     for (const queue of deps.plan.queues) {
       if (queue.role !== 'job' || !queueNames.has(queue.name)) continue;
       this.consumers.set(
-        queue.key!,
+        queue.key,
         new QueueConsumer(
           deps.manager,
           queue,

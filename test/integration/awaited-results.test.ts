@@ -131,7 +131,7 @@ describe('awaited results', () => {
     const add = new Add();
     const { worker } = await pair([add, new Slow()], 'resforged');
     const mathQueue = planOf(worker).jobs.get('math.add')!.queueName;
-    const victim = planOf(worker).queues.find((q) => q.key === 'victim')!.name;
+    const victim = planOf(worker).queues.find((q) => q.role === 'job' && q.key === 'victim')!.name;
     const connection = await rawConnection();
     try {
       const channel = await connection.createConfirmChannel();

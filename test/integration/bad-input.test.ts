@@ -150,7 +150,7 @@ describe('bad input from foreign publishers (fuzz)', () => {
     await warren.start();
     const messages = fuzzMessages(SEED, 'fz');
     const queueName = (queue: QueueKey) =>
-      planOf(warren).queues.find((q) => q.key === queue && q.role === 'job')!.name;
+      planOf(warren).queues.find((q) => q.role === 'job' && q.key === queue)!.name;
     /** Sends the fuzz from a process of its own (guest and the second user); the ones the broker refused. */
     const send = (batch: readonly FuzzMessage[], prefix: string, goodOnly: boolean) =>
       runFuzzPublisher(batch, ledger, {

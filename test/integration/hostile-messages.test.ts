@@ -44,7 +44,7 @@ class BackJob implements JobHandler<{ id: string }> {
 const handlers = () => [new FrontFlaky(), new FrontFail(), new BackJob()];
 
 function queueName(warren: Warren<object>, key: string): string {
-  return planOf(warren).queues.find((q) => q.key === key && q.role === 'job')!.name;
+  return planOf(warren).queues.find((q) => q.role === 'job' && q.key === key)!.name;
 }
 
 /** Publishes straight to a queue with plain amqplib, as a foreign client does; resolves on the confirm. */

@@ -193,11 +193,11 @@ describe('WarrenModule in a Nest application', () => {
     const invoices = app.get(InvoiceService);
     assert.equal(invoices.warren, warren, 'one warren per app');
     assert.ok(
-      planOf(warren).queues.some((queue) => queue.key === 'billing'),
+      planOf(warren).queues.some((queue) => queue.role === 'job' && queue.key === 'billing'),
       'the feature queue is declared',
     );
     assert.ok(
-      planOf(warren).queues.some((queue) => queue.key === 'email'),
+      planOf(warren).queues.some((queue) => queue.role === 'job' && queue.key === 'email'),
       'the root queue is declared',
     );
     const jobs = recordJobEvents(warren);

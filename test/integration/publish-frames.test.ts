@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import * as amqp from 'amqplib';
-import { publishConfirmedMany } from '../../src/connection/confirmed-publish';
+import { publishBatchOnChannel } from '../../src/connection/channel-publish';
 import { publishFramesSize, writePublishFrames } from '../../src/connection/publish-frames';
 import { BROKER_URL, testNamespace } from '../support/test-broker';
 
@@ -144,7 +144,7 @@ describe('publish frames encoded by warren', () => {
     }));
     const confirmed: number[] = [];
     await new Promise<void>((resolve, reject) => {
-      const result = publishConfirmedMany(channel, batch, (index, error) => {
+      const result = publishBatchOnChannel(channel, batch, (index, error) => {
         if (error) reject(error as Error);
         confirmed.push(index);
         if (confirmed.length === batch.length) resolve();

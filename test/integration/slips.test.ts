@@ -172,7 +172,7 @@ describe('routing slips', () => {
     };
     const raw = await rawConnection();
     const channel = await raw.createConfirmChannel();
-    const queue = planOf(warren).queues.find((q) => q.key === 'orders' && q.role === 'job')!.name;
+    const queue = planOf(warren).queues.find((q) => q.role === 'job' && q.key === 'orders')!.name;
     channel.sendToQueue(queue, Buffer.from(JSON.stringify(forged)), {
       contentType: 'application/json',
       type: 'order.ship.slip',

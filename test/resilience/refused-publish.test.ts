@@ -102,7 +102,7 @@ describe(`messages over the broker's max_message_size (${MAX_MESSAGE_SIZE} bytes
   it('parks a job it cannot republish any more in dead letters, once, without a loop', async () => {
     const { entries, options: o } = options();
     const warren = await privateWarren(node.url, o);
-    const queue = planOf(warren).queues.find((q) => q.key === 'small' && q.role === 'job')!.name;
+    const queue = planOf(warren).queues.find((q) => q.role === 'job' && q.key === 'small')!.name;
     // The message got in while the broker's limit was higher (it was lowered since).
     await setMaxMessageSize(node, 4 * MAX_MESSAGE_SIZE);
     try {

@@ -89,7 +89,7 @@ describe('OpenTelemetry traces', () => {
     assert.equal(send.attributes['messaging.operation.type'], 'send');
     assert.equal(send.attributes['messaging.message.id'], published.jobId);
     assert.equal(send.attributes['messaging.message.conversation_id'], 'conv-1');
-    const queueName = planOf(warren).queues.find((q) => q.key === 'work' && q.role === 'job')!.name;
+    const queueName = planOf(warren).queues.find((q) => q.role === 'job' && q.key === 'work')!.name;
     // A queue with no exchange of its own: the default exchange, routed by queue name.
     assert.equal(send.attributes['messaging.destination.name'], '');
     assert.equal(send.attributes['messaging.rabbitmq.destination.routing_key'], queueName);
@@ -165,7 +165,7 @@ describe('OpenTelemetry traces', () => {
     const spanId = '00f067aa0ba902b7';
     const connection = await rawConnection();
     const channel = await connection.createConfirmChannel();
-    const queueName = planOf(warren).queues.find((q) => q.key === 'work' && q.role === 'job')!.name;
+    const queueName = planOf(warren).queues.find((q) => q.role === 'job' && q.key === 'work')!.name;
     channel.sendToQueue(queueName, Buffer.from('{}'), {
       type: 'trace.ok',
       messageId: 'foreign-1',

@@ -46,7 +46,7 @@ function planWith(options: WarrenOptions): TopologyPlan {
 
 function assertAllDurable(plan: TopologyPlan): void {
   const roles = new Set(plan.queues.map((q) => q.role));
-  assert.deepEqual([...roles].sort(), ['dead', 'delay', 'job', 'leader', 'permit']);
+  assert.deepEqual([...roles].sort(), ['dead', 'delay', 'job', 'leader', 'ledger', 'permit']);
   for (const queue of plan.queues) {
     assert.equal(queue.assertion.durable, true, `${queue.name} (${queue.role}) must be durable`);
     assert.equal(queue.assertion.exclusive, false);

@@ -20,6 +20,7 @@ describe('planTopology', () => {
     const names = p.queues.map((q) => q.name);
     assert.ok(names.indexOf('app.email.dead') < names.indexOf('app.email'));
     const email = p.queues.find((q) => q.name === 'app.email')!;
+    assert.ok(email.role === 'job');
     assert.equal(email.type, 'quorum');
     assert.equal(email.deadExchange, 'app.email.dlx');
     assert.equal(email.assertion.arguments['x-dead-letter-exchange'], 'app.email.dlx');
@@ -37,6 +38,7 @@ describe('planTopology', () => {
   it('plans quorum priorities only on an explicit type quorum, without x-max-priority', () => {
     const p = plan({ queues: { reports: { type: 'quorum', maxPriority: 9 } } });
     const reports = p.queues.find((q) => q.name === 'app.reports')!;
+    assert.ok(reports.role === 'job');
     assert.equal(reports.type, 'quorum');
     assert.equal(reports.maxPriority, 9);
     assert.equal(reports.assertion.arguments['x-queue-type'], 'quorum');

@@ -22,7 +22,7 @@ const CONVERTED_OPTIONS = ['CC', 'BCC', 'deliveryMode'] as const;
  * method and property fields here encodes the same bytes (a test compares the delivered messages)
  * and falls back to the public method when amqplib's internals are not what this expects.
  */
-export function publishConfirmed(
+export function publishOnChannel(
   channel: amqp.ConfirmChannel,
   exchange: string,
   routingKey: string,
@@ -64,7 +64,7 @@ export function publishConfirmed(
   return writable;
 }
 
-/** What `publishConfirmedMany` did with each message of its batch. */
+/** What `publishBatchOnChannel` did with each message of its batch. */
 export interface BatchWrite {
   /** False once amqplib's channel buffer asks the writer to wait for `drain`. */
   readonly writable: boolean;
@@ -90,8 +90,65 @@ interface BufferLike {
 /** Frames of about this many bytes reach the socket together. */
 const CHUNK_BYTES = 65_536;
 
+/** What encoding frames straight into chunks needs of amqplib's internals. */
+interface FastPath {
+  /** The channel's entry in its connection's table, whose write buffer the batch stands in for. */
+  readonly entry: { buffer: BufferLike };
+  readonly real: BufferLike;
+  readonly ch: number;
+  readonly frameMax: number;
+}
+
+function fastPathOf(internals: ConnectionInternals & Partial<ChannelInternals>): FastPath | undefined {
+  const ch = internals.ch;
+  const entry = ch === undefined ? undefined : internals.connection?.channels?.[ch];
+  const frameMax = internals.connection?.frameMax;
+  const real = entry?.buffer;
+  if (!entry || !real || ch === undefined || frameMax === undefined) return undefined;
+  if (typeof internals.pushConfirmCallback !== 'function') return undefined;
+  return { entry, real, ch, frameMax };
+}
+
 /**
- * Many `publishConfirmed` calls whose frames reach the socket in chunks of about 64 KiB. amqplib
+ * A batch's bytes in order: frames encoded straight into the current chunk, and whatever amqplib writes
+ * (standing in for the channel's write buffer) as chunks of their own.
+ */
+class BatchChunks implements BufferLike {
+  private readonly chunks: Buffer[] = [];
+  private chunk = Buffer.allocUnsafe(0);
+  private used = 0;
+
+  /** amqplib's write of a message it encoded itself. */
+  write(bytes: Buffer): boolean {
+    return this.chunks.push(bytes) > 0;
+  }
+
+  /** Encodes one message's frames (`size` bytes, from publishFramesSize) into the current chunk. */
+  append(ch: number, message: PublishArgs, size: number): void {
+    if (this.used + size > this.chunk.length) {
+      this.flush();
+      this.chunk = Buffer.allocUnsafe(Math.max(CHUNK_BYTES, size));
+    }
+    this.used = writePublishFrames(this.chunk, this.used, ch, message);
+  }
+
+  /** Ends the current chunk, so that what amqplib writes next comes after it. */
+  flush(): void {
+    if (this.used > 0) this.chunks.push(this.chunk.subarray(0, this.used));
+    this.chunk = Buffer.allocUnsafe(0);
+    this.used = 0;
+  }
+
+  /** Writes every chunk to the channel's real buffer: `writable` until a write asks for `drain`. */
+  drainTo(real: BufferLike, writable: boolean): boolean {
+    this.flush();
+    for (const bytes of this.chunks) writable = real.write(bytes);
+    return writable;
+  }
+}
+
+/**
+ * Many `publishOnChannel` calls whose frames reach the socket in chunks of about 64 KiB. amqplib
  * encodes every message into five buffers and writes it as its own chunk, which its muxer hands to
  * the socket separately: buffers, garbage and a system call per message, most of a pipelined
  * burst's CPU. Here the frames of common messages are encoded straight into the chunk
@@ -99,52 +156,32 @@ const CHUNK_BYTES = 65_536;
  * in for the channel's write buffer during this synchronous loop, so that every byte still goes out
  * in order. Without the internals this expects, the messages go out one by one through amqplib.
  */
-export function publishConfirmedMany(
+export function publishBatchOnChannel(
   channel: amqp.ConfirmChannel,
   messages: readonly PublishArgs[],
   callback: (index: number, error: unknown) => void,
 ): BatchWrite {
   const internals = channel as unknown as ConnectionInternals & Partial<ChannelInternals>;
-  const ch = internals.ch;
-  const entry = ch === undefined ? undefined : internals.connection?.channels?.[ch];
-  const frameMax = internals.connection?.frameMax;
-  const real = entry?.buffer;
-  const fast =
-    entry &&
-    real &&
-    ch !== undefined &&
-    frameMax !== undefined &&
-    typeof internals.pushConfirmCallback === 'function';
+  const fast = fastPathOf(internals);
   const unencodable = new Map<number, Error>();
-  const chunks: Buffer[] = [];
-  let chunk = Buffer.allocUnsafe(0);
-  let used = 0;
-  const flushChunk = () => {
-    if (used > 0) chunks.push(chunk.subarray(0, used));
-    chunk = Buffer.allocUnsafe(0);
-    used = 0;
-  };
-  if (fast) entry.buffer = { write: (bytes) => chunks.push(bytes) > 0 };
+  const chunks = new BatchChunks();
+  if (fast) fast.entry.buffer = chunks;
   let writable = true;
   let stoppedAt: number | undefined;
   let stopError: unknown;
   try {
     for (let i = 0; i < messages.length; i++) {
       const message = messages[i]!;
-      const size = fast ? publishFramesSize(message, frameMax) : undefined;
+      const size = fast ? publishFramesSize(message, fast.frameMax) : undefined;
       if (size !== undefined) {
-        if (used + size > chunk.length) {
-          flushChunk();
-          chunk = Buffer.allocUnsafe(Math.max(CHUNK_BYTES, size));
-        }
-        used = writePublishFrames(chunk, used, ch!, message);
+        chunks.append(fast!.ch, message, size);
         internals.pushConfirmCallback!((error) => callback(i, error));
         continue;
       }
-      flushChunk();
+      chunks.flush();
       const { exchange, routingKey, content, properties } = message;
       try {
-        const ok = publishConfirmed(channel, exchange, routingKey, content, properties, (error) =>
+        const ok = publishOnChannel(channel, exchange, routingKey, content, properties, (error) =>
           callback(i, error),
         );
         if (!ok) writable = false;
@@ -160,9 +197,8 @@ export function publishConfirmedMany(
     }
   } finally {
     if (fast) {
-      flushChunk();
-      entry.buffer = real;
-      for (const bytes of chunks) writable = real.write(bytes);
+      fast.entry.buffer = fast.real;
+      writable = chunks.drainTo(fast.real, writable);
     }
   }
   return { writable, unencodable, stoppedAt, stopError };

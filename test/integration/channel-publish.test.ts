@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import * as amqp from 'amqplib';
-import { publishConfirmed } from '../../src/connection/confirmed-publish';
+import { publishOnChannel } from '../../src/connection/channel-publish';
 import { BROKER_URL, testNamespace } from '../support/test-broker';
 
 /**
@@ -9,10 +9,10 @@ import { BROKER_URL, testNamespace } from '../support/test-broker';
  * consumer exactly as amqplib's public `publish` would have sent it: same properties, same headers
  * with the same AMQP types, same routing flags.
  */
-describe('publishConfirmed', () => {
+describe('publishOnChannel', () => {
   let connection: amqp.ChannelModel;
   let channel: amqp.ConfirmChannel;
-  const queue = testNamespace('confirmed-publish');
+  const queue = testNamespace('channel-publish');
 
   before(async () => {
     connection = await amqp.connect(BROKER_URL);
@@ -37,7 +37,7 @@ describe('publishConfirmed', () => {
       channel.publish('', queue, content, options, (err: unknown) => (err ? reject(err) : resolve())),
     );
     await new Promise<void>((resolve, reject) =>
-      publishConfirmed(channel, '', queue, content, options, (err) => (err ? reject(err) : resolve())),
+      publishOnChannel(channel, '', queue, content, options, (err) => (err ? reject(err) : resolve())),
     );
     const publicPath = await channel.get(queue, { noAck: true });
     const fastPath = await channel.get(queue, { noAck: true });
@@ -100,7 +100,7 @@ describe('publishConfirmed', () => {
   it('reports an unroutable mandatory message through basic.return, like amqplib', async () => {
     const returned = new Promise<amqp.Message>((resolve) => channel.once('return', resolve));
     await new Promise<void>((resolve, reject) =>
-      publishConfirmed(
+      publishOnChannel(
         channel,
         '',
         `${queue}-nowhere`,
@@ -117,7 +117,7 @@ describe('publishConfirmed', () => {
     const unconfirmedBefore = (channel as unknown as { unconfirmed: unknown[] }).unconfirmed.length;
     assert.throws(
       () =>
-        publishConfirmed(
+        publishOnChannel(
           channel,
           '',
           queue,
@@ -130,7 +130,7 @@ describe('publishConfirmed', () => {
     assert.equal((channel as unknown as { unconfirmed: unknown[] }).unconfirmed.length, unconfirmedBefore);
     // the channel is still usable
     await new Promise<void>((resolve, reject) =>
-      publishConfirmed(channel, '', queue, Buffer.from('{}'), {}, (err) => (err ? reject(err) : resolve())),
+      publishOnChannel(channel, '', queue, Buffer.from('{}'), {}, (err) => (err ? reject(err) : resolve())),
     );
     assert.ok(await channel.get(queue, { noAck: true }));
   });

@@ -1,0 +1,80 @@
+import { TopologyError } from '../core';
+import type { BindingDeclaration, ExchangeDeclaration, QueueDeclaration, QueueType } from './define-topology';
+import type { PlannedQueue } from './topology-plan';
+
+/** The characters a queue, exchange or rate-limiter key may contain. */
+export const KEY_PATTERN = /^[A-Za-z0-9_.:-]+$/;
+
+/** Validates a queue declaration and returns its type: quorum unless it says classic or has maxPriority alone. */
+export function queueType(decl: QueueDeclaration, path: string): QueueType {
+  if (decl.type !== undefined && decl.type !== 'quorum' && decl.type !== 'classic') {
+    throw new TopologyError(`${path}.type must be 'quorum' or 'classic' (got ${JSON.stringify(decl.type)})`);
+  }
+  if (decl.maxPriority !== undefined) {
+    if (!Number.isInteger(decl.maxPriority) || decl.maxPriority < 1 || decl.maxPriority > 255) {
+      throw new TopologyError(
+        `${path}.maxPriority must be an integer from 1 to 255, and should stay <= 10 (got ${decl.maxPriority})`,
+      );
+    }
+    // Quorum priorities (RabbitMQ 4.0+) are opted into by writing type 'quorum' beside maxPriority; a queue
+    // with maxPriority alone stays classic, so an upgrade never changes a queue's type.
+  }
+  const type = decl.type ?? (decl.maxPriority !== undefined ? 'classic' : 'quorum');
+  if ((decl as { durable?: unknown }).durable === false)
+    throw new TopologyError(
+      `${path}.durable must be true (got false): RabbitMQ 4.3 refuses transient non-exclusive queues`,
+    );
+  if (type === 'classic' && decl.deliveryLimit !== undefined) {
+    throw new TopologyError(
+      `${path}.deliveryLimit applies to quorum queues only (classic queues: warren counts redeliveries itself)`,
+    );
+  }
+  for (const [field, value] of [
+    ['messageTtlMs', decl.messageTtlMs],
+    ['maxLength', decl.maxLength],
+    ['deliveryLimit', decl.deliveryLimit],
+  ] as const) {
+    if (value !== undefined && (!Number.isInteger(value) || value < 0))
+      throw new TopologyError(`${path}.${field} must be an integer >= 0 (got ${value})`);
+  }
+  return type;
+}
+
+/**
+ * The invariant behind every plan: no transient non-exclusive queue (RabbitMQ 4.3 refuses them by default).
+ * The assertion builders only make durable ones; this catches a raw argument or a future builder that would
+ * not.
+ */
+export function requireDurable(queue: PlannedQueue): void {
+  const { durable, exclusive } = queue.assertion as { durable: boolean; exclusive: boolean };
+  if (!durable && !exclusive)
+    throw new TopologyError(
+      `queue '${queue.name}' would be transient and non-exclusive, which RabbitMQ 4.3 refuses`,
+      { queue: queue.name },
+    );
+}
+
+export function bindingsOf(decl: QueueDeclaration): readonly BindingDeclaration[] {
+  if (decl.bind === undefined) return [];
+  return Array.isArray(decl.bind)
+    ? (decl.bind as readonly BindingDeclaration[])
+    : [decl.bind as BindingDeclaration];
+}
+
+export function requireExchange(
+  key: string,
+  all: Readonly<Record<string, ExchangeDeclaration>>,
+  path: string,
+): void {
+  if (all[key] === undefined) {
+    const known = Object.keys(all);
+    throw new TopologyError(
+      `${path}: unknown exchange '${key}'${known.length ? ` (declared: ${known.join(', ')})` : ' (no exchanges are declared)'}`,
+    );
+  }
+}
+
+/** The binding pattern when a declaration gives none: everything on a topic exchange. */
+export function defaultPattern(decl: ExchangeDeclaration): string {
+  return decl.type === 'topic' ? '#' : '';
+}
