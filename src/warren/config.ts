@@ -81,14 +81,36 @@ export function resolveWarrenConfig(
     options.joins,
   );
   definitions.push(...slips.definitions);
-  const scheduling = readCronDeclarations(options.scheduler, [
-    ...handlerByName.values(),
-    ...(options.jobs ?? []),
-  ]);
+  const cron = readCronDeclarations(options.scheduler, [...handlerByName.values(), ...(options.jobs ?? [])]);
   const limiters = resolveJobLimiters([...handlers.values()].map((h) => h.definition));
-  const plan = planWarrenTopology(options, definitions, scheduling, limiters, topologyOptions);
+  const plan = planWarrenTopology(options, definitions, cron, limiters, topologyOptions);
+  const jobs = registerJobs(plan, [...handlerByName, ...slips.handlers], jobDefaults, limiters);
+  const instrumentation = combineInstrumentation(listInstrumentation(options.instrumentation));
+  return {
+    options,
+    log,
+    connection,
+    publisher,
+    worker,
+    jobDefaults,
+    breakerDefaults,
+    instrumentation,
+    cron,
+    plan,
+    jobs,
+    slipActivities: slips.activities,
+  };
+}
+
+/** Each handled job with its planned queue and its settings: what the worker runs. */
+function registerJobs(
+  plan: TopologyPlan,
+  handlers: readonly (readonly [string, JobHandler])[],
+  jobDefaults: ResolvedJobDefaults,
+  limiters: DeclaredLimiters,
+): Map<string, RegisteredJob> {
   const jobs = new Map<string, RegisteredJob>();
-  for (const [name, handler] of [...handlerByName, ...slips.handlers]) {
+  for (const [name, handler] of handlers) {
     const planned = plan.jobs.get(name)!;
     const { attempts, backoff, timeoutMs } = resolveJobSettings(planned, jobDefaults);
     jobs.set(name, {
@@ -102,21 +124,7 @@ export function resolveWarrenConfig(
       limiter: limiters.ofJob.get(name),
     });
   }
-  const instrumentation = combineInstrumentation(listInstrumentation(options.instrumentation));
-  return {
-    options,
-    log,
-    connection,
-    publisher,
-    worker,
-    jobDefaults,
-    breakerDefaults,
-    instrumentation,
-    cron: scheduling,
-    plan,
-    jobs,
-    slipActivities: slips.activities,
-  };
+  return jobs;
 }
 
 /** `url` and `connection` of WarrenOptions (or OpsOptions) as one resolved ConnectionOptions. */
