@@ -74,6 +74,7 @@ export {
   CompensationFailedError,
   JOB_DEFAULTS,
   MAX_DELAY_MS,
+  validatePayload,
 } from './core';
 export type {
   WarrenErrorCode,
@@ -91,6 +92,8 @@ export type {
   JobDefaults,
   Logger,
   StandardSchemaV1,
+  PayloadCheck,
+  PayloadIssue,
   RateLimitOptions,
   MissedTickPolicy,
   Instrumentation,

@@ -1,11 +1,11 @@
 import { randomUUID } from 'node:crypto';
 import {
   ConfigurationError,
-  formatIssuePath,
   MAX_DELAY_MS,
   PayloadValidationError,
   PublishError,
   UnknownJobError,
+  validatePayload,
   validationMessage,
   WarrenError,
   type Instrumentation,
@@ -209,16 +209,9 @@ export class JobPublisher {
         batchIndex === undefined ? {} : { batchIndex },
       );
     if (!job.schema) return this.build(job, data, options, now, batchIndex);
-    return Promise.resolve(job.schema['~standard'].validate(data)).then((result) => {
+    return validatePayload(job.schema, data).then((result) => {
       if (result.issues)
-        throw new PayloadValidationError(
-          name,
-          result.issues.map((i) => ({
-            message: i.message,
-            ...(formatIssuePath(i) ? { path: formatIssuePath(i)! } : {}),
-          })),
-          batchIndex === undefined ? {} : { batchIndex },
-        );
+        throw new PayloadValidationError(name, result.issues, batchIndex === undefined ? {} : { batchIndex });
       return this.build(job, result.value, options, now, batchIndex);
     });
   }

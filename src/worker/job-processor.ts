@@ -1,13 +1,11 @@
 import type * as amqp from 'amqplib';
 import {
-  formatIssuePath,
   PayloadValidationError,
+  validatePayload,
   UnknownJobError,
   CircuitOpenError,
   DecodeError,
   type BreakerHandle,
-  type StandardSchemaV1,
-  type StandardSchemaResult,
   type EmitEvent,
   type Instrumentation,
   type JobEventBase,
@@ -124,13 +122,7 @@ export class JobProcessor {
     if (registered.schema) {
       const result = await validatePayload(registered.schema, data);
       if (result.issues) {
-        const error = new PayloadValidationError(
-          job.name,
-          result.issues.map((i) => ({
-            message: i.message,
-            ...(formatIssuePath(i) ? { path: formatIssuePath(i)! } : {}),
-          })),
-        );
+        const error = new PayloadValidationError(job.name, result.issues);
         return this.republisher.deadLetter(message, queue, settle, 'invalid-payload', error, job);
       }
       data = result.value;
@@ -447,16 +439,4 @@ export class JobProcessor {
 
 function eventBase(job: DecodedJob, queue: PlannedQueue): JobEventBase {
   return { jobId: job.jobId, name: job.name, queue: queue.key!, attempt: job.attempt };
-}
-
-/** A schema that throws (on a payload nested too deep for its recursion, say) fails validation. */
-async function validatePayload(
-  schema: StandardSchemaV1,
-  data: unknown,
-): Promise<StandardSchemaResult<unknown>> {
-  try {
-    return await schema['~standard'].validate(data);
-  } catch (error) {
-    return { issues: [{ message: `the schema threw: ${(error as Error)?.message ?? String(error)}` }] };
-  }
 }
