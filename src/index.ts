@@ -30,13 +30,7 @@ export {
 export { LIMITER_DEFAULTS } from './worker';
 /** For integrations (warren/nest) that tell @Job classes apart without validating them. */
 export { readJobMetadata, type JobMetadata } from './decorators';
-export {
-  defineTopology,
-  mergeTopologies,
-  planTopology,
-  resolveTopologyOptions,
-  delayRoute,
-} from './topology';
+export { defineTopology, mergeTopologies } from './topology';
 export type {
   TopologyDeclaration,
   ExchangeDeclaration,
@@ -46,10 +40,6 @@ export type {
   QueueType,
   QueueOverflow,
   TopologyPlan,
-  PlannedQueue,
-  PlannedExchange,
-  PlannedBinding,
-  PlannedJob,
   DelayOptions,
   TopologyOptions,
 } from './topology';
@@ -119,7 +109,7 @@ export {
   type SlipStep,
   type StartedSlip,
 } from './workflow';
-export { HEADERS, JSON_CONTENT_TYPE, type DeadReason } from './message';
+export { HEADERS, type DeadReason } from './message';
 export type { ConnectionOptions, ReconnectOptions, SocketOptions } from './connection';
 export type { PublisherOptions, ResultHandle } from './publisher';
 export type { WorkerOptions, ConsumerHealth, DeadLetter, ReplayOptions } from './worker';

@@ -10,6 +10,17 @@ export { OPS_DEFAULTS, resolveOpsOptions, type OpsOptions, type ManagementOption
 export { diffTopology, type TopologyDiff, type Drift, type DriftKind } from './topology-diff';
 export { verifyTopology, type VerifyReport, type VerifyCheck } from './topology-verify';
 export { describePlan, mergeSchedules, type DeclaredSchedule } from './describe-plan';
+/** The topology planner, for tooling: declarations and job definitions to the plan warren applies. */
+export {
+  planTopology,
+  resolveTopologyOptions,
+  type PlanInput,
+  type TopologyPlan,
+  type PlannedQueue,
+  type PlannedExchange,
+  type PlannedBinding,
+  type PlannedJob,
+} from '../topology';
 export type {
   QueueOverview,
   PauseResult,

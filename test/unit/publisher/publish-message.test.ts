@@ -1,13 +1,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import {
-  ConfigurationError,
-  HEADERS,
-  MAX_DELAY_MS,
-  planTopology,
-  PublishError,
-  resolveTopologyOptions,
-} from '../../../src';
+import { ConfigurationError, HEADERS, MAX_DELAY_MS, PublishError } from '../../../src';
+import { planTopology, resolveTopologyOptions } from '../../../src/topology';
 import { checkPublishOptions } from '../../../src/publisher/publish-checks';
 import { buildPublish } from '../../../src/publisher/publish-message';
 

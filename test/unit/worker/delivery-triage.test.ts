@@ -1,13 +1,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import {
-  DecodeError,
-  HEADERS,
-  MAX_DELAY_MS,
-  planTopology,
-  resolveTopologyOptions,
-  UnknownJobError,
-} from '../../../src';
+import { DecodeError, HEADERS, MAX_DELAY_MS, UnknownJobError } from '../../../src';
+import { planTopology, resolveTopologyOptions } from '../../../src/topology';
 import { jobProperties } from '../../../src/message';
 import type { PlannedQueue } from '../../../src/topology';
 import {
