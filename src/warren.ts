@@ -98,6 +98,7 @@ export class Warren<TJobs extends object = WarrenJobs> extends EventEmitter<Warr
 
   /** @internal use createWarren */
   constructor(
+    /** @internal the applied plan; tooling plans with planTopology (warren/ops) */
     readonly plan: TopologyPlan,
     private readonly manager: ConnectionManager,
     private readonly confirms: ConfirmPublisher,
@@ -105,6 +106,7 @@ export class Warren<TJobs extends object = WarrenJobs> extends EventEmitter<Warr
     private readonly worker: Worker,
     private readonly breakers: BreakerRegistry,
     private readonly shutdownGraceMs: number,
+    /** @internal */
     readonly log: Logger,
     deadLetters: DeadLetters,
     private readonly scheduling: Scheduling,
