@@ -1,4 +1,4 @@
-import { formatIssuePath, type StandardSchemaV1 } from './standard-schema';
+import { formatIssuePath, type StandardSchemaResult, type StandardSchemaV1 } from './standard-schema';
 
 /** One reason a payload failed its job's schema, its path flattened to `a.b.0`. */
 export interface PayloadIssue {
@@ -14,22 +14,33 @@ export type PayloadCheck =
 /**
  * The one payload check of warren (publisher, worker, scheduler, `runJob`): runs the job's Standard Schema on
  * `data`. A schema that throws (on a payload nested too deep for its recursion, say) fails validation with
- * one issue rather than escaping, so a worker dead-letters the job instead of losing the delivery.
+ * one issue rather than escaping, so a worker dead-letters the job instead of losing the delivery. Not an
+ * async function: on the hot path a valid payload costs one promise and the schema's own result object.
  */
-export async function validatePayload(schema: StandardSchemaV1, data: unknown): Promise<PayloadCheck> {
-  let result: Awaited<ReturnType<StandardSchemaV1['~standard']['validate']>>;
+export function validatePayload(schema: StandardSchemaV1, data: unknown): Promise<PayloadCheck> {
+  let result: StandardSchemaResult<unknown> | Promise<StandardSchemaResult<unknown>>;
   try {
-    result = await schema['~standard'].validate(data);
+    result = schema['~standard'].validate(data);
   } catch (error) {
-    return { issues: [{ message: `the schema threw: ${(error as Error)?.message ?? String(error)}` }] };
+    return Promise.resolve(threw(error));
   }
-  if (!result.issues) return { value: result.value };
+  if (typeof (result as { then?: unknown }).then === 'function')
+    return Promise.resolve(result).then(toCheck, threw);
+  return Promise.resolve(toCheck(result as StandardSchemaResult<unknown>));
+}
+
+function toCheck(result: StandardSchemaResult<unknown>): PayloadCheck {
+  if (!result.issues) return result;
   return {
     issues: result.issues.map((issue): PayloadIssue => {
       const path = formatIssuePath(issue);
       return path ? { message: issue.message, path } : { message: issue.message };
     }),
   };
+}
+
+function threw(error: unknown): PayloadCheck {
+  return { issues: [{ message: `the schema threw: ${(error as Error)?.message ?? String(error)}` }] };
 }
 
 /** `a.b: must be a string; c: required`, the summary every payload error message shows. */
