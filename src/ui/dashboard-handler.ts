@@ -73,7 +73,7 @@ async function route(
   response: ServerResponse,
   path: string,
   caller: Caller,
-): Promise<void | undefined> {
+) {
   const { options, guard, snapshots } = parts;
   if (request.method === 'POST' && path.startsWith('/api/actions/')) {
     const action = path.slice('/api/actions/'.length) as DashboardAction;
@@ -110,7 +110,7 @@ async function routeLookups(
   request: IncomingMessage,
   response: ServerResponse,
   path: string,
-): Promise<void | undefined> {
+) {
   if (path === '/api/dead') {
     const url = new URL(request.url ?? '/', 'http://dashboard.invalid');
     const found = await ops.dead.search(letterFilter(Object.fromEntries(url.searchParams)));
@@ -132,11 +132,11 @@ async function routeLookups(
 function sendPage(request: IncomingMessage, response: ServerResponse): void {
   const full = (request as { originalUrl?: string }).originalUrl ?? request.url ?? '/';
   const bare = full.split('?')[0]!;
-  if (!bare.endsWith('/')) {
+  if (bare.endsWith('/')) send(response, 200, 'text/html; charset=utf-8', PAGE_HTML);
+  else {
     response.writeHead(308, { location: `${bare}/` });
-    return void response.end();
+    response.end();
   }
-  return send(response, 200, 'text/html; charset=utf-8', PAGE_HTML);
 }
 
 function stream({ snapshots, streams }: DashboardParts, response: ServerResponse): void {
@@ -154,8 +154,14 @@ function stream({ snapshots, streams }: DashboardParts, response: ServerResponse
 }
 
 function sendFailure(response: ServerResponse, error: unknown): void {
-  if (response.headersSent) return void response.end();
-  if (error instanceof Refusal) return sendJson(response, error.status, { error: error.reason });
+  if (response.headersSent) {
+    response.end();
+    return;
+  }
+  if (error instanceof Refusal) {
+    sendJson(response, error.status, { error: error.reason });
+    return;
+  }
   const code = (error as { code?: unknown }).code;
   const status = code === 'UNKNOWN_QUEUE' || code === 'UNKNOWN_JOB' ? 400 : 500;
   sendJson(response, status, {
