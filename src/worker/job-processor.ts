@@ -237,7 +237,7 @@ export class JobProcessor {
     const { job } = verdict;
     if (verdict.action === 'dead-letter')
       return this.republisher.deadLetter(message, queue, settle, verdict.reason, verdict.error, job);
-    const base = eventBase(verdict.job, queue);
+    const base = eventBase(job, queue);
     return this.republisher.delayed(message, queue, settle, verdict.delayMs, verdict.headers ?? {}, base);
   }
 
