@@ -234,10 +234,9 @@ export class JobProcessor {
     settle: Settler,
     verdict: DeliveryVerdict,
   ): Promise<unknown> {
-    const { job } = verdict;
     if (verdict.action === 'dead-letter')
-      return this.republisher.deadLetter(message, queue, settle, verdict.reason, verdict.error, job);
-    const base = eventBase(job, queue);
+      return this.republisher.deadLetter(message, queue, settle, verdict.reason, verdict.error, verdict.job);
+    const base = eventBase(verdict.job, queue);
     return this.republisher.delayed(message, queue, settle, verdict.delayMs, verdict.headers ?? {}, base);
   }
 
