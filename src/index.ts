@@ -31,13 +31,7 @@ export {
 export { LIMITER_DEFAULTS } from './coordination';
 /** For integrations (warren/nest) that tell @Job classes apart without validating them. */
 export { readJobMetadata, type JobMetadata } from './decorators';
-export {
-  defineTopology,
-  mergeTopologies,
-  planTopology,
-  resolveTopologyOptions,
-  delayRoute,
-} from './topology';
+export { defineTopology, mergeTopologies } from './topology';
 export type {
   TopologyDeclaration,
   ExchangeDeclaration,
@@ -47,10 +41,6 @@ export type {
   QueueType,
   QueueOverflow,
   TopologyPlan,
-  PlannedQueue,
-  PlannedExchange,
-  PlannedBinding,
-  PlannedJob,
   DelayOptions,
   TopologyOptions,
 } from './topology';
@@ -75,6 +65,7 @@ export {
   CompensationFailedError,
   JOB_DEFAULTS,
   MAX_DELAY_MS,
+  validatePayload,
 } from './core';
 export type {
   WarrenErrorCode,
@@ -92,6 +83,8 @@ export type {
   JobDefaults,
   Logger,
   StandardSchemaV1,
+  PayloadCheck,
+  PayloadIssue,
   RateLimitOptions,
   MissedTickPolicy,
   Instrumentation,
@@ -117,7 +110,7 @@ export {
   type SlipStep,
   type StartedSlip,
 } from './workflow';
-export { HEADERS, JSON_CONTENT_TYPE, type DeadReason } from './message';
+export { HEADERS, type DeadReason } from './message';
 export type { ConnectionOptions, ReconnectOptions, SocketOptions } from './connection';
 export type { PublisherOptions, ResultHandle } from './publisher';
 export type { WorkerOptions, ConsumerHealth, DeadLetter, ReplayOptions } from './worker';

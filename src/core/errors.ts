@@ -1,3 +1,4 @@
+import { summarizeIssues } from './validate-payload';
 /**
  * Every error warren throws extends {@link WarrenError}. Check with `instanceof` or `code`, never by
  * matching message text: messages are for humans and may change, codes are a stable contract.
@@ -162,7 +163,7 @@ export class PayloadValidationError extends WarrenError {
     issues: readonly { message: string; path?: string }[],
     context: { batchIndex?: number } = {},
   ) {
-    const summary = issues.map((i) => (i.path ? `${i.path}: ${i.message}` : i.message)).join('; ');
+    const summary = summarizeIssues(issues);
     const what = context.batchIndex === undefined ? 'job' : `job [${context.batchIndex}]`;
     super('PAYLOAD_INVALID', `payload of ${what} '${jobName}' is invalid: ${summary}`, {
       jobName,

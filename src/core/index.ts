@@ -3,6 +3,7 @@ export * from './handler-signals';
 export * from './job-types';
 export * from './logger';
 export * from './standard-schema';
+export { validatePayload, summarizeIssues, type PayloadIssue, type PayloadCheck } from './validate-payload';
 export { jitteredBackoff } from './jittered-backoff';
 export { validationMessage } from './validation-message';
 export * from './option-checks';

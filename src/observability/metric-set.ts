@@ -7,21 +7,35 @@ export type MetricSet = ReturnType<typeof createMetricSet>;
 
 const JOB = ['job', 'queue'] as const;
 
+/** Makes and registers one metric, its name prefixed. */
+type MakeMetric = (
+  name: string,
+  help: string,
+  type: 'counter' | 'gauge' | 'histogram',
+  labelNames: readonly string[],
+  buckets?: readonly number[],
+) => SeriesMetric;
+
 export function createMetricSet(registry: Prom.Registry, options: ResolvedMetricsOptions) {
-  const metric = (
-    name: string,
-    help: string,
-    type: 'counter' | 'gauge' | 'histogram',
-    labelNames: readonly string[],
-    buckets?: readonly number[],
-  ) => {
+  const metric: MakeMetric = (name, help, type, labelNames, buckets) => {
     const made = new SeriesMetric(options.prefix + name, help, type, labelNames, buckets);
     // A metric object of prom-client's shape (name, help, type, get, reset): the registry formats it.
     registry.registerMetric(made as unknown as Prom.Metric);
     return made;
   };
-  const counter = (name: string, help: string, labels: readonly string[] = JOB) =>
+  // Registered in this order, which is the order of the scrape.
+  const publish = publishMetrics(metric, options);
+  const jobs = jobMetrics(metric, options);
+  return { ...publish, ...jobs, ...stateMetrics(metric) };
+}
+
+function counterOf(metric: MakeMetric) {
+  return (name: string, help: string, labels: readonly string[] = JOB) =>
     metric(name, help, 'counter', labels);
+}
+
+function publishMetrics(metric: MakeMetric, options: ResolvedMetricsOptions) {
+  const counter = counterOf(metric);
   return {
     published: counter('jobs_published_total', 'Jobs the broker confirmed.'),
     publishFailures: counter(
@@ -36,6 +50,12 @@ export function createMetricSet(registry: Prom.Registry, options: ResolvedMetric
       JOB,
       options.durationBuckets,
     ),
+  };
+}
+
+function jobMetrics(metric: MakeMetric, options: ResolvedMetricsOptions) {
+  const counter = counterOf(metric);
+  return {
     started: counter('jobs_started_total', 'Handler runs started (each attempt).'),
     completed: counter('jobs_completed_total', 'Handler runs that completed; the job is acked.'),
     failed: counter('jobs_failed_total', 'Attempts that failed (error, timeout), retried or not.'),
@@ -65,6 +85,12 @@ export function createMetricSet(registry: Prom.Registry, options: ResolvedMetric
       options.waitBuckets,
     ),
     inFlight: metric('jobs_in_flight', 'Handler runs in progress.', 'gauge', JOB),
+  };
+}
+
+/** Gauges of the process's state: the connection, the breakers, cron leadership. */
+function stateMetrics(metric: MakeMetric) {
+  return {
     connection: metric('connection_up', '1 while connected to the broker, else 0.', 'gauge', []),
     breaker: metric('breaker_state', '1 for the current state of each circuit breaker, else 0.', 'gauge', [
       'breaker',

@@ -54,7 +54,7 @@ export class WarrenMetrics implements Instrumentation {
   private readonly other: string;
   private readonly m: MetricSet;
 
-  /** @internal use warrenMetrics() */
+  /** Made by {@link warrenMetrics}; not meant to be called directly. */
   constructor(options: ResolvedMetricsOptions) {
     const prom = loadPeer<typeof Prom>('prom-client', 'warrenMetrics()');
     this.registry = options.registry ?? new prom.Registry();
@@ -85,7 +85,7 @@ export class WarrenMetrics implements Instrumentation {
     );
   }
 
-  /** @internal called by createWarren */
+  /** Instrumentation hook: createWarren calls it once with the events and state to follow. */
   attach(target: InstrumentationTarget): void {
     this.target = target;
     for (const name of target.jobNames) this.known.add(name);
@@ -108,7 +108,7 @@ export class WarrenMetrics implements Instrumentation {
     target.on('deadLettered', (e) => m.deadLettered.cell(this.job(e.name), e.queue, e.reason).inc());
   }
 
-  /** @internal the publisher's hook */
+  /** Instrumentation hook: the publisher calls it around each publish. */
   publish = (info: PublishInfo): ((error: unknown) => void) => {
     const series = this.series(info);
     const started = performance.now();
@@ -121,7 +121,7 @@ export class WarrenMetrics implements Instrumentation {
     };
   };
 
-  /** @internal the worker's hook */
+  /** Instrumentation hook: the worker calls it around each handler run. */
   process = (info: ProcessInfo): ProcessScope => {
     const series = this.series(info);
     series.started.inc();

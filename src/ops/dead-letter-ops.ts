@@ -28,7 +28,7 @@ export interface LogConnection {
 export class DeadLetterOps {
   private log: DeadLetterLog | undefined;
 
-  /** @internal */
+  /** Made by createOps (`ops.dead`); not meant to be called directly. */
   constructor(
     private readonly plan: TopologyPlan,
     private readonly options: ResolvedDeadLetterLogOptions,

@@ -11,6 +11,17 @@ export { diffTopology, type TopologyDiff, type Drift, type DriftKind } from './t
 export { verifyTopology, type VerifyReport, type VerifyCheck } from './topology-verify';
 export type { TopologyOps } from './topology-ops';
 export { describePlan, mergeSchedules, type DeclaredSchedule } from './describe-plan';
+/** The topology planner, for tooling: declarations and job definitions to the plan warren applies. */
+export {
+  planTopology,
+  resolveTopologyOptions,
+  type PlanInput,
+  type TopologyPlan,
+  type PlannedQueue,
+  type PlannedExchange,
+  type PlannedBinding,
+  type PlannedJob,
+} from '../topology';
 export type {
   QueueOverview,
   PauseResult,

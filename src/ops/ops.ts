@@ -40,7 +40,7 @@ export class WarrenOps {
   readonly dead: DeadLetterOps;
   private readonly registry: ScheduleOps;
 
-  /** @internal use createOps */
+  /** Made by {@link createOps}; not meant to be called directly. */
   constructor(private readonly input: OpsOptions) {
     this.options = resolveOpsOptions(input);
     const jobs: readonly JobClass[] = input.jobs ?? [];

@@ -71,7 +71,7 @@ export class Outbox<TJobs extends object = object> {
   private lastNotifyAt = Number.NEGATIVE_INFINITY;
   private trailingNotify: NodeJS.Timeout | undefined;
 
-  /** @internal createWarren makes it */
+  /** Made by createWarren (`warren.outbox`); not meant to be called directly. */
   constructor(
     private readonly options: ResolvedOutboxOptions,
     private readonly validate: ValidateJob,

@@ -1,12 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import {
   ConfigurationError,
-  formatIssuePath,
-  MAX_DELAY_MS,
   PayloadValidationError,
   PublishError,
   UnknownJobError,
-  validationMessage,
+  validatePayload,
   WarrenError,
   type Instrumentation,
   type PublishOrigin,
@@ -14,12 +12,11 @@ import {
   type PublishOptions,
 } from '../core';
 import type { ConfirmPublisher, OutgoingMessage } from '../connection';
-import { encodeBody, HEADERS, jobProperties } from '../message';
-import { delayRoute, type PlannedJob, type TopologyPlan } from '../topology';
+import type { TopologyPlan } from '../topology';
 import type { ResolvedPublisherOptions } from './options';
+import { checkPublishOptions } from './publish-checks';
+import { buildPublish, type Prepared } from './publish-message';
 import type { ResultChannel, ResultHandle } from './result-channel';
-
-const RESERVED_HEADER = /^(x-|warren-)/i;
 
 /** One job of a `publishMany` call: `job` names it (as is, or through the call's `nameOf`). */
 export interface BatchJob<J = string> {
@@ -49,15 +46,6 @@ export interface DedupReserver {
 
 /** How long a deduplicated job id stays reserved past its delay when nothing releases it. */
 const DEDUP_TTL_MS = 24 * 3_600_000;
-
-interface Prepared {
-  readonly message: OutgoingMessage;
-  readonly published: PublishedJob;
-  /** As the schema output it. */
-  readonly payload: unknown;
-  readonly delayMs: number;
-  readonly correlationId: string | undefined;
-}
 
 /**
  * Publishes jobs per the wire format: validates the options and the payload (Standard Schema)
@@ -146,7 +134,7 @@ export class JobPublisher {
   ): Promise<PublishedJob> {
     const job = this.plan.jobs.get(name);
     if (job === undefined) throw new UnknownJobError(name, { known: [...this.plan.jobs.keys()] });
-    const prepared = this.build(job, payload, options, Date.now());
+    const prepared = buildPublish(this.plan.delay, this.options, job, payload, options, Date.now());
     await this.sendPrepared(prepared, 'user');
     return prepared.published;
   }
@@ -208,18 +196,11 @@ export class JobPublisher {
           : `publishMany job [${batchIndex}] ('${name}'): deduplicate works with publish only`,
         batchIndex === undefined ? {} : { batchIndex },
       );
-    if (!job.schema) return this.build(job, data, options, now, batchIndex);
-    return Promise.resolve(job.schema['~standard'].validate(data)).then((result) => {
+    if (!job.schema) return buildPublish(this.plan.delay, this.options, job, data, options, now, batchIndex);
+    return validatePayload(job.schema, data).then((result) => {
       if (result.issues)
-        throw new PayloadValidationError(
-          name,
-          result.issues.map((i) => ({
-            message: i.message,
-            ...(formatIssuePath(i) ? { path: formatIssuePath(i)! } : {}),
-          })),
-          batchIndex === undefined ? {} : { batchIndex },
-        );
-      return this.build(job, result.value, options, now, batchIndex);
+        throw new PayloadValidationError(name, result.issues, batchIndex === undefined ? {} : { batchIndex });
+      return buildPublish(this.plan.delay, this.options, job, result.value, options, now, batchIndex);
     });
   }
 
@@ -259,72 +240,6 @@ export class JobPublisher {
       headers: message.properties.headers!,
     });
   }
-
-  private build(
-    job: PlannedJob,
-    payload: unknown,
-    options: PublishOptions,
-    now: number,
-    batchIndex?: number,
-  ): Prepared {
-    const name = job.name;
-    const jobId = options.jobId ?? randomUUID();
-    const delayMs = options.runAt !== undefined ? options.runAt.getTime() - now : (options.delayMs ?? 0);
-    if (delayMs > MAX_DELAY_MS)
-      throw new ConfigurationError(
-        validationMessage(
-          `publish('${name}') delay`,
-          `must be at most ${MAX_DELAY_MS} ms (366 days)`,
-          delayMs,
-        ),
-      );
-    const delayed = delayMs > 0;
-    const route = delayed ? delayRoute(this.plan.delay, delayMs, job.queueName) : job.route;
-    let properties = jobProperties({
-      name,
-      jobId,
-      body: Buffer.alloc(0),
-      attempt: 1,
-      enqueuedAt: now,
-      priority: options.priority ?? job.priority,
-      correlationId: options.correlationId,
-      headers: options.headers,
-      deliverAt: delayed && delayMs > this.plan.delay.maxDelayMs ? now + delayMs : undefined,
-      maxAttempts: options.attempts,
-    });
-    if (options.deduplicate)
-      properties = { ...properties, headers: { ...properties.headers, [HEADERS.dedup]: 1 } };
-    if (delayed)
-      properties = { ...properties, headers: { ...properties.headers, [HEADERS.delayed]: now + delayMs } };
-    const context = {
-      jobName: name,
-      jobId,
-      queue: job.queue,
-      ...(batchIndex === undefined ? {} : { batchIndex }),
-    };
-    const content = encodeBody(payload, context);
-    if (content.length > this.options.maxBodyBytes)
-      throw new PublishError(
-        'PUBLISH_TOO_LARGE',
-        `the job's body is ${content.length} bytes, ` +
-          `over publisher.maxBodyBytes (${this.options.maxBodyBytes})`,
-        context,
-      );
-    return {
-      message: {
-        exchange: route.exchange,
-        routingKey: route.routingKey,
-        content,
-        properties,
-        deadline: now + (options.timeoutMs ?? this.options.timeoutMs),
-        context: { jobName: name, jobId, queue: job.queue },
-      },
-      published: { jobId, name, queue: job.queue },
-      payload,
-      delayMs: delayed ? delayMs : 0,
-      correlationId: options.correlationId,
-    };
-  }
 }
 
 /** The confirm publisher fails with WarrenErrors; anything else is wrapped, never passed on bare. */
@@ -336,62 +251,4 @@ function asWarrenError(error: Error, job: PublishedJob): WarrenError {
     queue: job.queue,
     cause: error,
   });
-}
-
-function checkPublishOptions(job: PlannedJob, options: PublishOptions, batchIndex?: number): void {
-  const at =
-    batchIndex === undefined ? `publish('${job.name}')` : `publishMany job [${batchIndex}] ('${job.name}')`;
-  const fail = (message: string) =>
-    new ConfigurationError(message, batchIndex === undefined ? {} : { batchIndex });
-  if (
-    options.jobId !== undefined &&
-    (typeof options.jobId !== 'string' || options.jobId.length === 0 || options.jobId.length > 255)
-  ) {
-    throw fail(validationMessage(`${at} jobId`, 'must be a string of 1 to 255 characters', options.jobId));
-  }
-  if (options.deduplicate !== undefined && options.deduplicate !== false) {
-    if (options.jobId === undefined) throw fail(`${at}: deduplicate needs a jobId`);
-    const ttlMs = typeof options.deduplicate === 'object' ? options.deduplicate.ttlMs : 1;
-    if (options.deduplicate !== true && (!Number.isInteger(ttlMs) || ttlMs < 1))
-      throw fail(validationMessage(`${at} deduplicate.ttlMs`, 'must be an integer >= 1', ttlMs));
-  }
-  if (options.controllable && (options.jobId === undefined || (!options.delayMs && !options.runAt)))
-    throw fail(`${at}: controllable needs a jobId and a delay`);
-  if (options.delayMs !== undefined && options.runAt !== undefined)
-    throw fail(`${at}: give delayMs or runAt, not both`);
-  if (
-    options.delayMs !== undefined &&
-    (typeof options.delayMs !== 'number' || !Number.isFinite(options.delayMs) || options.delayMs < 0)
-  ) {
-    throw fail(validationMessage(`${at} delayMs`, 'must be a finite number >= 0', options.delayMs));
-  }
-  if (
-    options.runAt !== undefined &&
-    (!(options.runAt instanceof Date) || Number.isNaN(options.runAt.getTime()))
-  ) {
-    throw fail(validationMessage(`${at} runAt`, 'must be a valid Date', options.runAt));
-  }
-  if (options.attempts !== undefined && (!Number.isInteger(options.attempts) || options.attempts < 1)) {
-    throw fail(validationMessage(`${at} attempts`, 'must be an integer >= 1', options.attempts));
-  }
-  if (options.timeoutMs !== undefined && (!Number.isInteger(options.timeoutMs) || options.timeoutMs < 1)) {
-    throw fail(validationMessage(`${at} timeoutMs`, 'must be an integer >= 1', options.timeoutMs));
-  }
-  if (options.priority !== undefined) {
-    const queue = job.queue;
-    const max = job.queueMaxPriority;
-    if (max === undefined)
-      throw fail(`${at}: priority needs a queue with maxPriority, and queue '${queue}' has none`);
-    if (!Number.isInteger(options.priority) || options.priority < 0 || options.priority > max) {
-      throw fail(
-        validationMessage(`${at} priority`, `must be an integer from 0 to ${max}`, options.priority),
-      );
-    }
-  }
-  for (const key of Object.keys(options.headers ?? {})) {
-    if (RESERVED_HEADER.test(key))
-      throw fail(
-        `${at}: header '${key}' is reserved (names starting with x- or warren- belong to the broker and to warren)`,
-      );
-  }
 }

@@ -1,4 +1,4 @@
-import { ConfigurationError, formatIssuePath, type StandardSchemaV1 } from '../core';
+import { ConfigurationError, summarizeIssues, validatePayload, type StandardSchemaV1 } from '../core';
 
 /**
  * A schedule's fixed payload must pass the job's schema: checked when the schedule is declared, not at its
@@ -10,13 +10,9 @@ export async function checkScheduleData(
   data: unknown,
 ): Promise<void> {
   if (!schema) return;
-  const result = await schema['~standard'].validate(data);
-  if (result.issues) {
-    const summary = result.issues
-      .map((issue) =>
-        formatIssuePath(issue) ? `${formatIssuePath(issue)}: ${issue.message}` : issue.message,
-      )
-      .join('; ');
-    throw new ConfigurationError(`${at}.data does not match the job's schema: ${summary}`);
-  }
+  const result = await validatePayload(schema, data);
+  if (result.issues)
+    throw new ConfigurationError(
+      `${at}.data does not match the job's schema: ${summarizeIssues(result.issues)}`,
+    );
 }

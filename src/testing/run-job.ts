@@ -7,6 +7,7 @@ import {
   readJobDefinition,
   RetryLaterError,
   UnrecoverableError,
+  validatePayload,
   type BreakerHandle,
   type JobContext,
   type JobHandler,
@@ -109,6 +110,62 @@ export async function runJob<H extends JobHandler>(
   const maxAttempts = options.maxAttempts ?? definition.attempts ?? JOB_DEFAULTS.attempts;
   const timeoutMs = options.timeoutMs ?? definition.timeoutMs ?? JOB_DEFAULTS.timeoutMs;
   const jobId = options.jobId ?? randomUUID();
+  const run = startRun(definition, jobId, attempt, maxAttempts, options);
+  const finish = (status: 'completed' | 'failed', result: unknown, error: unknown, outcome: JobOutcome) => {
+    options.signal?.removeEventListener('abort', run.onAbort);
+    return {
+      status,
+      result,
+      error,
+      outcome,
+      published: run.published,
+      logs: run.recording.entries,
+      signal: run.controller.signal,
+      breakersFired: run.breakersFired,
+      context: run.context,
+      durationMs: Date.now() - run.started,
+    } as RunJobResult<Awaited<ReturnType<H['handle']>>>;
+  };
+
+  let payload: unknown = data;
+  if (definition.schema && options.validate !== false) {
+    const checked = await validatePayload(definition.schema, data);
+    if (checked.issues) {
+      const error = new PayloadValidationError(definition.name, checked.issues);
+      return finish('failed', undefined, error, { action: 'dead-letter', reason: 'invalid-payload' });
+    }
+    payload = checked.value;
+  }
+  const timeout = () =>
+    new JobTimeoutError(timeoutMs, { jobName: definition.name, jobId, queue: definition.queue, attempt });
+  try {
+    const handle = () => handler.handle(payload, run.context);
+    const result = await raceTimeout(handle, timeoutMs, timeout, run.controller);
+    return finish('completed', result, undefined, { action: 'complete' });
+  } catch (error) {
+    return finish('failed', undefined, error, outcomeOf(error, attempt, maxAttempts));
+  }
+}
+
+/** What one run records, and the context its handler sees. */
+interface StartedRun {
+  readonly context: JobContext;
+  readonly controller: AbortController;
+  readonly onAbort: () => void;
+  readonly recording: ReturnType<typeof createRecordingLogger>;
+  readonly published: PublishedCall[];
+  readonly breakersFired: string[];
+  readonly started: number;
+}
+
+/** Builds the handler's context like the worker's, recording `ctx.publish`, `ctx.log` and breaker calls. */
+function startRun(
+  definition: ReturnType<typeof readJobDefinition>,
+  jobId: string,
+  attempt: number,
+  maxAttempts: number,
+  options: RunJobOptions,
+): StartedRun {
   const recording = createRecordingLogger(options.logLevel);
   const published: PublishedCall[] = [];
   const breakersFired: string[] = [];
@@ -116,7 +173,6 @@ export async function runJob<H extends JobHandler>(
   const onAbort = () => controller.abort(options.signal!.reason);
   if (options.signal?.aborted) onAbort();
   else options.signal?.addEventListener('abort', onAbort, { once: true });
-
   const context: JobContext = {
     jobId,
     name: definition.name,
@@ -136,58 +192,26 @@ export async function runJob<H extends JobHandler>(
     breaker: (name) => fakeBreaker(name, options.breakers?.[name] ?? 'closed', breakersFired),
     progress: () => undefined,
   };
+  return { context, controller, onAbort, recording, published, breakersFired, started: Date.now() };
+}
 
-  const started = Date.now();
-  const finish = (status: 'completed' | 'failed', result: unknown, error: unknown, outcome: JobOutcome) => {
-    options.signal?.removeEventListener('abort', onAbort);
-    return {
-      status,
-      result,
-      error,
-      outcome,
-      published,
-      logs: recording.entries,
-      signal: controller.signal,
-      breakersFired,
-      context,
-      durationMs: Date.now() - started,
-    } as RunJobResult<Awaited<ReturnType<H['handle']>>>;
-  };
-
-  let payload: unknown = data;
-  if (definition.schema && options.validate !== false) {
-    const checked = await definition.schema['~standard'].validate(data);
-    if (checked.issues) {
-      const error = new PayloadValidationError(
-        definition.name,
-        checked.issues.map((issue) => ({ message: issue.message, ...pathOf(issue.path) })),
-      );
-      return finish('failed', undefined, error, { action: 'dead-letter', reason: 'invalid-payload' });
-    }
-    payload = checked.value;
-  }
-
+/** Runs `call`, failing with `timeout()` (and aborting `controller` with it) after `timeoutMs`. */
+async function raceTimeout<T>(
+  call: () => T,
+  timeoutMs: number,
+  timeout: () => JobTimeoutError,
+  controller: AbortController,
+): Promise<Awaited<T>> {
   let timer: NodeJS.Timeout | undefined;
   const timedOut = new Promise<never>((_, reject) => {
     timer = setTimeout(() => {
-      const error = new JobTimeoutError(timeoutMs, {
-        jobName: definition.name,
-        jobId,
-        queue: definition.queue,
-        attempt,
-      });
+      const error = timeout();
       controller.abort(error);
       reject(error);
     }, timeoutMs);
   });
   try {
-    const result = await Promise.race([
-      Promise.resolve().then(() => handler.handle(payload, context)),
-      timedOut,
-    ]);
-    return finish('completed', result, undefined, { action: 'complete' });
-  } catch (error) {
-    return finish('failed', undefined, error, outcomeOf(error, attempt, maxAttempts));
+    return await Promise.race([Promise.resolve().then(call), timedOut]);
   } finally {
     clearTimeout(timer);
   }
@@ -212,11 +236,4 @@ function fakeBreaker(name: string, state: 'closed' | 'open', fired: string[]): B
       return call();
     },
   };
-}
-
-function pathOf(path: ReadonlyArray<PropertyKey | { readonly key: PropertyKey }> | undefined): {
-  path?: string;
-} {
-  if (!path || path.length === 0) return {};
-  return { path: path.map((p) => String(typeof p === 'object' && p !== null ? p.key : p)).join('.') };
 }

@@ -34,94 +34,19 @@ export function createDashboard(input: DashboardOptions): DashboardHandler {
   const guard = new RequestGuard(options);
   const snapshots = new SnapshotCache(options.ops, options.refreshMs);
   const streams = new Set<ServerResponse>();
-
-  const routes = async (request: IncomingMessage, response: ServerResponse, path: string, caller: Caller) => {
-    const { ops } = options;
-    const url = new URL(request.url ?? '/', 'http://dashboard.invalid');
-    const query = Object.fromEntries(url.searchParams);
-    if (request.method === 'POST' && path.startsWith('/api/actions/')) {
-      const action = path.slice('/api/actions/'.length) as DashboardAction;
-      if (!ACTIONS.includes(action)) throw new Refusal(404, `no action ${action}`);
-      guard.checkMutation(request);
-      const result = await runAction(options, caller, action, await readJson(request));
-      snapshots.invalidate();
-      return sendJson(response, 200, result);
-    }
-    if (request.method !== 'GET' && request.method !== 'HEAD') throw new Refusal(405, 'method not allowed');
-    if (path === '/' || path === '') {
-      const full = (request as { originalUrl?: string }).originalUrl ?? request.url ?? '/';
-      const bare = full.split('?')[0]!;
-      if (!bare.endsWith('/')) {
-        response.writeHead(308, { location: `${bare}/` });
-        return void response.end();
-      }
-      return send(response, 200, 'text/html; charset=utf-8', PAGE_HTML);
-    }
-    if (path === '/app.js') return send(response, 200, 'text/javascript; charset=utf-8', PAGE_SCRIPT);
-    if (path === '/app.css') return send(response, 200, 'text/css; charset=utf-8', PAGE_STYLE);
-    if (path === '/api/session') {
-      const session = guard.session(request);
-      if (session.setCookie) response.setHeader('set-cookie', session.setCookie);
-      return sendJson(response, 200, {
-        role: caller.role,
-        who: caller.who,
-        csrf: guard.token(session.id),
-        csrfHeader: CSRF_HEADER,
-        permissions: options.permissions,
-      });
-    }
-    if (path === '/api/snapshot')
-      return send(response, 200, 'application/json; charset=utf-8', await snapshots.json());
-    if (path === '/api/events') return stream(response);
-    if (path === '/api/dead') {
-      const filter = letterFilter(query);
-      const found = await ops.dead.search(filter);
-      const letters = found.slice(-LETTER_LIMIT).reverse();
-      return sendJson(response, 200, { total: found.length, letters });
-    }
-    const letter = /^\/api\/dead\/(\d+)$/.exec(path);
-    if (letter) {
-      const shown = await ops.dead.show(Number(letter[1]));
-      if (!shown) throw new Refusal(404, `no dead letter at offset ${letter[1]}`);
-      return sendJson(response, 200, shown);
-    }
-    const job = /^\/api\/jobs\/(.+)$/.exec(path);
-    if (job) return sendJson(response, 200, await ops.job(decodeURIComponent(job[1]!)));
-    return undefined;
-  };
-
-  const stream = (response: ServerResponse) => {
-    const emit = openEventStream(response);
-    streams.add(response);
-    const unsubscribe = snapshots.subscribe((_, json) => emit('snapshot', json));
-    void snapshots.json().then(
-      (json) => emit('snapshot', json),
-      () => undefined,
-    );
-    response.on('close', () => {
-      unsubscribe();
-      streams.delete(response);
-    });
-  };
+  const parts: DashboardParts = { options, guard, snapshots, streams };
 
   const handler = (async (request, response, next) => {
     const path = new URL(request.url ?? '/', 'http://dashboard.invalid').pathname;
     try {
       const caller = await guard.caller(request);
-      const known = await routes(request, response, path, caller);
+      const known = await route(parts, request, response, path, caller);
       if (known === undefined && !response.headersSent) {
         if (next) return next();
         sendJson(response, 404, { error: `nothing at ${path}` });
       }
     } catch (error) {
-      if (response.headersSent) return void response.end();
-      if (error instanceof Refusal) return sendJson(response, error.status, { error: error.reason });
-      const code = (error as { code?: unknown }).code;
-      const status = code === 'UNKNOWN_QUEUE' || code === 'UNKNOWN_JOB' ? 400 : 500;
-      sendJson(response, status, {
-        error: error instanceof Error ? error.message : String(error),
-        ...(typeof code === 'string' ? { code } : {}),
-      });
+      sendFailure(response, error);
     }
   }) as DashboardHandler;
   Object.defineProperty(handler, 'snapshots', { value: snapshots });
@@ -131,4 +56,116 @@ export function createDashboard(input: DashboardOptions): DashboardHandler {
     streams.clear();
   };
   return handler;
+}
+
+/** What every request of one dashboard shares. */
+interface DashboardParts {
+  readonly options: ReturnType<typeof resolveDashboardOptions>;
+  readonly guard: RequestGuard;
+  readonly snapshots: SnapshotCache;
+  readonly streams: Set<ServerResponse>;
+}
+
+/** Undefined when the dashboard serves nothing at `path`. */
+async function route(
+  parts: DashboardParts,
+  request: IncomingMessage,
+  response: ServerResponse,
+  path: string,
+  caller: Caller,
+) {
+  const { options, guard, snapshots } = parts;
+  if (request.method === 'POST' && path.startsWith('/api/actions/')) {
+    const action = path.slice('/api/actions/'.length) as DashboardAction;
+    if (!ACTIONS.includes(action)) throw new Refusal(404, `no action ${action}`);
+    guard.checkMutation(request);
+    const result = await runAction(options, caller, action, await readJson(request));
+    snapshots.invalidate();
+    return sendJson(response, 200, result);
+  }
+  if (request.method !== 'GET' && request.method !== 'HEAD') throw new Refusal(405, 'method not allowed');
+  if (path === '/' || path === '') return sendPage(request, response);
+  if (path === '/app.js') return send(response, 200, 'text/javascript; charset=utf-8', PAGE_SCRIPT);
+  if (path === '/app.css') return send(response, 200, 'text/css; charset=utf-8', PAGE_STYLE);
+  if (path === '/api/session') {
+    const session = guard.session(request);
+    if (session.setCookie) response.setHeader('set-cookie', session.setCookie);
+    return sendJson(response, 200, {
+      role: caller.role,
+      who: caller.who,
+      csrf: guard.token(session.id),
+      csrfHeader: CSRF_HEADER,
+      permissions: options.permissions,
+    });
+  }
+  if (path === '/api/snapshot')
+    return send(response, 200, 'application/json; charset=utf-8', await snapshots.json());
+  if (path === '/api/events') return stream(parts, response);
+  return routeLookups(parts, request, response, path);
+}
+
+/** The read-only look-ups: dead letters and one job. */
+async function routeLookups(
+  { options: { ops } }: DashboardParts,
+  request: IncomingMessage,
+  response: ServerResponse,
+  path: string,
+) {
+  if (path === '/api/dead') {
+    const url = new URL(request.url ?? '/', 'http://dashboard.invalid');
+    const found = await ops.dead.search(letterFilter(Object.fromEntries(url.searchParams)));
+    const letters = found.slice(-LETTER_LIMIT).reverse();
+    return sendJson(response, 200, { total: found.length, letters });
+  }
+  const letter = /^\/api\/dead\/(\d+)$/.exec(path);
+  if (letter) {
+    const shown = await ops.dead.show(Number(letter[1]));
+    if (!shown) throw new Refusal(404, `no dead letter at offset ${letter[1]}`);
+    return sendJson(response, 200, shown);
+  }
+  const job = /^\/api\/jobs\/(.+)$/.exec(path);
+  if (job) return sendJson(response, 200, await ops.job(decodeURIComponent(job[1]!)));
+  return undefined;
+}
+
+/** The page, at the mount path with a trailing slash (its assets are relative to it). */
+function sendPage(request: IncomingMessage, response: ServerResponse): void {
+  const full = (request as { originalUrl?: string }).originalUrl ?? request.url ?? '/';
+  const bare = full.split('?')[0]!;
+  if (bare.endsWith('/')) send(response, 200, 'text/html; charset=utf-8', PAGE_HTML);
+  else {
+    response.writeHead(308, { location: `${bare}/` });
+    response.end();
+  }
+}
+
+function stream({ snapshots, streams }: DashboardParts, response: ServerResponse): void {
+  const emit = openEventStream(response);
+  streams.add(response);
+  const unsubscribe = snapshots.subscribe((_, json) => emit('snapshot', json));
+  void snapshots.json().then(
+    (json) => emit('snapshot', json),
+    () => undefined,
+  );
+  response.on('close', () => {
+    unsubscribe();
+    streams.delete(response);
+  });
+}
+
+function sendFailure(response: ServerResponse, error: unknown): void {
+  if (response.headersSent) {
+    response.end();
+    return;
+  }
+  if (error instanceof Refusal) {
+    sendJson(response, error.status, { error: error.reason });
+    return;
+  }
+  const code = (error as { code?: unknown }).code;
+  const status = code === 'UNKNOWN_QUEUE' || code === 'UNKNOWN_JOB' ? 400 : 500;
+  sendJson(response, status, {
+    error: error instanceof Error ? error.message : String(error),
+    ...(typeof code === 'string' ? { code } : {}),
+  });
 }

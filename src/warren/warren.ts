@@ -31,7 +31,7 @@ export class Warren<TJobs extends object = WarrenJobs> extends ScheduledWarren<T
     partsOf = (warren) => warren.#parts;
   }
 
-  /** @internal use createWarren */
+  /** Made by {@link createWarren}; not meant to be called directly. */
   constructor(parts: WarrenParts) {
     super(parts.scheduling, parts.log);
     this.#parts = parts;

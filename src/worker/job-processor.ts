@@ -1,41 +1,37 @@
 import type * as amqp from 'amqplib';
 import {
-  formatIssuePath,
   PayloadValidationError,
-  UnknownJobError,
-  CircuitOpenError,
-  DecodeError,
+  validatePayload,
   type BreakerHandle,
-  type StandardSchemaV1,
-  type StandardSchemaResult,
   type EmitEvent,
   type Instrumentation,
-  type JobEventBase,
-  type ProcessScope,
   type WarrenEvents,
   type JobContext,
   type Logger,
 } from '../core';
 import type { ConfirmPublisher } from '../connection';
-import { decodeJob, HEADERS, type DecodedJob } from '../message';
-import { decideFailure } from '../retry';
+import { HEADERS, type DecodedJob } from '../message';
 import type { PlannedJobQueue, TopologyPlan } from '../topology';
 export type { Settler } from './republisher';
+import {
+  decideClaim,
+  decideRedelivery,
+  isVerdict,
+  triageDelivery,
+  type DeliveryVerdict,
+} from './delivery-triage';
 import type { ClaimResult, IdempotencyGuard } from './idempotency-guard';
 import type { ResolvedWorkerOptions } from './options';
 import type { PermitGate } from '../coordination';
+import { eventBase, OutcomeSettler } from './outcome-settler';
 import type { RegisteredJob } from './registered-job';
-import { checkDelivery, isRefusal } from './delivery-checks';
 import { JobRunContext } from './job-run-context';
 import { processInfo } from './process-info';
 import { Republisher, type Settler } from './republisher';
-import { answerJob } from './result-replier';
-import { runHandler, type RunOutcome, type RunningJob } from './run-handler';
+import { runHandler, type RunningJob } from './run-handler';
 
 /** A claim outlives the job's timeout by this much, so a slow finish is not mistaken for a dead worker. */
 const CLAIM_MARGIN_MS = 30_000;
-/** Classic queues: a redelivered job re-enters its queue after this many ms times its redelivery count. */
-const REDELIVERY_BACKOFF_MS = 1_000;
 
 export interface ProcessorDeps {
   readonly plan: TopologyPlan;
@@ -76,9 +72,11 @@ export interface ProcessorDeps {
  */
 export class JobProcessor {
   private readonly republisher: Republisher;
+  private readonly settler: OutcomeSettler;
 
   constructor(private readonly deps: ProcessorDeps) {
     this.republisher = new Republisher(deps);
+    this.settler = new OutcomeSettler(deps, this.republisher);
   }
 
   async process(
@@ -88,54 +86,28 @@ export class JobProcessor {
     track: (running: RunningJob) => void,
   ): Promise<void> {
     const now = Date.now();
-    const maxBodyBytes = this.deps.options.maxBodyBytes;
-    if (message.content.length > maxBodyBytes) {
-      const error = new DecodeError(
-        `body of ${message.content.length} bytes is over worker.maxBodyBytes (${maxBodyBytes}); not parsed`,
-        { queue: queue.key },
-      );
-      return this.republisher.deadLetter(message, queue, settle, 'too-large', error, undefined);
-    }
-    let decoded: DecodedJob;
-    try {
-      decoded = decodeJob(message, now);
-    } catch (error) {
-      return this.republisher.deadLetter(message, queue, settle, 'undecodable', error, undefined);
-    }
-    const registered = this.deps.jobs.get(decoded.name);
-    if (registered === undefined) {
-      const known = [...this.deps.jobs.keys()];
-      const error = new UnknownJobError(decoded.name, { queue: queue.key, known });
-      return this.republisher.deadLetter(message, queue, settle, 'unknown-job', error, decoded);
-    }
-    const checked = checkDelivery(decoded, registered, queue.name, queue.key, now);
-    if (isRefusal(checked))
-      return this.republisher.deadLetter(message, queue, settle, checked.reason, checked.error, decoded);
-    const job = checked;
-    if (job.deliverAt !== undefined && job.deliverAt > now) {
-      await this.redelay(message, queue, settle, job, job.deliverAt - now);
+    const triaged = triageDelivery(message, queue, this.deps.jobs, this.deps.options.maxBodyBytes, now);
+    if (isVerdict(triaged)) {
+      await this.carryOut(message, queue, settle, triaged);
       return;
     }
+    const job = triaged;
     if (this.deps.jobControl && message.properties.headers?.[HEADERS.delayed] !== undefined)
       if (!(await this.controlled(message, queue, settle, job, now))) return;
-    if (queue.type === 'classic' && message.fields.redelivered)
-      return this.countRedelivery(message, queue, settle, job);
+    if (queue.type === 'classic' && message.fields.redelivered) {
+      await this.carryOut(message, queue, settle, decideRedelivery(job, this.deps.options.redeliveryLimit));
+      return;
+    }
+    const registered = this.deps.jobs.get(job.name)!;
     let data = job.data;
     if (registered.schema) {
       const result = await validatePayload(registered.schema, data);
       if (result.issues) {
-        const error = new PayloadValidationError(
-          job.name,
-          result.issues.map((i) => ({
-            message: i.message,
-            ...(formatIssuePath(i) ? { path: formatIssuePath(i)! } : {}),
-          })),
-        );
+        const error = new PayloadValidationError(job.name, result.issues);
         return this.republisher.deadLetter(message, queue, settle, 'invalid-payload', error, job);
       }
       data = result.value;
     }
-
     const limiter = this.deps.limiterFor?.(job.name);
     if (limiter && !(await this.takePermit(limiter, message, queue, settle, job))) return;
     if (this.deps.idempotency && !(await this.claim(message, queue, settle, job, registered.timeoutMs)))
@@ -158,61 +130,7 @@ export class JobProcessor {
     track(running);
     const outcome = await running.outcome;
     context?.endProgress();
-    if (scope === undefined)
-      return this.settleOutcome(message, queue, settle, job, registered, maxAttempts, started, outcome);
-    try {
-      await this.settleOutcome(message, queue, settle, job, registered, maxAttempts, started, outcome, scope);
-    } finally {
-      scope.end(
-        outcome.kind === 'failed' ? { kind: 'failed', error: outcome.error } : { kind: outcome.kind },
-      );
-    }
-  }
-
-  private async settleOutcome(
-    message: amqp.ConsumeMessage,
-    queue: PlannedJobQueue,
-    settle: Settler,
-    job: DecodedJob,
-    registered: RegisteredJob,
-    maxAttempts: number,
-    started: number,
-    outcome: RunOutcome,
-    scope?: ProcessScope,
-  ): Promise<void> {
-    if (outcome.kind === 'aborted') {
-      if (this.deps.idempotency) await this.deps.idempotency.release(job.jobId).catch(() => undefined);
-      settle.requeue();
-      return;
-    }
-    if (outcome.kind === 'completed') {
-      if (this.deps.idempotency)
-        await this.deps.idempotency
-          .complete(job.jobId)
-          .catch((error: unknown) =>
-            this.deps.log.warn({ err: error, ...eventBase(job, queue) }, 'could not record the completion'),
-          );
-      settle.ack();
-      this.releaseDedup(message, job);
-      answerJob(this.deps.confirms, this.deps.log, message, job.jobId, {
-        status: 'completed',
-        result: outcome.result,
-      });
-      if (this.deps.listens('completed'))
-        this.deps.emit('completed', {
-          ...eventBase(job, queue),
-          durationMs: Date.now() - started,
-          result: outcome.result,
-        });
-      return;
-    }
-    if (this.deps.idempotency)
-      await this.deps.idempotency
-        .release(job.jobId)
-        .catch((error: unknown) =>
-          this.deps.log.warn({ err: error, ...eventBase(job, queue) }, 'could not release the claim'),
-        );
-    await this.handleFailure(message, queue, settle, job, registered, maxAttempts, outcome.error, scope);
+    return this.settler.settle(message, queue, settle, job, registered, maxAttempts, started, outcome, scope);
   }
 
   /**
@@ -266,75 +184,16 @@ export class JobProcessor {
       await this.republisher.delayed(message, queue, settle, delayMs, {}, base);
       return false;
     }
-    if (claim.status === 'claimed') return true;
-    if (claim.status === 'completed') {
+    const decided = decideClaim(claim, this.deps.plan.delay.unitMs);
+    if (decided === 'run') return true;
+    if (decided === 'duplicate') {
       settle.ack();
       this.deps.log.info(base, 'duplicate of a completed job; acked without running');
       this.deps.emit('duplicate', base);
       return false;
     }
-    await this.republisher.delayed(
-      message,
-      queue,
-      settle,
-      Math.max(this.deps.plan.delay.unitMs, claim.retryInMs),
-      {},
-      base,
-    );
+    await this.republisher.delayed(message, queue, settle, decided, {}, base);
     return false;
-  }
-
-  private async handleFailure(
-    message: amqp.ConsumeMessage,
-    queue: PlannedJobQueue,
-    settle: Settler,
-    job: DecodedJob,
-    registered: RegisteredJob,
-    maxAttempts: number,
-    error: unknown,
-    scope: ProcessScope | undefined,
-  ): Promise<void> {
-    const carried: Record<string, unknown> = {};
-    scope?.carry(carried);
-    const decision = decideFailure({
-      attempt: job.attempt,
-      maxAttempts,
-      backoff: registered.backoff,
-      error,
-      postponeDelayMs: this.deps.options.postponeDelayMs,
-    });
-    const base = eventBase(job, queue);
-    if (decision.action === 'postpone') {
-      const breaker = error instanceof CircuitOpenError ? error.breaker : 'unknown';
-      if (await this.republisher.delayed(message, queue, settle, decision.delayMs, carried, base)) {
-        this.deps.emit('postponed', { ...base, delayMs: decision.delayMs, breaker });
-      }
-      return;
-    }
-    this.deps.emit('failed', { ...base, error, willRetry: decision.action === 'retry' });
-    if (decision.action === 'dead-letter') {
-      this.releaseDedup(message, job);
-      answerJob(this.deps.confirms, this.deps.log, message, job.jobId, { status: 'failed', error });
-      return this.republisher.deadLetter(message, queue, settle, decision.reason, error, job, carried);
-    }
-    this.deps.log.info({ ...base, err: error, delayMs: decision.delayMs }, 'attempt failed; retrying');
-    if (
-      await this.republisher.delayed(
-        message,
-        queue,
-        settle,
-        decision.delayMs,
-        { ...carried, [HEADERS.attempt]: decision.nextAttempt },
-        base,
-      )
-    ) {
-      this.deps.emit('retried', {
-        ...base,
-        error,
-        delayMs: decision.delayMs,
-        nextAttempt: decision.nextAttempt,
-      });
-    }
   }
 
   /** False when job control settled the job: cancelled (acked, `cancelled`) or rescheduled (re-delayed). */
@@ -360,66 +219,25 @@ export class JobProcessor {
     if (verdict === 'run') return true;
     if (verdict === 'drop') {
       settle.ack();
-      this.releaseDedup(message, job);
+      this.settler.releaseDedup(message, job);
       this.deps.emit('cancelled', eventBase(job, queue));
       return false;
     }
-    await this.redelay(message, queue, settle, job, verdict);
+    await this.republisher.delayed(message, queue, settle, verdict, {}, eventBase(job, queue));
     return false;
   }
 
-  /** Delays longer than one pass through the levels carry their due time and re-enter the levels. */
-  private redelay(
+  /** Dead-letters or re-delays a delivery that does not run now. */
+  private carryOut(
     message: amqp.ConsumeMessage,
     queue: PlannedJobQueue,
     settle: Settler,
-    job: DecodedJob,
-    remainingMs: number,
+    verdict: DeliveryVerdict,
   ): Promise<unknown> {
-    return this.republisher.delayed(message, queue, settle, remainingMs, {}, eventBase(job, queue));
-  }
-
-  private async countRedelivery(
-    message: amqp.ConsumeMessage,
-    queue: PlannedJobQueue,
-    settle: Settler,
-    job: DecodedJob,
-  ): Promise<void> {
-    const count = job.redeliveries + 1;
-    const context = eventBase(job, queue);
-    if (count >= this.deps.options.redeliveryLimit) {
-      return this.republisher.deadLetter(
-        message,
-        queue,
-        settle,
-        'delivery-limit',
-        new Error(
-          `delivered ${count + 1} times without being settled (the worker crashed or lost its channel each time)`,
-        ),
-        job,
-      );
-    }
-    // The copy waits a moment in the delay levels: time for the original's ack to reach the broker
-    // before a crash-looping job can take the process down again, and a backoff for the loop itself.
-    await this.republisher.delayed(
-      message,
-      queue,
-      settle,
-      Math.min(REDELIVERY_BACKOFF_MS * count, 10_000),
-      { [HEADERS.redeliveries]: count },
-      context,
-    );
-  }
-
-  /** Only for a job published with `deduplicate` (its `warren-dedup` header): no store call otherwise. */
-  private releaseDedup(message: amqp.ConsumeMessage, job: DecodedJob): void {
-    const store = this.deps.deduplication;
-    if (store === undefined || message.properties.headers?.[HEADERS.dedup] === undefined) return;
-    store
-      .release(job.jobId)
-      .catch((error: unknown) =>
-        this.deps.log.warn({ err: error, jobId: job.jobId }, 'could not release the deduplicated job id'),
-      );
+    if (verdict.action === 'dead-letter')
+      return this.republisher.deadLetter(message, queue, settle, verdict.reason, verdict.error, verdict.job);
+    const base = eventBase(verdict.job, queue);
+    return this.republisher.delayed(message, queue, settle, verdict.delayMs, verdict.headers ?? {}, base);
   }
 
   private context(
@@ -442,21 +260,5 @@ export class JobProcessor {
         if (this.deps.listens('progress')) this.deps.emit('progress', { ...eventBase(job, queue), progress });
       },
     );
-  }
-}
-
-function eventBase(job: DecodedJob, queue: PlannedJobQueue): JobEventBase {
-  return { jobId: job.jobId, name: job.name, queue: queue.key, attempt: job.attempt };
-}
-
-/** A schema that throws (on a payload nested too deep for its recursion, say) fails validation. */
-async function validatePayload(
-  schema: StandardSchemaV1,
-  data: unknown,
-): Promise<StandardSchemaResult<unknown>> {
-  try {
-    return await schema['~standard'].validate(data);
-  } catch (error) {
-    return { issues: [{ message: `the schema threw: ${(error as Error)?.message ?? String(error)}` }] };
   }
 }

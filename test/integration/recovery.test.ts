@@ -1,14 +1,7 @@
 import { afterEach, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import {
-  defineTopology,
-  Job,
-  planTopology,
-  readJobDefinition,
-  resolveTopologyOptions,
-  TopologyConflictError,
-  type JobHandler,
-} from '../../src';
+import { defineTopology, Job, readJobDefinition, TopologyConflictError, type JobHandler } from '../../src';
+import { planTopology, resolveTopologyOptions } from '../../src/topology';
 import {
   cleanup,
   deletePlanEntities,

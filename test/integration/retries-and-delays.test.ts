@@ -2,13 +2,13 @@ import { afterEach, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import {
   defineTopology,
-  delayRoute,
   Job,
   RetryLaterError,
   UnrecoverableError,
   type JobContext,
   type JobHandler,
 } from '../../src';
+import { delayRoute } from '../../src/topology';
 import { cleanup, rawConnection, testWarren } from '../support/test-broker';
 import { nextEvent, waitFor } from '../support/wait-for';
 import { planOf } from '../../src/warren';

@@ -1,6 +1,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { ConfigurationError, resolveTopologyOptions } from '../../../src';
+import { ConfigurationError } from '../../../src';
+import { resolveTopologyOptions } from '../../../src/topology';
 import { resolveConnectionOptions } from '../../../src/connection';
 import { resolveJobDefaults } from '../../../src/core';
 import { resolvePublisherOptions } from '../../../src/publisher';

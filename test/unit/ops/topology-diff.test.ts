@@ -1,6 +1,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { defineTopology, planTopology, resolveTopologyOptions } from '../../../src';
+import { defineTopology } from '../../../src';
+import { planTopology, resolveTopologyOptions } from '../../../src/topology';
 import { diffTopology, verifyTopology, type BrokerState } from '../../../src/ops';
 
 const plan = planTopology({

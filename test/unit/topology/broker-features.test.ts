@@ -1,6 +1,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { planTopology, resolveTopologyOptions, TopologyError } from '../../../src';
+import { TopologyError } from '../../../src';
+import { planTopology, resolveTopologyOptions } from '../../../src/topology';
 import { readBrokerVersion } from '../../../src/connection';
 import { requireBrokerFeatures } from '../../../src/topology';
 

@@ -1,6 +1,6 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { delayRoute, planTopology, resolveTopologyOptions } from '../../../src';
+import { delayRoute, planTopology, resolveTopologyOptions } from '../../../src/topology';
 
 const plan = planTopology({
   topology: { queues: { q: {} } },

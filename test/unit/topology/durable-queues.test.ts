@@ -3,12 +3,11 @@ import assert from 'node:assert/strict';
 import {
   ConfigurationError,
   defineTopology,
-  planTopology,
-  resolveTopologyOptions,
   TopologyError,
   type TopologyPlan,
   type WarrenOptions,
 } from '../../../src';
+import { planTopology, resolveTopologyOptions } from '../../../src/topology';
 import { testWarrenOptions } from '../../../src/testing';
 import { testProfile } from '../../support/test-broker';
 

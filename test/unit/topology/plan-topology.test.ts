@@ -1,12 +1,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import {
-  defineTopology,
-  planTopology,
-  resolveTopologyOptions,
-  TopologyError,
-  type JobDefinition,
-} from '../../../src';
+import { defineTopology, TopologyError, type JobDefinition } from '../../../src';
+import { planTopology, resolveTopologyOptions } from '../../../src/topology';
 
 const options = resolveTopologyOptions({ namespace: 'app', delay: { levels: 4, unitMs: 100 } });
 

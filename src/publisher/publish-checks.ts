@@ -1,0 +1,67 @@
+import { ConfigurationError, validationMessage, type PublishOptions } from '../core';
+import type { PlannedJob } from '../topology';
+
+const RESERVED_HEADER = /^(x-|warren-)/i;
+
+/**
+ * The checks of a publish's options against its job, before anything is built: each failure is a
+ * ConfigurationError naming the call (`publish('a.b')` or `publishMany job [2] ('a.b')`), the option and
+ * its value.
+ */
+export function checkPublishOptions(job: PlannedJob, options: PublishOptions, batchIndex?: number): void {
+  const at =
+    batchIndex === undefined ? `publish('${job.name}')` : `publishMany job [${batchIndex}] ('${job.name}')`;
+  const fail = (message: string) =>
+    new ConfigurationError(message, batchIndex === undefined ? {} : { batchIndex });
+  if (
+    options.jobId !== undefined &&
+    (typeof options.jobId !== 'string' || options.jobId.length === 0 || options.jobId.length > 255)
+  ) {
+    throw fail(validationMessage(`${at} jobId`, 'must be a string of 1 to 255 characters', options.jobId));
+  }
+  if (options.deduplicate !== undefined && options.deduplicate !== false) {
+    if (options.jobId === undefined) throw fail(`${at}: deduplicate needs a jobId`);
+    const ttlMs = typeof options.deduplicate === 'object' ? options.deduplicate.ttlMs : 1;
+    if (options.deduplicate !== true && (!Number.isInteger(ttlMs) || ttlMs < 1))
+      throw fail(validationMessage(`${at} deduplicate.ttlMs`, 'must be an integer >= 1', ttlMs));
+  }
+  if (options.controllable && (options.jobId === undefined || (!options.delayMs && !options.runAt)))
+    throw fail(`${at}: controllable needs a jobId and a delay`);
+  if (options.delayMs !== undefined && options.runAt !== undefined)
+    throw fail(`${at}: give delayMs or runAt, not both`);
+  if (
+    options.delayMs !== undefined &&
+    (typeof options.delayMs !== 'number' || !Number.isFinite(options.delayMs) || options.delayMs < 0)
+  ) {
+    throw fail(validationMessage(`${at} delayMs`, 'must be a finite number >= 0', options.delayMs));
+  }
+  if (
+    options.runAt !== undefined &&
+    (!(options.runAt instanceof Date) || Number.isNaN(options.runAt.getTime()))
+  ) {
+    throw fail(validationMessage(`${at} runAt`, 'must be a valid Date', options.runAt));
+  }
+  if (options.attempts !== undefined && (!Number.isInteger(options.attempts) || options.attempts < 1)) {
+    throw fail(validationMessage(`${at} attempts`, 'must be an integer >= 1', options.attempts));
+  }
+  if (options.timeoutMs !== undefined && (!Number.isInteger(options.timeoutMs) || options.timeoutMs < 1)) {
+    throw fail(validationMessage(`${at} timeoutMs`, 'must be an integer >= 1', options.timeoutMs));
+  }
+  if (options.priority !== undefined) {
+    const queue = job.queue;
+    const max = job.queueMaxPriority;
+    if (max === undefined)
+      throw fail(`${at}: priority needs a queue with maxPriority, and queue '${queue}' has none`);
+    if (!Number.isInteger(options.priority) || options.priority < 0 || options.priority > max) {
+      throw fail(
+        validationMessage(`${at} priority`, `must be an integer from 0 to ${max}`, options.priority),
+      );
+    }
+  }
+  for (const key of Object.keys(options.headers ?? {})) {
+    if (RESERVED_HEADER.test(key))
+      throw fail(
+        `${at}: header '${key}' is reserved (names starting with x- or warren- belong to the broker and to warren)`,
+      );
+  }
+}

@@ -1,0 +1,118 @@
+import { randomUUID } from 'node:crypto';
+import {
+  ConfigurationError,
+  MAX_DELAY_MS,
+  PublishError,
+  validationMessage,
+  type PublishedJob,
+  type PublishOptions,
+} from '../core';
+import type { OutgoingMessage } from '../connection';
+import { encodeBody, HEADERS, jobProperties } from '../message';
+import { delayRoute, type PlannedJob, type TopologyPlan } from '../topology';
+import type { ResolvedPublisherOptions } from './options';
+
+/** A job ready to send: the message for the confirm channel and what the caller gets back. */
+export interface Prepared {
+  readonly message: OutgoingMessage;
+  readonly published: PublishedJob;
+  /** As the schema output it. */
+  readonly payload: unknown;
+  readonly delayMs: number;
+  readonly correlationId: string | undefined;
+}
+
+/**
+ * How one publish is built, before anything reaches the broker (no I/O). Precedence: the call's options over
+ * the job's definition (priority) over the publisher's options (timeoutMs). A job due later (`delayMs`, or
+ * `runAt` minus `now`) is routed through the delay levels with `warren-delayed` set, and carries its due
+ * time in `warren-deliver-at` when it is longer than one pass through the levels; `deduplicate` sets
+ * `warren-dedup`. The body is encoded here, and one over `maxBodyBytes` is refused with PUBLISH_TOO_LARGE.
+ * `jobId` defaults to a new UUID.
+ */
+export function buildPublish(
+  delay: TopologyPlan['delay'],
+  limits: Pick<ResolvedPublisherOptions, 'maxBodyBytes' | 'timeoutMs'>,
+  job: PlannedJob,
+  payload: unknown,
+  options: PublishOptions,
+  now: number,
+  batchIndex?: number,
+): Prepared {
+  const name = job.name;
+  const jobId = options.jobId ?? randomUUID();
+  const delayMs = publishDelayMs(name, options, now);
+  const delayed = delayMs > 0;
+  const route = delayed ? delayRoute(delay, delayMs, job.queueName) : job.route;
+  const properties = publishProperties(job, jobId, options, delayed ? delayMs : 0, delay.maxDelayMs, now);
+  const context = {
+    jobName: name,
+    jobId,
+    queue: job.queue,
+    ...(batchIndex === undefined ? {} : { batchIndex }),
+  };
+  const content = encodeBody(payload, context);
+  if (content.length > limits.maxBodyBytes)
+    throw new PublishError(
+      'PUBLISH_TOO_LARGE',
+      `the job's body is ${content.length} bytes, over publisher.maxBodyBytes (${limits.maxBodyBytes})`,
+      context,
+    );
+  return {
+    message: {
+      exchange: route.exchange,
+      routingKey: route.routingKey,
+      content,
+      properties,
+      deadline: now + (options.timeoutMs ?? limits.timeoutMs),
+      context: { jobName: name, jobId, queue: job.queue },
+    },
+    published: { jobId, name, queue: job.queue },
+    payload,
+    delayMs: delayed ? delayMs : 0,
+    correlationId: options.correlationId,
+  };
+}
+
+/** In how many ms the job is due: `runAt` (absolute) or `delayMs`, at most MAX_DELAY_MS; 0 or less is now. */
+export function publishDelayMs(name: string, options: PublishOptions, now: number): number {
+  const delayMs = options.runAt !== undefined ? options.runAt.getTime() - now : (options.delayMs ?? 0);
+  if (delayMs > MAX_DELAY_MS)
+    throw new ConfigurationError(
+      validationMessage(`publish('${name}') delay`, `must be at most ${MAX_DELAY_MS} ms (366 days)`, delayMs),
+    );
+  return delayMs;
+}
+
+/**
+ * The AMQP properties of a job (the wire format, message/envelope.ts): the call's priority over the
+ * job's, `warren-max-attempts` only when the call sets `attempts`, and the headers of a delayed
+ * (`delayMs` > 0) or deduplicated publish.
+ */
+export function publishProperties(
+  job: PlannedJob,
+  jobId: string,
+  options: PublishOptions,
+  delayMs: number,
+  maxLevelDelayMs: number,
+  now: number,
+) {
+  const delayed = delayMs > 0;
+  let properties = jobProperties({
+    name: job.name,
+    jobId,
+    body: Buffer.alloc(0),
+    attempt: 1,
+    enqueuedAt: now,
+    priority: options.priority ?? job.priority,
+    correlationId: options.correlationId,
+    headers: options.headers,
+    deliverAt: delayed && delayMs > maxLevelDelayMs ? now + delayMs : undefined,
+    maxAttempts: options.attempts,
+  });
+  if (options.deduplicate)
+    properties = { ...properties, headers: { ...properties.headers, [HEADERS.dedup]: 1 } };
+  if (delayed)
+    properties = { ...properties, headers: { ...properties.headers, [HEADERS.delayed]: now + delayMs } };
+  return properties;
+}

@@ -1,0 +1,125 @@
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import type * as amqp from 'amqplib';
+import { CircuitOpenError, HEADERS, UnrecoverableError } from '../../../src';
+import type { DecodedJob } from '../../../src/message';
+import type { PlannedJobQueue } from '../../../src/topology';
+import type { ProcessorDeps } from '../../../src/worker/job-processor';
+import { OutcomeSettler } from '../../../src/worker/outcome-settler';
+import type { RegisteredJob } from '../../../src/worker/registered-job';
+import type { Republisher, Settler } from '../../../src/worker/republisher';
+import type { RunOutcome } from '../../../src/worker/run-handler';
+
+/** What the settler did: settle calls, republishes and events, in order. */
+function harness(options: { idempotency?: boolean } = {}) {
+  const calls: unknown[][] = [];
+  const record =
+    (...head: unknown[]) =>
+    (...rest: unknown[]) => {
+      calls.push([...head, ...rest]);
+    };
+  const republisher = {
+    delayed: async (_m: unknown, _q: unknown, _s: unknown, delayMs: number, headers: object) => {
+      calls.push(['delayed', delayMs, headers]);
+      return true;
+    },
+    deadLetter: async (_m: unknown, _q: unknown, _s: unknown, reason: string, error: unknown) => {
+      calls.push(['deadLetter', reason, error]);
+    },
+  } as unknown as Republisher;
+  const settle: Settler = {
+    ack: record('ack'),
+    requeue: record('requeue'),
+    reject: record('reject'),
+  } as Settler;
+  const idempotency = {
+    claim: async () => ({ status: 'claimed' as const }),
+    complete: async (id: string) => void calls.push(['complete', id]),
+    release: async (id: string) => void calls.push(['release', id]),
+  };
+  const deps = {
+    options: { postponeDelayMs: 5_000 },
+    emit: (event: string, payload: object) => calls.push(['emit', event, payload]),
+    listens: () => true,
+    log: { info: () => undefined, warn: () => undefined, error: () => undefined },
+    publisher: {},
+    idempotency: options.idempotency ? idempotency : undefined,
+  } as unknown as ProcessorDeps;
+  return { calls, settle, settler: new OutcomeSettler(deps, republisher) };
+}
+
+const message = {
+  properties: { headers: {} },
+  fields: { redelivered: false },
+} as unknown as amqp.ConsumeMessage;
+const queue = { key: 'mail', name: 'app.mail' } as PlannedJobQueue;
+const job = { jobId: 'j1', name: 'mail.send', attempt: 1 } as DecodedJob;
+const registered = {
+  attempts: 3,
+  backoff: { type: 'fixed', delayMs: 200, jitter: 0 },
+} as unknown as RegisteredJob;
+
+function run(h: ReturnType<typeof harness>, outcome: RunOutcome, attempt = 1) {
+  return h.settler.settle(
+    message,
+    queue,
+    h.settle,
+    { ...job, attempt },
+    registered,
+    3,
+    Date.now(),
+    outcome,
+    undefined,
+  );
+}
+
+describe('OutcomeSettler', () => {
+  it('records, acks and reports a completed job', async () => {
+    const h = harness({ idempotency: true });
+    await run(h, { kind: 'completed', result: 42 });
+    assert.deepEqual(h.calls.slice(0, 2), [['complete', 'j1'], ['ack']]);
+    const completed = h.calls.find((c) => c[0] === 'emit' && c[1] === 'completed')!;
+    assert.equal((completed[2] as { result: unknown }).result, 42);
+  });
+
+  it('releases the claim and requeues an aborted job without spending an attempt', async () => {
+    const h = harness({ idempotency: true });
+    await run(h, { kind: 'aborted' });
+    assert.deepEqual(h.calls, [['release', 'j1'], ['requeue']]);
+  });
+
+  it('retries a failed attempt through the delay levels with the next attempt in its header', async () => {
+    const h = harness();
+    const error = new Error('smtp down');
+    await run(h, { kind: 'failed', error });
+    assert.deepEqual(h.calls[0], [
+      'emit',
+      'failed',
+      { jobId: 'j1', name: 'mail.send', queue: 'mail', attempt: 1, error, willRetry: true },
+    ]);
+    assert.deepEqual(h.calls[1], ['delayed', 200, { [HEADERS.attempt]: 2 }]);
+    assert.equal(h.calls[2]![1], 'retried');
+  });
+
+  it('dead-letters the job after the last attempt, with its reason', async () => {
+    const h = harness();
+    const error = new Error('still down');
+    await run(h, { kind: 'failed', error }, 3);
+    assert.deepEqual(h.calls.at(-1), ['deadLetter', 'attempts-exhausted', error]);
+  });
+
+  it('dead-letters an unrecoverable error at once', async () => {
+    const h = harness();
+    const error = new UnrecoverableError('bad address');
+    await run(h, { kind: 'failed', error });
+    assert.deepEqual(h.calls.at(-1), ['deadLetter', 'unrecoverable', error]);
+  });
+
+  it('postpones a job refused by an open breaker without spending an attempt', async () => {
+    const h = harness();
+    await run(h, { kind: 'failed', error: new CircuitOpenError('mailer') });
+    assert.deepEqual(h.calls[0], ['delayed', 5_000, {}]);
+    assert.deepEqual(h.calls[1]![1], 'postponed');
+    assert.equal((h.calls[1]![2] as { breaker: string }).breaker, 'mailer');
+  });
+});
