@@ -1,8 +1,7 @@
 import type * as amqp from 'amqplib';
 import { compileFilter, type LetterFilter, type LetterState } from './letter-filter';
 import { decodeRecord, type LoggedLetter, type LogRecord } from './log-record';
-import { followStream, type StreamFollower } from './stream-follower';
-import { readStream, readToEnd, type StreamRecord } from './stream-reader';
+import { followStream, readStream, readToEnd, type StreamFollower, type StreamRecord } from '../streams';
 
 /** A letter as search returns it: what the log holds plus its state from the markers after it. */
 export interface IndexedLetter extends LoggedLetter {

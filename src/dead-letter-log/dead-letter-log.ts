@@ -15,7 +15,7 @@ import {
 } from './log-record';
 import type { ResolvedDeadLetterLogOptions } from './options';
 import { replayLetters, type ReplayOptions, type ReplayResult } from './replay-letters';
-import { lastOffset, readStream } from './stream-reader';
+import { lastOffset, readStream } from '../streams';
 
 export interface DeadLetterLogDeps {
   readonly openChannel: () => Promise<amqp.Channel>;

@@ -21,12 +21,3 @@ export {
   type DeadLetterLogOptions,
   type ResolvedDeadLetterLogOptions,
 } from './options';
-export { followStream, type StreamFollower } from './stream-follower';
-export {
-  readStream,
-  readToEnd,
-  lastOffset,
-  type StreamRecord,
-  type StreamStart,
-  type ReadOptions,
-} from './stream-reader';

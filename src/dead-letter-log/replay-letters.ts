@@ -3,7 +3,7 @@ import type { OutgoingMessage } from '../connection';
 import { HEADERS, replayProperties } from '../message';
 import { X_ARGS } from '../topology';
 import type { IndexedLetter } from './dead-letter-index';
-import { readStream, type StreamRecord } from './stream-reader';
+import { readStream, type StreamRecord } from '../streams';
 
 export interface ReplayOptions {
   /** Count what would be replayed; replay nothing. */

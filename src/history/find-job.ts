@@ -1,5 +1,5 @@
 import type * as amqp from 'amqplib';
-import { readToEnd } from '../dead-letter-log';
+import { readToEnd } from '../streams';
 import {
   jobStatus,
   type HistoryBatch,

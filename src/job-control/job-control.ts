@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type * as amqp from 'amqplib';
 import { JobControlError, MAX_DELAY_MS } from '../core';
 import { withThrowawayChannel, type OutgoingMessage } from '../connection';
-import { followStream, readStream, type StreamFollower, type StreamRecord } from '../dead-letter-log';
+import { followStream, readStream, type StreamFollower, type StreamRecord } from '../streams';
 import { HEADERS, JSON_CONTENT_TYPE } from '../message';
 import { delayRoute, streamAssertion, type DelayPlan } from '../topology';
 import { copyId, judge, parseControlRecord, type ControlRecord, type JobVerdict } from './control-record';

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { withThrowawayChannel, type ConfirmPublisher, type ConnectionManager } from '../connection';
 import type { Logger } from '../core';
-import { followStream, type StreamFollower, type StreamRecord } from '../dead-letter-log';
+import { followStream, type StreamFollower, type StreamRecord } from '../streams';
 import { JSON_CONTENT_TYPE } from '../message';
 import {
   applyScheduleRecord,

@@ -12,13 +12,14 @@ const ALLOWED: Record<string, readonly string[]> = {
   breaker: ['core'],
   decorators: ['core'],
   idempotency: ['core'],
+  streams: ['core', 'topology'],
   retry: ['core', 'topology'],
   coordination: ['core', 'message', 'topology', 'connection'],
   publisher: ['core', 'message', 'topology', 'connection'],
   worker: ['core', 'message', 'topology', 'connection', 'retry', 'breaker', 'coordination'],
   // Beyond STYLE.md's core, decorators, coordination, publisher: the schedule registry is a stream on the
-  // broker (connection, message, topology's stream assertion, dead-letter-log's stream follower), and
-  // schedules are checked against the topology plan's jobs.
+  // broker (connection, message, topology's stream assertion, the stream follower), and schedules are
+  // checked against the topology plan's jobs.
   scheduler: [
     'core',
     'decorators',
@@ -27,12 +28,12 @@ const ALLOWED: Record<string, readonly string[]> = {
     'connection',
     'message',
     'topology',
-    'dead-letter-log',
+    'streams',
   ],
   control: ['core', 'topology', 'connection'],
-  'dead-letter-log': ['core', 'message', 'topology', 'connection'],
-  history: ['core', 'topology', 'dead-letter-log'],
-  'job-control': ['core', 'message', 'topology', 'connection', 'dead-letter-log'],
+  'dead-letter-log': ['core', 'message', 'topology', 'connection', 'streams'],
+  history: ['core', 'streams'],
+  'job-control': ['core', 'message', 'topology', 'connection', 'streams'],
   outbox: ['core', 'decorators'],
   observability: ['core', 'message'],
   workflow: ['core', 'decorators', 'idempotency'],
@@ -46,6 +47,7 @@ const ALLOWED: Record<string, readonly string[]> = {
     'decorators',
     'idempotency',
     'retry',
+    'streams',
     'coordination',
     'publisher',
     'worker',
@@ -144,6 +146,18 @@ describe('architecture', () => {
       }
     }
     assert.deepEqual(violations, []);
+  });
+
+  it('keeps only the public entry at the top of src/, and every folder is a known layer', () => {
+    const top = readdirSync(src, { withFileTypes: true });
+    assert.deepEqual(
+      top.filter((entry) => entry.isFile()).map((entry) => entry.name),
+      ['index.ts'],
+    );
+    const unknown = top
+      .filter((entry) => entry.isDirectory() && ALLOWED[entry.name] === undefined)
+      .map((entry) => entry.name);
+    assert.deepEqual(unknown, [], 'a new folder needs its row in ALLOWED (and in STYLE.md and the README)');
   });
 
   it('crosses folders only through the folder index', () => {

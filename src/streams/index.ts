@@ -1,0 +1,14 @@
+/**
+ * Reading RabbitMQ streams over AMQP: a page or everything up to the end (`readStream`, `readToEnd`,
+ * `lastOffset`), or following new records as they come (`followStream`). Used by the dead-letter log,
+ * the job history, job control and the schedule registry, each of which keeps its records in a stream.
+ */
+export { followStream, type StreamFollower } from './stream-follower';
+export {
+  readStream,
+  readToEnd,
+  lastOffset,
+  type StreamRecord,
+  type StreamStart,
+  type ReadOptions,
+} from './stream-reader';
