@@ -32,6 +32,7 @@ import { topologyOps, type TopologyOps } from './topology-ops';
  * first use; `topology.plan()` needs no broker at all. Create it with {@link createOps}.
  */
 export class WarrenOps {
+  /** @internal the plan the operations act on (tests read it; tooling uses topology.plan()) */
   readonly plan: TopologyPlan;
   private readonly crons: readonly ScheduleSpec[];
   private readonly options: ResolvedOpsOptions;

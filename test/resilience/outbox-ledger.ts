@@ -36,6 +36,9 @@ export class OutboxLedger {
     let committing = false;
     try {
       client = await pool.connect();
+      // A server restart resets checked-out connections: the failing query carries the error, and an
+      // 'error' event without a listener would crash the test process.
+      client.on('error', () => undefined);
       await client.query('BEGIN');
       for (const id of ids) await warren.outbox.publish(client, OutboxWork, { n: 0 }, { jobId: id });
       if (rollback) throw new Error('rolled back on purpose');
