@@ -208,8 +208,8 @@ export class Warren<TJobs extends object = WarrenJobs> extends ScheduledWarren<T
 
 /**
  * The named parts behind a Warren, for internal users (warren/ops, tests): not part of the public type,
- * and not exported from the package's entry.
- * @internal
+ * and not exported from the package's entry. (Not marked internal: stripped, it would leave
+ * src/warren/index.d.ts re-exporting a name its module no longer declares.)
  */
 export function warrenParts<T extends object>(warren: Warren<T>): WarrenParts {
   return partsOf(warren);
@@ -218,7 +218,6 @@ export function warrenParts<T extends object>(warren: Warren<T>): WarrenParts {
 /**
  * The topology plan a Warren declared (its queue and exchange names): for tests and tooling inside this
  * repository; not exported from the package's entry.
- * @internal
  */
 export function planOf<T extends object>(warren: Warren<T>): TopologyPlan {
   return partsOf(warren).plan;
