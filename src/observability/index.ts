@@ -4,5 +4,7 @@ export {
   METRICS_DEFAULTS,
   TRACING_DEFAULTS,
   type MetricsOptions,
+  type MetricsRegistry,
   type TracingOptions,
+  type TracerSource,
 } from './options';

@@ -1,10 +1,30 @@
-import type { Registry } from 'prom-client';
-import type { TracerProvider } from '@opentelemetry/api';
 import { ConfigurationError, validationMessage } from '../core';
 
-export interface MetricsOptions {
-  /** The prom-client registry to register on. Default: a new registry of this instance (`metrics.registry`). */
-  readonly registry?: Registry;
+/**
+ * What warren uses of a prom-client `Registry`, spelled here so that warren's published types do not
+ * name prom-client, an optional peer: an app that traces without prom-client installed still
+ * type-checks with `skipLibCheck` off. A prom-client `Registry` is one.
+ */
+export interface MetricsRegistry {
+  registerMetric(metric: unknown): void;
+  metrics(): Promise<string>;
+  readonly contentType: string;
+}
+
+/**
+ * What warren uses of an OpenTelemetry `TracerProvider` (the same reason: `@opentelemetry/api` is an
+ * optional peer). Any `TracerProvider` is one.
+ */
+export interface TracerSource {
+  getTracer(name: string, version?: string): unknown;
+}
+
+export interface MetricsOptions<R extends MetricsRegistry = MetricsRegistry> {
+  /**
+   * The prom-client registry to register on. Default: a new registry of this instance (`metrics.registry`,
+   * typed as the one given, else as MetricsRegistry: cast it to prom-client's `Registry` for the rest).
+   */
+  readonly registry?: R;
   /** Prefix of every metric name. Default 'warren_'. */
   readonly prefix?: string;
   /** Histogram buckets of handler duration and confirm latency, in seconds. */
@@ -29,7 +49,7 @@ export const METRICS_DEFAULTS = Object.freeze({
 });
 
 export type ResolvedMetricsOptions = Readonly<Omit<Required<MetricsOptions>, 'registry'>> & {
-  readonly registry: Registry | undefined;
+  readonly registry: MetricsRegistry | undefined;
 };
 
 export function resolveMetricsOptions(input: MetricsOptions = {}): ResolvedMetricsOptions {
@@ -61,7 +81,7 @@ export function resolveMetricsOptions(input: MetricsOptions = {}): ResolvedMetri
 
 export interface TracingOptions {
   /** Where spans go. Default: the globally registered tracer provider (`trace.setGlobalTracerProvider`). */
-  readonly tracerProvider?: TracerProvider;
+  readonly tracerProvider?: TracerSource;
   /**
    * What a retry, a delayed job's run and a dead-letter replay become. `'link'` (default): a new trace
    * whose span links to the span before it (the previous attempt, or the delayed publish), so a trace

@@ -9,7 +9,12 @@ import type {
   PublishInfo,
 } from '../core';
 import { loadPeer } from './load-peer';
-import { resolveMetricsOptions, type MetricsOptions, type ResolvedMetricsOptions } from './options';
+import {
+  resolveMetricsOptions,
+  type MetricsOptions,
+  type MetricsRegistry,
+  type ResolvedMetricsOptions,
+} from './options';
 import { createMetricSet, type MetricSet } from './metric-set';
 import { QueueDepths } from './queue-depths';
 import type { SeriesCell } from './series-metric';
@@ -42,13 +47,15 @@ interface Series {
  * const warren = await createWarren({ topology, handlers, instrumentation: [metrics] });
  * http.createServer((req, res) => req.url === '/metrics' ? metrics.handler(req, res) : res.end()).listen(9464);
  */
-export function warrenMetrics(options: MetricsOptions = {}): WarrenMetrics {
-  return new WarrenMetrics(resolveMetricsOptions(options));
+export function warrenMetrics<R extends MetricsRegistry = MetricsRegistry>(
+  options: MetricsOptions<R> = {},
+): WarrenMetrics<R> {
+  return new WarrenMetrics<R>(resolveMetricsOptions(options));
 }
 
-export class WarrenMetrics implements Instrumentation {
+export class WarrenMetrics<R extends MetricsRegistry = MetricsRegistry> implements Instrumentation {
   /** The registry the metrics are on (the one passed in, or this instance's own). */
-  readonly registry: Prom.Registry;
+  readonly registry: R;
   private readonly known = new Set<string>();
   private readonly bound = new Map<string, Series>();
   private readonly other: string;
@@ -57,10 +64,12 @@ export class WarrenMetrics implements Instrumentation {
   /** Made by {@link warrenMetrics}; not meant to be called directly. */
   constructor(options: ResolvedMetricsOptions) {
     const prom = loadPeer<typeof Prom>('prom-client', 'warrenMetrics()');
-    this.registry = options.registry ?? new prom.Registry();
+    // A prom-client Registry behind the structural type (MetricsRegistry): it registers prom-client's own gauges.
+    const registry = (options.registry as Prom.Registry | undefined) ?? new prom.Registry();
+    this.registry = registry as unknown as R;
     this.other = options.otherJobLabel;
-    this.m = createMetricSet(this.registry, options);
-    new QueueDepths(prom, this.registry, options.prefix, options.queueDepthCacheMs, () => this.target);
+    this.m = createMetricSet(registry, options);
+    new QueueDepths(prom, registry, options.prefix, options.queueDepthCacheMs, () => this.target);
     this.handler = this.handler.bind(this);
   }
 

@@ -24,7 +24,7 @@ import { formatTraceparent, parseTraceparent } from './trace-context';
 export function warrenTracing(options: TracingOptions = {}): Instrumentation {
   const resolved = resolveTracingOptions(options);
   const api = loadPeer<typeof Api>('@opentelemetry/api', 'warrenTracing()');
-  const provider = resolved.tracerProvider ?? api.trace;
+  const provider = (resolved.tracerProvider as Api.TracerProvider | undefined) ?? api.trace;
   const tracer = provider.getTracer('warren', WARREN_VERSION);
   const keep = resolved.traces === 'keep';
   return {

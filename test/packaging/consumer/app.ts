@@ -15,6 +15,7 @@ import {
   type WarrenOptions,
 } from 'warren';
 import { WarrenModule, WarrenPublisher } from 'warren/nest';
+import { type MetricsOptions, type TracingOptions, warrenMetrics, warrenTracing } from 'warren/observability';
 import { runJob } from 'warren/testing';
 
 @Cron('0 9 * * *', { tz: 'Asia/Tokyo', data: { report: 'daily' } })
@@ -34,6 +35,15 @@ export const options: WarrenOptions = { topology, handlers: [new SendReport()] }
 // @ts-expect-error report must be a string
 const wrong: JobData<typeof SendReport> = { report: 1 };
 void wrong;
+
+// warren/observability's types stand without its optional peers: neither prom-client nor
+// @opentelemetry/api is installed in this app, and skipLibCheck is off.
+export const observability: [MetricsOptions, TracingOptions, typeof warrenMetrics, typeof warrenTracing] = [
+  { prefix: 'app_' },
+  { traces: 'link' },
+  warrenMetrics,
+  warrenTracing,
+];
 
 export async function main(): Promise<void> {
   const handler = new SendReport();

@@ -149,7 +149,7 @@ describe('the Grafana dashboard in examples/', () => {
     const used = new Set(
       [...dashboard.matchAll(/\bwarren_[a-z_]+/g)].map((m) => m[0].replace(/_bucket$/, '')),
     );
-    const registry = warrenMetrics().registry;
+    const registry = warrenMetrics({ registry: new Registry() }).registry;
     const missing = [...used].filter((name) => !registry.getSingleMetric(name));
     assert.ok(used.size >= 10, `the dashboard uses ${used.size} metrics`);
     assert.deepEqual(missing, []);
