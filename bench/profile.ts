@@ -6,6 +6,8 @@
 //   node dist/bench/profile.js bulk --jobs=20000 --contender=warren
 // The profile covers the timed part only (not connecting, not the consume scenario's prefill);
 // then: node dist/bench/profile-summary.js /tmp/consume.cpuprofile
+// --tracing (warren only): with warrenTracing(), every span sampled, to a no-op exporter through the SDK's
+// BatchSpanProcessor (as bench/observability-overhead.ts); prefilled jobs then carry a traceparent.
 import { randomBytes } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
 import { Session } from 'node:inspector';
@@ -14,7 +16,7 @@ import { CONTENDER_NAMES, ContenderName, createContender } from './adapters';
 import { runCallers } from './callers';
 import { makeJob, makeJobs } from './job';
 
-const USAGE = `usage: node dist/bench/profile.js consume|publish|bulk [--contender=${CONTENDER_NAMES.join('|')}] [--jobs=N] [--concurrency=N] [--callers=N] [--cpu-prof=FILE]`;
+const USAGE = `usage: node dist/bench/profile.js consume|publish|bulk [--contender=${CONTENDER_NAMES.join('|')}] [--jobs=N] [--concurrency=N] [--callers=N] [--cpu-prof=FILE] [--tracing]`;
 
 async function main(): Promise<void> {
   const [mode, ...rest] = process.argv.slice(2);
@@ -22,13 +24,21 @@ async function main(): Promise<void> {
   const name = (flags.get('contender') ?? 'warren') as ContenderName;
   if (!CONTENDER_NAMES.includes(name) || !['consume', 'publish', 'bulk'].includes(mode ?? ''))
     throw new Error(USAGE);
+  if (flags.has('tracing') && name !== 'warren') throw new Error(USAGE);
   const jobs = Number(flags.get('jobs') ?? 20_000);
-  const contender = await createContender(name, {
+  const env = {
     amqpUrl: process.env.BENCH_AMQP_URL ?? 'amqp://guest:guest@127.0.0.1:5672',
     redisHost: '127.0.0.1',
     redisPort: 6379,
     redisPrefix: `profile-${randomBytes(4).toString('hex')}`,
-  });
+  };
+  // Loaded only with --tracing, so that the other runs load what they always did.
+  const provider = flags.has('tracing') ? (await import('./noop-tracing')).noopTracerProvider() : undefined;
+  const contender = provider
+    ? new (await import('./adapters/warren')).WarrenContender(env, {
+        instrumentation: [(await import('../src/observability')).warrenTracing({ tracerProvider: provider })],
+      })
+    : await createContender(name, env);
   const queue = `bench-profile-${randomBytes(4).toString('hex')}`;
   await contender.setup(queue);
   try {
@@ -72,6 +82,7 @@ async function main(): Promise<void> {
     }
   } finally {
     await contender.teardown({ deleteQueue: true });
+    await provider?.shutdown();
   }
 }
 
