@@ -53,8 +53,10 @@ class SpanNames {
   private readonly names = new Map<string, string>();
   constructor(private readonly prefix: string) {}
   of(job: string): string {
-    let name = this.names.get(job);
-    if (name === undefined) this.names.set(job, (name = this.prefix + job));
+    const known = this.names.get(job);
+    if (known !== undefined) return known;
+    const name = this.prefix + job;
+    this.names.set(job, name);
     return name;
   }
 }
