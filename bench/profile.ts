@@ -8,6 +8,8 @@
 // then: node dist/bench/profile-summary.js /tmp/consume.cpuprofile
 // --tracing (warren only): with warrenTracing(), every span sampled, to a no-op exporter through the SDK's
 // BatchSpanProcessor (as bench/observability-overhead.ts); prefilled jobs then carry a traceparent.
+// --context-only (warren only): the same provider and AsyncLocalStorage context manager in use, but no
+// warrenTracing(): what an app's tracing setup alone costs warren's untraced path (its async hooks).
 import { randomBytes } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
 import { Session } from 'node:inspector';
@@ -16,7 +18,7 @@ import { CONTENDER_NAMES, ContenderName, createContender } from './adapters';
 import { runCallers } from './callers';
 import { makeJob, makeJobs } from './job';
 
-const USAGE = `usage: node dist/bench/profile.js consume|publish|bulk [--contender=${CONTENDER_NAMES.join('|')}] [--jobs=N] [--concurrency=N] [--callers=N] [--cpu-prof=FILE] [--tracing]`;
+const USAGE = `usage: node dist/bench/profile.js consume|publish|bulk [--contender=${CONTENDER_NAMES.join('|')}] [--jobs=N] [--concurrency=N] [--callers=N] [--cpu-prof=FILE] [--tracing|--context-only]`;
 
 async function main(): Promise<void> {
   const [mode, ...rest] = process.argv.slice(2);
@@ -24,7 +26,7 @@ async function main(): Promise<void> {
   const name = (flags.get('contender') ?? 'warren') as ContenderName;
   if (!CONTENDER_NAMES.includes(name) || !['consume', 'publish', 'bulk'].includes(mode ?? ''))
     throw new Error(USAGE);
-  if (flags.has('tracing') && name !== 'warren') throw new Error(USAGE);
+  if ((flags.has('tracing') || flags.has('context-only')) && name !== 'warren') throw new Error(USAGE);
   const jobs = Number(flags.get('jobs') ?? 20_000);
   const env = {
     amqpUrl: process.env.BENCH_AMQP_URL ?? 'amqp://guest:guest@127.0.0.1:5672',
@@ -33,8 +35,14 @@ async function main(): Promise<void> {
     redisPrefix: `profile-${randomBytes(4).toString('hex')}`,
   };
   // Loaded only with --tracing, so that the other runs load what they always did.
-  const provider = flags.has('tracing') ? (await import('./noop-tracing')).noopTracerProvider() : undefined;
-  const contender = provider
+  const traced = flags.has('tracing') || flags.has('context-only');
+  const provider = traced ? (await import('./noop-tracing')).noopTracerProvider() : undefined;
+  // A context made active once turns the context manager's async hooks on for the rest of the process.
+  if (provider) {
+    const { context, ROOT_CONTEXT } = await import('@opentelemetry/api');
+    context.with(ROOT_CONTEXT, () => undefined);
+  }
+  const contender = flags.has('tracing')
     ? new (await import('./adapters/warren')).WarrenContender(env, {
         instrumentation: [(await import('../src/observability')).warrenTracing({ tracerProvider: provider })],
       })
@@ -112,7 +120,7 @@ async function startProfiler(file: string | undefined): Promise<{ stop(): Promis
 function report(what: string, jobs: number, wallMs: number, cpu: NodeJS.CpuUsage): void {
   const cpuMs = (cpu.user + cpu.system) / 1000;
   console.log(
-    `${what}: ${jobs} jobs in ${wallMs.toFixed(0)} ms = ${((jobs / wallMs) * 1000).toFixed(0)} jobs/s; process CPU ${cpuMs.toFixed(0)} ms = ${((cpuMs * 1000) / jobs).toFixed(1)} µs a job`,
+    `${what}: ${jobs} jobs in ${wallMs.toFixed(0)} ms = ${((jobs / wallMs) * 1000).toFixed(0)} jobs/s; process CPU ${cpuMs.toFixed(0)} ms = ${((cpuMs * 1000) / jobs).toFixed(1)} µs a job (user ${(cpu.user / jobs).toFixed(1)}, system ${(cpu.system / jobs).toFixed(1)})`,
   );
 }
 

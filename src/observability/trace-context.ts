@@ -45,8 +45,8 @@ export function isWritableContext(context: Api.SpanContext): boolean {
     spanId.length === 16 &&
     traceId !== INVALID_TRACE_ID &&
     spanId !== INVALID_SPAN_ID &&
-    allHex(traceId.toLowerCase(), 0, 32) &&
-    allHex(spanId.toLowerCase(), 0, 16)
+    allHex(traceId, 0, 32, true) &&
+    allHex(spanId, 0, 16, true)
   );
 }
 
@@ -65,8 +65,12 @@ function isTraceparent(text: string): boolean {
   );
 }
 
-function allHex(text: string, from: number, to: number): boolean {
-  for (let i = from; i < to; i++) if (hexDigit(text.charCodeAt(i)) < 0) return false;
+/** Lowercase hex digits only, or (`anyCase`) upper and lower. */
+function allHex(text: string, from: number, to: number, anyCase = false): boolean {
+  for (let i = from; i < to; i++) {
+    const code = text.charCodeAt(i);
+    if (hexDigit(anyCase && code >= 0x41 && code <= 0x46 ? code + 0x20 : code) < 0) return false;
+  }
   return true;
 }
 
