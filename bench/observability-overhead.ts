@@ -13,9 +13,6 @@ import { randomBytes } from 'node:crypto';
 import { loadavg } from 'node:os';
 import { parseArgs } from 'node:util';
 import * as amqp from 'amqplib';
-import { context, trace } from '@opentelemetry/api';
-import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
-import { BasicTracerProvider, BatchSpanProcessor, type SpanExporter } from '@opentelemetry/sdk-trace-base';
 import { Registry } from 'prom-client';
 import {
   createWarren,
@@ -30,6 +27,7 @@ import {
 } from '../src';
 import { warrenMetrics, warrenTracing } from '../src/observability';
 import { runCallers } from './callers';
+import { noopTracerProvider } from './noop-tracing';
 import { planOf } from '../src/warren';
 
 const { values } = parseArgs({
@@ -55,16 +53,7 @@ type Variant = 'none' | 'metrics' | 'tracing' | 'all';
 const VARIANTS: Variant[] = ['none', 'metrics', 'tracing', 'all'];
 type Measure = 'consume' | 'publish';
 
-/** Spans are made, sampled and exported, then dropped: the cost of warren and the SDK, not of a backend. */
-const noopExporter: SpanExporter = {
-  export: (_spans, done) => done({ code: 0 }),
-  shutdown: () => Promise.resolve(),
-};
-const provider = new BasicTracerProvider({
-  spanProcessors: [new BatchSpanProcessor(noopExporter, { maxQueueSize: 65_536, maxExportBatchSize: 4096 })],
-});
-context.setGlobalContextManager(new AsyncLocalStorageContextManager().enable());
-trace.setGlobalTracerProvider(provider);
+const provider = noopTracerProvider();
 
 function optionsOf(variant: Variant): Partial<WarrenOptions> {
   const metrics = () => warrenMetrics({ registry: new Registry() });

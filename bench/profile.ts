@@ -6,6 +6,10 @@
 //   node dist/bench/profile.js bulk --jobs=20000 --contender=warren
 // The profile covers the timed part only (not connecting, not the consume scenario's prefill);
 // then: node dist/bench/profile-summary.js /tmp/consume.cpuprofile
+// --tracing (warren only): with warrenTracing(), every span sampled, to a no-op exporter through the SDK's
+// BatchSpanProcessor (as bench/observability-overhead.ts); prefilled jobs then carry a traceparent.
+// --context-only (warren only): the same provider and AsyncLocalStorage context manager in use, but no
+// warrenTracing(): what an app's tracing setup alone costs warren's untraced path (its async hooks).
 import { randomBytes } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
 import { Session } from 'node:inspector';
@@ -14,7 +18,7 @@ import { CONTENDER_NAMES, ContenderName, createContender } from './adapters';
 import { runCallers } from './callers';
 import { makeJob, makeJobs } from './job';
 
-const USAGE = `usage: node dist/bench/profile.js consume|publish|bulk [--contender=${CONTENDER_NAMES.join('|')}] [--jobs=N] [--concurrency=N] [--callers=N] [--cpu-prof=FILE]`;
+const USAGE = `usage: node dist/bench/profile.js consume|publish|bulk [--contender=${CONTENDER_NAMES.join('|')}] [--jobs=N] [--concurrency=N] [--callers=N] [--cpu-prof=FILE] [--tracing|--context-only]`;
 
 async function main(): Promise<void> {
   const [mode, ...rest] = process.argv.slice(2);
@@ -22,13 +26,27 @@ async function main(): Promise<void> {
   const name = (flags.get('contender') ?? 'warren') as ContenderName;
   if (!CONTENDER_NAMES.includes(name) || !['consume', 'publish', 'bulk'].includes(mode ?? ''))
     throw new Error(USAGE);
+  if ((flags.has('tracing') || flags.has('context-only')) && name !== 'warren') throw new Error(USAGE);
   const jobs = Number(flags.get('jobs') ?? 20_000);
-  const contender = await createContender(name, {
+  const env = {
     amqpUrl: process.env.BENCH_AMQP_URL ?? 'amqp://guest:guest@127.0.0.1:5672',
     redisHost: '127.0.0.1',
     redisPort: 6379,
     redisPrefix: `profile-${randomBytes(4).toString('hex')}`,
-  });
+  };
+  // Loaded only with --tracing, so that the other runs load what they always did.
+  const traced = flags.has('tracing') || flags.has('context-only');
+  const provider = traced ? (await import('./noop-tracing')).noopTracerProvider() : undefined;
+  // A context made active once turns the context manager's async hooks on for the rest of the process.
+  if (provider) {
+    const { context, ROOT_CONTEXT } = await import('@opentelemetry/api');
+    context.with(ROOT_CONTEXT, () => undefined);
+  }
+  const contender = flags.has('tracing')
+    ? new (await import('./adapters/warren')).WarrenContender(env, {
+        instrumentation: [(await import('../src/observability')).warrenTracing({ tracerProvider: provider })],
+      })
+    : await createContender(name, env);
   const queue = `bench-profile-${randomBytes(4).toString('hex')}`;
   await contender.setup(queue);
   try {
@@ -72,6 +90,7 @@ async function main(): Promise<void> {
     }
   } finally {
     await contender.teardown({ deleteQueue: true });
+    await provider?.shutdown();
   }
 }
 
@@ -101,7 +120,7 @@ async function startProfiler(file: string | undefined): Promise<{ stop(): Promis
 function report(what: string, jobs: number, wallMs: number, cpu: NodeJS.CpuUsage): void {
   const cpuMs = (cpu.user + cpu.system) / 1000;
   console.log(
-    `${what}: ${jobs} jobs in ${wallMs.toFixed(0)} ms = ${((jobs / wallMs) * 1000).toFixed(0)} jobs/s; process CPU ${cpuMs.toFixed(0)} ms = ${((cpuMs * 1000) / jobs).toFixed(1)} µs a job`,
+    `${what}: ${jobs} jobs in ${wallMs.toFixed(0)} ms = ${((jobs / wallMs) * 1000).toFixed(0)} jobs/s; process CPU ${cpuMs.toFixed(0)} ms = ${((cpuMs * 1000) / jobs).toFixed(1)} µs a job (user ${(cpu.user / jobs).toFixed(1)}, system ${(cpu.system / jobs).toFixed(1)})`,
   );
 }
 

@@ -47,7 +47,11 @@ export class WarrenContender implements Contender {
   private publisher?: Warren;
   private options?: WarrenOptions;
 
-  constructor(readonly env: ContenderEnv) {}
+  /** `extra`: options added to every instance (the profile's `--tracing` passes its instrumentation). */
+  constructor(
+    readonly env: ContenderEnv,
+    private readonly extra: Partial<WarrenOptions> = {},
+  ) {}
 
   async setup(queue: string, features: ContenderFeatures = {}): Promise<void> {
     this.options = {
@@ -55,6 +59,7 @@ export class WarrenContender implements Contender {
       namespace: queue,
       topology: defineTopology({ queues: { jobs: {} } }),
       ...(features.delays ? {} : { delay: { queueType: 'classic' as const, levels: 4 } }),
+      ...this.extra,
     };
     this.publisher = await createWarren({ ...this.options, jobs: [BenchJob, FailOnceJob] });
   }

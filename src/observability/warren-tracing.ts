@@ -10,7 +10,7 @@ import {
 import { HEADERS } from '../message';
 import { loadPeer } from './load-peer';
 import { resolveTracingOptions, type TracingOptions } from './options';
-import { formatTraceparent, parseTraceparent } from './trace-context';
+import { formatTraceparent, isWritableContext, parseTraceparent } from './trace-context';
 
 /**
  * OpenTelemetry spans per the messaging semantic conventions (README, "Traces"): a PRODUCER `send` span per
@@ -26,14 +26,42 @@ export function warrenTracing(options: TracingOptions = {}): Instrumentation {
   const api = loadPeer<typeof Api>('@opentelemetry/api', 'warrenTracing()');
   const provider = (resolved.tracerProvider as Api.TracerProvider | undefined) ?? api.trace;
   const tracer = provider.getTracer('warren', WARREN_VERSION);
-  const keep = resolved.traces === 'keep';
+  const traced: Traced = {
+    api,
+    tracer,
+    keep: resolved.traces === 'keep',
+    sendNames: new SpanNames('send '),
+    processNames: new SpanNames('process '),
+  };
   return {
-    publish: (info) => publishSpan(api, tracer, info),
-    process: (info) => processSpan(api, tracer, info, keep),
+    publish: (info) => publishSpan(traced, info),
+    process: (info) => processSpan(traced, info),
   };
 }
 
-function publishSpan(api: typeof Api, tracer: Api.Tracer, info: PublishInfo): (error: unknown) => void {
+/** What the hooks share, made once per warrenTracing() call. */
+interface Traced {
+  readonly api: typeof Api;
+  readonly tracer: Api.Tracer;
+  readonly keep: boolean;
+  readonly sendNames: SpanNames;
+  readonly processNames: SpanNames;
+}
+
+/** Span names by job name, spelled once: the names are the topology's jobs, a bounded set. */
+class SpanNames {
+  private readonly names = new Map<string, string>();
+  constructor(private readonly prefix: string) {}
+  of(job: string): string {
+    const known = this.names.get(job);
+    if (known !== undefined) return known;
+    const name = this.prefix + job;
+    this.names.set(job, name);
+    return name;
+  }
+}
+
+function publishSpan({ api, tracer, sendNames }: Traced, info: PublishInfo): (error: unknown) => void {
   // A cron firing is nobody's child: whatever context the timer inherited is not its cause.
   const parent = info.origin === 'cron' ? api.ROOT_CONTEXT : api.context.active();
   const attributes: Api.Attributes = {
@@ -49,9 +77,9 @@ function publishSpan(api: typeof Api, tracer: Api.Tracer, info: PublishInfo): (e
   if (info.routingKey !== '') attributes['messaging.rabbitmq.destination.routing_key'] = info.routingKey;
   if (info.correlationId !== undefined) attributes['messaging.message.conversation_id'] = info.correlationId;
   if (info.delayMs > 0) attributes['warren.job.delay_ms'] = info.delayMs;
-  const span = tracer.startSpan(`send ${info.name}`, { kind: api.SpanKind.PRODUCER, attributes }, parent);
+  const span = tracer.startSpan(sendNames.of(info.name), { kind: api.SpanKind.PRODUCER, attributes }, parent);
   const context = span.spanContext();
-  if (api.isSpanContextValid(context)) {
+  if (isWritableContext(context)) {
     const traceparent = formatTraceparent(context);
     info.headers[HEADERS.traceparent] = traceparent;
     const state = context.traceState?.serialize();
@@ -65,10 +93,14 @@ function publishSpan(api: typeof Api, tracer: Api.Tracer, info: PublishInfo): (e
   };
 }
 
-function processSpan(api: typeof Api, tracer: Api.Tracer, info: ProcessInfo, keep: boolean): ProcessScope {
+function processSpan(traced: Traced, info: ProcessInfo): ProcessScope {
+  const { api, keep } = traced;
   const headers = info.headers;
   const previous = parseTraceparent(api, headers[HEADERS.traceLink], undefined);
-  const origin = parseTraceparent(api, headers[HEADERS.traceparent], headers[HEADERS.tracestate]);
+  const origin =
+    previous !== undefined && !keep
+      ? undefined
+      : parseTraceparent(api, headers[HEADERS.traceparent], headers[HEADERS.tracestate]);
   let parent = api.ROOT_CONTEXT;
   let links: Api.Link[] | undefined;
   if (previous !== undefined && !keep) links = [{ context: previous }];
@@ -88,24 +120,37 @@ function processSpan(api: typeof Api, tracer: Api.Tracer, info: ProcessInfo, kee
   };
   if (info.routingKey !== '') attributes['messaging.rabbitmq.destination.routing_key'] = info.routingKey;
   if (info.correlationId !== undefined) attributes['messaging.message.conversation_id'] = info.correlationId;
-  const span = tracer.startSpan(
-    `process ${info.name}`,
-    { kind: api.SpanKind.CONSUMER, attributes, ...(links ? { links } : {}) },
-    parent,
-  );
-  const active = api.trace.setSpan(parent, span);
-  return {
-    run: (fn) => api.context.with(active, fn),
-    carry: (out) => {
-      const context = span.spanContext();
-      if (api.isSpanContextValid(context)) out[HEADERS.traceLink] = formatTraceparent(context);
-    },
-    end: (outcome: ProcessOutcome) => {
-      if (outcome.kind === 'failed') fail(api, span, outcome.error);
-      else if (outcome.kind === 'aborted') span.setAttribute('warren.job.aborted', true);
-      span.end();
-    },
-  };
+  const options: Api.SpanOptions =
+    links === undefined
+      ? { kind: api.SpanKind.CONSUMER, attributes }
+      : { kind: api.SpanKind.CONSUMER, attributes, links };
+  const span = traced.tracer.startSpan(traced.processNames.of(info.name), options, parent);
+  // The parent holds nothing but its span, which this one replaces: the root plus this span is the same.
+  return new TracingScope(api, span, api.trace.setSpan(api.ROOT_CONTEXT, span));
+}
+
+/** One handler run's span: active while the handler runs, linked from a republish, ended once. */
+class TracingScope implements ProcessScope {
+  constructor(
+    private readonly api: typeof Api,
+    private readonly span: Api.Span,
+    private readonly active: Api.Context,
+  ) {}
+
+  run<T>(fn: () => T): T {
+    return this.api.context.with(this.active, fn);
+  }
+
+  carry(out: Record<string, unknown>): void {
+    const context = this.span.spanContext();
+    if (isWritableContext(context)) out[HEADERS.traceLink] = formatTraceparent(context);
+  }
+
+  end(outcome: ProcessOutcome): void {
+    if (outcome.kind === 'failed') fail(this.api, this.span, outcome.error);
+    else if (outcome.kind === 'aborted') this.span.setAttribute('warren.job.aborted', true);
+    this.span.end();
+  }
 }
 
 function fail(api: typeof Api, span: Api.Span, error: unknown): void {

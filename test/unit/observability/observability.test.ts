@@ -10,7 +10,11 @@ import { combineInstrumentation, type Instrumentation } from '../../../src/core'
 import { METRICS_DEFAULTS, warrenMetrics, warrenTracing } from '../../../src/observability';
 import { resolveMetricsOptions, resolveTracingOptions } from '../../../src/observability/options';
 import { SeriesMetric } from '../../../src/observability/series-metric';
-import { formatTraceparent, parseTraceparent } from '../../../src/observability/trace-context';
+import {
+  formatTraceparent,
+  isWritableContext,
+  parseTraceparent,
+} from '../../../src/observability/trace-context';
 
 describe('observability options', () => {
   it('fills the documented defaults and names path, rule and value when one is wrong', () => {
@@ -76,8 +80,36 @@ describe('trace context headers', () => {
       '',
       `${header}-x`,
       '00-00000000000000000000000000000000-00f067aa0ba902b7-01',
+      '00-4bf92f3577b34da6a3ce929d0e0e4736-0000000000000000-01',
+      header.toUpperCase(),
+      `01${header.slice(2)}`,
+      header.replace('-00f0', '_00f0'),
+      header.replace('a3ce', 'a3cg'),
+      header.slice(0, -1),
     ])
       assert.equal(parseTraceparent(api, bad, undefined), undefined, String(bad));
+  });
+
+  it('reads the sampled flag from the last bit and tolerates surrounding whitespace', () => {
+    const header = '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-';
+    assert.equal(parseTraceparent(api, `${header}00`, undefined)?.traceFlags, 0);
+    assert.equal(parseTraceparent(api, `${header}03`, undefined)?.traceFlags, 1);
+    assert.equal(parseTraceparent(api, ` ${header}01\n`, undefined)?.spanId, '00f067aa0ba902b7');
+    assert.equal(parseTraceparent(api, `${header}01`, '')?.traceState, undefined);
+  });
+
+  it('writes only a span context the API deems valid', () => {
+    const valid = { traceId: '4bf92f3577b34da6a3ce929d0e0e4736', spanId: '00f067aa0ba902b7', traceFlags: 1 };
+    for (const context of [
+      valid,
+      { ...valid, traceId: '0'.repeat(32) },
+      { ...valid, spanId: '0'.repeat(16) },
+      { ...valid, traceId: valid.traceId.slice(1) },
+      { ...valid, spanId: `${valid.spanId}0` },
+      { ...valid, traceId: valid.traceId.replace('b', 'x') },
+      { ...valid, spanId: valid.spanId.toUpperCase() },
+    ])
+      assert.equal(isWritableContext(context), api.isSpanContextValid(context), JSON.stringify(context));
   });
 
   it('starts no span and writes no header without a tracer provider (the API alone is a no-op)', () => {
