@@ -96,7 +96,7 @@ function writeHeaderFrame(out: Buffer, offset: number, channel: number, message:
   out.writeUInt16BE(channel, offset + 1);
   out.writeUInt16BE(BASIC_CLASS, offset + 7);
   out.writeUInt16BE(0, offset + 9);
-  out.writeBigUInt64BE(BigInt(message.content.length), offset + 11);
+  writeUInt64(out, message.content.length, offset + 11);
   let flags = 0;
   offset += 21;
   let bit = 32768;
@@ -128,7 +128,7 @@ function writeHeaderFrame(out: Buffer, offset: number, channel: number, message:
   }
   if (p.timestamp !== undefined) {
     flags += 64;
-    out.writeBigUInt64BE(BigInt(p.timestamp), offset);
+    writeUInt64(out, p.timestamp, offset);
     offset += 8;
   }
   bit = 32;
@@ -155,6 +155,12 @@ function writeBodyFrame(out: Buffer, offset: number, channel: number, content: B
   offset += 7 + content.length;
   out[offset] = FRAME_END;
   return offset + 1;
+}
+
+/** An integer from 0 to 2^53 - 1 as 64 bits big-endian, without a BigInt a call. */
+function writeUInt64(out: Buffer, value: number, offset: number): void {
+  out.writeUInt32BE(Math.floor(value / 4294967296), offset);
+  out.writeUInt32BE(value >>> 0, offset + 4);
 }
 
 function isIntegerIn(value: unknown, min: number, max: number): boolean {
