@@ -37,7 +37,8 @@ export function publishFramesSize(message: PublishFrameInput, frameMax: number):
   const routingKey = shortStringSize(message.routingKey);
   if (exchange === undefined || routingKey === undefined) return undefined;
   let props = 0;
-  for (const key of STRING_PROPS) {
+  for (let k = 0; k < STRING_PROPS.length; k++) {
+    const key = STRING_PROPS[k]!;
     const value = key === 'expiration' && p.expiration !== undefined ? String(p.expiration) : p[key];
     if (value === undefined || value === null) continue;
     const size = typeof value === 'string' ? shortStringSize(value) : undefined;
@@ -100,7 +101,8 @@ function writeHeaderFrame(out: Buffer, offset: number, channel: number, message:
   let flags = 0;
   offset += 21;
   let bit = 32768;
-  for (const key of SHORT_STRING_PROPS) {
+  for (let k = 0; k < SHORT_STRING_PROPS.length; k++) {
+    const key = SHORT_STRING_PROPS[k]!;
     if (p[key] !== undefined && p[key] !== null) {
       flags += bit;
       offset = writeShortString(out, offset, p[key]);
@@ -118,7 +120,8 @@ function writeHeaderFrame(out: Buffer, offset: number, channel: number, message:
     out.writeUInt8(p.priority, offset++);
   }
   bit = 1024;
-  for (const key of LATER_STRING_PROPS) {
+  for (let k = 0; k < LATER_STRING_PROPS.length; k++) {
+    const key = LATER_STRING_PROPS[k]!;
     const value = key === 'expiration' && p.expiration !== undefined ? String(p.expiration) : p[key];
     if (value !== undefined && value !== null) {
       flags += bit;
@@ -132,7 +135,8 @@ function writeHeaderFrame(out: Buffer, offset: number, channel: number, message:
     offset += 8;
   }
   bit = 32;
-  for (const key of LAST_STRING_PROPS) {
+  for (let k = 0; k < LAST_STRING_PROPS.length; k++) {
+    const key = LAST_STRING_PROPS[k]!;
     if (p[key] !== undefined && p[key] !== null) {
       flags += bit;
       offset = writeShortString(out, offset, p[key]);
@@ -243,6 +247,10 @@ function writeNumber(out: Buffer, offset: number, value: number): number {
   else if (tag === 'b') out.writeInt8(value, offset + 1);
   else if (tag === 's') out.writeInt16BE(value, offset + 1);
   else if (tag === 'I') out.writeInt32BE(value, offset + 1);
-  else out.writeBigInt64BE(BigInt(value), offset + 1);
+  else {
+    // a safe integer as two's complement, in two halves (no BigInt a header)
+    out.writeInt32BE(Math.floor(value / 4294967296), offset + 1);
+    out.writeUInt32BE(value >>> 0, offset + 5);
+  }
   return offset + 1 + NUMBER_SIZE[tag];
 }
