@@ -155,7 +155,7 @@ function writeBodyFrame(out: Buffer, offset: number, channel: number, content: B
   out[offset] = FRAME_BODY;
   out.writeUInt16BE(channel, offset + 1);
   out.writeUInt32BE(content.length, offset + 3);
-  content.copy(out, offset + 7);
+  out.set(content, offset + 7);
   offset += 7 + content.length;
   out[offset] = FRAME_END;
   return offset + 1;
@@ -177,9 +177,28 @@ function shortStringSize(value: string): number | undefined {
 }
 
 function writeShortString(out: Buffer, offset: number, value: string): number {
-  const length = out.write(value, offset + 1, 'utf8');
+  const length = writeUtf8(out, offset + 1, value);
   out[offset] = length;
   return offset + 1 + length;
+}
+
+/**
+ * Strings up to this long that are ASCII are copied here, a byte at a time: cheaper than a call into
+ * Buffer's native UTF-8 writer for the short names, ids and header keys of a message (seven or so a
+ * message; measured 0.6 → 0.45 µs a message). Measuring them stays with Buffer.byteLength, faster.
+ */
+const ASCII_LOOP_MAX = 64;
+
+/** `out.write(value, offset, 'utf8')` (room checked by the caller): the bytes written. */
+function writeUtf8(out: Buffer, offset: number, value: string): number {
+  const length = value.length;
+  if (length > ASCII_LOOP_MAX) return out.write(value, offset, 'utf8');
+  for (let i = 0; i < length; i++) {
+    const code = value.charCodeAt(i);
+    if (code > 0x7f) return out.write(value, offset, 'utf8'); // overwrites what the loop wrote
+    out[offset + i] = code;
+  }
+  return length;
 }
 
 /** amqplib's guess for a JS number in a table (codec.js `isFloatingPoint` and the ranges after it). */
@@ -223,7 +242,7 @@ function writeTable(out: Buffer, offset: number, table: Readonly<Record<string, 
     offset = writeShortString(out, offset, key);
     if (typeof value === 'string') {
       out[offset] = 0x53; // 'S'
-      const length = out.write(value, offset + 5, 'utf8');
+      const length = writeUtf8(out, offset + 5, value);
       out.writeUInt32BE(length, offset + 1);
       offset += 5 + length;
     } else if (typeof value === 'boolean') {

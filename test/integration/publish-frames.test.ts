@@ -53,6 +53,8 @@ const VARIANTS: amqp.Options.Publish[] = [
       negOddLong: -(2 ** 33) - 1,
       float: 1.5,
       text: 'é ✓ 🐇',
+      asciiThenNot: 'plain-ascii-then-✓',
+      longText: 'x'.repeat(100),
       empty: '',
       yes: true,
       no: false,
