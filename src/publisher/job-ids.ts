@@ -31,8 +31,9 @@ export class JobIds {
     for (let i = 0; i < 16; i++) {
       if (i === 4 || i === 6 || i === 8 || i === 10) text[at++] = DASH;
       let byte = random[start + i]!;
-      if (i === 6) byte = (byte & 0x0f) | 0x40; // version 4
-      else if (i === 8) byte = (byte & 0x3f) | 0x80; // variant 10xx
+      // the version (4) and the variant (10xx) bits
+      if (i === 6) byte = (byte & 0x0f) | 0x40;
+      else if (i === 8) byte = (byte & 0x3f) | 0x80;
       text[at++] = HEX[byte >> 4]!;
       text[at++] = HEX[byte & 0x0f]!;
     }

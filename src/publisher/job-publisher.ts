@@ -44,6 +44,9 @@ export interface DedupReserver {
   release(jobId: string): Promise<void>;
 }
 
+/** A batch job without options: read only, never written to, so one for all. */
+const NO_OPTIONS: PublishOptions = Object.freeze({});
+
 /** How long a deduplicated job id stays reserved past its delay when nothing releases it. */
 const DEDUP_TTL_MS = 24 * 3_600_000;
 
@@ -168,7 +171,7 @@ export class JobPublisher {
     const kept = this.instrumentation?.publish ? new Array<Prepared>(count) : undefined;
     for (let i = 0; i < count; i++) {
       const { job, data, options } = jobs[i]!;
-      const ready = this.prepare(nameOf(job), data, options ?? {}, now, i);
+      const ready = this.prepare(nameOf(job), data, options ?? NO_OPTIONS, now, i);
       const prepared = ready instanceof Promise ? await ready : ready;
       messages[i] = prepared.message;
       published[i] = prepared.published;
