@@ -1,4 +1,3 @@
-import { randomUUID } from 'node:crypto';
 import {
   ConfigurationError,
   PayloadValidationError,
@@ -13,6 +12,7 @@ import {
 } from '../core';
 import type { ConfirmPublisher, OutgoingMessage } from '../connection';
 import type { TopologyPlan } from '../topology';
+import { JobIds } from './job-ids';
 import type { ResolvedPublisherOptions } from './options';
 import { checkPublishOptions } from './publish-checks';
 import { buildPublish, type Prepared } from './publish-message';
@@ -44,6 +44,9 @@ export interface DedupReserver {
   release(jobId: string): Promise<void>;
 }
 
+/** A batch job without options: read only, never written to, so one for all. */
+const NO_OPTIONS: PublishOptions = Object.freeze({});
+
 /** How long a deduplicated job id stays reserved past its delay when nothing releases it. */
 const DEDUP_TTL_MS = 24 * 3_600_000;
 
@@ -53,6 +56,8 @@ const DEDUP_TTL_MS = 24 * 3_600_000;
  * queue) and delayed ones through the delay levels, and resolves on the broker's confirm.
  */
 export class JobPublisher {
+  private readonly ids = new JobIds();
+
   constructor(
     private readonly plan: TopologyPlan,
     private readonly confirms: ConfirmPublisher,
@@ -120,7 +125,7 @@ export class JobPublisher {
       throw new ConfigurationError(
         `outbox.publish('${name}'): deduplicate and controllable work with warren.publish only`,
       );
-    const jobId = options.jobId ?? randomUUID();
+    const jobId = options.jobId ?? this.ids.newId();
     const ready = this.prepare(name, data, { ...options, jobId }, Date.now());
     const { published, payload } = ready instanceof Promise ? await ready : ready;
     return { ...published, payload };
@@ -134,7 +139,16 @@ export class JobPublisher {
   ): Promise<PublishedJob> {
     const job = this.plan.jobs.get(name);
     if (job === undefined) throw new UnknownJobError(name, { known: [...this.plan.jobs.keys()] });
-    const prepared = buildPublish(this.plan.delay, this.options, job, payload, options, Date.now());
+    const prepared = buildPublish(
+      this.plan.delay,
+      this.options,
+      job,
+      payload,
+      options,
+      Date.now(),
+      undefined,
+      this.ids.newId,
+    );
     await this.sendPrepared(prepared, 'user');
     return prepared.published;
   }
@@ -149,22 +163,33 @@ export class JobPublisher {
     nameOf: (job: J) => string = String,
   ): Promise<BatchResult[]> {
     const now = Date.now();
-    const prepared = new Array<Prepared>(jobs.length);
-    for (let i = 0; i < jobs.length; i++) {
+    const count = jobs.length;
+    // Only what is needed until the confirms is kept: a batch's jobs all live that long.
+    const messages = new Array<OutgoingMessage>(count);
+    const published = new Array<PublishedJob>(count);
+    // with an instrumentation, its hooks need each job's Prepared, once every job is valid
+    const kept = this.instrumentation?.publish ? new Array<Prepared>(count) : undefined;
+    for (let i = 0; i < count; i++) {
       const { job, data, options } = jobs[i]!;
-      const ready = this.prepare(nameOf(job), data, options ?? {}, now, i);
-      prepared[i] = ready instanceof Promise ? await ready : ready;
+      const ready = this.prepare(nameOf(job), data, options ?? NO_OPTIONS, now, i);
+      const prepared = ready instanceof Promise ? await ready : ready;
+      messages[i] = prepared.message;
+      published[i] = prepared.published;
+      if (kept) kept[i] = prepared;
     }
-    const messages = new Array<OutgoingMessage>(prepared.length);
-    for (let i = 0; i < prepared.length; i++) messages[i] = prepared[i]!.message;
-    const ends = this.instrumentation?.publish ? prepared.map((p) => this.instrument(p, 'user')) : undefined;
+    const ends = kept?.map((p) => this.instrument(p, 'user'));
     const outcomes = await this.confirms.sendMany(messages);
     if (ends) for (let i = 0; i < ends.length; i++) ends[i]?.(outcomes[i]);
-    return prepared.map(({ published: job }, i): BatchResult => {
+    const results = new Array<BatchResult>(count);
+    for (let i = 0; i < count; i++) {
+      const job = published[i]!;
       const error = outcomes[i];
-      if (error === undefined) return { status: 'confirmed', job };
-      return { status: 'failed', job, error: asWarrenError(error, job) };
-    });
+      results[i] =
+        error === undefined
+          ? { status: 'confirmed', job }
+          : { status: 'failed', job, error: asWarrenError(error, job) };
+    }
+    return results;
   }
 
   /** Synchronous unless the job has a schema, so that a batch without schemas costs no promise a job. */
@@ -196,11 +221,13 @@ export class JobPublisher {
           : `publishMany job [${batchIndex}] ('${name}'): deduplicate works with publish only`,
         batchIndex === undefined ? {} : { batchIndex },
       );
-    if (!job.schema) return buildPublish(this.plan.delay, this.options, job, data, options, now, batchIndex);
+    const { delay } = this.plan;
+    const newId = this.ids.newId;
+    if (!job.schema) return buildPublish(delay, this.options, job, data, options, now, batchIndex, newId);
     return validatePayload(job.schema, data).then((result) => {
       if (result.issues)
         throw new PayloadValidationError(name, result.issues, batchIndex === undefined ? {} : { batchIndex });
-      return buildPublish(this.plan.delay, this.options, job, result.value, options, now, batchIndex);
+      return buildPublish(delay, this.options, job, result.value, options, now, batchIndex, newId);
     });
   }
 

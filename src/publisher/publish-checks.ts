@@ -9,6 +9,8 @@ const RESERVED_HEADER = /^(x-|warren-)/i;
  * its value.
  */
 export function checkPublishOptions(job: PlannedJob, options: PublishOptions, batchIndex?: number): void {
+  // Most publishes set none: nothing below is built for them (a batch checks every job).
+  if (!setsCheckedOption(options)) return;
   const at =
     batchIndex === undefined ? `publish('${job.name}')` : `publishMany job [${batchIndex}] ('${job.name}')`;
   const fail = (message: string) =>
@@ -64,4 +66,19 @@ export function checkPublishOptions(job: PlannedJob, options: PublishOptions, ba
         `${at}: header '${key}' is reserved (names starting with x- or warren- belong to the broker and to warren)`,
       );
   }
+}
+
+/** Whether the call sets any option checkPublishOptions checks. */
+function setsCheckedOption(options: PublishOptions): boolean {
+  return (
+    options.jobId !== undefined ||
+    options.deduplicate !== undefined ||
+    options.controllable !== undefined ||
+    options.delayMs !== undefined ||
+    options.runAt !== undefined ||
+    options.attempts !== undefined ||
+    options.timeoutMs !== undefined ||
+    options.priority !== undefined ||
+    options.headers !== undefined
+  );
 }

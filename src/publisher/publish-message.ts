@@ -28,7 +28,7 @@ export interface Prepared {
  * `runAt` minus `now`) is routed through the delay levels with `warren-delayed` set, and carries its due
  * time in `warren-deliver-at` when it is longer than one pass through the levels; `deduplicate` sets
  * `warren-dedup`. The body is encoded here, and one over `maxBodyBytes` is refused with PUBLISH_TOO_LARGE.
- * `jobId` defaults to a new UUID.
+ * `jobId` defaults to a new UUID (from `newJobId`: the publisher's JobIds).
  */
 export function buildPublish(
   delay: TopologyPlan['delay'],
@@ -38,25 +38,24 @@ export function buildPublish(
   options: PublishOptions,
   now: number,
   batchIndex?: number,
+  newJobId: () => string = randomUUID,
 ): Prepared {
   const name = job.name;
-  const jobId = options.jobId ?? randomUUID();
+  const jobId = options.jobId ?? newJobId();
   const delayMs = publishDelayMs(name, options, now);
   const delayed = delayMs > 0;
   const route = delayed ? delayRoute(delay, delayMs, job.queueName) : job.route;
   const properties = publishProperties(job, jobId, options, delayed ? delayMs : 0, delay.maxDelayMs, now);
-  const context = {
-    jobName: name,
-    jobId,
-    queue: job.queue,
-    ...(batchIndex === undefined ? {} : { batchIndex }),
-  };
-  const content = encodeBody(payload, context);
+  const context = { jobName: name, jobId, queue: job.queue };
+  // Errors before sending also name the job's place in a batch (a literal: a spread of `context`
+  // took a third of this function's time, profiled).
+  const checked = batchIndex === undefined ? context : { jobName: name, jobId, queue: job.queue, batchIndex };
+  const content = encodeBody(payload, checked);
   if (content.length > limits.maxBodyBytes)
     throw new PublishError(
       'PUBLISH_TOO_LARGE',
       `the job's body is ${content.length} bytes, over publisher.maxBodyBytes (${limits.maxBodyBytes})`,
-      context,
+      checked,
     );
   return {
     message: {
@@ -65,7 +64,7 @@ export function buildPublish(
       content,
       properties,
       deadline: now + (options.timeoutMs ?? limits.timeoutMs),
-      context: { jobName: name, jobId, queue: job.queue },
+      context,
     },
     published: { jobId, name, queue: job.queue },
     payload,
@@ -73,6 +72,9 @@ export function buildPublish(
     correlationId: options.correlationId,
   };
 }
+
+/** jobProperties does not read the body: one empty buffer for all, not one a publish. */
+const NO_BODY = Buffer.alloc(0);
 
 /** In how many ms the job is due: `runAt` (absolute) or `delayMs`, at most MAX_DELAY_MS; 0 or less is now. */
 export function publishDelayMs(name: string, options: PublishOptions, now: number): number {
@@ -101,7 +103,7 @@ export function publishProperties(
   let properties = jobProperties({
     name: job.name,
     jobId,
-    body: Buffer.alloc(0),
+    body: NO_BODY,
     attempt: 1,
     enqueuedAt: now,
     priority: options.priority ?? job.priority,
