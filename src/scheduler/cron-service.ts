@@ -1,11 +1,11 @@
 import type { ConfirmPublisher, ConnectionManager } from '../connection';
-import { ConfigurationError, UnknownJobError, type EmitEvent, type Logger } from '../core';
+import { ConfigurationError, type EmitEvent, type Logger } from '../core';
 import type { TopologyPlan } from '../topology';
 import type { CronDeclarations } from './cron-declarations';
 import { CronLeadership } from './cron-leadership';
 import { RuntimeSchedules, type AddScheduleOptions, type TriggeredSchedule } from './runtime-schedules';
-import { resolveSchedule, type ScheduleInfo, type ScheduleOptions } from './schedule';
-import { checkScheduleData } from './schedule-data';
+import type { ScheduleInfo, ScheduleOptions } from './schedule';
+import { resolveRuntimeSchedule } from './schedule-data';
 import { ScheduleRegistry } from './schedule-registry';
 import { Scheduler, type LeadershipSignal } from './scheduler';
 import type { TickLedger } from './term-ledger';
@@ -125,22 +125,13 @@ export class CronService {
         `${at}: the scheduler is disabled in this process; pass scheduler: { enabled: true } to createWarren (it declares the leader-election queue)`,
       );
     }
-    const planned = this.deps.plan.jobs.get(job);
-    if (planned === undefined) throw new UnknownJobError(job, { known: [...this.deps.plan.jobs.keys()] });
-    const spec = resolveSchedule(
-      at,
-      {
-        job,
-        pattern,
-        data,
-        id: options.id,
-        tz: options.tz,
-        missedTicks: options.missedTicks,
-        source: 'runtime',
-      },
-      this.deps.declarations.scheduler,
-    );
-    await checkScheduleData(at, planned.schema, spec.data);
+    const spec = await resolveRuntimeSchedule(at, this.deps.plan, this.deps.declarations.scheduler, {
+      job,
+      pattern,
+      data,
+      options,
+      source: 'runtime',
+    });
     return this.runtime.addLocal(spec);
   }
 

@@ -12,7 +12,7 @@ import { applyScheduleRecord, type ScheduleDefinition, type ScheduleRecord } fro
 import type { Scheduler } from './scheduler';
 import type { TopologyPlan } from '../topology';
 import type { ScheduleRegistry } from './schedule-registry';
-import { checkScheduleData } from './schedule-data';
+import { resolveRuntimeSchedule } from './schedule-data';
 
 /** Options of `addSchedule(job, pattern, data, options)`: those of `schedule()`. */
 export interface AddScheduleOptions {
@@ -109,22 +109,13 @@ export class RuntimeSchedules {
   /** Validates, then appends an upsert; every process (and the next leader) schedules it. */
   async add(job: string, pattern: string, data: unknown, options: AddScheduleOptions = {}): Promise<void> {
     const at = `addSchedule('${options.id ?? job}')`;
-    const spec = resolveSchedule(
-      at,
-      {
-        job,
-        pattern,
-        data,
-        id: options.id,
-        tz: options.tz,
-        missedTicks: options.missedTicks,
-        source: 'registry',
-      },
-      this.deps.defaults,
-    );
-    const planned = this.deps.plan.jobs.get(job);
-    if (planned === undefined) throw new UnknownJobError(job, { known: [...this.deps.plan.jobs.keys()] });
-    await checkScheduleData(at, planned.schema, spec.data);
+    const spec = await resolveRuntimeSchedule(at, this.deps.plan, this.deps.defaults, {
+      job,
+      pattern,
+      data,
+      options,
+      source: 'registry',
+    });
     this.refuseLocal(at, spec.id);
     await this.write({
       v: 1,
