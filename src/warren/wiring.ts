@@ -92,7 +92,7 @@ export async function wireWarren(config: WarrenConfig, events: WarrenEventSink):
   };
 }
 
-/** The breaker pauses and registry, the scheduling (cron, leadership, rate limiters) and the worker. */
+/** The breaker pauses and registry, the scheduling (cron and its leadership) and the worker (with its rate limiters). */
 function wireConsumers(base: SharedParts) {
   const { config, manager, events, reapplyTopology } = base;
   const { plan, log, options } = config;

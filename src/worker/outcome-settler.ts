@@ -31,29 +31,23 @@ export class OutcomeSettler {
     outcome: RunOutcome,
     scope: ProcessScope | undefined,
   ): Promise<void> {
-    if (scope === undefined)
-      return this.settleOutcome(message, queue, settle, job, registered, maxAttempts, started, outcome);
-    return this.settleScoped(message, queue, settle, job, registered, maxAttempts, started, outcome, scope);
-  }
-
-  private async settleScoped(
-    message: amqp.ConsumeMessage,
-    queue: PlannedJobQueue,
-    settle: Settler,
-    job: DecodedJob,
-    registered: RegisteredJob,
-    maxAttempts: number,
-    started: number,
-    outcome: RunOutcome,
-    scope: ProcessScope,
-  ): Promise<void> {
-    try {
-      await this.settleOutcome(message, queue, settle, job, registered, maxAttempts, started, outcome, scope);
-    } finally {
+    const settled = this.settleOutcome(
+      message,
+      queue,
+      settle,
+      job,
+      registered,
+      maxAttempts,
+      started,
+      outcome,
+      scope,
+    );
+    if (scope === undefined) return settled;
+    return settled.finally(() =>
       scope.end(
         outcome.kind === 'failed' ? { kind: 'failed', error: outcome.error } : { kind: outcome.kind },
-      );
-    }
+      ),
+    );
   }
 
   private async settleOutcome(
