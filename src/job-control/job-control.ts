@@ -29,8 +29,9 @@ export interface JobControlDeps {
 /**
  * Cancel, promote and reschedule delayed jobs (README, "Cancel, promote, reschedule"). The delay levels
  * cannot be searched, so the decisions are records on a stream that every process reads to its end and
- * then follows, into a map by job id; a worker looks a delayed job up there when it comes due. Nothing
- * happens until a delayed job arrives or an action is asked for: other processes pay nothing.
+ * then follows, into a map by job id; a worker looks a delayed job up there when it comes due. A
+ * consuming worker starts that read as it starts; a process that only publishes pays nothing until it
+ * acts.
  */
 export class JobControl {
   private readonly decisions = new Map<string, ControlRecord>();
@@ -41,6 +42,7 @@ export class JobControl {
   private caughtUp: Promise<void> | undefined;
   private readonly marks = new Map<string, () => void>();
   private declared: Promise<void> | undefined;
+  private stops = 0;
 
   constructor(private readonly deps: JobControlDeps) {}
 
@@ -48,6 +50,11 @@ export class JobControl {
   async decide(jobId: string, copy: unknown, now: number): Promise<JobVerdict> {
     await this.follow();
     return judge(this.decisions.get(jobId), copy, now);
+  }
+
+  /** Reads the stream to its end and follows it now rather than at the first delayed job. */
+  readAhead(): Promise<void> {
+    return this.follow();
   }
 
   async cancel(jobId: string): Promise<void> {
@@ -101,9 +108,11 @@ export class JobControl {
   }
 
   async stop(): Promise<void> {
+    this.stops++;
     await this.follower?.close();
     this.follower = undefined;
     this.caughtUp = undefined;
+    this.declared = undefined;
   }
 
   /**
@@ -121,6 +130,7 @@ export class JobControl {
   }
 
   private async catchUp(): Promise<void> {
+    const stops = this.stops;
     await this.follower?.close();
     await this.ensureDeclared();
     const mark = randomUUID();
@@ -133,9 +143,15 @@ export class JobControl {
       );
     });
     try {
-      this.follower = await followStream(this.deps.openChannel, this.deps.stream, this.nextOffset, (r) =>
+      const follower = await followStream(this.deps.openChannel, this.deps.stream, this.nextOffset, (r) =>
         this.visit(r),
       );
+      // stopped while opening (a read ahead still running at close): no consumer may outlive the stop
+      if (stops !== this.stops) {
+        await follower.close();
+        throw new Error('job control stopped');
+      }
+      this.follower = follower;
       await this.append({ j: '', a: 'mark', t: Date.now(), c: mark });
       await reached;
     } finally {

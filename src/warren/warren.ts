@@ -2,6 +2,7 @@ import 'reflect-metadata';
 import type { EventEmitter } from 'node:events';
 import { ConfigurationError, ShutdownError, type PublishedJob, type PublishOptions } from '../core';
 import { readJobDefinition, type JobClass, type JobData } from '../decorators';
+import { withThrowawayChannel } from '../connection';
 import type { Outbox } from '../outbox';
 import type { ResultHandle } from '../publisher';
 import { deleteTopology, type TopologyPlan } from '../topology';
@@ -196,13 +197,21 @@ export class Warren<TJobs extends object = WarrenJobs> extends ScheduledWarren<T
   }
 
   /**
-   * Deletes every queue and exchange of this instance's plan, messages included. For tests and
-   * tooling. Stops this instance's consumers first (running jobs get the grace period): they would
-   * otherwise re-declare the queues they lost. Publishing still works until `close()`.
+   * Deletes every queue and exchange of this instance's plan, messages included, and the namespace's
+   * job-control and history streams (declared on first use, outside the plan). For tests and tooling.
+   * Stops this instance's consumers first (running jobs get the grace period): they would otherwise
+   * re-declare the queues they lost. Publishing still works until `close()`.
    */
   async deleteTopology(): Promise<void> {
-    await this.#parts.worker.stop(this.#parts.shutdownGraceMs);
-    await deleteTopology(this.#parts.plan, () => this.#parts.manager.openChannel());
+    const { worker, jobControl, plan, manager, shutdownGraceMs } = this.#parts;
+    await worker.stop(shutdownGraceMs);
+    await jobControl.stop();
+    const openChannel = () => manager.openChannel();
+    await deleteTopology(plan, openChannel);
+    await withThrowawayChannel(openChannel, async (channel) => {
+      await channel.deleteQueue(plan.naming.jobControl());
+      await channel.deleteQueue(plan.naming.jobHistory());
+    });
   }
 }
 

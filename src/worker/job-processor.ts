@@ -59,6 +59,8 @@ export interface ProcessorDeps {
    */
   readonly jobControl?: {
     decide(jobId: string, copy: unknown, now: number): Promise<'run' | 'drop' | number>;
+    /** Reads the control stream ahead, so that the first delayed job does not wait for that read. */
+    readAhead?(): Promise<void>;
   };
   /** Metrics and traces around each handler run (warren/observability), if set. */
   readonly instrumentation?: Instrumentation | undefined;

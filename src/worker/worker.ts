@@ -27,7 +27,10 @@ export class Worker {
   private readonly limiters: JobLimiters;
   private started = false;
 
-  constructor(deps: WorkerDeps, log: Logger) {
+  constructor(
+    private readonly deps: WorkerDeps,
+    private readonly log: Logger,
+  ) {
     this.limiters = new JobLimiters({ ...deps, log });
     const processor = new JobProcessor({
       ...deps,
@@ -54,6 +57,7 @@ export class Worker {
   async open(generation: number): Promise<void> {
     await Promise.all([...this.consumers.values()].map((consumer) => consumer.open(generation)));
     await this.limiters.open(generation);
+    if (this.started) this.readControlAhead();
   }
 
   /** Starts consuming, then joins the refill elections of the jobs' rate limits. */
@@ -65,6 +69,20 @@ export class Worker {
         .map(([, consumer]) => consumer.start()),
     );
     await this.limiters.start();
+    this.readControlAhead();
+  }
+
+  /**
+   * A consuming worker reads the job-control stream in the background as it starts (and after a
+   * reconnect): left to the first delayed job, that read (declare, follow, a mark record) made it run
+   * tens of milliseconds late. A failed read is only logged: the first delayed job reads again.
+   */
+  private readControlAhead(): void {
+    const control = this.deps.jobControl;
+    if (!control?.readAhead || this.consumers.size === 0) return;
+    control.readAhead().catch((err: unknown) => {
+      this.log.debug({ err }, 'job control not read ahead; the first delayed job reads it');
+    });
   }
 
   get isStarted(): boolean {

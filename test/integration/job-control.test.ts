@@ -10,6 +10,7 @@ import {
   testNamespace,
   testWarren,
   closeConnectionsNamed,
+  rawConnection,
 } from '../support/test-broker';
 import { nextEvent, waitFor } from '../support/wait-for';
 import { planOf } from '../../src/warren';
@@ -173,6 +174,31 @@ describe('cancel, promote and reschedule delayed jobs', () => {
     );
   });
 
+  it('a starting worker reads the control stream before any delayed job, again after a reconnect; a publisher does not', async () => {
+    const namespace = testNamespace('jc');
+    const worker = await testWarren({
+      namespace,
+      topology,
+      handlers: [new BuildReport()],
+      connection: { connectionName: `${namespace} worker` },
+    });
+    const publisher = await testWarren({ namespace, topology, jobs: [BuildReport] });
+    const stream = planOf(worker).naming.jobControl();
+    // each read appends the reader's own mark record, and the stream exists only once something read it
+    const marks = () => streamRecords(stream);
+    await publisher.publish('report.build', { n: 1 }, { jobId: 'no-delay' });
+    assert.equal(await marks(), undefined, 'a publisher alone reads nothing');
+    await worker.start();
+    // left to the first delayed job, this read made that job run tens of milliseconds late
+    await waitFor(async () => (await marks()) === 1, { what: 'the worker to read the stream' });
+    const reconnected = nextEvent(worker, 'connected', () => true, 15_000);
+    assert.ok((await closeConnectionsNamed(`${namespace} worker`)) >= 1);
+    await reconnected;
+    await waitFor(async () => (await marks()) === 2, { what: 'the worker to read it again' });
+    await worker.deleteTopology();
+    assert.equal(await marks(), undefined, 'deleteTopology deletes the stream');
+  });
+
   it('the warren command promotes a delayed job (a subprocess), and checks its arguments', async () => {
     const namespace = testNamespace('jc');
     const log: JobLog = [];
@@ -194,3 +220,18 @@ describe('cancel, promote and reschedule delayed jobs', () => {
     assert.equal(log.filter((e) => e.event === 'start').length, 1);
   });
 });
+
+/** Records in a stream, or undefined when it does not exist. */
+async function streamRecords(stream: string): Promise<number | undefined> {
+  const connection = await rawConnection();
+  try {
+    const channel = await connection.createChannel();
+    channel.on('error', () => undefined);
+    return (await channel.checkQueue(stream)).messageCount;
+  } catch (error) {
+    if ((error as { code?: number }).code === 404) return undefined;
+    throw error;
+  } finally {
+    await connection.close().catch(() => undefined);
+  }
+}
