@@ -1,4 +1,4 @@
-import { CONTENDER_NAMES, ContenderName } from './adapters';
+import { CONTENDER_NAMES, ContenderName, DEFAULT_CONTENDERS } from './adapters';
 
 export interface Sizes {
   rounds: number;
@@ -112,7 +112,7 @@ export const USAGE = `usage: node dist/bench/run.js [--quick] [--only=1,2,4] [--
 export function parseOptions(argv: string[]): Options {
   let quick = false;
   let only: number[] = [];
-  let contenders: ContenderName[] = [...CONTENDER_NAMES];
+  let contenders: ContenderName[] = [...DEFAULT_CONTENDERS];
   let rounds: number | undefined;
   let memoryJobs: number | undefined;
   let delayMaxMs: number | undefined;

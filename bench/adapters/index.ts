@@ -1,7 +1,21 @@
 import type { Contender, ContenderEnv } from './contender';
 
-export const CONTENDER_NAMES = ['amqplib', 'amqplib-nodelay', 'rascal', 'bullmq', 'warren'] as const;
+export const CONTENDER_NAMES = [
+  'amqplib',
+  'amqplib-nodelay',
+  'rascal',
+  'bullmq',
+  'warren',
+  'warren-classic-levels',
+] as const;
 export type ContenderName = (typeof CONTENDER_NAMES)[number];
+/**
+ * What a run without `--contenders` measures. `warren-classic-levels` (warren with `delay.queueType:
+ * 'classic'`) only matters to the delay scenarios, so it is asked for by name.
+ */
+export const DEFAULT_CONTENDERS: readonly ContenderName[] = CONTENDER_NAMES.filter(
+  (name) => name !== 'warren-classic-levels',
+);
 export type BrokerKind = 'rabbitmq' | 'redis';
 
 export const BROKER_OF: Record<ContenderName, BrokerKind> = {
@@ -10,6 +24,7 @@ export const BROKER_OF: Record<ContenderName, BrokerKind> = {
   rascal: 'rabbitmq',
   bullmq: 'redis',
   warren: 'rabbitmq',
+  'warren-classic-levels': 'rabbitmq',
 };
 
 /** The baseline every ratio is computed against. */
@@ -28,6 +43,8 @@ export async function createContender(name: ContenderName, env: ContenderEnv): P
       return new (await import('./bullmq')).BullmqContender(env);
     case 'warren':
       return new (await import('./warren')).WarrenContender(env);
+    case 'warren-classic-levels':
+      return new (await import('./warren')).WarrenContender(env, { delay: { queueType: 'classic' } }, name);
   }
 }
 

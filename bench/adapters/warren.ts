@@ -41,16 +41,19 @@ function throwFirstFailure(results: readonly PublishManyResult[]): void {
  * scenario measures delays: there they are warren's defaults (29 quorum levels of 100 ms).
  */
 export class WarrenContender implements Contender {
-  readonly name = 'warren';
   /** warren's default delay unit, which the delay scenarios use. */
   readonly delayUnitMs = 100;
   private publisher?: Warren;
   private options?: WarrenOptions;
 
-  /** `extra`: options added to every instance (the profile's `--tracing` passes its instrumentation). */
+  /**
+   * `extra`: options added to every instance (the profile's `--tracing` passes its instrumentation;
+   * `warren-classic-levels` its `delay`).
+   */
   constructor(
     readonly env: ContenderEnv,
     private readonly extra: Partial<WarrenOptions> = {},
+    readonly name: string = 'warren',
   ) {}
 
   async setup(queue: string, features: ContenderFeatures = {}): Promise<void> {
