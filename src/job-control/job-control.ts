@@ -43,6 +43,8 @@ export class JobControl {
   private readonly marks = new Map<string, () => void>();
   private declared: Promise<void> | undefined;
   private stops = 0;
+  /** Ends the read in progress, if any (a stop must not wait out its timeout). */
+  private abortRead: (() => void) | undefined;
 
   constructor(private readonly deps: JobControlDeps) {}
 
@@ -109,6 +111,7 @@ export class JobControl {
 
   async stop(): Promise<void> {
     this.stops++;
+    this.abortRead?.();
     await this.follower?.close();
     this.follower = undefined;
     this.caughtUp = undefined;
@@ -135,13 +138,20 @@ export class JobControl {
     await this.ensureDeclared();
     const mark = randomUUID();
     let timer: NodeJS.Timeout | undefined;
+    let abort: (() => void) | undefined;
     const reached = new Promise<void>((resolve, reject) => {
       this.marks.set(mark, resolve);
+      abort = () => reject(new Error('job control stopped'));
+      this.abortRead = abort;
       timer = setTimeout(
         () => reject(new Error('job control: stream not read within 15 s')),
         CATCH_UP_TIMEOUT_MS,
       );
+      // a read still running when the process wants to exit must not hold it open
+      timer.unref();
     });
+    // awaited only once the follower is open and the mark sent, which may take longer than the timeout
+    reached.catch(() => undefined);
     try {
       const follower = await followStream(this.deps.openChannel, this.deps.stream, this.nextOffset, (r) =>
         this.visit(r),
@@ -157,6 +167,7 @@ export class JobControl {
     } finally {
       clearTimeout(timer);
       this.marks.delete(mark);
+      if (this.abortRead === abort) this.abortRead = undefined;
     }
   }
 
