@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type * as amqp from 'amqplib';
 import { JobControlError, MAX_DELAY_MS } from '../core';
-import { withThrowawayChannel, type OutgoingMessage } from '../connection';
+import { checkQueueIfExists, withThrowawayChannel, type OutgoingMessage } from '../connection';
 import { followStream, readStream, type StreamFollower, type StreamRecord } from '../streams';
 import { HEADERS, JSON_CONTENT_TYPE } from '../message';
 import { delayRoute, streamAssertion, type DelayPlan } from '../topology';
@@ -30,8 +30,8 @@ export interface JobControlDeps {
  * Cancel, promote and reschedule delayed jobs (README, "Cancel, promote, reschedule"). The delay levels
  * cannot be searched, so the decisions are records on a stream that every process reads to its end and
  * then follows, into a map by job id; a worker looks a delayed job up there when it comes due. A
- * consuming worker starts that read as it starts; a process that only publishes pays nothing until it
- * acts.
+ * consuming worker starts that read as it starts if the stream exists; a process that only publishes
+ * pays nothing until it acts.
  */
 export class JobControl {
   private readonly decisions = new Map<string, ControlRecord>();
@@ -54,9 +54,17 @@ export class JobControl {
     return judge(this.decisions.get(jobId), copy, now);
   }
 
-  /** Reads the stream to its end and follows it now rather than at the first delayed job. */
-  readAhead(): Promise<void> {
-    return this.follow();
+  /**
+   * Reads the stream to its end and follows it now rather than at the first delayed job, when the stream
+   * exists already (a worker restarting or reconnecting). A new stream is left to the first delayed job:
+   * RabbitMQ 3.10 kills the connection (541 INTERNAL_ERROR, `stream_not_found`) of a consumer that comes
+   * while another connection is still creating the stream, which is what workers starting together on a
+   * new namespace did.
+   */
+  async readAhead(): Promise<void> {
+    if (this.caughtUp === undefined && !(await checkQueueIfExists(this.deps.openChannel, this.deps.stream)))
+      return;
+    await this.follow();
   }
 
   async cancel(jobId: string): Promise<void> {

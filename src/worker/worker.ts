@@ -73,8 +73,8 @@ export class Worker {
   }
 
   /**
-   * A consuming worker reads the job-control stream in the background as it starts (and after a
-   * reconnect): left to the first delayed job, that read (declare, follow, a mark record) made it run
+   * A consuming worker reads the job-control stream, if it exists, in the background as it starts (and
+   * after a reconnect): left to the first delayed job, that read (follow, a mark record) made it run
    * tens of milliseconds late. A failed read is only logged: the first delayed job reads again.
    */
   private readControlAhead(): void {

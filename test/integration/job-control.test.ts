@@ -12,7 +12,7 @@ import {
   closeConnectionsNamed,
   rawConnection,
 } from '../support/test-broker';
-import { nextEvent, waitFor } from '../support/wait-for';
+import { nextEvent, passTime, waitFor } from '../support/wait-for';
 import { planOf } from '../../src/warren';
 
 const topology = defineTopology({ queues: { reports: {} } });
@@ -174,7 +174,7 @@ describe('cancel, promote and reschedule delayed jobs', () => {
     );
   });
 
-  it('a starting worker reads the control stream before any delayed job, again after a reconnect; a publisher does not', async () => {
+  it('a worker reads an existing control stream as it starts and after a reconnect, before any delayed job; a new one is left to the first', async () => {
     const namespace = testNamespace('jc');
     const worker = await testWarren({
       namespace,
@@ -184,19 +184,25 @@ describe('cancel, promote and reschedule delayed jobs', () => {
     });
     const publisher = await testWarren({ namespace, topology, jobs: [BuildReport] });
     const stream = planOf(worker).naming.jobControl();
-    // each read appends the reader's own mark record, and the stream exists only once something read it
-    const marks = () => streamRecords(stream);
+    // each read appends the reader's own mark record; the stream exists once something used it
+    const records = () => streamRecords(stream);
     await publisher.publish('report.build', { n: 1 }, { jobId: 'no-delay' });
-    assert.equal(await marks(), undefined, 'a publisher alone reads nothing');
     await worker.start();
-    // left to the first delayed job, this read made that job run tens of milliseconds late
-    await waitFor(async () => (await marks()) === 1, { what: 'the worker to read the stream' });
+    await passTime(300);
+    // workers starting together must not create it: a consumer racing its creation loses its connection
+    assert.equal(await records(), undefined, 'no stream is created at start');
+    await publisher.cancelDelayed('never-published');
+    await waitFor(async () => (await records()) === 1, { what: 'the cancel record' });
     const reconnected = nextEvent(worker, 'connected', () => true, 15_000);
     assert.ok((await closeConnectionsNamed(`${namespace} worker`)) >= 1);
     await reconnected;
-    await waitFor(async () => (await marks()) === 2, { what: 'the worker to read it again' });
+    // left to the first delayed job, this read made that job run tens of milliseconds late
+    await waitFor(async () => (await records()) === 2, { what: 'the reconnected worker to read the stream' });
+    const second = await testWarren({ namespace, topology, handlers: [new BuildReport()] });
+    await second.start();
+    await waitFor(async () => (await records()) === 3, { what: 'a starting worker to read the stream' });
     await worker.deleteTopology();
-    assert.equal(await marks(), undefined, 'deleteTopology deletes the stream');
+    assert.equal(await records(), undefined, 'deleteTopology deletes the stream');
   });
 
   it('the warren command promotes a delayed job (a subprocess), and checks its arguments', async () => {
