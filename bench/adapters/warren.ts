@@ -65,6 +65,9 @@ export class WarrenContender implements Contender {
       ...this.extra,
     };
     this.publisher = await createWarren({ ...this.options, jobs: [BenchJob, FailOnceJob] });
+    // A namespace in use has its job-control stream, which a starting worker reads ahead; a new one gets
+    // it with the first action or delayed job, and each worker's first delayed job waits for that read.
+    if (features.delays) await this.publisher.cancelDelayed('bench-never-published');
   }
 
   publish(job: Job): Promise<void> {
