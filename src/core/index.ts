@@ -11,4 +11,5 @@ export * from './job-defaults';
 export * from './events';
 export { WARREN_VERSION } from './version';
 export { MAX_DELAY_MS } from './limits';
+export { lostCreateRace } from './create-race';
 export * from './instrumentation';

@@ -1,3 +1,4 @@
+import { lostCreateRace } from '../core';
 import type { DedupRecord, DedupStore, ReserveResult } from './dedup-store';
 import { IdempotencyStoreError, type IdempotencyOperation } from './idempotency-store-error';
 import { resolvePostgresIdempotencyStoreOptions, type PgPool } from './options';
@@ -35,13 +36,21 @@ export class PostgresDedupStore implements DedupStore {
       `CREATE TABLE IF NOT EXISTS ${this.table} (job_id text PRIMARY KEY, name text NOT NULL,
         queue text NOT NULL, expires_at timestamp with time zone NOT NULL)`,
       [],
-    ).then(
-      () => undefined,
-      (error: unknown) => {
-        this.ready = undefined;
-        throw error;
-      },
-    );
+    )
+      .then(
+        () => undefined,
+        // another process created it at the same moment
+        (error: unknown) => {
+          if (!lostCreateRace((error as Error).cause)) throw error;
+        },
+      )
+      .then(
+        () => undefined,
+        (error: unknown) => {
+          this.ready = undefined;
+          throw error;
+        },
+      );
     return this.ready;
   }
 

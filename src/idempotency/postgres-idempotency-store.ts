@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { lostCreateRace } from '../core';
 import { IdempotencyStoreError, type IdempotencyOperation } from './idempotency-store-error';
 import type { ClaimResult, IdempotencyStore } from './idempotency-store';
 import {
@@ -29,7 +30,7 @@ const SWEEP_BATCH = 10_000;
 const CLAIM_TRIES = 5;
 
 /** PostgreSQL error codes the store reacts to. */
-const PG = { uniqueViolation: '23505', duplicateTable: '42P07', undefinedTable: '42P01' } as const;
+const PG = { undefinedTable: '42P01' } as const;
 
 /**
  * An idempotency store in PostgreSQL, shared by every worker process: a job id runs once across all
@@ -213,8 +214,7 @@ export class PostgresIdempotencyStore implements IdempotencyStore {
     } catch (error) {
       // Two processes creating it at once: one of them loses the race on the catalog, and the object is
       // there.
-      const code = (error as { code?: string }).code;
-      if (code !== PG.uniqueViolation && code !== PG.duplicateTable)
+      if (!lostCreateRace(error))
         throw this.failure(
           'prepare',
           `could not create the idempotency table ${this.options.tableName}: ${describe(error)}`,

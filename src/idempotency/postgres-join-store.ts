@@ -1,4 +1,4 @@
-import { ConfigurationError, validationMessage } from '../core';
+import { ConfigurationError, lostCreateRace, validationMessage } from '../core';
 import {
   arrivalOf,
   failureOf,
@@ -49,11 +49,16 @@ export class PostgresJoinStore implements JoinStore {
   }
 
   async prepare(): Promise<void> {
-    await this.pool.query(
-      `CREATE TABLE IF NOT EXISTS ${this.table} (join_id text NOT NULL, branch integer NOT NULL,
+    await this.pool
+      .query(
+        `CREATE TABLE IF NOT EXISTS ${this.table} (join_id text NOT NULL, branch integer NOT NULL,
         state text NOT NULL, result jsonb, created_at timestamptz NOT NULL DEFAULT now(),
         PRIMARY KEY (join_id, branch))`,
-    );
+      )
+      .catch((error: unknown) => {
+        // another process created it at the same moment
+        if (!lostCreateRace(error)) throw error;
+      });
   }
 
   async arrive(joinId: string, branches: number, branch: number, result: unknown): Promise<JoinArrival> {

@@ -1,4 +1,4 @@
-import type { PublishedJob, PublishOptions } from '../core';
+import { lostCreateRace, type PublishedJob, type PublishOptions } from '../core';
 import { readJobDefinition, type JobClass, type JobData } from '../decorators';
 import { OutboxError } from './outbox-error';
 import { outboxStatements, outboxTableSql, type OutboxStatements } from './outbox-sql';
@@ -170,9 +170,8 @@ export class Outbox<TJobs extends object = object> {
     try {
       await this.options.pool.query(outboxTableSql(this.options.qualifiedTable));
     } catch (error) {
-      // Two processes creating the table at once: the loser sees a unique violation on the catalog.
-      if ((error as { code?: string }).code === '23505' || (error as { code?: string }).code === '42P07')
-        return;
+      // Two processes creating the table at once: the loser sees the catalog's refusal.
+      if (lostCreateRace(error)) return;
       throw new OutboxError('createTable', `outbox: creating table ${this.tableName} failed`, {
         table: this.tableName,
         cause: error,

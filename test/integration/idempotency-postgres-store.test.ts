@@ -2,7 +2,12 @@ import { after, afterEach, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { Pool } from 'pg';
-import { IdempotencyStoreError, PostgresIdempotencyStore } from '../../src';
+import {
+  IdempotencyStoreError,
+  PostgresDedupStore,
+  PostgresIdempotencyStore,
+  PostgresJoinStore,
+} from '../../src';
 import { waitFor } from '../support/wait-for';
 
 const PG_URL = process.env.WARREN_TEST_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
@@ -24,6 +29,25 @@ describe('PostgresIdempotencyStore', () => {
     for (const name of tables.splice(0)) await pool.query(`DROP TABLE IF EXISTS "${name}"`);
   });
   after(() => pool.end());
+
+  it('lets many processes create their tables at once: idempotency, deduplication and join stores', async () => {
+    // The loser of a CREATE TABLE IF NOT EXISTS race gets 23505, 42P07 or 42710 (the row type): the
+    // table is there all the same. Rounds of fresh tables, so that the race is actually run.
+    for (let round = 0; round < 8; round++) {
+      const [idem, dedup, join] = [tableName(), tableName(), tableName()];
+      await Promise.all(
+        Array.from({ length: 6 }, () => [
+          new PostgresIdempotencyStore({ pool, tableName: idem }).prepare(),
+          new PostgresDedupStore({ pool, tableName: dedup }).prepare(),
+          new PostgresJoinStore({ pool, tableName: join }).prepare(),
+        ]).flat(),
+      );
+      const made = await pool.query('SELECT count(*)::int AS n FROM pg_tables WHERE tablename = ANY($1)', [
+        [idem, dedup, join],
+      ]);
+      assert.equal(made.rows[0].n, 3);
+    }
+  });
 
   it('creates its table and index if missing, and prepare() may run from many stores at once', async () => {
     const name = tableName();
