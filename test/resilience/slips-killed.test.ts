@@ -59,17 +59,24 @@ describe('routing slips with worker processes SIGKILLed mid-activity and mid-com
     const kills: { kind: string; orphans: string[] }[] = [];
     for (const kind of KILLS) {
       const mark = kind === 'activity' ? '/s' : '/u';
-      const victim = await waitFor(
-        () =>
-          pool
-            .filter((w) => w.alive && w.unfinished().some((id) => id.includes(mark)))
-            .sort((a, b) => b.unfinished().length - a.unfinished().length)[0],
-        { timeoutMs: 60_000, intervalMs: 5, what: `a worker running a ${kind}` },
-      );
-      victim.child.kill('SIGKILL');
-      assert.equal((await victim.exited).signal, 'SIGKILL');
-      kills.push({ kind, orphans: victim.unfinished() });
-      pool.push(spawn());
+      // The step seen running may finish between the look and the signal: such a kill is kept (its
+      // worker is gone all the same) and another one is aimed until one lands mid-step.
+      for (;;) {
+        const victim = await waitFor(
+          () =>
+            pool
+              .filter((w) => w.alive && w.unfinished().some((id) => id.includes(mark)))
+              .sort((a, b) => b.unfinished().length - a.unfinished().length)[0],
+          { timeoutMs: 60_000, intervalMs: 5, what: `a worker running a ${kind}` },
+        );
+        victim.child.kill('SIGKILL');
+        assert.equal((await victim.exited).signal, 'SIGKILL');
+        const orphans = victim.unfinished();
+        pool.push(spawn());
+        const landed = orphans.some((id) => id.includes(mark));
+        kills.push({ kind: landed ? kind : 'missed', orphans });
+        if (landed) break;
+      }
     }
     await publishing;
 
