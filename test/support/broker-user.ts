@@ -1,16 +1,12 @@
 /**
- * A second RabbitMQ user on the shared broker, for tests that play another publisher: its messages
+ * A second RabbitMQ user on the broker under test, for tests that play another publisher: its messages
  * carry its own `user_id`, which warren's connection (guest) may not set. Each test makes its own
- * uniquely named user with rabbitmqctl (run as root on this machine) and deletes it afterwards.
- * `WARREN_TEST_RABBITMQCTL` replaces the command, e.g. `docker compose exec -T rabbitmq rabbitmqctl`
- * for the broker of docker-compose.yml.
+ * uniquely named user with the broker's rabbitmqctl (`broker-under-test.ts`; `WARREN_TEST_RABBITMQCTL`
+ * replaces the command, e.g. `docker compose exec -T rabbitmq rabbitmqctl` for the broker of
+ * docker-compose.yml) and deletes it afterwards.
  */
-import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { promisify } from 'node:util';
-import { BROKER_URL } from './test-broker';
-
-const run = promisify(execFile);
+import { BROKER_URL, rabbitmqctl as brokerCtl } from './broker-under-test';
 
 export interface BrokerUser {
   readonly name: string;
@@ -20,8 +16,7 @@ export interface BrokerUser {
 }
 
 async function rabbitmqctl(...args: string[]): Promise<void> {
-  const [command, ...prefix] = (process.env.WARREN_TEST_RABBITMQCTL ?? 'rabbitmqctl').split(' ');
-  await run(command!, [...prefix, '-q', ...args], { timeout: 60_000 });
+  await brokerCtl('-q', ...args);
 }
 
 /** Creates a user with full permissions on the default vhost. */

@@ -12,6 +12,10 @@
  * | `wmgmt` | 127.0.0.1:5696  | management plugin on (HTTP 127.0.0.1:15696): ops   |
  * | `wtls`  | 127.0.0.1:5694  | TLS listener on 5695, client certificates (issue 12)|
  * | `wsmall`| 127.0.0.1:5697  | a small `max_message_size` (issue 12)              |
+ * | `wshort`| 127.0.0.1:5698  | a `consumer_timeout` of seconds                    |
+ *
+ * Every node runs the server `WARREN_TEST_SERVER` names (`broker-under-test.ts`): the machine's 3.10 by
+ * default, RabbitMQ 4.3 from the chroot `rabbit-server.sh` builds with `WARREN_TEST_SERVER=4.3`.
  *
  * Every function here is safe to call repeatedly (start on a running node returns at once, stop/kill
  * on a stopped node is a no-op) and concurrently from several test processes (the script serialises
@@ -32,6 +36,7 @@ import * as fs from 'node:fs';
 import * as net from 'node:net';
 import * as os from 'node:os';
 import * as path from 'node:path';
+import { repositoryFile, TEST_SERVER } from './broker-under-test';
 import { waitFor } from './wait-for';
 
 /** One private RabbitMQ node as tests see it. */
@@ -96,22 +101,8 @@ export function clusterNode(i: ClusterNodeIndex): PrivateNode {
   return nodeInfo(`w${i}`, CLUSTER_PORT_BASE + i);
 }
 
-/**
- * Finds `test/support/rabbit-node.sh` by walking up from this file to the repository root (the
- * first directory holding package.json and the script), so it works from `test/support/*.ts` and
- * from the compiled `dist/test/support/*.js` alike.
- */
 function scriptPath(): string {
-  let dir = __dirname;
-  for (;;) {
-    const candidate = path.join(dir, SCRIPT_RELATIVE_PATH);
-    if (fs.existsSync(path.join(dir, 'package.json')) && fs.existsSync(candidate)) return candidate;
-    const parent = path.dirname(dir);
-    if (parent === dir) {
-      throw new Error(`private-broker: cannot find ${SCRIPT_RELATIVE_PATH} above ${__dirname}`);
-    }
-    dir = parent;
-  }
+  return repositoryFile(SCRIPT_RELATIVE_PATH);
 }
 
 /** Raised when the script fails or times out; carries its output for the test report. */
@@ -138,6 +129,8 @@ function runScript(
   timeoutMs: number,
   env: NodeJS.ProcessEnv = process.env,
 ): Promise<string> {
+  // the server the nodes run from comes from broker-under-test, like everything else about the broker
+  env = { ...env, WARREN_TEST_SERVER: TEST_SERVER };
   return new Promise((resolve, reject) => {
     const child = spawn('bash', [scriptPath(), ...args], {
       detached: true,
@@ -348,9 +341,13 @@ function jsonPart(out: string): string {
 }
 
 /** Nodes a test configures itself: its own rabbitmq.conf and plugins. */
-export type ConfiguredNodeName = 'wtls' | 'wsmall';
+export type ConfiguredNodeName = 'wtls' | 'wsmall' | 'wshort';
 
-const CONFIGURED_PORTS: Readonly<Record<ConfiguredNodeName, number>> = { wtls: 5694, wsmall: 5697 };
+const CONFIGURED_PORTS: Readonly<Record<ConfiguredNodeName, number>> = {
+  wtls: 5694,
+  wsmall: 5697,
+  wshort: 5698,
+};
 
 /** A configured node's coordinates (whether or not it runs). */
 export function configuredNode(name: ConfiguredNodeName): PrivateNode {

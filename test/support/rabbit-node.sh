@@ -8,7 +8,12 @@
 #   rabbit-node.sh cluster start|stop|clean|status|kill-node N|start-node N
 #   rabbit-node.sh ctl     NODE rabbitmqctl-args...      e.g. ctl wsolo close_all_connections "test"
 #   rabbit-node.sh queues  NODE rabbitmq-queues-args...  e.g. queues w2 quorum_status my-queue
-#   rabbit-node.sh node    wtls|wsmall start|stop|clean|status   (config from $WARREN_NODE_CONF, plugins
+#   rabbit-node.sh suite   start|stop|clean|status       (wsuite: a broker for the whole test suite on 5673,
+#                          management HTTP 15673, when the suite runs on a server other than the machine's)
+#   rabbit-node.sh clean-all                             (every node above, and for 4.3 the chroot's mounts)
+#   WARREN_TEST_SERVER=4.3 runs every node from RabbitMQ 4.3 in the chroot rabbit-server.sh builds; the
+#   default, 3.10, runs the machine's own server.
+#   rabbit-node.sh node    wtls|wsmall|wshort start|stop|clean|status   (config from $WARREN_NODE_CONF, plugins
 #                          from $WARREN_NODE_PLUGINS, e.g. "rabbitmq_auth_mechanism_ssl", read at start)
 #
 #   node     AMQP             distribution     data + logs
@@ -17,6 +22,8 @@
 #   wmgmt    127.0.0.1:5696   127.0.0.1:25696  $WARREN_NODE_DIR/wmgmt/{mnesia,log}; management HTTP 15696
 #   wtls     127.0.0.1:5694   127.0.0.1:25694  TLS listener on 5695 from the test's config (issue 12)
 #   wsmall   127.0.0.1:5697   127.0.0.1:25697  a small max_message_size from the test's config
+#   wshort   127.0.0.1:5698   127.0.0.1:25698  a consumer_timeout of seconds from the test's config
+#   wsuite   127.0.0.1:5673   127.0.0.1:25673  the suite's broker (4.3 in CI); management HTTP 15673
 #   WARREN_NODE_DIR defaults to ${TMPDIR:-/tmp}/warren-nodes. Node names are <node>@$(hostname -s).
 #
 # Contract: `start` returns only when the node(s) accept AMQP and is idempotent; `stop` is graceful
@@ -38,12 +45,29 @@
 set -euo pipefail
 
 HOST=$(hostname -s)
-BASE=${WARREN_NODE_DIR:-${TMPDIR:-/tmp}/warren-nodes}
-# The Debian package keeps the real scripts here; /usr/sbin/* are su wrappers with their own cwd/HOME.
-BIN=${RABBITMQ_BIN:-/usr/lib/rabbitmq/bin}
-[ -x "$BIN/rabbitmq-server" ] || BIN=$(dirname "$(command -v rabbitmq-server)")
+# Which server the nodes run: the machine's own (3.10) or RabbitMQ 4.3 from the chroot rabbit-server.sh
+# builds. Node names and ports are the same for both (a run uses one server at a time); `clean` of one
+# server's node also finds a leftover VM of the other, by the marker in its environment.
+SERVER=${WARREN_TEST_SERVER:-3.10}
 RUN_AS=${RABBITMQ_USER:-rabbitmq}
-COOKIE_HOME=$(getent passwd "$RUN_AS" | cut -d: -f6)
+case "$SERVER" in
+  3.10)
+    ROOT=""
+    BASE=${WARREN_NODE_DIR:-${TMPDIR:-/tmp}/warren-nodes}
+    BASE_IN=$BASE
+    # The Debian package keeps the real scripts here; /usr/sbin/* are su wrappers with their own cwd/HOME.
+    BIN=${RABBITMQ_BIN:-/usr/lib/rabbitmq/bin}
+    [ -x "$BIN/rabbitmq-server" ] || BIN=$(dirname "$(command -v rabbitmq-server)")
+    COOKIE_HOME=$(getent passwd "$RUN_AS" | cut -d: -f6) ;;
+  4.3)
+    ROOT=$(bash "$(dirname "$0")/rabbit-server.sh" root)
+    # the nodes' data must be inside the chroot: BASE is it as we see it, BASE_IN as the server does
+    BASE="$ROOT/warren-nodes"
+    BASE_IN=/warren-nodes
+    BIN=/usr/lib/rabbitmq/bin
+    COOKIE_HOME=/var/lib/rabbitmq ;;
+  *) echo "rabbit-node: error: WARREN_TEST_SERVER must be 3.10 or 4.3 (got '$SERVER')" >&2; exit 2 ;;
+esac
 BOOT_TIMEOUT_S=${WARREN_NODE_BOOT_TIMEOUT_S:-120}
 STOP_TIMEOUT_S=${WARREN_NODE_STOP_TIMEOUT_S:-60}
 EPMD=$(command -v epmd || ls /usr/lib/erlang/erts-*/bin/epmd 2>/dev/null | head -1 || true)
@@ -55,22 +79,31 @@ die() { log "error: $*"; exit 1; }
 # Runs a command as the rabbitmq user. Fd 9 is our lock: nothing we start may inherit it, or a
 # long-lived process (the detached node VM, an epmd the CLI starts) would hold the lock forever.
 as_rmq() {
-  if [ "$(id -un)" = "$RUN_AS" ]; then env HOME="$COOKIE_HOME" "$@" 9>&-
+  if [ -n "$ROOT" ]; then
+    [ "$(id -u)" = 0 ] || die "RabbitMQ $SERVER runs in a chroot: run as root"
+    chroot --userspec="$RUN_AS:$RUN_AS" "$ROOT" /usr/bin/env -i HOME="$COOKIE_HOME" \
+      PATH=/usr/sbin:/usr/bin:/sbin:/bin LANG=C.UTF-8 "$@" 9>&-
+  elif [ "$(id -un)" = "$RUN_AS" ]; then env HOME="$COOKIE_HOME" "$@" 9>&-
   elif [ "$(id -u)" = 0 ]; then runuser -u "$RUN_AS" -- env HOME="$COOKIE_HOME" "$@" 9>&-
   else die "must run as root or as $RUN_AS"; fi
 }
 
 # ---- node table --------------------------------------------------------------------------------
-short_name() { local n=${1%@*}; case "$n" in wsolo|w1|w2|w3|wmgmt|wtls|wsmall) echo "$n" ;; *) die "not a private test node: '$1' (expected wsolo, w1, w2, w3, wmgmt, wtls or wsmall)" ;; esac; }
+short_name() { local n=${1%@*}; case "$n" in wsolo|w1|w2|w3|wmgmt|wtls|wsmall|wshort|wsuite) echo "$n" ;; *) die "not a private test node: '$1' (expected wsolo, w1, w2, w3, wmgmt, wtls, wsmall, wshort or wsuite)" ;; esac; }
 full_name() { local s; s=$(short_name "$1") || exit 1; echo "$s@$HOST"; }
-amqp_port() { case "$1" in wsolo) echo 5690 ;; w[123]) echo $((5680 + ${1#w})) ;; wmgmt) echo 5696 ;; wtls) echo 5694 ;; wsmall) echo 5697 ;; esac; }
+amqp_port() { case "$1" in wsolo) echo 5690 ;; w[123]) echo $((5680 + ${1#w})) ;; wmgmt) echo 5696 ;; wtls) echo 5694 ;; wsmall) echo 5697 ;; wshort) echo 5698 ;; wsuite) echo 5673 ;; esac; }
 dist_port() { echo $((20000 + $(amqp_port "$1"))); }
-node_dir() { echo "$BASE/$1"; }
-# wmgmt runs the management plugin (HTTP on 127.0.0.1:15696) for the ops topology drift tests
-node_plugins() { case "$1" in wmgmt) echo '[rabbitmq_management].' ;; *) : ;; esac; }
+node_dir() { echo "$BASE/$1"; }        # as this script sees it
+node_dir_in() { echo "$BASE_IN/$1"; }  # as the server sees it (inside the chroot for 4.3)
+# wmgmt runs the management plugin (HTTP on 127.0.0.1:15696) for the ops topology drift tests; wsuite is
+# the broker the whole suite runs on when it is not the machine's (HTTP 127.0.0.1:15673), as the shared
+# node on 5672 has it
+node_plugins() { case "$1" in wmgmt|wsuite) echo '[rabbitmq_management].' ;; *) : ;; esac; }
 node_conf() {  # node_conf NODE DIR: a config file for nodes that need one, else nothing
   case "$1" in
     wmgmt) printf '%s\n' "management.tcp.port = 15696" "management.tcp.ip = 127.0.0.1" > "$2/rabbitmq.conf"
+           echo "$2/rabbitmq.conf" ;;
+    wsuite) printf '%s\n' "management.tcp.port = 15673" "management.tcp.ip = 127.0.0.1" > "$2/rabbitmq.conf"
            echo "$2/rabbitmq.conf" ;;
   esac
 }
@@ -103,8 +136,8 @@ ctl() { local n; n=$(full_name "$1"); shift; as_rmq timeout 180 "$BIN/rabbitmqct
 # launch_node NODE [SEED]: start the VM detached. With SEED (a node name) the node gets a config file
 # that makes it join SEED's cluster through classic peer discovery on its first boot.
 launch_node() {
-  local n=$1 seed=${2:-} full dir port dist conf
-  full=$(full_name "$n"); dir=$(node_dir "$n"); port=$(amqp_port "$n"); dist=$(dist_port "$n")
+  local n=$1 seed=${2:-} full dir din port dist conf
+  full=$(full_name "$n"); dir=$(node_dir "$n"); din=$(node_dir_in "$n"); port=$(amqp_port "$n"); dist=$(dist_port "$n")
   if [ -n "$(node_pids "$n")" ]; then log "$full already running"; return 0; fi
   # a VM killed a moment ago may still be registered with epmd for a few ms
   for _ in $(seq 1 50); do epmd_registered "$n" || break; sleep 0.1; done
@@ -117,42 +150,59 @@ launch_node() {
   mkdir -p "$dir/mnesia" "$dir/log"
   rm -f "$dir/pid"   # stale after a SIGKILL; rabbit writes a fresh one on boot
   node_plugins "$n" > "$dir/enabled_plugins"
-  conf="$dir/none"   # does not exist: keeps /etc/rabbitmq/rabbitmq.conf (listener on 5672) out
+  conf="$din/none"   # does not exist: keeps /etc/rabbitmq/rabbitmq.conf (listener on 5672) out
   if own_config "$n" "$dir"; then
-    conf="$dir/rabbitmq.conf"
+    conf="$din/rabbitmq.conf"
   elif [ -n "$seed" ]; then
-    conf="$dir/rabbitmq.conf"
+    conf="$din/rabbitmq.conf"
     printf '%s\n' "cluster_formation.peer_discovery_backend = rabbit_peer_discovery_classic_config" \
-      "cluster_formation.classic_config.nodes.1 = $(full_name "$seed")" > "$conf"
+      "cluster_formation.classic_config.nodes.1 = $(full_name "$seed")" > "$dir/rabbitmq.conf"
   else
     rm -f "$dir/rabbitmq.conf"
-    [ -z "$(node_conf "$n" "$dir")" ] || conf="$dir/rabbitmq.conf"
+    [ -z "$(node_conf "$n" "$dir")" ] || conf="$din/rabbitmq.conf"
   fi
-  chown -R "$RUN_AS" "$dir"
-  as_rmq test -w "$dir/mnesia" || die "$RUN_AS cannot write $dir (set WARREN_NODE_DIR to a directory it can reach)"
+  if [ -n "$ROOT" ]; then
+    chroot "$ROOT" chown -R "$RUN_AS:$RUN_AS" "$din" /var/lib/rabbitmq
+  else
+    chown -R "$RUN_AS" "$dir"
+  fi
+  as_rmq test -w "$din/mnesia" || die "$RUN_AS cannot write $dir (set WARREN_NODE_DIR to a directory it can reach)"
   ( cd "$dir" && as_rmq env \
       WARREN_TEST_NODE="$full" \
       RABBITMQ_NODENAME="$full" \
       RABBITMQ_NODE_IP_ADDRESS=127.0.0.1 \
       RABBITMQ_NODE_PORT="$port" \
       RABBITMQ_DIST_PORT="$dist" \
-      RABBITMQ_MNESIA_BASE="$dir/mnesia" \
-      RABBITMQ_LOG_BASE="$dir/log" \
-      RABBITMQ_PID_FILE="$dir/pid" \
-      RABBITMQ_ENABLED_PLUGINS_FILE="$dir/enabled_plugins" \
+      RABBITMQ_MNESIA_BASE="$din/mnesia" \
+      RABBITMQ_LOG_BASE="$din/log" \
+      RABBITMQ_PID_FILE="$din/pid" \
+      RABBITMQ_ENABLED_PLUGINS_FILE="$din/enabled_plugins" \
       RABBITMQ_CONFIG_FILE="$conf" \
-      RABBITMQ_ADVANCED_CONFIG_FILE="$dir/none.config" \
+      RABBITMQ_ADVANCED_CONFIG_FILE="$din/none.config" \
       RABBITMQ_SERVER_ADDITIONAL_ERL_ARGS="-kernel inet_dist_use_interface {127,0,0,1}" \
-      ERL_CRASH_DUMP="$dir/log/erl_crash.dump" \
+      ERL_CRASH_DUMP="$din/log/erl_crash.dump" \
       "$BIN/rabbitmq-server" -detached )
 }
 
-# own_config NODE DIR: wtls and wsmall take their rabbitmq.conf from the test ($WARREN_NODE_CONF, a file)
+# own_config NODE DIR: wtls, wsmall and wshort take their rabbitmq.conf from the test ($WARREN_NODE_CONF, a file)
 # and their plugins from $WARREN_NODE_PLUGINS (comma or space separated). False for the other nodes.
 own_config() {
-  case "$1" in wtls|wsmall) ;; *) return 1 ;; esac
+  case "$1" in wtls|wsmall|wshort) ;; *) return 1 ;; esac
   [ -f "${WARREN_NODE_CONF:-}" ] || die "$1 needs WARREN_NODE_CONF (a rabbitmq.conf file) at start"
-  cp "$WARREN_NODE_CONF" "$2/rabbitmq.conf"
+  # Files the config names (`ssl_options.certfile = /tmp/...`) are copied next to it and the config
+  # rewritten to the copies: the server may not see the test's paths (a chroot) or its files' owner.
+  local line key value files="$2/files" n=0
+  mkdir -p "$files"
+  : > "$2/rabbitmq.conf"
+  while IFS= read -r line || [ -n "$line" ]; do
+    if [[ "$line" =~ ^[[:space:]]*([A-Za-z0-9_.]*file)[[:space:]]*=[[:space:]]*(/[^[:space:]]+)[[:space:]]*$ ]]; then
+      key=${BASH_REMATCH[1]}; value=${BASH_REMATCH[2]}; n=$((n + 1))
+      [ -f "$value" ] || die "$1: $key names $value, which does not exist"
+      cp "$value" "$files/$n-$(basename "$value")"
+      line="$key = $(node_dir_in "$1")/files/$n-$(basename "$value")"
+    fi
+    printf '%s\n' "$line" >> "$2/rabbitmq.conf"
+  done < "$WARREN_NODE_CONF"
   local plugins
   plugins=$(echo "${WARREN_NODE_PLUGINS:-}" | tr ', ' '\n\n' | grep -v '^$' | paste -sd, - || true)
   echo "[$plugins]." > "$2/enabled_plugins"
@@ -348,7 +398,7 @@ with_lock() {
 }
 
 usage() {
-  sed -n '6,12p' "$0" >&2
+  sed -n '6,17p' "$0" >&2
   exit 2
 }
 
@@ -386,7 +436,7 @@ case "${1:-}" in
     node=$(full_name "$2") || exit 1; shift 2
     as_rmq "$BIN/rabbitmqctl" -n "$node" "$@" ;;
   node)
-    case "${2:-}" in wtls|wsmall) ;; *) usage ;; esac
+    case "${2:-}" in wtls|wsmall|wshort) ;; *) usage ;; esac
     case "${3:-}" in
       start)  with_lock; start_node "$2" ;;
       stop)   with_lock; stop_node "$2" ;;
@@ -398,5 +448,21 @@ case "${1:-}" in
     [ $# -ge 3 ] || usage
     node=$(full_name "$2") || exit 1; shift 2
     as_rmq "$BIN/rabbitmq-queues" -n "$node" "$@" ;;
+  suite)
+    case "${2:-}" in
+      start)  with_lock; start_node wsuite ;;
+      stop)   with_lock; stop_node wsuite ;;
+      clean)  with_lock; clean_node wsuite ;;
+      status) status_node wsuite ;;
+      *) usage ;;
+    esac ;;
+  clean-all)  # every node of this server, then (4.3) the chroot's mounts: CI's and a test run's last step
+    with_lock
+    for n in wsolo w1 w2 w3 wmgmt wtls wsmall wshort wsuite; do clean_node "$n" & done
+    wait_all || log "some node could not be cleaned" ;;
   *) usage ;;
+esac
+# a 4.3 node cleaned: once nothing runs inside the chroot any more, its mounts go too
+case "${1:-} ${2:-} ${3:-}" in
+  *clean*) [ -z "$ROOT" ] || bash "$(dirname "$0")/rabbit-server.sh" unmount ;;
 esac

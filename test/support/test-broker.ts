@@ -1,12 +1,12 @@
-import { execFile } from 'node:child_process';
-import { promisify } from 'node:util';
 import * as amqp from 'amqplib';
 import { createWarren, type TopologyPlan, type Warren, type WarrenOptions } from '../../src';
 import { planOf } from '../../src/warren';
 import { testNamespace, testWarrenOptions } from '../../src/testing';
 
-export const BROKER_URL =
-  process.env.WARREN_TEST_URL ?? process.env.AMQP_URL ?? 'amqp://guest:guest@127.0.0.1:5672';
+import { BROKER_URL, rabbitmqctl } from './broker-under-test';
+
+/** The broker under test (`broker-under-test.ts` says where it comes from). */
+export { BROKER_URL };
 
 /** A random namespace per test: every entity name carries it. The public helper, so there is one. */
 export { testNamespace };
@@ -94,24 +94,23 @@ export async function messageCount(queueName: string): Promise<number> {
   }
 }
 
-const run = promisify(execFile);
-
 /**
- * Force-closes only this test's connections on the shared broker, found by the name warren gives them
- * (`connection.connectionName`), with `rabbitmqctl` (run as root). Returns how many it closed.
+ * Force-closes only this test's connections on the broker under test, found by the name warren gives
+ * them (`connection.connectionName`), with its `rabbitmqctl`. Returns how many it closed.
  */
 export async function closeConnectionsNamed(name: string): Promise<number> {
-  const { stdout } = await run(
-    'rabbitmqctl',
-    ['list_connections', 'pid', 'client_properties', '--quiet', '--no-table-headers'],
-    { timeout: 30_000 },
+  const stdout = await rabbitmqctl(
+    'list_connections',
+    'pid',
+    'client_properties',
+    '--quiet',
+    '--no-table-headers',
   );
   const pids = stdout
     .split('\n')
     .filter((line) => line.includes(name))
     .map((line) => line.split('\t')[0]!.trim())
     .filter(Boolean);
-  for (const pid of pids)
-    await run('rabbitmqctl', ['close_connection', pid, 'warren test: forced close'], { timeout: 30_000 });
+  for (const pid of pids) await rabbitmqctl('close_connection', pid, 'warren test: forced close');
   return pids.length;
 }
