@@ -2,6 +2,8 @@ import { afterEach, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { ConfigurationError, defineTopology, Job, TopologyError, type JobHandler } from '../../src';
 import { createRecordingLogger } from '../../src/testing';
+import { planOf } from '../../src/warren';
+import { brokerUnderTest } from '../support/broker-under-test';
 import { cleanup, rawConnection, testNamespace, testWarren } from '../support/test-broker';
 import { waitFor } from '../support/wait-for';
 
@@ -139,23 +141,63 @@ describe('priorities', () => {
     );
   });
 
-  it('refuses quorum-queue priorities on a 3.x broker before declaring anything, and logs the version', async () => {
+  it('on RabbitMQ 4.x runs quorum-queue priorities strictly, a job without one as 0 and a foreign message without one as 4; a 3.x broker refuses them before declaring anything', async () => {
+    const broker = await brokerUnderTest();
     const { logger, entries } = createRecordingLogger('info');
     const namespace = testNamespace('qprio');
     const quorumPriorities = defineTopology({ queues: { urgent: { type: 'quorum', maxPriority: 9 } } });
-    await assert.rejects(
-      testWarren({ namespace, topology: quorumPriorities, logger }),
-      (error: unknown) =>
-        error instanceof TopologyError &&
-        new RegExp(`${namespace}\\.urgent.*need RabbitMQ 4\\.0 or later; the broker is RabbitMQ 3\\.`).test(
-          error.message,
-        ),
-    );
-    const connection = await rawConnection();
-    const channel = await connection.createChannel();
-    channel.on('error', () => undefined);
-    await assert.rejects(channel.checkQueue(`${namespace}.urgent`), /NOT_FOUND/);
-    await connection.close().catch(() => undefined);
+    if (!broker.isV4) {
+      // 3.x quorum queues would take the messages and ignore their priority
+      await assert.rejects(
+        testWarren({ namespace, topology: quorumPriorities, logger }),
+        (error: unknown) =>
+          error instanceof TopologyError &&
+          new RegExp(`${namespace}\\.urgent.*need RabbitMQ 4\\.0 or later; the broker is RabbitMQ 3\\.`).test(
+            error.message,
+          ),
+      );
+      const connection = await rawConnection();
+      const channel = await connection.createChannel();
+      channel.on('error', () => undefined);
+      await assert.rejects(channel.checkQueue(`${namespace}.urgent`), /NOT_FOUND/);
+      await connection.close().catch(() => undefined);
+    } else {
+      const log = new RunLog();
+      @Job('urgent.plain', { queue: 'urgent', concurrency: 1 })
+      class Plain implements JobHandler<Label> {
+        handle(data: Label) {
+          return log.run(data.label);
+        }
+      }
+      const warren = await testWarren({
+        namespace,
+        topology: quorumPriorities,
+        handlers: [new Plain()],
+        logger,
+      });
+      const queue = planOf(warren).jobs.get('urgent.plain')!.queueName;
+      await warren.publish(Plain, { label: 'first' }); // runs at once and holds the only prefetch slot
+      await warren.start();
+      await waitFor(() => log.order.length === 1, { what: 'the first job to start' });
+      for (const label of range(3, 'none')) await warren.publish(Plain, { label });
+      for (const priority of [1, 3, 5, 9])
+        await warren.publish(Plain, { label: `p${priority}` }, { priority });
+      // A foreign publisher's job without a priority property (the wire format lets it leave it out)
+      const connection = await rawConnection();
+      const channel = await connection.createConfirmChannel();
+      channel.sendToQueue(queue, Buffer.from(JSON.stringify({ label: 'foreign' })), {
+        type: 'urgent.plain',
+        contentType: 'application/json',
+        persistent: true,
+      });
+      await channel.waitForConfirms();
+      await connection.close();
+      log.release();
+      await waitFor(() => log.order.length === 9, { what: 'every job to run' });
+      // Measured on 4.3.6: strictly by priority, FIFO within one; a message without a priority counts as
+      // 4 (so warren sends 0 for a job without one, as on classic queues).
+      assert.deepEqual(log.order, ['first', 'p9', 'p5', 'foreign', 'p3', 'p1', ...range(3, 'none')]);
+    }
 
     await testWarren({ topology, logger });
     const connected = entries.find((entry) => entry.msg === 'connected');
