@@ -41,6 +41,11 @@ export class ConnectionManager extends EventEmitter<ConnectionEvents> {
     super();
   }
 
+  /** The broker's `consumer_timeout` as configured (`connection.consumerTimeoutMs`), ms. */
+  get consumerTimeoutMs(): number {
+    return this.options.consumerTimeoutMs;
+  }
+
   get isConnected(): boolean {
     return this.model !== undefined;
   }

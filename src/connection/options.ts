@@ -64,6 +64,15 @@ export interface ConnectionOptions {
    * certificate (RabbitMQ's `rabbitmq_auth_mechanism_ssl` plugin; the user is the certificate's name).
    */
   readonly auth?: 'plain' | 'external';
+  /**
+   * The broker's delivery acknowledgement timeout (`consumer_timeout` in rabbitmq.conf), ms. Default
+   * 1 800 000, RabbitMQ's own. warren renews each delivery it holds on purpose (the cron and rate-limit
+   * leadership tokens) at a third of it, so that the broker never times the holder out: RabbitMQ 3.x
+   * closes the holder's channel then, 4.x cancels its consumer. On 3.12 and later warren also asks the
+   * broker for a longer timeout per consumer (`x-consumer-timeout`; README, "Job timeouts"), so this
+   * setting matters most on 3.10 and 3.11. Set it when you lowered `consumer_timeout` below 3 minutes.
+   */
+  readonly consumerTimeoutMs?: number;
 }
 
 export interface ResolvedConnectionOptions {
@@ -74,6 +83,7 @@ export interface ResolvedConnectionOptions {
   readonly connectionName: string;
   readonly connectTimeoutMs: number;
   readonly reconnect: Required<ReconnectOptions>;
+  readonly consumerTimeoutMs: number;
 }
 
 export const CONNECTION_DEFAULTS = Object.freeze({
@@ -83,6 +93,7 @@ export const CONNECTION_DEFAULTS = Object.freeze({
   reconnect: Object.freeze({ initialDelayMs: 100, maxDelayMs: 10_000, jitter: 0.3 }),
   socket: Object.freeze({ noDelay: true }),
   auth: 'plain' as const,
+  consumerTimeoutMs: 1_800_000,
 });
 
 const KNOWN = {
@@ -93,6 +104,7 @@ const KNOWN = {
   reconnect: true,
   socket: true,
   auth: true,
+  consumerTimeoutMs: true,
 } as const satisfies Record<keyof ConnectionOptions, true>;
 
 const KNOWN_RECONNECT = {
@@ -141,6 +153,11 @@ export function resolveConnectionOptions(
       0,
     ),
     reconnect: resolveReconnect(input.reconnect ?? {}),
+    consumerTimeoutMs: checkInteger(
+      'connection.consumerTimeoutMs',
+      input.consumerTimeoutMs ?? CONNECTION_DEFAULTS.consumerTimeoutMs,
+      300,
+    ),
   });
 }
 

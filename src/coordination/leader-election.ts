@@ -1,6 +1,7 @@
 import type * as amqp from 'amqplib';
 import type { Logger } from '../core';
 import { ManagedChannel, type ConnectionManager } from '../connection';
+import { consumerTimeoutArguments, MAX_CONSUMER_TIMEOUT_MS } from '../topology';
 
 /** The token's body is never read: holding the delivery is what counts. */
 const TOKEN = Buffer.from('{"leaderToken":true}');
@@ -17,6 +18,13 @@ const TOKEN = Buffer.from('{"leaderToken":true}');
  *
  * Fencing: leadership ends synchronously in the channel's `close` event (amqplib emits it for every
  * channel before the connection's own `close`), so whoever follows `onChange` stops at once.
+ *
+ * The broker's consumer timeout: a token held unacked for `consumer_timeout` would end the leadership
+ * (RabbitMQ 3.x closes the holder's channel, 4.x cancels its consumer) and move it, leaving a gap in
+ * which a cron tick can fall. So the holder consumes with the longest `x-consumer-timeout` (3.12 and
+ * later honour it) and renews its token at a third of the broker's `consumer_timeout`: it sends a new
+ * token, then acks the one it holds. Single active consumer delivers the new token to the holder again,
+ * which stays leader throughout (a surplus token, if one waited, is delivered instead: the same).
  */
 export class LeaderElection {
   private readonly managed: ManagedChannel;
@@ -24,10 +32,14 @@ export class LeaderElection {
   private leader = false;
   private consumerTag: string | undefined;
   private subscribing: { channel: amqp.Channel; done: Promise<void> } | undefined;
+  /** The token delivery this process holds while it leads, and the timer that renews it. */
+  private held: { message: amqp.ConsumeMessage; channel: amqp.Channel } | undefined;
+  private renewTimer: NodeJS.Timeout | undefined;
+  private renewals = 0;
   private readonly listeners = new Set<(isLeader: boolean) => void>();
 
   constructor(
-    manager: ConnectionManager,
+    private readonly manager: ConnectionManager,
     private readonly queueName: string,
     private readonly reapplyTopology: () => Promise<void>,
     private readonly log: Logger,
@@ -49,6 +61,11 @@ export class LeaderElection {
 
   get isLeader(): boolean {
     return this.leader;
+  }
+
+  /** How often this process renewed the token it holds (tests and health read it). */
+  get renewalCount(): number {
+    return this.renewals;
   }
 
   /** Called synchronously on every change of leadership. Returns a function that removes the listener. */
@@ -106,6 +123,8 @@ export class LeaderElection {
     if (messageCount === 0) channel.sendToQueue(this.queueName, TOKEN, { persistent: true });
     const reply = await channel.consume(this.queueName, (message) => this.onDelivery(message, channel), {
       noAck: false,
+      // the token queue is a quorum queue (single active consumer needs one)
+      arguments: consumerTimeoutArguments(MAX_CONSUMER_TIMEOUT_MS, 'quorum', this.manager.broker),
     });
     if (this.managed.current === channel) this.consumerTag = reply.consumerTag;
   }
@@ -115,9 +134,46 @@ export class LeaderElection {
       void this.handleCancel(channel);
       return;
     }
-    // Never acked: the unacked token is the leadership. It returns to the queue when the channel closes.
+    // Acked only when renewed: the unacked token is the leadership. It returns to the queue when the
+    // channel closes.
     if (channel !== this.managed.current || !this.participating) return;
+    this.held = { message, channel };
+    this.armRenewal();
     this.setLeader(true, 'token received');
+  }
+
+  /** Renews the held token at a third of the broker's consumer timeout. */
+  private armRenewal(): void {
+    if (this.renewTimer) clearTimeout(this.renewTimer);
+    const everyMs = Math.max(100, Math.floor(this.manager.consumerTimeoutMs / 3));
+    this.renewTimer = setTimeout(() => this.renew(), everyMs);
+    this.renewTimer.unref();
+  }
+
+  /**
+   * Sends a new token, then acks the held one, on the same channel: the broker takes them in that order,
+   * so the queue is never without a token the holder can get. Max length 1 refuses the new token when a
+   * surplus one waits already; that one is delivered instead.
+   */
+  private renew(): void {
+    this.renewTimer = undefined;
+    const held = this.held;
+    if (!held || held.channel !== this.managed.current || !this.leader) return;
+    try {
+      held.channel.sendToQueue(this.queueName, TOKEN, { persistent: true });
+      held.channel.ack(held.message);
+      this.held = undefined;
+      this.renewals += 1;
+    } catch (error) {
+      // The channel is closing: its close event ends the leadership, and the token returns to the queue.
+      this.log.warn({ err: error, queue: this.queueName }, 'renewing the leadership token failed');
+    }
+  }
+
+  private dropHeld(): void {
+    this.held = undefined;
+    if (this.renewTimer) clearTimeout(this.renewTimer);
+    this.renewTimer = undefined;
   }
 
   /**
@@ -139,6 +195,7 @@ export class LeaderElection {
   }
 
   private setLeader(isLeader: boolean, why: string): void {
+    if (!isLeader) this.dropHeld();
     if (this.leader === isLeader) return;
     this.leader = isLeader;
     this.log.info({ queue: this.queueName, isLeader, why }, isLeader ? 'elected leader' : 'leadership ended');

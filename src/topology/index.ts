@@ -37,6 +37,8 @@ export {
 } from './options';
 export {
   X_ARGS,
+  MAX_CONSUMER_TIMEOUT_MS,
+  consumerTimeoutArguments,
   pauseMarkerAssertion,
   streamAssertion,
   registryStreamAssertion,

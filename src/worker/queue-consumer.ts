@@ -1,7 +1,7 @@
 import type * as amqp from 'amqplib';
 import type { Logger } from '../core';
 import { isConsumerTimeout, ManagedChannel, type ConnectionManager } from '../connection';
-import type { PlannedJobQueue } from '../topology';
+import { consumerTimeoutArguments, type PlannedJobQueue } from '../topology';
 import { AckBatcher } from './ack-batcher';
 import type { JobProcessor } from './job-processor';
 import type { RunningJob } from './run-handler';
@@ -24,9 +24,11 @@ export class QueueConsumer {
   private readonly idleWaiters: (() => void)[] = [];
 
   constructor(
-    manager: ConnectionManager,
+    private readonly manager: ConnectionManager,
     readonly queue: PlannedJobQueue,
     private readonly concurrency: number,
+    /** The consumer's `x-consumer-timeout`: the queue's longest job timeout and a margin, ms. */
+    private readonly consumerTimeoutMs: number,
     private readonly processor: JobProcessor,
     private readonly reapplyTopology: () => Promise<void>,
     private readonly log: Logger,
@@ -115,7 +117,10 @@ export class QueueConsumer {
     const reply = await channel.consume(
       this.queue.name,
       (message) => this.onMessage(message, channel, batcher),
-      { noAck: false },
+      {
+        noAck: false,
+        arguments: consumerTimeoutArguments(this.consumerTimeoutMs, this.queue.type, this.manager.broker),
+      },
     );
     this.consumerTag = reply.consumerTag;
   }

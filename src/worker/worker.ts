@@ -3,6 +3,7 @@ import type { ConnectionManager } from '../connection';
 import { JobLimiters } from './job-limiters';
 import { JobProcessor, type ProcessorDeps } from './job-processor';
 import { QueueConsumer } from './queue-consumer';
+import type { RegisteredJob } from './registered-job';
 
 /** The worker builds the rate limiters of its jobs itself, from their `limiter` and the connection. */
 export interface WorkerDeps extends Omit<ProcessorDeps, 'limiterFor'> {
@@ -45,6 +46,7 @@ export class Worker {
           deps.manager,
           queue,
           deps.concurrencyOf(queue.name),
+          consumerTimeoutOf(queue.name, deps.jobs.values()),
           processor,
           deps.reapplyTopology,
           log.child({ queue: queue.key }),
@@ -122,4 +124,18 @@ export class Worker {
       handled: consumer.handled,
     }));
   }
+}
+
+/**
+ * How long a delivery of `queueName` may stay unacked before the broker steps in: the longest job
+ * timeout on the queue plus a minute. warren settles every delivery by its job's timeout (a handler that
+ * ignores its signal no longer counts), so the broker's own `consumer_timeout` (30 min by default)
+ * must not cut a job short first (RabbitMQ 3.12 and later honour the consumer argument).
+ */
+const CONSUMER_TIMEOUT_MARGIN_MS = 60_000;
+
+function consumerTimeoutOf(queueName: string, jobs: Iterable<RegisteredJob>): number {
+  let longest = 0;
+  for (const job of jobs) if (job.planned.queueName === queueName) longest = Math.max(longest, job.timeoutMs);
+  return longest + CONSUMER_TIMEOUT_MARGIN_MS;
 }
