@@ -111,7 +111,13 @@ export {
   type StartedSlip,
 } from './workflow';
 export { HEADERS, type DeadReason } from './message';
-export type { ConnectionOptions, ReconnectOptions, SocketOptions } from './connection';
+export type {
+  BrokerFeatures,
+  BrokerVersion,
+  ConnectionOptions,
+  ReconnectOptions,
+  SocketOptions,
+} from './connection';
 export type { PublisherOptions, ResultHandle } from './publisher';
 export type { WorkerOptions, ConsumerHealth, DeadLetter, ReplayOptions } from './worker';
 export {

@@ -1,7 +1,7 @@
 import { EventEmitter } from 'node:events';
 import * as amqp from 'amqplib';
 import { ConnectionError, jitteredBackoff, WarrenError, type Logger } from '../core';
-import { type BrokerVersion, readBrokerVersion } from './broker-version';
+import { type BrokerVersion, describeFeatures, readBrokerVersion } from './broker-version';
 import { maskPasswords, redactUrl, type ResolvedConnectionOptions } from './options';
 
 export interface ConnectionEvents {
@@ -160,7 +160,8 @@ export class ConnectionManager extends EventEmitter<ConnectionEvents> {
     }
     this.attempt = 0;
     const broker = this.broker ? `${this.broker.product} ${this.broker.version}` : 'unknown';
-    this.log.info({ url: redactUrl(url), generation, broker }, 'connected');
+    const features = this.broker ? describeFeatures(this.broker.features) : 'unknown';
+    this.log.info({ url: redactUrl(url), generation, broker, features }, 'connected');
     this.emit('connected', { url: redactUrl(url), generation });
   }
 

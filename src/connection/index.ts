@@ -11,7 +11,12 @@ export {
   type ReconnectOptions,
   type SocketOptions,
 } from './options';
-export { readBrokerVersion, type BrokerVersion } from './broker-version';
+export {
+  describeFeatures,
+  readBrokerVersion,
+  type BrokerFeatures,
+  type BrokerVersion,
+} from './broker-version';
 export {
   withThrowawayChannel,
   checkQueueIfExists,

@@ -7,6 +7,8 @@ export interface BrokerIdentity {
   readonly version: string;
   readonly major?: number;
   readonly minor?: number;
+  /** As connection's BrokerFeatures reads them from the version: only the ones topology decides on. */
+  readonly features: { readonly quorumPriorities: boolean; readonly classicConsumerTimeout: boolean };
 }
 
 /**
@@ -18,8 +20,7 @@ export function requireBrokerFeatures(plan: TopologyPlan, broker: BrokerIdentity
   const prioritised = plan.queues.filter(
     (q) => q.role === 'job' && q.type === 'quorum' && q.maxPriority !== undefined,
   );
-  if (prioritised.length === 0 || broker?.major === undefined || broker.product !== 'RabbitMQ') return;
-  if (broker.major >= 4) return;
+  if (prioritised.length === 0 || broker === undefined || broker.features.quorumPriorities) return;
   const names = prioritised.map((q) => q.name).join(', ');
   throw new TopologyError(
     `quorum queues with maxPriority (${names}) need RabbitMQ 4.0 or later; the broker is ${broker.product} ${broker.version}: upgrade it, or declare these queues type 'classic'`,

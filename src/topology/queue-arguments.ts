@@ -48,13 +48,8 @@ export function consumerTimeoutArguments(
   queueType: QueueType,
   broker: BrokerIdentity | undefined,
 ): Readonly<Record<string, unknown>> {
-  if (queueType === 'classic' && broker !== undefined && isAtLeast(broker, 4, 3)) return NO_ARGUMENTS;
+  if (queueType === 'classic' && broker?.features.classicConsumerTimeout === false) return NO_ARGUMENTS;
   return Object.freeze({ [X_ARGS.consumerTimeout]: Math.min(MAX_CONSUMER_TIMEOUT_MS, Math.ceil(timeoutMs)) });
-}
-
-function isAtLeast(broker: BrokerIdentity, major: number, minor: number): boolean {
-  if (broker.major === undefined || broker.product !== 'RabbitMQ') return false;
-  return broker.major > major || (broker.major === major && (broker.minor ?? 0) >= minor);
 }
 
 /** Retention of a stream: by age and by size, both enforced a whole segment at a time by the broker. */

@@ -141,7 +141,7 @@ describe('priorities', () => {
     );
   });
 
-  it('on RabbitMQ 4.x runs quorum-queue priorities strictly, a job without one as 0 and a foreign message without one as 4; a 3.x broker refuses them before declaring anything', async () => {
+  it('on RabbitMQ 4.x runs quorum-queue priorities strictly, a job without one as 0 and a foreign message without one as 4; a 3.x broker refuses them before declaring anything; the version and its features are logged and in health()', async () => {
     const broker = await brokerUnderTest();
     const { logger, entries } = createRecordingLogger('info');
     const namespace = testNamespace('qprio');
@@ -199,8 +199,12 @@ describe('priorities', () => {
       assert.deepEqual(log.order, ['first', 'p9', 'p5', 'foreign', 'p3', 'p1', ...range(3, 'none')]);
     }
 
-    await testWarren({ topology, logger });
+    const warren = await testWarren({ topology, logger });
     const connected = entries.find((entry) => entry.msg === 'connected');
-    assert.match(String(connected?.broker), /^RabbitMQ \d+\.\d+\.\d+/);
+    assert.equal(connected?.broker, `RabbitMQ ${broker.version}`);
+    // the features warren derives from the version, in the connect log and in health()
+    assert.equal(String(connected?.features).includes('quorumPriorities'), broker.isV4);
+    assert.equal(warren.health().broker?.version, broker.version);
+    assert.equal(warren.health().broker?.features.quorumPriorities, broker.isV4);
   });
 });

@@ -2,8 +2,12 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { TopologyError } from '../../../src';
 import { planTopology, resolveTopologyOptions } from '../../../src/topology';
-import { readBrokerVersion } from '../../../src/connection';
-import { requireBrokerFeatures } from '../../../src/topology';
+import { describeFeatures, readBrokerVersion } from '../../../src/connection';
+import {
+  consumerTimeoutArguments,
+  MAX_CONSUMER_TIMEOUT_MS,
+  requireBrokerFeatures,
+} from '../../../src/topology';
 
 const options = resolveTopologyOptions({ namespace: 'app', delay: { levels: 2 } });
 const withQuorumPriorities = planTopology({
@@ -19,21 +23,66 @@ const withoutQuorumPriorities = planTopology({
 
 describe('readBrokerVersion', () => {
   it("reads product and version from amqplib's server properties", () => {
+    const broker = readBrokerVersion({ product: 'RabbitMQ', version: '4.3.0', platform: 'Erlang/OTP 27' });
     assert.deepEqual(
-      readBrokerVersion({ product: 'RabbitMQ', version: '4.3.0', platform: 'Erlang/OTP 27' }),
-      {
-        product: 'RabbitMQ',
-        version: '4.3.0',
-        major: 4,
-        minor: 3,
-      },
+      { ...broker, features: undefined },
+      { product: 'RabbitMQ', version: '4.3.0', major: 4, minor: 3, features: undefined },
     );
-    assert.deepEqual(readBrokerVersion({ product: 'SomeMQ', version: 'dev' }), {
-      product: 'SomeMQ',
-      version: 'dev',
-    });
+    const other = readBrokerVersion({ product: 'SomeMQ', version: 'dev' });
+    assert.deepEqual(
+      { ...other, features: undefined },
+      { product: 'SomeMQ', version: 'dev', features: undefined },
+    );
     assert.equal(readBrokerVersion({}), undefined);
     assert.equal(readBrokerVersion(undefined), undefined);
+  });
+
+  it('derives what differs between RabbitMQ versions from the version', () => {
+    const features = (version: string) => readBrokerVersion({ product: 'RabbitMQ', version })!.features;
+    assert.deepEqual(features('3.10.8'), {
+      quorumPriorities: false,
+      consumerTimeoutArgument: false,
+      classicConsumerTimeout: true,
+      consumerTimeoutClosesChannel: true,
+      transientQueues: true,
+      dropsDeadLetterCycles: true,
+    });
+    assert.equal(features('3.12.0').consumerTimeoutArgument, true);
+    assert.deepEqual(features('4.3.6'), {
+      quorumPriorities: true,
+      consumerTimeoutArgument: true,
+      classicConsumerTimeout: false,
+      consumerTimeoutClosesChannel: false,
+      transientQueues: false,
+      dropsDeadLetterCycles: false,
+    });
+    assert.equal(features('4.2.1').classicConsumerTimeout, true);
+    // a broker that is not RabbitMQ, or says no version: as the newest RabbitMQ
+    assert.deepEqual(readBrokerVersion({ product: 'SomeMQ', version: '1.0' })!.features, features('4.3.6'));
+    assert.equal(describeFeatures(features('4.3.6')), 'quorumPriorities, consumerTimeoutArgument');
+  });
+});
+
+describe('consumerTimeoutArguments', () => {
+  const rabbit = (version: string) => readBrokerVersion({ product: 'RabbitMQ', version });
+
+  it('asks for the timeout on quorum queues, and on classic ones only before 4.3, which refuses it there', () => {
+    assert.deepEqual(consumerTimeoutArguments(90_000, 'quorum', rabbit('4.3.6')), {
+      'x-consumer-timeout': 90_000,
+    });
+    assert.deepEqual(consumerTimeoutArguments(90_000, 'classic', rabbit('4.3.6')), {});
+    assert.deepEqual(consumerTimeoutArguments(90_000, 'classic', rabbit('3.10.8')), {
+      'x-consumer-timeout': 90_000,
+    });
+    assert.deepEqual(consumerTimeoutArguments(90_000, 'classic', undefined), {
+      'x-consumer-timeout': 90_000,
+    });
+  });
+
+  it('caps the timeout at 2^31 - 1 ms', () => {
+    assert.deepEqual(consumerTimeoutArguments(1e12, 'quorum', rabbit('4.3.6')), {
+      'x-consumer-timeout': MAX_CONSUMER_TIMEOUT_MS,
+    });
   });
 });
 
