@@ -93,11 +93,19 @@ describe('a broker restart while publishing and consuming', () => {
     );
     assert.equal(row.lost, 0);
     assert.deepEqual(ledger.strangers(), []);
+    const codes = Object.keys(failures).sort();
     assert.deepEqual(
-      Object.keys(failures).sort(),
-      ['PUBLISH_BUFFER_FULL', 'PUBLISH_TIMEOUT'],
+      codes.filter((code) => code !== 'PUBLISH_BUFFER_FULL' && code !== 'PUBLISH_TIMEOUT'),
+      [],
       'every failed publish failed with a typed, bounded error',
     );
+    // A buffered publish fails once it waited its timeout: when the outage outlasts it (RabbitMQ 3.10
+    // restarts in about 7 s); a 4.3 node is back within it (about 2.5 s) and the buffer drains instead.
+    if (upAt - downAt > PUBLISH_TIMEOUT_MS + 1_000)
+      assert.ok(
+        codes.includes('PUBLISH_TIMEOUT'),
+        `no publish timed out in an outage of ${upAt - downAt} ms`,
+      );
     assert.ok(
       failures.PUBLISH_BUFFER_FULL! >= BURST - MAX_BUFFERED,
       'the buffer held at most maxBuffered publishes',
