@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { afterEach, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { defineTopology, Job, type JobHandler } from '../../src';
+import { brokerUnderTest } from '../support/broker-under-test';
 import { cleanup, testNamespace, testWarren } from '../support/test-broker';
 import { waitFor } from '../support/wait-for';
 
@@ -74,6 +75,12 @@ for (const queueType of ['quorum', 'classic'] as const) {
         queueType,
         limit,
         async () => (await warren.deadLetters.count('poison')) > 0,
+      );
+      // RabbitMQ 4.x counts a delivery returned by a lost connection towards x-delivery-limit too (its
+      // x-acquired-count counts every one): the crash loop ends on both versions.
+      const broker = await brokerUnderTest();
+      console.log(
+        `# crash loop on ${queueType}, RabbitMQ ${broker.version}: ${runs} runs before the dead letter`,
       );
       assert.ok(runs >= 1 && runs <= limit + 1, `the job ran ${runs} times`);
       const letters = await waitFor(
