@@ -34,8 +34,16 @@ class SmallOk implements JobHandler<{ i: number }> {
 const topology = defineTopology({ queues: { small: {} } });
 
 /** Sets the broker's max_message_size for channels opened from now on. */
+/**
+ * Changes the broker's limit at run time. 3.10 reads the application environment for every publish; 4.3
+ * reads a copy it keeps in a persistent term named `max_message_size` (found on 4.3.6), so both are set.
+ */
 async function setMaxMessageSize(node: PrivateNode, bytes: number): Promise<void> {
-  await rabbitCtl(node.name, 'eval', `application:set_env(rabbit, max_message_size, ${bytes}).`);
+  await rabbitCtl(
+    node.name,
+    'eval',
+    `application:set_env(rabbit, max_message_size, ${bytes}), persistent_term:put(max_message_size, ${bytes}).`,
+  );
 }
 
 /**
