@@ -1,6 +1,6 @@
 import { execFile, spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -71,6 +71,49 @@ describe('the dashboard example', () => {
       );
       const session = (await (await fetch(`${url}api/session`)).json()) as { role: string };
       assert.equal(session.role, 'viewer');
+    } finally {
+      child.kill('SIGINT');
+    }
+    const [code] = await once(child, 'exit');
+    assert.equal(code, 0);
+  });
+
+  it('warren ui --role operator says so, refuses proxied requests, and keeps its password out of ps', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'warren-ui-'));
+    const fixture = join(ROOT, 'dist', 'test', 'fixtures', 'dead-log-jobs.js');
+    writeFileSync(
+      join(dir, 'warren.config.js'),
+      `module.exports = require(${JSON.stringify(fixture)}).deadLogOptions(${JSON.stringify(testNamespace('uicli'))});\n`,
+    );
+    const cli = join(ROOT, 'dist', 'src', 'cli', 'main.js');
+    const args = ['ui', '--port', '0', '--role', 'operator', '--timeout', '200'];
+    const secrets = ['--management-url', 'http://127.0.0.1:9', '--management-password', 'S3cretPw'];
+    const child = spawn(process.execPath, [cli, ...args, ...secrets], {
+      cwd: dir,
+      env: { ...process.env, WARREN_URL: BROKER_URL },
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
+    let stdout = '';
+    child.stdout.on('data', (chunk: Buffer) => {
+      stdout += chunk.toString();
+    });
+    try {
+      const url = await waitFor(() => /warren dashboard: (http:\S+) \(operator/.exec(stdout)?.[1], {
+        what: 'the URL on stdout',
+        timeoutMs: 30_000,
+      });
+      assert.match(stdout, /every user and process on this machine is operator/);
+      const commandLine = readFileSync(`/proc/${child.pid}/cmdline`, 'utf8');
+      assert.doesNotMatch(commandLine, /S3cretPw/, 'ps shows no password');
+      assert.match(commandLine.replaceAll('\0', ' '), /--management-password \*\*\*/);
+      const session = (await (await fetch(`${url}api/session`)).json()) as { role: string; notice?: string };
+      assert.equal(session.role, 'operator');
+      assert.match(session.notice ?? '', /Every loopback client is an operator here/);
+      // Through a proxy on this machine every client is loopback: refused, not made an operator.
+      const proxied = await fetch(`${url}api/session`, { headers: { 'x-forwarded-for': '192.0.2.2' } });
+      assert.equal(proxied.status, 403);
+      const snapshot = await (await fetch(`${url}api/snapshot`)).text();
+      assert.doesNotMatch(snapshot, /S3cretPw/);
     } finally {
       child.kill('SIGINT');
     }
