@@ -8,7 +8,7 @@ import { createNaming } from '../../src/topology';
 import { Charge, ChargeSwitch, deadLogOptions, Refund, StalePing } from '../fixtures/dead-log-jobs';
 import { BuildReport, opsAppOptions, SendEmail, type JobLog } from '../fixtures/ops-jobs';
 import { createBrokerUser, deleteBrokerUser, type BrokerUser } from '../support/broker-user';
-import { configDir, ROOT, runCli, type CliRun } from '../support/run-cli';
+import { configDir, deadLogConfigDir, ROOT, runCli, type CliRun } from '../support/run-cli';
 import {
   cleanup,
   deletePlanEntities,
@@ -234,12 +234,7 @@ describe('the warren command', () => {
 
   it('shows control characters from the broker as escapes in dead ls and in processes', async () => {
     const namespace = testNamespace('cli');
-    const dir = mkdtempSync(join(tmpdir(), 'warren-cli-'));
-    const fixture = join(ROOT, 'dist', 'test', 'fixtures', 'dead-log-jobs.js');
-    writeFileSync(
-      join(dir, 'warren.config.js'),
-      `module.exports = { ...require(${JSON.stringify(fixture)}).deadLogOptions(${JSON.stringify(namespace)}), replyTimeoutMs: 700 };\n`,
-    );
+    const dir = deadLogConfigDir(namespace, { replyTimeoutMs: 700 });
     const warren = await testWarren({
       ...deadLogOptions(namespace),
       handlers: [new Charge(new ChargeSwitch()), new Refund(), new StalePing()],

@@ -10,12 +10,12 @@ import { existsSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { type Browser, chromium, type Page } from 'playwright-core';
-import type { Warren } from '../../src';
 import { createOps, type WarrenOps } from '../../src/ops';
 import { createNaming } from '../../src/topology';
-import { type DashboardServer, startDashboardServer } from '../../src/ui';
-import { Charge, ChargeSwitch, deadLogOptions, Refund, StalePing } from '../fixtures/dead-log-jobs';
-import { cleanup, rawConnection, testNamespace, testWarren } from '../support/test-broker';
+import type { DashboardServerOptions } from '../../src/ui';
+import { deadLogOptions } from '../fixtures/dead-log-jobs';
+import { type DashboardApp, startDashboardApp } from '../support/dashboard-app';
+import { rawConnection, testNamespace } from '../support/test-broker';
 import { waitFor } from '../support/wait-for';
 
 const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
@@ -27,19 +27,14 @@ const HOSTILE_NAME = 'billing.\u001b]0;pwned\u0007\u001b[2Kfake\u202eexe.txt\u00
 
 describe('what the dashboard shows, in a browser', () => {
   const namespace = testNamespace('uibt');
-  let warren: Warren<object>;
+  let app: DashboardApp;
   let ops: WarrenOps;
   let browser: Browser;
-  const servers: DashboardServer[] = [];
 
   before(async () => {
     assert.ok(existsSync(CHROMIUM), `no browser at ${CHROMIUM}: apt-get install -y chromium`);
-    warren = await testWarren({
-      ...deadLogOptions(namespace),
-      handlers: [new Charge(new ChargeSwitch()), new Refund(), new StalePing()],
-    });
-    await warren.start();
-    ops = createOps({ ...deadLogOptions(namespace), replyTimeoutMs: 300 });
+    app = await startDashboardApp(namespace);
+    ops = app.ops;
     // evil.test resolves to the dashboard's address, as a rebinding DNS server would make it.
     browser = await chromium.launch({
       executablePath: CHROMIUM,
@@ -49,20 +44,10 @@ describe('what the dashboard shows, in a browser', () => {
 
   after(async () => {
     await browser?.close();
-    for (const server of servers) await server.close();
-    await ops?.close();
-    await cleanup();
-    const connection = await rawConnection();
-    const channel = await connection.createChannel();
-    await channel.deleteQueue(createNaming(namespace).deadLetterLog()).catch(() => undefined);
-    await connection.close();
+    await app?.close();
   });
 
-  async function serve(options: Partial<Parameters<typeof startDashboardServer>[0]> = {}) {
-    const server = await startDashboardServer({ ops, port: 0, audit: () => undefined, ...options });
-    servers.push(server);
-    return server;
-  }
+  const serve = (options: Partial<DashboardServerOptions> = {}) => app.serve(options);
 
   async function open(_url: string): Promise<Page> {
     const context = await browser.newContext({ viewport: { width: 1280, height: 700 } });

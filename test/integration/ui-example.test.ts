@@ -1,14 +1,29 @@
 import { execFile, spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { ROOT } from '../support/run-cli';
+import { deadLogConfigDir, ROOT } from '../support/run-cli';
 import { BROKER_URL, testNamespace } from '../support/test-broker';
 import { waitFor } from '../support/wait-for';
+
+/** `warren ui` with these arguments, in a project whose config is the dead-letter log fixture. */
+function spawnUi(args: readonly string[]) {
+  const cwd = deadLogConfigDir(testNamespace('uicli'));
+  const cli = join(ROOT, 'dist', 'src', 'cli', 'main.js');
+  const child = spawn(process.execPath, [cli, 'ui', ...args], {
+    cwd,
+    env: { ...process.env, WARREN_URL: BROKER_URL },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  let stdout = '';
+  child.stdout.on('data', (chunk: Buffer) => {
+    stdout += chunk.toString();
+  });
+  return { child, stdout: () => stdout };
+}
 
 describe('the dashboard example', () => {
   it('prints its URL, serves the page and the failed report’s dead letter, and stops on SIGINT', async () => {
@@ -45,25 +60,10 @@ describe('the dashboard example', () => {
   });
 
   it('warren ui serves the dashboard read-only on loopback until SIGINT', async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'warren-ui-'));
-    const fixture = join(ROOT, 'dist', 'test', 'fixtures', 'dead-log-jobs.js');
-    writeFileSync(
-      join(dir, 'warren.config.js'),
-      `module.exports = require(${JSON.stringify(fixture)}).deadLogOptions(${JSON.stringify(testNamespace('uicli'))});\n`,
-    );
-    const cli = join(ROOT, 'dist', 'src', 'cli', 'main.js');
-    const child = spawn(process.execPath, [cli, 'ui', '--port', '0', '--timeout', '200'], {
-      cwd: dir,
-      env: { ...process.env, WARREN_URL: BROKER_URL },
-      stdio: ['ignore', 'pipe', 'inherit'],
-    });
-    let stdout = '';
-    child.stdout.on('data', (chunk: Buffer) => {
-      stdout += chunk.toString();
-    });
+    const { child, stdout } = spawnUi(['--port', '0', '--timeout', '200']);
     try {
       const url = await waitFor(
-        () => /warren dashboard: (http:\/\/127\.0\.0\.1:\d+\/) \(viewer/.exec(stdout)?.[1],
+        () => /warren dashboard: (http:\/\/127\.0\.0\.1:\d+\/) \(viewer/.exec(stdout())?.[1],
         {
           what: 'the URL on stdout',
           timeoutMs: 30_000,
@@ -79,30 +79,14 @@ describe('the dashboard example', () => {
   });
 
   it('warren ui --role operator says so, refuses proxied requests, and keeps its password out of ps', async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'warren-ui-'));
-    const fixture = join(ROOT, 'dist', 'test', 'fixtures', 'dead-log-jobs.js');
-    writeFileSync(
-      join(dir, 'warren.config.js'),
-      `module.exports = require(${JSON.stringify(fixture)}).deadLogOptions(${JSON.stringify(testNamespace('uicli'))});\n`,
-    );
-    const cli = join(ROOT, 'dist', 'src', 'cli', 'main.js');
-    const args = ['ui', '--port', '0', '--role', 'operator', '--timeout', '200'];
     const secrets = ['--management-url', 'http://127.0.0.1:9', '--management-password', 'S3cretPw'];
-    const child = spawn(process.execPath, [cli, ...args, ...secrets], {
-      cwd: dir,
-      env: { ...process.env, WARREN_URL: BROKER_URL },
-      stdio: ['ignore', 'pipe', 'inherit'],
-    });
-    let stdout = '';
-    child.stdout.on('data', (chunk: Buffer) => {
-      stdout += chunk.toString();
-    });
+    const { child, stdout } = spawnUi(['--port', '0', '--role', 'operator', '--timeout', '200', ...secrets]);
     try {
-      const url = await waitFor(() => /warren dashboard: (http:\S+) \(operator/.exec(stdout)?.[1], {
+      const url = await waitFor(() => /warren dashboard: (http:\S+) \(operator/.exec(stdout())?.[1], {
         what: 'the URL on stdout',
         timeoutMs: 30_000,
       });
-      assert.match(stdout, /every user and process on this machine is operator/);
+      assert.match(stdout(), /every user and process on this machine is operator/);
       const commandLine = readFileSync(`/proc/${child.pid}/cmdline`, 'utf8');
       assert.doesNotMatch(commandLine, /S3cretPw/, 'ps shows no password');
       assert.match(commandLine.replaceAll('\0', ' '), /--management-password \*\*\*/);

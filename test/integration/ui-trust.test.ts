@@ -9,14 +9,13 @@ import assert from 'node:assert/strict';
 import { createServer, request as httpRequest, type IncomingHttpHeaders, type Server } from 'node:http';
 import { createServer as createHttpsServer, request as httpsRequest } from 'node:https';
 import type { AddressInfo } from 'node:net';
-import type { Warren } from '../../src';
 import { createOps, type WarrenOps } from '../../src/ops';
-import { createNaming } from '../../src/topology';
-import { createDashboard, type DashboardServer, startDashboardServer } from '../../src/ui';
-import { Charge, ChargeSwitch, deadLogOptions, Refund, StalePing } from '../fixtures/dead-log-jobs';
+import { createDashboard, type DashboardServer, type DashboardServerOptions } from '../../src/ui';
+import { deadLogOptions } from '../fixtures/dead-log-jobs';
 import { type BrokerUser, createBrokerUser, deleteBrokerUser } from '../support/broker-user';
+import { type DashboardApp, startDashboardApp } from '../support/dashboard-app';
 import { makeTestCertificates, type TestCertificates } from '../support/test-certificates';
-import { cleanup, MANAGEMENT_URL, rawConnection, testNamespace, testWarren } from '../support/test-broker';
+import { MANAGEMENT_URL, testNamespace } from '../support/test-broker';
 import { waitFor } from '../support/wait-for';
 
 interface Answer {
@@ -75,34 +74,17 @@ const portOf = (server: DashboardServer) => Number(new URL(server.url).port);
 
 describe('who the dashboard answers', () => {
   const namespace = testNamespace('uitrust');
-  let warren: Warren<object>;
+  let app: DashboardApp;
   let ops: WarrenOps;
-  const servers: DashboardServer[] = [];
 
   before(async () => {
-    warren = await testWarren({
-      ...deadLogOptions(namespace),
-      handlers: [new Charge(new ChargeSwitch()), new Refund(), new StalePing()],
-    });
-    await warren.start();
-    ops = createOps({ ...deadLogOptions(namespace), replyTimeoutMs: 300 });
+    app = await startDashboardApp(namespace);
+    ops = app.ops;
   });
 
-  after(async () => {
-    for (const server of servers) await server.close();
-    await ops?.close();
-    await cleanup();
-    const connection = await rawConnection();
-    const channel = await connection.createChannel();
-    await channel.deleteQueue(createNaming(namespace).deadLetterLog()).catch(() => undefined);
-    await connection.close();
-  });
+  after(() => app?.close());
 
-  async function serve(options: Partial<Parameters<typeof startDashboardServer>[0]> = {}) {
-    const server = await startDashboardServer({ ops, port: 0, audit: () => undefined, ...options });
-    servers.push(server);
-    return server;
-  }
+  const serve = (options: Partial<DashboardServerOptions> = {}) => app.serve(options);
 
   it('refuses a rebound Host before any session or token; pausing through it does nothing, and the real Host pauses', async () => {
     const server = await serve({ loopbackRole: 'operator' });
