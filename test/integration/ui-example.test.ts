@@ -42,6 +42,10 @@ describe('the dashboard example', () => {
         timeoutMs: 30_000,
       });
       assert.match(await (await fetch(url)).text(), /<title>warren<\/title>/);
+      // The example makes every local client an operator: its page says so.
+      const session = (await (await fetch(`${url}api/session`)).json()) as { role: string; notice?: string };
+      assert.equal(session.role, 'operator');
+      assert.match(session.notice ?? '', /Every loopback client is an operator here/);
       await waitFor(
         async () => {
           const found = (await (await fetch(`${url}api/dead?name=report.monthly`)).json()) as {

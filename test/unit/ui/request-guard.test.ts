@@ -140,4 +140,21 @@ describe('dashboard request guard', () => {
     assert.equal(at('/', '/admin/warren/'), '/admin/warren');
     assert.equal(at('/api/session', '/a;b c/api/session'), '/a%3Bb%20c');
   });
+
+  it('answers the Host of loopback names and of the local address on the local port, IPv6 too', () => {
+    const guard = new RequestGuard(resolveDashboardOptions({ ops }));
+    const at = (localAddress: string, localPort: number, host: string) =>
+      ({
+        socket: { remoteAddress: '::1', localAddress, localPort },
+        headers: { host },
+      }) as unknown as IncomingMessage;
+    guard.checkHost(at('::1', 3000, '[::1]:3000'));
+    guard.checkHost(at('::ffff:127.0.0.1', 3000, '127.0.0.1:3000'));
+    guard.checkHost(at('10.0.0.5', 3000, '10.0.0.5:3000'));
+    guard.checkHost(at('127.0.0.1', 80, 'localhost'));
+    assert.throws(() => guard.checkHost(at('127.0.0.1', 3000, 'localhost')), { status: 421 });
+    assert.throws(() => guard.checkHost(at('10.0.0.5', 3000, '10.0.0.6:3000')), { status: 421 });
+    assert.throws(() => guard.checkHost(at('127.0.0.1', 3000, 'evil.test:3000')), { status: 421 });
+    assert.throws(() => guard.checkHost(at('127.0.0.1', 3000, 'localhost:3000@evil.test')), { status: 421 });
+  });
 });
