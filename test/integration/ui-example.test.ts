@@ -1,5 +1,6 @@
 import { execFile, spawn } from 'node:child_process';
 import { once } from 'node:events';
+import { request } from 'node:http';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -23,6 +24,18 @@ function spawnUi(args: readonly string[]) {
     stdout += chunk.toString();
   });
   return { child, stdout: () => stdout };
+}
+
+/** The status of GET /api/session on 127.0.0.1:port naming `host` (fetch cannot set Host). */
+function sessionStatus(port: number, host: string): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const req = request({ host: '127.0.0.1', port, path: '/api/session', headers: { host } }, (res) => {
+      res.resume();
+      resolve(res.statusCode ?? 0);
+    });
+    req.on('error', reject);
+    req.end();
+  });
 }
 
 describe('the dashboard example', () => {
@@ -82,9 +95,19 @@ describe('the dashboard example', () => {
     assert.equal(code, 0);
   });
 
-  it('warren ui --role operator says so, refuses proxied requests, and keeps its password out of ps', async () => {
+  it('warren ui --role operator says so, refuses proxied requests and foreign Hosts, and keeps its password out of ps', async () => {
     const secrets = ['--management-url', 'http://127.0.0.1:9', '--management-password', 'S3cretPw'];
-    const { child, stdout } = spawnUi(['--port', '0', '--role', 'operator', '--timeout', '200', ...secrets]);
+    const hosts = ['--allowed-host', 'warren.test'];
+    const { child, stdout } = spawnUi([
+      '--port',
+      '0',
+      '--role',
+      'operator',
+      '--timeout',
+      '200',
+      ...hosts,
+      ...secrets,
+    ]);
     try {
       const url = await waitFor(() => /warren dashboard: (http:\S+) \(operator/.exec(stdout())?.[1], {
         what: 'the URL on stdout',
@@ -100,6 +123,9 @@ describe('the dashboard example', () => {
       // Through a proxy on this machine every client is loopback: refused, not made an operator.
       const proxied = await fetch(`${url}api/session`, { headers: { 'x-forwarded-for': '192.0.2.2' } });
       assert.equal(proxied.status, 403);
+      const port = Number(new URL(url).port);
+      assert.equal(await sessionStatus(port, 'warren.test'), 200, '--allowed-host names it');
+      assert.equal(await sessionStatus(port, `evil.test:${port}`), 421);
       const snapshot = await (await fetch(`${url}api/snapshot`)).text();
       assert.doesNotMatch(snapshot, /S3cretPw/);
     } finally {
