@@ -3,7 +3,6 @@
  * fails and ends in the dead-letter log) with the dashboard beside it. Run with `npm run example:dashboard`,
  * open the URL it prints, stop it with Ctrl-C. DASHBOARD_PORT picks the port (default 3000).
  */
-import type { IncomingMessage } from 'node:http';
 import { ConnectionError, createWarren } from '../../src';
 import { createOps } from '../../src/ops';
 import { startDashboardServer } from '../../src/ui';
@@ -34,9 +33,10 @@ async function main(): Promise<void> {
   const server = await startDashboardServer({
     ops,
     port: Number(process.env.DASHBOARD_PORT ?? 3000),
-    // For the example only: everyone on this machine is an operator (replay, pause, resume). A real app
-    // reads its own session here and names the user; without authorize the dashboard is read-only.
-    authorize: (request: IncomingMessage) => ({ role: 'operator', user: request.socket.remoteAddress }),
+    // For the example only: every direct loopback client (anyone on this machine) is an operator (replay,
+    // pause, resume), and the page says so on every view. A real app gives `authorize` instead, reading
+    // its own session and naming the user; without either the dashboard is read-only.
+    loopbackRole: 'operator',
   });
   for (const [i, email] of ['ada@example.com', 'grace@example.com', 'linus@example.com'].entries())
     await warren.publish('email.welcome', { userId: String(i + 1), email });

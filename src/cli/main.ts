@@ -8,12 +8,13 @@
  */
 import { parseArgs } from 'node:util';
 import { WarrenError } from '../index';
-import { createOps, WARREN_VERSION, type OpsOptions } from '../ops';
+import { createOps, redactCredentials, WARREN_VERSION, type OpsOptions } from '../ops';
 import { CliError } from './cli-error';
 import { COMMANDS } from './commands';
 import { JOB_ACTIONS } from './job-commands';
 import { runUi } from './ui-command';
 import { firstLine, loadConfig } from './load-config';
+import { terminalCell, terminalJson, terminalLines } from './terminal-text';
 
 const USAGE = `usage: warren <command> [options]
 
@@ -45,7 +46,8 @@ commands:
   dead purge                 mark the letters the filter selects purged
   dead stats                 counts by state, what expired, what waits in parking queues
   dead collect               move letters from the parking queues into the log
-  ui                         the web dashboard on loopback (--port 3000, --host, --role viewer|operator|admin)
+  ui                         the web dashboard on loopback (--port 3000, --host, --role viewer|operator|admin,
+                             --allowed-host <name[:port]> repeatable: Host names it answers to besides loopback)
 
 filter (dead search | replay | purge):
   --job-id <id>  --name <job>  --queue <key>  --reason <reason>  --error-class <Class>
@@ -57,7 +59,8 @@ options:
   --url <amqp-url>           broker (default: $WARREN_URL, $AMQP_URL, then the config's url)
   --management-url <url>     management HTTP API, e.g. http://127.0.0.1:15672 ($WARREN_MANAGEMENT_URL)
   --management-user <name>   ($WARREN_MANAGEMENT_USER, default guest)
-  --management-password <p>  ($WARREN_MANAGEMENT_PASSWORD, default guest)
+  --management-password <p>  ($WARREN_MANAGEMENT_PASSWORD, default guest; prefer the environment: every
+                             user of this machine can read a command line)
   --timeout <ms>             how long to wait for processes to answer (default 1500)
   --json                     print JSON for scripts instead of tables
   --yes                      do not ask before pause, resume, apply, schedules rm
@@ -94,6 +97,7 @@ const OPTIONS = {
   port: { type: 'string' },
   host: { type: 'string' },
   role: { type: 'string' },
+  'allowed-host': { type: 'string', multiple: true },
   'run-at': { type: 'string' },
   delay: { type: 'string' },
   id: { type: 'string' },
@@ -101,6 +105,26 @@ const OPTIONS = {
 } as const;
 
 type Values = ReturnType<typeof parse>['values'];
+
+/**
+ * Takes the passwords out of what `ps` and /proc show for this process (Linux rewrites the command line
+ * with the title), for as long as it runs: `warren ui` runs for hours. The environment is still the place
+ * for secrets (a command line is readable by every user until this runs).
+ */
+function hideSecrets(argv: readonly string[]): void {
+  let masked = false;
+  const shown = argv.map((arg, i) => {
+    const hidden =
+      argv[i - 1] === '--management-password'
+        ? '***'
+        : arg.startsWith('--management-password=')
+          ? '--management-password=***'
+          : redactCredentials(arg);
+    masked ||= hidden !== arg;
+    return hidden;
+  });
+  if (masked) process.title = ['warren', ...shown].join(' ');
+}
 
 function parse(argv: readonly string[]) {
   try {
@@ -160,6 +184,7 @@ function optional<K extends string>(key: K, value: string | undefined): { [P in 
 export async function main(argv: readonly string[]): Promise<number> {
   let ops: ReturnType<typeof createOps> | undefined;
   try {
+    hideSecrets(argv);
     const { values, positionals } = parse(argv);
     if (values.help || values.version) {
       print(values.help ? USAGE : WARREN_VERSION);
@@ -173,26 +198,27 @@ export async function main(argv: readonly string[]): Promise<number> {
       return 0;
     }
     const result = await COMMANDS[name]!({ ops, args, yes: values.yes ?? false, values });
-    print(values.json ? JSON.stringify(result.json, null, 2) : result.text);
+    print(values.json ? terminalJson(JSON.stringify(result.json, null, 2)) : terminalLines(result.text));
     return result.exitCode;
   } catch (error) {
     const code = error instanceof WarrenError ? ` [${error.code}]` : '';
-    process.stderr.write(`warren: ${firstLine(error)}${code}\n`);
+    process.stderr.write(`warren: ${terminalCell(redactCredentials(firstLine(error)))}${code}\n`);
     return error instanceof CliError ? error.exitCode : 1;
   } finally {
     await ops?.close().catch(() => undefined);
   }
 }
 
+/** Every line the command prints: no password, no control character from a broker's data. */
 function print(text: string): void {
-  process.stdout.write(`${text}\n`);
+  process.stdout.write(`${redactCredentials(text)}\n`);
 }
 
 if (require.main === module) {
   main(process.argv.slice(2)).then(
     (code) => process.exit(code),
     (error: unknown) => {
-      process.stderr.write(`warren: ${firstLine(error)}\n`);
+      process.stderr.write(`warren: ${terminalCell(redactCredentials(firstLine(error)))}\n`);
       process.exit(1);
     },
   );

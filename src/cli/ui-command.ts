@@ -1,4 +1,3 @@
-import type { IncomingMessage } from 'node:http';
 import type { WarrenOps } from '../ops';
 import { startDashboardServer, type Role } from '../ui';
 import { CliError } from './cli-error';
@@ -9,16 +8,14 @@ export interface UiValues {
   readonly port?: string | undefined;
   readonly host?: string | undefined;
   readonly role?: string | undefined;
-}
-
-function isLoopback(request: IncomingMessage): boolean {
-  const address = request.socket.remoteAddress ?? '';
-  return address === '::1' || address.startsWith('127.') || address.startsWith('::ffff:127.');
+  readonly 'allowed-host'?: string[] | undefined;
 }
 
 /**
  * `warren ui`: the dashboard on loopback until SIGINT or SIGTERM. Read-only unless `--role` grants
- * loopback clients operator or admin (a conscious choice: anyone on this host gets that role).
+ * direct loopback clients operator or admin (a conscious choice: anyone on this host gets that role, and
+ * the page says so). A proxied request is refused, and so is a Host that is not this dashboard's
+ * (`--allowed-host` adds names): the dashboard's own guard, not a check of its own here.
  */
 export async function runUi(ops: WarrenOps, values: UiValues, stop?: Promise<void>): Promise<string> {
   const port = values.port === undefined ? 3000 : Number(values.port);
@@ -30,17 +27,12 @@ export async function runUi(ops: WarrenOps, values: UiValues, stop?: Promise<voi
   const server = await startDashboardServer({
     ops,
     port,
+    loopbackRole: role,
     ...(values.host !== undefined ? { host: values.host } : {}),
-    ...(role !== 'viewer'
-      ? {
-          authorize: (request: IncomingMessage) => {
-            if (!isLoopback(request)) throw new Error('loopback only');
-            return { role, user: `${request.socket.remoteAddress} (--role ${role})` };
-          },
-        }
-      : {}),
+    ...(values['allowed-host'] !== undefined ? { allowedHosts: values['allowed-host'] } : {}),
   });
-  process.stdout.write(`warren dashboard: ${server.url} (${role}; Ctrl-C stops it)\n`);
+  const warning = role === 'viewer' ? '' : `; every user and process on this machine is ${role}`;
+  process.stdout.write(`warren dashboard: ${server.url} (${role}${warning}; Ctrl-C stops it)\n`);
   await (stop ??
     new Promise<void>((resolve) => {
       process.once('SIGINT', () => resolve());

@@ -5,8 +5,9 @@ import type { DashboardOptions } from '../ui';
 
 /**
  * `dashboard`: the web dashboard (warren/ui) mounted on the Nest app's Express adapter at `path`. Every
- * option of `expressDashboard` applies (`authorize`, `permissions`, `audit`, ...); without `authorize`
- * it is read-only and answers loopback clients only.
+ * option of `expressDashboard` applies (`authorize`, `permissions`, `allowedHosts`, `audit`, ...);
+ * without `authorize` it is read-only, answers direct loopback clients only (no proxied request) and
+ * checks their Host; with `authorize` the Host is checked when `allowedHosts` is given.
  */
 export interface WarrenDashboardModuleOptions extends Omit<DashboardOptions, 'ops'> {
   /** Where it is mounted, e.g. '/warren'. */

@@ -6,6 +6,7 @@ export { createOps, WarrenOps } from './ops';
 export type { RescheduleOptions } from '../warren';
 export { WARREN_VERSION } from '../core';
 export { UnknownQueueError, ManagementApiError } from './ops-errors';
+export { redactCredentials } from './redact-credentials';
 export { OPS_DEFAULTS, resolveOpsOptions, type OpsOptions, type ManagementOptions } from './options';
 export { diffTopology, type TopologyDiff, type Drift, type DriftKind } from './topology-diff';
 export { verifyTopology, type VerifyReport, type VerifyCheck } from './topology-verify';

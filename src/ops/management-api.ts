@@ -1,5 +1,6 @@
 import { ManagementApiError } from './ops-errors';
 import type { ResolvedManagementOptions } from './options';
+import { redactCredentials } from './redact-credentials';
 
 /**
  * What the broker says it has, read through the RabbitMQ management HTTP API (AMQP cannot read a
@@ -100,7 +101,7 @@ export class ManagementApi {
     } catch (error) {
       throw new ManagementApiError(
         'MANAGEMENT_FAILED',
-        `cannot reach the management API at ${url}: ${(error as Error).message}`,
+        redactCredentials(`cannot reach the management API at ${url}: ${reasonOf(error)}`),
         undefined,
         error,
       );
@@ -142,4 +143,12 @@ interface RawBinding {
   destination_type: 'queue' | 'exchange';
   routing_key: string;
   arguments?: Record<string, unknown>;
+}
+
+/** fetch's own message is only "fetch failed": the reason (ECONNREFUSED, a timeout) is its cause. */
+function reasonOf(error: unknown): string {
+  const message = error instanceof Error ? error.message : String(error);
+  const cause = (error as { cause?: unknown })?.cause;
+  const detail = cause instanceof Error ? ((cause as { code?: string }).code ?? cause.message) : undefined;
+  return detail && !message.includes(detail) ? `${message} (${detail})` : message;
 }

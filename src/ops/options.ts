@@ -5,13 +5,22 @@ import {
   type ResolvedDeadLetterLogOptions,
 } from '../dead-letter-log';
 import type { WarrenOptions } from '../warren';
+import { redactCredentials } from './redact-credentials';
 
 /** Where RabbitMQ's management HTTP API is: needed by topology diff/verify and for unacked counts. */
 export interface ManagementOptions {
-  /** Root of the management API, e.g. `http://127.0.0.1:15672` (no trailing `/api`). */
+  /**
+   * Root of the management API, e.g. `http://127.0.0.1:15672` (no trailing `/api`). A URL with
+   * `user:password@` in it works (Node's fetch refuses such URLs, so warren takes the credentials out and
+   * sends them as an Authorization header); nothing warren prints or throws shows the password.
+   */
   readonly url: string;
-  /** Default 'guest' (RabbitMQ's default user, which only works over loopback). */
+  /**
+   * Default: the URL's user, else 'guest' (RabbitMQ's default user, which only works over loopback).
+   * The user needs the `monitoring` tag, or `management` with permissions on the vhost.
+   */
   readonly username?: string;
+  /** Default: the URL's password, else 'guest'. Keep it out of argv: the CLI reads $WARREN_MANAGEMENT_PASSWORD. */
   readonly password?: string;
   /** The vhost warren uses. Default '/'. */
   readonly vhost?: string;
@@ -69,19 +78,57 @@ export function resolveOpsOptions(input: OpsOptions): ResolvedOpsOptions {
   const deadLetterLog = resolveDeadLetterLogOptions(input.deadLetterLog);
   const m = input.management;
   if (m === undefined) return Object.freeze({ replyTimeoutMs, deadLetterLog, management: undefined });
-  const url = checkNonEmptyString('management.url', m.url);
-  if (!/^https?:\/\/[^/]/.test(url))
-    throw new ConfigurationError(validationMessage('management.url', 'must be an http(s) URL', url));
+  const { url, username, password } = splitCredentials(m);
   const defaults = OPS_DEFAULTS.management;
   return Object.freeze({
     replyTimeoutMs,
     deadLetterLog,
     management: Object.freeze({
-      url: url.replace(/\/+$/, ''),
-      username: checkNonEmptyString('management.username', m.username ?? defaults.username),
-      password: m.password ?? defaults.password,
+      url,
+      username: checkNonEmptyString('management.username', m.username ?? username ?? defaults.username),
+      password: m.password ?? password ?? defaults.password,
       vhost: checkNonEmptyString('management.vhost', m.vhost ?? defaults.vhost),
       timeoutMs: checkInteger('management.timeoutMs', m.timeoutMs ?? defaults.timeoutMs, 1),
     }),
   });
+}
+
+/**
+ * The management URL without its user info, and the user and password it carried (decoded). A URL's
+ * credentials and a separate `username`/`password` that say otherwise are a configuration error: which
+ * one was meant cannot be guessed. Messages show the URL with its password masked.
+ */
+function splitCredentials(m: ManagementOptions): { url: string; username?: string; password?: string } {
+  const given = checkNonEmptyString('management.url', m.url);
+  let parsed: URL | undefined;
+  try {
+    parsed = new URL(given);
+  } catch {
+    parsed = undefined;
+  }
+  if (parsed === undefined || !/^https?:$/.test(parsed.protocol) || parsed.host === '')
+    throw new ConfigurationError(
+      validationMessage('management.url', 'must be an http(s) URL', redactCredentials(given)),
+    );
+  const username = parsed.username === '' ? undefined : decodeURIComponent(parsed.username);
+  const password = parsed.password === '' ? undefined : decodeURIComponent(parsed.password);
+  for (const [field, inUrl, separate] of [
+    ['username', username, m.username],
+    ['password', password, m.password],
+  ] as const)
+    if (inUrl !== undefined && separate !== undefined && inUrl !== separate)
+      throw new ConfigurationError(
+        validationMessage(
+          `management.${field}`,
+          'must match the one in management.url, or be given in one place only',
+          field === 'password' ? '***' : separate,
+        ),
+      );
+  parsed.username = '';
+  parsed.password = '';
+  return {
+    url: parsed.toString().replace(/\/+$/, ''),
+    ...(username !== undefined ? { username } : {}),
+    ...(password !== undefined ? { password } : {}),
+  };
 }

@@ -1,4 +1,4 @@
-import type { WarrenOps } from '../ops';
+import { redactCredentials, type WarrenOps } from '../ops';
 import { letterFilter } from './letter-query';
 import { isAllowed, type DashboardAction, type ResolvedDashboardOptions } from './options';
 import { type Caller, Refusal } from './request-guard';
@@ -87,7 +87,7 @@ export async function runAction(
     audit(dryRun ? 'dry-run' : 'done');
     return result;
   } catch (error) {
-    const reason = error instanceof Error ? error.message : String(error);
+    const reason = redactCredentials(error instanceof Error ? error.message : String(error));
     audit(error instanceof Refusal ? 'refused' : 'failed', error instanceof Refusal ? error.reason : reason);
     throw error;
   }

@@ -1,8 +1,9 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { redactCredentials } from '../ops';
 import { ACTIONS, runAction } from './dashboard-actions';
 import { openEventStream, readJson, send, sendJson } from './http-io';
 import { letterFilter } from './letter-query';
-import { resolveDashboardOptions, type DashboardAction, type DashboardOptions } from './options';
+import { isAllowed, resolveDashboardOptions, type DashboardAction, type DashboardOptions } from './options';
 import { PAGE_HTML } from './page-html';
 import { PAGE_SCRIPT } from './page-script';
 import { PAGE_STYLE } from './page-style';
@@ -33,12 +34,13 @@ export function createDashboard(input: DashboardOptions): DashboardHandler {
   const options = resolveDashboardOptions(input);
   const guard = new RequestGuard(options);
   const snapshots = new SnapshotCache(options.ops, options.refreshMs);
-  const streams = new Set<ServerResponse>();
+  const streams = new Map<ServerResponse, string>();
   const parts: DashboardParts = { options, guard, snapshots, streams };
 
   const handler = (async (request, response, next) => {
     const path = new URL(request.url ?? '/', 'http://dashboard.invalid').pathname;
     try {
+      guard.checkHost(request);
       const caller = await guard.caller(request);
       const known = await route(parts, request, response, path, caller);
       if (known === undefined && !response.headersSent) {
@@ -52,7 +54,7 @@ export function createDashboard(input: DashboardOptions): DashboardHandler {
   Object.defineProperty(handler, 'snapshots', { value: snapshots });
   handler.close = () => {
     snapshots.close();
-    for (const response of streams) response.end();
+    for (const response of streams.keys()) response.end();
     streams.clear();
   };
   return handler;
@@ -63,7 +65,8 @@ interface DashboardParts {
   readonly options: ReturnType<typeof resolveDashboardOptions>;
   readonly guard: RequestGuard;
   readonly snapshots: SnapshotCache;
-  readonly streams: Set<ServerResponse>;
+  /** Every open event stream, with the caller it is counted against (`who`). */
+  readonly streams: Map<ServerResponse, string>;
 }
 
 /** Undefined when the dashboard serves nothing at `path`. */
@@ -96,11 +99,18 @@ async function route(
       csrf: guard.token(session.id),
       csrfHeader: CSRF_HEADER,
       permissions: options.permissions,
+      ...(options.authorize === undefined && options.loopbackRole !== 'viewer'
+        ? {
+            notice:
+              `Every loopback client is an ${options.loopbackRole} here: anyone with an account on this ` +
+              `machine, and any process on it, can ${describeRights(options, options.loopbackRole)}.`,
+          }
+        : {}),
     });
   }
   if (path === '/api/snapshot')
     return send(response, 200, 'application/json; charset=utf-8', await snapshots.json());
-  if (path === '/api/events') return stream(parts, response);
+  if (path === '/api/events') return stream(parts, response, caller);
   return routeLookups(parts, request, response, path);
 }
 
@@ -139,9 +149,24 @@ function sendPage(request: IncomingMessage, response: ServerResponse): void {
   }
 }
 
-function stream({ snapshots, streams }: DashboardParts, response: ServerResponse): void {
+/** The actions a role may take, for the page's notice. */
+function describeRights(options: DashboardParts['options'], role: Caller['role']): string {
+  const rights = ACTIONS.filter((action) => isAllowed(options.permissions, role, action));
+  return rights.length ? rights.join(', ') : 'read everything';
+}
+
+function stream(parts: DashboardParts, response: ServerResponse, caller: Caller): void {
+  const { snapshots, streams, options } = parts;
+  const held = [...streams.values()].filter((who) => who === caller.who).length;
+  if (held >= options.maxStreamsPerClient)
+    throw new Refusal(
+      429,
+      `too many live views open (${held} of ${options.maxStreamsPerClient} for ${caller.who}): close a tab`,
+    );
+  if (streams.size >= options.maxStreams)
+    throw new Refusal(503, `too many live views open on this dashboard (${options.maxStreams}): try later`);
   const emit = openEventStream(response);
-  streams.add(response);
+  streams.set(response, caller.who);
   const unsubscribe = snapshots.subscribe((_, json) => emit('snapshot', json));
   void snapshots.json().then(
     (json) => emit('snapshot', json),
@@ -165,7 +190,7 @@ function sendFailure(response: ServerResponse, error: unknown): void {
   const code = (error as { code?: unknown }).code;
   const status = code === 'UNKNOWN_QUEUE' || code === 'UNKNOWN_JOB' ? 400 : 500;
   sendJson(response, status, {
-    error: error instanceof Error ? error.message : String(error),
+    error: redactCredentials(error instanceof Error ? error.message : String(error)),
     ...(typeof code === 'string' ? { code } : {}),
   });
 }

@@ -9,7 +9,8 @@ export interface DashboardServerOptions extends DashboardOptions {
   readonly port?: number;
   /**
    * Interface to listen on. Default `127.0.0.1` (loopback only). Another interface needs `authorize`:
-   * without it the dashboard would answer nobody but loopback clients anyway.
+   * without it the dashboard would answer nobody but loopback clients anyway. Clients must name this
+   * address (or a loopback name, or one of `allowedHosts`) in their Host header.
    */
   readonly host?: string;
 }
@@ -35,7 +36,8 @@ export async function startDashboardServer(options: DashboardServerOptions): Pro
   if (!Number.isInteger(port) || port < 0 || port > 65535)
     throw new ConfigurationError(`dashboard.port must be an integer from 0 to 65535 (got ${port})`);
   const host = options.host ?? '127.0.0.1';
-  const handler = createDashboard(options);
+  // Standalone, the Host is always checked: loopback names and the bound address unless told more.
+  const handler = createDashboard({ ...options, allowedHosts: options.allowedHosts ?? [] });
   const server: Server = createServer((request, response) => void handler(request, response));
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);

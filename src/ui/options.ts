@@ -31,9 +31,12 @@ export interface DashboardOptions {
   /** The operations API the dashboard is a face of (it can do nothing this cannot). */
   readonly ops: WarrenOps;
   /**
-   * Decides the role of a request (a cookie, a header your proxy sets after login, ...). Without it every
-   * request is a viewer and only loopback clients are answered. Return `{ role, user }` to name the user
-   * in the audit log. Throwing answers 403.
+   * Decides the role of a request (a cookie, a header your proxy sets after login, ...). Without it only
+   * direct loopback clients are answered, as `loopbackRole`, and a request that came through a proxy
+   * (`Forwarded`, `X-Forwarded-*`, `X-Real-IP`, `Via`) is refused: behind a proxy every client looks local.
+   * Return `{ role, user }` to name the user in the audit log. Throwing answers 403. Base it on who the
+   * user is (a session), not on where the request comes from: a page that rebinds its DNS name to your
+   * address sends requests from there too (give `allowedHosts` for that).
    */
   readonly authorize?: (
     request: IncomingMessage,
@@ -47,10 +50,35 @@ export interface DashboardOptions {
   readonly refreshMs?: number;
   /** Receives every action with who did it. Default: one JSON line on stderr. */
   readonly audit?: (entry: AuditEntry) => void;
+  /**
+   * The role of direct loopback clients when there is no `authorize`. Default 'viewer'. Anything more
+   * makes every user and every process on this machine that role, and the page says so on every view
+   * (what `warren ui --role operator` does). Cannot be given with `authorize`.
+   */
+  readonly loopbackRole?: Role;
+  /**
+   * The `Host` names the dashboard answers to, besides loopback names (`localhost`, `127.0.0.1`, `[::1]`)
+   * and the address the connection came in on, each with the port it came in on. An entry without a port
+   * (`warren.example.com`) matches any port; with one (`warren.example.com:8443`) only that port.
+   * `X-Forwarded-Host` and `Forwarded: host=`, when present, must pass too. Any other Host is refused
+   * (421) before anything else: a web page whose DNS name rebinds to this address reaches the dashboard
+   * under its own name, and this is how it is told apart. The standalone server always checks. Mounted
+   * in your app (createDashboard, expressDashboard, fastifyDashboard, Nest), the check runs when
+   * `allowedHosts` is given or `authorize` is not; with `authorize` and no `allowedHosts` your app owns the
+   * Host (your session cookie is the guard). Default: none besides the loopback names.
+   */
+  readonly allowedHosts?: readonly string[];
+  /** Open event streams (the live overview) one client may hold; one more is refused with 429. Default 16. */
+  readonly maxStreamsPerClient?: number;
+  /** Open event streams in all; one more is refused with 503. Each costs about 40 kB. Default 256. */
+  readonly maxStreams?: number;
 }
 
 export const DASHBOARD_DEFAULTS = Object.freeze({
   refreshMs: 1000,
+  loopbackRole: 'viewer' as Role,
+  maxStreamsPerClient: 16,
+  maxStreams: 256,
   permissions: Object.freeze({
     replay: 'operator',
     pause: 'operator',
@@ -68,6 +96,11 @@ export interface ResolvedDashboardOptions {
   readonly permissions: Readonly<Record<DashboardAction, Role>>;
   readonly refreshMs: number;
   readonly audit: (entry: AuditEntry) => void;
+  readonly loopbackRole: Role;
+  /** Lower-case host names, `name` (any port) or `name:port`; undefined: the Host is not checked. */
+  readonly allowedHosts: readonly string[] | undefined;
+  readonly maxStreamsPerClient: number;
+  readonly maxStreams: number;
 }
 
 function writeAudit(entry: AuditEntry): void {
@@ -91,13 +124,57 @@ export function resolveDashboardOptions(input: DashboardOptions): ResolvedDashbo
         `dashboard.permissions.${action} must be one of ${ROLES.join(', ')} (got ${String(role)})`,
       );
   }
+  const loopbackRole = input.loopbackRole ?? DASHBOARD_DEFAULTS.loopbackRole;
+  if (!ROLES.includes(loopbackRole))
+    throw new ConfigurationError(
+      `dashboard.loopbackRole must be one of ${ROLES.join(', ')} (got ${String(loopbackRole)})`,
+    );
+  if (input.loopbackRole !== undefined && input.authorize !== undefined)
+    throw new ConfigurationError(
+      `dashboard.loopbackRole must not be given with authorize: authorize decides every role (got ${loopbackRole})`,
+    );
+  const maxStreamsPerClient = streamCap('maxStreamsPerClient', input.maxStreamsPerClient);
+  const maxStreams = streamCap('maxStreams', input.maxStreams);
   return Object.freeze({
     ops: input.ops,
     authorize: input.authorize,
     permissions: Object.freeze(permissions),
     refreshMs,
     audit: input.audit ?? writeAudit,
+    loopbackRole,
+    allowedHosts: resolveAllowedHosts(input.allowedHosts, input.authorize === undefined),
+    maxStreamsPerClient,
+    maxStreams,
   });
+}
+
+function streamCap(name: 'maxStreams' | 'maxStreamsPerClient', value: number | undefined): number {
+  const cap = value ?? DASHBOARD_DEFAULTS[name];
+  if (!Number.isInteger(cap) || cap < 1)
+    throw new ConfigurationError(`dashboard.${name} must be an integer >= 1 (got ${cap})`);
+  return cap;
+}
+
+const HOST_ENTRY = /^(\[[0-9a-f:.]+\]|[a-z0-9_]([a-z0-9_.-]*[a-z0-9_])?)(:\d{1,5})?$/;
+
+/** Checked when given, and always without authorize (then only loopback clients are answered anyway). */
+function resolveAllowedHosts(
+  input: readonly string[] | undefined,
+  isLoopbackOnly: boolean,
+): readonly string[] | undefined {
+  if (input === undefined) return isLoopbackOnly ? Object.freeze([]) : undefined;
+  if (!Array.isArray(input))
+    throw new ConfigurationError(`dashboard.allowedHosts must be a list of host names (got ${typeof input})`);
+  return Object.freeze(
+    input.map((entry, i) => {
+      const host = typeof entry === 'string' ? entry.trim().toLowerCase() : '';
+      if (!HOST_ENTRY.test(host))
+        throw new ConfigurationError(
+          `dashboard.allowedHosts[${i}] must be a host name or name:port, without a scheme or path (got ${JSON.stringify(entry)})`,
+        );
+      return host;
+    }),
+  );
 }
 
 /** Whether a role may do an action under these permissions. */

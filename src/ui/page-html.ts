@@ -18,6 +18,7 @@ export const PAGE_HTML = `<!doctype html>
   <span id="live" class="live">connecting…</span>
   <span id="who" class="who"></span>
 </header>
+<div id="notice" role="alert" data-testid="notice" hidden></div>
 <div id="flash" role="status" hidden></div>
 <main id="main"></main>
 <script src="app.js"></script>

@@ -1,12 +1,21 @@
 /**
  * The dashboard's script: plain browser JavaScript, no framework, no build. Hash routes (#/, #/queue/k,
  * #/dead?filters, #/dead/offset, #/job/id); the overview follows server-sent events; every action posts
- * JSON with the session's CSRF token. Text goes into the DOM as text (never as HTML).
+ * JSON with the session's CSRF token. Text goes into the DOM as text (never as HTML), with control
+ * characters (C0 but tab and newline, DEL, C1) and bidirectional overrides shown as \u escapes: a job name
+ * or an error from anyone who can publish cannot reorder or hide what the operator reads.
  */
 export const PAGE_SCRIPT = `'use strict';
 var session = null;
 var snapshot = null;
 var main = document.getElementById('main');
+var UNSAFE = /[\\u0000-\\u0008\\u000b-\\u001f\\u007f-\\u009f\\u200e\\u200f\\u202a-\\u202e\\u2066-\\u2069]/g;
+
+function safe(text) {
+  return String(text).replace(UNSAFE, function (c) {
+    return '\\\\u' + ('000' + c.charCodeAt(0).toString(16)).slice(-4);
+  });
+}
 
 function h(tag, attrs, children) {
   var el = document.createElement(tag);
@@ -16,7 +25,7 @@ function h(tag, attrs, children) {
   });
   [].concat(children === undefined ? [] : children).forEach(function (c) {
     if (c === null || c === undefined || c === false) return;
-    el.appendChild(typeof c === 'object' ? c : document.createTextNode(String(c)));
+    el.appendChild(typeof c === 'object' ? c : document.createTextNode(safe(c)));
   });
   return el;
 }
@@ -34,7 +43,7 @@ function can(action) {
 }
 function flash(text, ok) {
   var el = document.getElementById('flash');
-  el.hidden = false; el.textContent = text; el.className = ok ? 'ok' : 'bad';
+  el.hidden = false; el.textContent = safe(text); el.className = ok ? 'ok' : 'bad';
 }
 function api(path) {
   return fetch(path, { credentials: 'same-origin' }).then(function (r) {
@@ -252,7 +261,11 @@ window.addEventListener('hashchange', function () { document.getElementById('fla
 
 api('api/session').then(function (s) {
   session = s;
-  document.getElementById('who').textContent = s.role + ' · ' + s.who;
+  document.getElementById('who').textContent = safe(s.role + ' · ' + s.who);
+  if (s.notice) {
+    var notice = document.getElementById('notice');
+    notice.textContent = safe(s.notice); notice.hidden = false;
+  }
   route();
   var events = new EventSource('api/events');
   var live = document.getElementById('live');
@@ -263,6 +276,10 @@ api('api/session').then(function (s) {
     if (current === '') route();
     else if (current === 'queue' && facts) facts.replaceChildren.apply(facts, queueFacts(facts.dataset.key).filter(Boolean));
   });
-  events.onerror = function () { live.textContent = 'reconnecting…'; live.className = 'live'; };
+  events.onerror = function () {
+    // A refused stream (too many open, 429/503) is not retried by the browser: say so.
+    var closed = events.readyState === EventSource.CLOSED;
+    live.textContent = closed ? 'not live (too many views open? reload)' : 'reconnecting…'; live.className = 'live';
+  };
 }).catch(function (e) { main.replaceChildren(h('p', { class: 'tag bad' }, e.message)); });
 `;

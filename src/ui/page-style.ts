@@ -40,4 +40,6 @@ dt { color: var(--muted); }
 #flash { margin: .6rem 1.2rem 0; padding: .5rem .8rem; border-radius: .3rem; border: 1px solid var(--line); }
 #flash.bad { border-color: var(--bad); color: var(--bad); }
 #flash.ok { border-color: var(--ok); color: var(--ok); }
+#notice { margin: 0; padding: .55rem 1.2rem; font-weight: 600; color: var(--warn); border-bottom: 2px solid var(--warn);
+  background: var(--head); }
 `;

@@ -1,4 +1,10 @@
-import type { ProcessStatus, QueueOverview, ScheduleOverview, WarrenOps } from '../ops';
+import {
+  redactCredentials,
+  type ProcessStatus,
+  type QueueOverview,
+  type ScheduleOverview,
+  type WarrenOps,
+} from '../ops';
 import { RateMeter } from './processing-rate';
 
 /** A queue on the overview: the broker's counts, and how fast the processes work through it. */
@@ -113,7 +119,8 @@ export class SnapshotCache {
     const failed =
       <T>(what: string, fallback: T) =>
       (error: unknown) => {
-        errors.push(`${what}: ${error instanceof Error ? error.message : String(error)}`);
+        // Every viewer sees these: a secret in a message (a management URL's password) never reaches them.
+        errors.push(redactCredentials(`${what}: ${error instanceof Error ? error.message : String(error)}`));
         return fallback;
       };
     const [queues, report, schedules] = await Promise.all([

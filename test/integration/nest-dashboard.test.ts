@@ -1,6 +1,7 @@
 /** WarrenModule's `dashboard` option: the web dashboard mounted on a Nest (Express) app. */
 import { afterEach, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
+import { request } from 'node:http';
 import { Controller, Get, Injectable, Module, type INestApplication } from '@nestjs/common';
 import { Test } from '@nestjs/testing';
 import {
@@ -41,6 +42,18 @@ type Snapshot = {
 };
 
 const opened: { app: INestApplication; plan: TopologyPlan | undefined }[] = [];
+
+/** The status of GET /warren/api/session with exactly these headers (fetch cannot set Host). */
+function statusOf(port: string, headers: Record<string, string>): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const req = request({ host: '127.0.0.1', port, path: '/warren/api/session', headers }, (res) => {
+      res.resume();
+      resolve(res.statusCode ?? 0);
+    });
+    req.on('error', reject);
+    req.end();
+  });
+}
 
 describe('WarrenModule dashboard', () => {
   afterEach(async () => {
@@ -95,6 +108,11 @@ describe('WarrenModule dashboard', () => {
       body: JSON.stringify({ queue: 'work' }),
     });
     assert.equal(refused.status, 403);
+    // Without authorize the mounted dashboard answers its loopback names only, and no proxied request.
+    const port = new URL(base).port;
+    assert.equal(await statusOf(port, { host: 'evil.test' }), 421);
+    assert.equal(await statusOf(port, { host: `localhost:${port}`, 'x-forwarded-for': '192.0.2.2' }), 403);
+    assert.equal(await statusOf(port, { host: `localhost:${port}` }), 200);
   });
 
   it('refuses a dashboard path that is not a path', () => {

@@ -1,6 +1,7 @@
 /** The dashboard mounted in Express 5 and Fastify 5 under a path, with the real broker behind it. */
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
+import { request } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import express from 'express';
 import Fastify from 'fastify';
@@ -22,6 +23,8 @@ async function exercise(base: string): Promise<void> {
   assert.ok(snapshot.queues.some((q) => q.key === 'billing'));
   const session = await fetch(`${base}/api/session`, { headers: { 'x-role': 'operator' } });
   const { csrf } = (await session.json()) as { csrf: string };
+  // The cookie goes back to the dashboard only, not to the rest of the app.
+  assert.match(session.headers.get('set-cookie') ?? '', new RegExp(`; Path=${new URL(base).pathname}(;|$)`));
   const headers = {
     'x-role': 'operator',
     cookie: session.headers.get('set-cookie')!.split(';')[0]!,
@@ -86,6 +89,44 @@ describe('dashboard adapters', () => {
       assert.equal((await fetch(`${base}/admin/warren/nothing-here`)).status, 404);
     } finally {
       dashboard.close();
+      server.closeAllConnections();
+      await new Promise((resolve) => server.close(resolve));
+    }
+  });
+
+  it('checks the Host when mounted with allowedHosts or without authorize; with authorize alone the app owns it', async () => {
+    const app = express();
+    const listed = expressDashboard({ ...options, allowedHosts: ['app.example.com'] });
+    const loopbackOnly = expressDashboard({ ops, audit: () => undefined });
+    const appOwned = expressDashboard(options);
+    app.use('/listed', listed);
+    app.use('/loopback', loopbackOnly);
+    app.use('/owned', appOwned);
+    const server = app.listen(0, '127.0.0.1');
+    await new Promise((resolve) => server.once('listening', resolve));
+    const port = (server.address() as AddressInfo).port;
+    const status = (path: string, headers: Record<string, string>) =>
+      new Promise<number>((resolve, reject) => {
+        const req = request({ host: '127.0.0.1', port, path, headers }, (res) => {
+          res.resume();
+          resolve(res.statusCode ?? 0);
+        });
+        req.on('error', reject);
+        req.end();
+      });
+    try {
+      assert.equal(await status('/listed/api/session', { host: 'app.example.com' }), 200);
+      assert.equal(await status('/listed/api/session', { host: `127.0.0.1:${port}` }), 200);
+      assert.equal(await status('/listed/api/session', { host: 'evil.test' }), 421);
+      assert.equal(await status('/loopback/api/session', { host: `localhost:${port}` }), 200);
+      assert.equal(await status('/loopback/api/session', { host: 'evil.test' }), 421);
+      assert.equal(
+        await status('/loopback/api/session', { host: `localhost:${port}`, 'x-forwarded-for': '192.0.2.2' }),
+        403,
+      );
+      assert.equal(await status('/owned/api/session', { host: 'app.example.com' }), 200);
+    } finally {
+      for (const d of [listed, loopbackOnly, appOwned]) d.close();
       server.closeAllConnections();
       await new Promise((resolve) => server.close(resolve));
     }

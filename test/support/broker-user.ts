@@ -19,12 +19,16 @@ async function rabbitmqctl(...args: string[]): Promise<void> {
   await brokerCtl('-q', ...args);
 }
 
-/** Creates a user with full permissions on the default vhost. */
-export async function createBrokerUser(label = 'other'): Promise<BrokerUser> {
+/**
+ * Creates a user with full permissions on the default vhost, and the given user tags (`management`,
+ * `monitoring`: what the management HTTP API lets it read).
+ */
+export async function createBrokerUser(label = 'other', tags: readonly string[] = []): Promise<BrokerUser> {
   const name = `warren-test-${label}-${randomBytes(4).toString('hex')}`;
   const password = randomBytes(12).toString('hex');
   await rabbitmqctl('add_user', name, password);
   await rabbitmqctl('set_permissions', '-p', '/', name, '.*', '.*', '.*');
+  if (tags.length > 0) await rabbitmqctl('set_user_tags', name, ...tags);
   const url = new URL(BROKER_URL);
   url.username = name;
   url.password = password;

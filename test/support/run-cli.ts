@@ -49,3 +49,14 @@ export function configDir(namespace: string, extra: Record<string, unknown> = {}
   );
   return dir;
 }
+
+/** A directory holding a `warren.config.js` for the dead-letter log fixture (test/fixtures/dead-log-jobs). */
+export function deadLogConfigDir(namespace: string, extra: Record<string, unknown> = {}): string {
+  const dir = mkdtempSync(join(tmpdir(), 'warren-cli-'));
+  const fixture = join(ROOT, 'dist', 'test', 'fixtures', 'dead-log-jobs.js');
+  writeFileSync(
+    join(dir, 'warren.config.js'),
+    `module.exports = { ...require(${JSON.stringify(fixture)}).deadLogOptions(${JSON.stringify(namespace)}), ...${JSON.stringify(extra)} };\n`,
+  );
+  return dir;
+}

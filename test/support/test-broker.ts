@@ -8,6 +8,12 @@ import { BROKER_URL, rabbitmqctl } from './broker-under-test';
 /** The broker under test (`broker-under-test.ts` says where it comes from). */
 export { BROKER_URL };
 
+/**
+ * The shared broker's management HTTP API (the plugin is on: .ci/run enables it, docker-compose.yml has it).
+ * Tests that read it log in as a user of their own (test/support/broker-user.ts), never as guest.
+ */
+export const MANAGEMENT_URL = process.env.WARREN_TEST_MANAGEMENT_URL ?? 'http://127.0.0.1:15672';
+
 /** A random namespace per test: every entity name carries it. The public helper, so there is one. */
 export { testNamespace };
 

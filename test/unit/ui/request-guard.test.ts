@@ -4,7 +4,7 @@ import type { IncomingMessage } from 'node:http';
 import { ConfigurationError } from '../../../src';
 import type { WarrenOps } from '../../../src/ops';
 import { resolveDashboardOptions } from '../../../src/ui';
-import { RequestGuard } from '../../../src/ui/request-guard';
+import { mountPath, RequestGuard } from '../../../src/ui/request-guard';
 
 const ops = { queues: async () => [] } as unknown as WarrenOps;
 
@@ -102,5 +102,59 @@ describe('dashboard request guard', () => {
       resolveDashboardOptions({ ops, permissions: { replay: 'viewer' } }).permissions.replay,
       'viewer',
     );
+  });
+
+  it('validates the host, loopback role and stream cap options, and checks the Host only when it should', () => {
+    assert.throws(() => resolveDashboardOptions({ ops, allowedHosts: ['https://warren.example.com/'] }), {
+      name: 'ConfigurationError',
+      message:
+        'dashboard.allowedHosts[0] must be a host name or name:port, without a scheme or path (got "https://warren.example.com/")',
+    });
+    assert.throws(() => resolveDashboardOptions({ ops, maxStreams: 0 }), {
+      message: 'dashboard.maxStreams must be an integer >= 1 (got 0)',
+    });
+    assert.throws(() => resolveDashboardOptions({ ops, loopbackRole: 'root' as 'admin' }), {
+      message: /dashboard\.loopbackRole must be one of viewer, operator, admin \(got root\)/,
+    });
+    assert.throws(
+      () => resolveDashboardOptions({ ops, loopbackRole: 'operator', authorize: () => 'admin' }),
+      {
+        message: /dashboard\.loopbackRole must not be given with authorize/,
+      },
+    );
+    assert.deepEqual(
+      resolveDashboardOptions({ ops, allowedHosts: ['Warren.Example.com:8443'] }).allowedHosts,
+      ['warren.example.com:8443'],
+    );
+    // Without authorize only loopback clients are answered: their Host is always checked.
+    assert.deepEqual(resolveDashboardOptions({ ops }).allowedHosts, []);
+    // With authorize and no allowedHosts, the app the dashboard is mounted in owns the Host.
+    assert.equal(resolveDashboardOptions({ ops, authorize: () => 'viewer' }).allowedHosts, undefined);
+  });
+
+  it('takes the cookie path from where the dashboard is mounted', () => {
+    const at = (url: string, originalUrl?: string) =>
+      mountPath({ url, ...(originalUrl ? { originalUrl } : {}) } as unknown as IncomingMessage);
+    assert.equal(at('/api/session'), '/');
+    assert.equal(at('/api/session', '/admin/warren/api/session?x=1'), '/admin/warren');
+    assert.equal(at('/', '/admin/warren/'), '/admin/warren');
+    assert.equal(at('/api/session', '/a;b c/api/session'), '/a%3Bb%20c');
+  });
+
+  it('answers the Host of loopback names and of the local address on the local port, IPv6 too', () => {
+    const guard = new RequestGuard(resolveDashboardOptions({ ops }));
+    const at = (localAddress: string, localPort: number, host: string) =>
+      ({
+        socket: { remoteAddress: '::1', localAddress, localPort },
+        headers: { host },
+      }) as unknown as IncomingMessage;
+    guard.checkHost(at('::1', 3000, '[::1]:3000'));
+    guard.checkHost(at('::ffff:127.0.0.1', 3000, '127.0.0.1:3000'));
+    guard.checkHost(at('10.0.0.5', 3000, '10.0.0.5:3000'));
+    guard.checkHost(at('127.0.0.1', 80, 'localhost'));
+    assert.throws(() => guard.checkHost(at('127.0.0.1', 3000, 'localhost')), { status: 421 });
+    assert.throws(() => guard.checkHost(at('10.0.0.5', 3000, '10.0.0.6:3000')), { status: 421 });
+    assert.throws(() => guard.checkHost(at('127.0.0.1', 3000, 'evil.test:3000')), { status: 421 });
+    assert.throws(() => guard.checkHost(at('127.0.0.1', 3000, 'localhost:3000@evil.test')), { status: 421 });
   });
 });
