@@ -3,16 +3,14 @@ import { createWarren, type TopologyPlan, type Warren, type WarrenOptions } from
 import { planOf } from '../../src/warren';
 import { testNamespace, testWarrenOptions } from '../../src/testing';
 
-import { BROKER_URL, rabbitmqctl } from './broker-under-test';
-
-/** The broker under test (`broker-under-test.ts` says where it comes from). */
-export { BROKER_URL };
+import { BROKER_URL, MANAGEMENT_URL, rabbitmqctl } from './broker-under-test';
 
 /**
- * The shared broker's management HTTP API (the plugin is on: .ci/run enables it, docker-compose.yml has it).
- * Tests that read it log in as a user of their own (test/support/broker-user.ts), never as guest.
+ * The broker under test and its management HTTP API (`broker-under-test.ts` says where they come from;
+ * the plugin is on: .ci/run enables it on 3.10, the 4.3 suite node starts with it, docker-compose.yml has
+ * it). Tests that read the API log in as a user of their own (test/support/broker-user.ts), never as guest.
  */
-export const MANAGEMENT_URL = process.env.WARREN_TEST_MANAGEMENT_URL ?? 'http://127.0.0.1:15672';
+export { BROKER_URL, MANAGEMENT_URL };
 
 /** A random namespace per test: every entity name carries it. The public helper, so there is one. */
 export { testNamespace };
