@@ -113,27 +113,25 @@ describe(`past the broker's consumer timeout (consumer_timeout ${TIMEOUT_MS} ms)
     const runs = { quorum: 0, classic: 0 };
     const completed = { quorum: 0, classic: 0 };
     const jobMs = TIMEOUT_MS + 2_000;
-    @Job('long.quorum', { queue: 'longq', timeoutMs: 60_000, attempts: 1 })
-    class LongQuorum implements JobHandler<object> {
-      async handle() {
-        runs.quorum += 1;
-        await sleep(jobMs);
-        completed.quorum += 1;
+    const longJob = (type: 'quorum' | 'classic') => {
+      @Job(`long.${type}`, { queue: `long-${type}`, timeoutMs: 60_000, attempts: 1 })
+      class LongJob implements JobHandler<object> {
+        async handle() {
+          runs[type] += 1;
+          await sleep(jobMs);
+          completed[type] += 1;
+        }
       }
-    }
-    @Job('long.classic', { queue: 'longc', timeoutMs: 60_000, attempts: 1 })
-    class LongClassic implements JobHandler<object> {
-      async handle() {
-        runs.classic += 1;
-        await sleep(jobMs);
-        completed.classic += 1;
-      }
-    }
+      return LongJob;
+    };
+    const [LongQuorum, LongClassic] = [longJob('quorum'), longJob('classic')];
     const { logger, entries } = createRecordingLogger('warn');
     const warren = await privateWarren(node.url, {
       namespace,
       logger,
-      topology: defineTopology({ queues: { longq: { type: 'quorum' }, longc: { type: 'classic' } } }),
+      topology: defineTopology({
+        queues: { 'long-quorum': { type: 'quorum' }, 'long-classic': { type: 'classic' } },
+      }),
       handlers: [new LongQuorum(), new LongClassic()],
     });
     await warren.publish(LongQuorum, {});

@@ -10,11 +10,11 @@
 #   rabbit-node.sh queues  NODE rabbitmq-queues-args...  e.g. queues w2 quorum_status my-queue
 #   rabbit-node.sh suite   start|stop|clean|status       (wsuite: a broker for the whole test suite on 5673,
 #                          management HTTP 15673, when the suite runs on a server other than the machine's)
+#   rabbit-node.sh node    wtls|wsmall|wshort start|stop|clean|status   (config from $WARREN_NODE_CONF, plugins
+#                          from $WARREN_NODE_PLUGINS, e.g. "rabbitmq_auth_mechanism_ssl", read at start)
 #   rabbit-node.sh clean-all                             (every node above, and for 4.3 the chroot's mounts)
 #   WARREN_TEST_SERVER=4.3 runs every node from RabbitMQ 4.3 in the chroot rabbit-server.sh builds; the
 #   default, 3.10, runs the machine's own server.
-#   rabbit-node.sh node    wtls|wsmall|wshort start|stop|clean|status   (config from $WARREN_NODE_CONF, plugins
-#                          from $WARREN_NODE_PLUGINS, e.g. "rabbitmq_auth_mechanism_ssl", read at start)
 #
 #   node     AMQP             distribution     data + logs
 #   wsolo    127.0.0.1:5690   127.0.0.1:25690  $WARREN_NODE_DIR/wsolo/{mnesia,log}
@@ -402,6 +402,16 @@ usage() {
   exit 2
 }
 
+one_node() {  # one_node NODE start|stop|clean|status: the commands of a node that is not restarted or killed
+  case "${2:-}" in
+    start)  with_lock; start_node "$1" ;;
+    stop)   with_lock; stop_node "$1" ;;
+    clean)  with_lock; clean_node "$1" ;;
+    status) status_node "$1" ;;
+    *) usage ;;
+  esac
+}
+
 case "${1:-}" in
   single)
     case "${2:-}" in
@@ -413,14 +423,7 @@ case "${1:-}" in
       status)  status_node wsolo ;;
       *) usage ;;
     esac ;;
-  mgmt)
-    case "${2:-}" in
-      start)   with_lock; start_node wmgmt ;;
-      stop)    with_lock; stop_node wmgmt ;;
-      clean)   with_lock; clean_node wmgmt ;;
-      status)  status_node wmgmt ;;
-      *) usage ;;
-    esac ;;
+  mgmt) one_node wmgmt "${2:-}" ;;
   cluster)
     case "${2:-}" in
       start)      with_lock; cluster_start ;;
@@ -437,25 +440,12 @@ case "${1:-}" in
     as_rmq "$BIN/rabbitmqctl" -n "$node" "$@" ;;
   node)
     case "${2:-}" in wtls|wsmall|wshort) ;; *) usage ;; esac
-    case "${3:-}" in
-      start)  with_lock; start_node "$2" ;;
-      stop)   with_lock; stop_node "$2" ;;
-      clean)  with_lock; clean_node "$2" ;;
-      status) status_node "$2" ;;
-      *) usage ;;
-    esac ;;
+    one_node "$2" "${3:-}" ;;
   queues)
     [ $# -ge 3 ] || usage
     node=$(full_name "$2") || exit 1; shift 2
     as_rmq "$BIN/rabbitmq-queues" -n "$node" "$@" ;;
-  suite)
-    case "${2:-}" in
-      start)  with_lock; start_node wsuite ;;
-      stop)   with_lock; stop_node wsuite ;;
-      clean)  with_lock; clean_node wsuite ;;
-      status) status_node wsuite ;;
-      *) usage ;;
-    esac ;;
+  suite) one_node wsuite "${2:-}" ;;
   clean-all)  # every node of this server, then (4.3) the chroot's mounts: CI's and a test run's last step
     with_lock
     for n in wsolo w1 w2 w3 wmgmt wtls wsmall wshort wsuite; do clean_node "$n" & done
