@@ -4,6 +4,7 @@ import {
   type DeadLetterLogOptions,
   type ResolvedDeadLetterLogOptions,
 } from '../dead-letter-log';
+import { resolveRecordSigning, type ResolvedRecordSigning } from '../records';
 import type { WarrenOptions } from '../warren';
 
 /** Where RabbitMQ's management HTTP API is: needed by topology diff/verify and for unacked counts. */
@@ -35,7 +36,16 @@ export interface ResolvedManagementOptions {
 export interface OpsOptions
   extends Pick<
     WarrenOptions,
-    'url' | 'connection' | 'namespace' | 'topology' | 'jobs' | 'delay' | 'queues' | 'scheduler' | 'publisher'
+    | 'url'
+    | 'connection'
+    | 'namespace'
+    | 'topology'
+    | 'jobs'
+    | 'delay'
+    | 'queues'
+    | 'scheduler'
+    | 'publisher'
+    | 'signingKey'
   > {
   /** The management HTTP API; without it `diff`, `verify` fail with MANAGEMENT_NOT_CONFIGURED. */
   readonly management?: ManagementOptions;
@@ -57,6 +67,8 @@ export interface ResolvedOpsOptions {
   readonly replyTimeoutMs: number;
   readonly management: ResolvedManagementOptions | undefined;
   readonly deadLetterLog: ResolvedDeadLetterLogOptions;
+  /** The workers' `signingKey`, resolved: ops signs its records and requests and verifies what it reads. */
+  readonly signing: ResolvedRecordSigning | undefined;
 }
 
 export function resolveOpsOptions(input: OpsOptions): ResolvedOpsOptions {
@@ -67,8 +79,10 @@ export function resolveOpsOptions(input: OpsOptions): ResolvedOpsOptions {
     600_000,
   );
   const deadLetterLog = resolveDeadLetterLogOptions(input.deadLetterLog);
+  const signing = resolveRecordSigning(input.signingKey);
   const m = input.management;
-  if (m === undefined) return Object.freeze({ replyTimeoutMs, deadLetterLog, management: undefined });
+  if (m === undefined)
+    return Object.freeze({ replyTimeoutMs, deadLetterLog, signing, management: undefined });
   const url = checkNonEmptyString('management.url', m.url);
   if (!/^https?:\/\/[^/]/.test(url))
     throw new ConfigurationError(validationMessage('management.url', 'must be an http(s) URL', url));
@@ -76,6 +90,7 @@ export function resolveOpsOptions(input: OpsOptions): ResolvedOpsOptions {
   return Object.freeze({
     replyTimeoutMs,
     deadLetterLog,
+    signing,
     management: Object.freeze({
       url: url.replace(/\/+$/, ''),
       username: checkNonEmptyString('management.username', m.username ?? defaults.username),

@@ -23,6 +23,7 @@ import { resolveWorkerOptions, type RegisteredJob, type ResolvedWorkerOptions } 
 import { planSlipJobs } from '../workflow';
 import { resolveJobLimiters, type DeclaredLimiters } from '../coordination';
 import { readCronDeclarations, type CronDeclarations } from '../scheduler';
+import { resolveRecordSigning, type ResolvedRecordSigning } from '../records';
 import { resolveJobSettings } from './job-settings';
 import { checkWarrenOptionKeys, resolveWarrenTopologyOptions, type WarrenOptions } from './options';
 
@@ -46,6 +47,8 @@ export interface WarrenConfig {
   readonly jobs: ReadonlyMap<string, RegisteredJob>;
   /** The job names `warren.slip()` may use as steps. */
   readonly slipActivities: ReadonlySet<string>;
+  /** The key that signs and verifies warren's own records; undefined without `signingKey`. */
+  readonly signing: ResolvedRecordSigning | undefined;
 }
 
 const IGNORE_EVENTS: EmitEvent = () => undefined;
@@ -69,6 +72,7 @@ export function resolveWarrenConfig(
   const worker = resolveWorkerOptions(options.worker);
   const jobDefaults = resolveJobDefaults(options.jobDefaults);
   const breakerDefaults = resolveBreakerOptions(options.breakerDefaults, 'breakerDefaults');
+  const signing = resolveRecordSigning(options.signingKey);
   const handlers = readHandlers(options.handlers ?? []);
   const definitions = [...handlers.values()].map((h) => h.definition);
   for (const job of options.jobs ?? []) definitions.push(readJobDefinition(job));
@@ -99,6 +103,7 @@ export function resolveWarrenConfig(
     plan,
     jobs,
     slipActivities: slips.activities,
+    signing,
   };
 }
 

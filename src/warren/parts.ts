@@ -4,6 +4,7 @@ import type { Logger } from '../core';
 import type { HistoryWriter } from '../history';
 import type { JobControl } from '../job-control';
 import type { JobPublisher } from '../publisher';
+import type { RecordTrust } from '../records';
 import type { TopologyPlan } from '../topology';
 import type { DeadLetters, Worker } from '../worker';
 import type { CronService } from '../scheduler';
@@ -31,6 +32,8 @@ export interface WarrenParts {
   readonly confirms: ConfirmPublisher;
   readonly publisher: JobPublisher;
   readonly jobControl: JobControl;
+  /** Signs and checks warren's own records; its skip counts are in `health().records`. */
+  readonly trust: RecordTrust;
   readonly worker: Worker;
   readonly breakers: BreakerRegistry;
   readonly pauses: BreakerPauses;

@@ -172,7 +172,7 @@ export class Warren<TJobs extends object = WarrenJobs> extends ScheduledWarren<T
   }
 
   health(): HealthReport {
-    return reportHealth(this.#parts.manager, this.#parts.worker);
+    return reportHealth(this.#parts.manager, this.#parts.worker, this.#parts.trust);
   }
 
   /**
