@@ -33,6 +33,7 @@ export class RecordTrust {
   private total = 0;
   private readonly skips = new Map<RecordRole, Map<SkipReason, number>>();
   private readonly lastLog = new Map<RecordRole, { at: number; quiet: number }>();
+  private hasWarnedSigned = false;
 
   constructor(
     private readonly namespace: string,
@@ -67,11 +68,23 @@ export class RecordTrust {
     guard: ReplayGuard | undefined,
     where: Record<string, unknown>,
   ): boolean {
-    if (this.signing === undefined) return true;
+    if (this.signing === undefined) {
+      if (!this.hasWarnedSigned && headers?.[HEADERS.proof] !== undefined) this.warnSigned(role);
+      return true;
+    }
     const origin = verifyRecord(this.signing, this.namespace, role, headers?.[HEADERS.proof], body, extra);
     if (typeof origin === 'string') return this.skip(role, origin, where);
     if (guard !== undefined && !guard.accept(origin)) return this.skip(role, 'replayed', where);
     return true;
+  }
+
+  /** A process without a key reading signed records: the key settings of the namespace disagree. */
+  private warnSigned(role: RecordRole): void {
+    this.hasWarnedSigned = true;
+    this.log.warn(
+      { role },
+      'read a signed record but this process has no signingKey: give every process of the namespace the same key',
+    );
   }
 
   /** Counts a skipped record and logs it, at most once per role every LOG_EVERY_MS. Returns false. */

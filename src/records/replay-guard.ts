@@ -2,7 +2,7 @@ import type { ProofOrigin } from './record-proof';
 
 /** Sequence numbers remembered below a writer's highest, per writer: a late record within them is accepted once. */
 const WINDOW = 4096;
-/** Writers remembered by one reader; the least recently seen are forgotten past this. */
+/** Writers remembered by one reader; the first seen are forgotten past this. */
 const MAX_WRITERS = 10_000;
 
 interface WriterState {
@@ -25,10 +25,11 @@ export class ReplayGuard {
     const { writer, seq } = origin;
     let state = this.writers.get(writer);
     if (state === undefined) {
+      // the writer seen first goes first: processes come and go, the oldest is the likeliest gone
       if (this.writers.size >= MAX_WRITERS) this.writers.delete(this.writers.keys().next().value as string);
       state = { max: 0, seen: new Set() };
-    } else this.writers.delete(writer);
-    this.writers.set(writer, state);
+      this.writers.set(writer, state);
+    }
     if (seq <= state.max - WINDOW || state.seen.has(seq)) return false;
     state.seen.add(seq);
     if (seq > state.max) {

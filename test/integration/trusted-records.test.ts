@@ -528,3 +528,175 @@ describe('the control exchange another broker user writes', () => {
     }
   });
 });
+
+describe('a fuzz of forged, replayed and malformed records', () => {
+  /** Deterministic pseudo-random numbers: a failing run can be replayed. */
+  function random(seed: number): () => number {
+    let s = seed;
+    return () => {
+      s = (s * 1103515245 + 12345) % 2 ** 31;
+      return s / 2 ** 31;
+    };
+  }
+
+  /** `count` records for one stream: garbage, well-formed but unsigned, mis-signed, replayed, oversized. */
+  function forgeries(
+    next: () => number,
+    count: number,
+    wellFormed: () => unknown,
+    genuine: readonly { body: Buffer; headers: Record<string, unknown> }[],
+    kind?: string,
+  ) {
+    const base = kind ? { 'warren-log-kind': kind } : {};
+    const out: { body: unknown; headers: Record<string, unknown> }[] = [];
+    for (let i = 0; i < count; i++) {
+      const pick = Math.floor(next() * 7);
+      const real = genuine[Math.floor(next() * genuine.length)]!;
+      if (pick === 0) out.push({ body: Buffer.from(randomUUID().repeat(1 + (i % 5))), headers: base });
+      else if (pick === 1) out.push({ body: wellFormed(), headers: base });
+      else if (pick === 2)
+        out.push({ body: wellFormed(), headers: { ...base, 'warren-proof': real.headers['warren-proof'] } });
+      else if (pick === 3) out.push(real);
+      else if (pick === 4)
+        out.push({ body: wellFormed(), headers: { ...base, 'warren-proof': `1.${randomUUID()}` } });
+      else if (pick === 5) out.push({ body: Buffer.alloc(1024 ** 2 + 1, 0x7b), headers: base });
+      else out.push({ body: [null, 7, { offsets: 7 }, 'x', { e: 1 }][i % 5], headers: base });
+    }
+    return out;
+  }
+
+  it('with a key, 1,000 records across every stream and the control exchange apply none, hang nothing, and warren’s own records still apply', async () => {
+    const user = await foreignUser();
+    const namespace = testNamespace('fuzz');
+    const w = await worker(namespace, {
+      signingKey: KEY,
+      history: { flushMs: 20 },
+      deadLetterLog: {},
+      scheduler: { enabled: true },
+    });
+    const ops = opsFor(namespace, KEY);
+    const { naming } = planOf(w);
+    // genuine records of every stream, to replay and to borrow proofs from
+    await w.publish('report.build', { n: 1 }, { jobId: 'victim', delayMs: 8000 });
+    await w.publish('report.build', { n: 2 }, { jobId: 'cancelled-twin', delayMs: 8000 });
+    await w.cancelDelayed('gone-long-ago');
+    await w.addSchedule('clock.tick', '* * * * * *', { from: 'witness' }, { id: 'witness' });
+    await w.publish('report.build', { n: 3 }, { jobId: 'hist' });
+    await w.publish('report.build', { n: 4, fail: true }, { jobId: 'dl' });
+    const letter = await waitFor(async () => (await ops.dead.search({ jobId: 'dl' }))[0], {
+      what: 'the dead letter in the log',
+      intervalMs: 100,
+    });
+    await waitFor(async () => (await ops.job('hist')).state === 'completed', {
+      what: 'the history of hist',
+      intervalMs: 100,
+    });
+    const next = random(27);
+    const at = Date.now();
+    const control = forgeries(
+      next,
+      250,
+      () => ({ j: 'victim', a: 'cancel', t: at }),
+      await recordsOf(naming.jobControl()),
+    );
+    const schedules = forgeries(
+      next,
+      250,
+      () => ({
+        v: 1,
+        id: `fuzz-${randomUUID()}`,
+        action: 'upsert',
+        at,
+        job: 'clock.tick',
+        pattern: '* * * * * *',
+      }),
+      await recordsOf(naming.scheduleRegistry()),
+    );
+    const log = forgeries(
+      next,
+      200,
+      () => ({ action: 'purged', offsets: [letter.offset], at }),
+      await recordsOf(naming.deadLetterLog()),
+      'marker',
+    );
+    const history = forgeries(
+      next,
+      200,
+      () => ({
+        p: 'x',
+        h: 'y',
+        pid: 1,
+        e: [{ j: 'hist', n: 'report.build', q: 'reports', k: 'dead', t: at + 5000 }],
+      }),
+      await recordsOf(naming.jobHistory()),
+    );
+    await appendAs(user, naming.jobControl(), control);
+    await appendAs(user, naming.scheduleRegistry(), schedules);
+    await appendAs(user, naming.deadLetterLog(), log);
+    await appendAs(user, naming.jobHistory(), history);
+    // and 200 requests on the control exchange, from a user who may publish there
+    const requester = await foreignUser(writeOnly(naming.controlExchange()));
+    const connection = await amqp.connect(requester.url);
+    try {
+      const channel = await connection.createConfirmChannel();
+      for (const { body, headers } of forgeries(
+        next,
+        200,
+        () => ({ v: 1, command: 'sync-pause', queue: 'reports', t: Date.now() }),
+        [
+          {
+            body: Buffer.from('{}'),
+            headers: { 'warren-proof': `1.${'0'.repeat(8)}.${'a'.repeat(16)}.1.${'A'.repeat(43)}` },
+          },
+        ],
+      ))
+        channel.publish(
+          naming.controlExchange(),
+          '',
+          Buffer.isBuffer(body) ? body : Buffer.from(JSON.stringify(body)),
+          {
+            headers,
+            replyTo: 'amq.rabbitmq.reply-to.forged',
+            correlationId: randomUUID(),
+          },
+        );
+      await channel.waitForConfirms();
+    } finally {
+      await connection.close().catch(() => undefined);
+    }
+    const total = control.length + schedules.length + log.length + history.length + 200;
+    assert.ok(total >= 1000);
+    // warren's own records still apply: a cancel cancels, the witness keeps firing
+    await w.cancelDelayed('cancelled-twin');
+    const ticks = runs.filter((r) => r.jobId.startsWith('witness@')).length;
+    await waitFor(() => ranIds().includes('victim'), {
+      timeoutMs: 20_000,
+      what: 'the job forged cancels named',
+    });
+    await waitFor(() => runs.filter((r) => r.jobId.startsWith('witness@')).length >= ticks + 2, {
+      timeoutMs: 20_000,
+      what: 'two more ticks of the witness',
+    });
+    assert.equal(ranIds().includes('cancelled-twin'), false);
+    assert.equal(runs.filter((r) => r.jobId.startsWith('fuzz-')).length, 0);
+    // nothing hangs, nothing forged is shown
+    const cold = opsFor(namespace, KEY);
+    const letters = await within(20_000, cold.dead.search({}), 'a search of the log');
+    assert.deepEqual(
+      letters.map((l) => [l.jobId, l.state]),
+      [['dl', 'dead']],
+    );
+    assert.equal((await within(20_000, cold.job('hist'), 'ops.job')).state, 'completed');
+    const { processes } = await within(20_000, cold.processes(), 'ops.processes');
+    assert.deepEqual(
+      processes.map((p) => p.id),
+      [w.processId],
+    );
+    assert.equal(w.health().connected, true);
+    assert.equal(w.health().consumers.find((c) => c.queue === 'reports')?.paused, false);
+    const skipped = w.health().records.skipped + cold.skippedRecords().skipped;
+    // every forgery the worker and the cold ops read was skipped (the log and history of the cold ops,
+    // the job control, the registry and the control requests of the worker)
+    assert.ok(skipped >= total - history.length, `skipped ${skipped} of ${total}`);
+  });
+});

@@ -138,3 +138,15 @@ describe('record trust', () => {
     assert.equal(trust.skipped().skipped, 1001);
   });
 });
+
+describe('a key setting that disagrees', () => {
+  it('is reported once by a process without a key that reads signed records', () => {
+    const lines: unknown[] = [];
+    const log = { warn: (...args: unknown[]) => lines.push(args) } as never;
+    const signed = new RecordTrust('ns', resolveRecordSigning(KEY), createSilentLogger());
+    const unsigned = new RecordTrust('ns', undefined, log);
+    const reader = unsigned.reader('schedules');
+    for (let i = 0; i < 3; i++) assert.equal(reader.accept(body, signed.proof('schedules', body)), true);
+    assert.equal(lines.length, 1);
+  });
+});
