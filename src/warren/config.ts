@@ -20,7 +20,7 @@ import { readJobDefinition } from '../decorators';
 import { resolvePublisherOptions, type ResolvedPublisherOptions } from '../publisher';
 import { planTopology, type TopologyPlan } from '../topology';
 import { resolveWorkerOptions, type RegisteredJob, type ResolvedWorkerOptions } from '../worker';
-import { planSlipJobs } from '../workflow';
+import { planSlipJobs, slipJobName } from '../workflow';
 import { resolveJobLimiters, type DeclaredLimiters } from '../coordination';
 import { readCronDeclarations, type CronDeclarations } from '../scheduler';
 import { resolveRecordSigning, type ResolvedRecordSigning } from '../records';
@@ -88,7 +88,10 @@ export function resolveWarrenConfig(
   const cron = readCronDeclarations(options.scheduler, [...handlerByName.values(), ...(options.jobs ?? [])]);
   const limiters = resolveJobLimiters([...handlers.values()].map((h) => h.definition));
   const plan = planWarrenTopology(options, definitions, cron, limiters, topologyOptions);
-  const jobs = registerJobs(plan, [...handlerByName, ...slips.handlers], jobDefaults, limiters);
+  // A slip step runs under its activity's limiter, as the plain job does.
+  const activityOf = new Map([...slips.activities].map((name) => [slipJobName(name), name]));
+  const limiterOf = (name: string) => limiters.ofJob.get(activityOf.get(name) ?? name);
+  const jobs = registerJobs(plan, [...handlerByName, ...slips.handlers], jobDefaults, limiterOf);
   const instrumentation = combineInstrumentation(listInstrumentation(options.instrumentation));
   return {
     options,
@@ -112,7 +115,7 @@ function registerJobs(
   plan: TopologyPlan,
   handlers: readonly (readonly [string, JobHandler])[],
   jobDefaults: ResolvedJobDefaults,
-  limiters: DeclaredLimiters,
+  limiterOf: (name: string) => RegisteredJob['limiter'],
 ): Map<string, RegisteredJob> {
   const jobs = new Map<string, RegisteredJob>();
   for (const [name, handler] of handlers) {
@@ -126,7 +129,7 @@ function registerJobs(
       timeoutMs,
       schema: planned.schema,
       breakers: planned.breakers ?? [],
-      limiter: limiters.ofJob.get(name),
+      limiter: limiterOf(name),
     });
   }
   return jobs;

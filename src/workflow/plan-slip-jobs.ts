@@ -40,7 +40,10 @@ export function planSlipJobs(
     const handler = handlers.get(definition.name);
     const timeoutMs = definition.timeoutMs ?? defaultTimeoutMs;
     if (handler)
-      slipHandlers.set(name, new SlipStepHandler(handler as SlipActivity, router, emit, timeoutMs));
+      slipHandlers.set(
+        name,
+        new SlipStepHandler(handler as SlipActivity, router, emit, timeoutMs, definition.schema),
+      );
     const { limiter: _limiter, ...rest } = definition;
     return Object.freeze({
       ...rest,

@@ -1,0 +1,110 @@
+import { afterEach, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import * as amqp from 'amqplib';
+import { z } from 'zod';
+import { defineTopology, Job, PayloadValidationError, type JobContext, type SlipActivity } from '../../src';
+import { createBrokerUser, deleteBrokerUser, writeOnly, type BrokerUser } from '../support/broker-user';
+import { cleanup, testNamespace, testWarren } from '../support/test-broker';
+import { nextEvent, waitFor } from '../support/wait-for';
+import { planOf } from '../../src/warren';
+
+const topology = defineTopology({
+  exchanges: { jobs: { type: 'topic' } },
+  queues: { pay: { bind: { exchange: 'jobs', pattern: 'pay.#' } } },
+});
+const charges: number[] = [];
+
+@Job('pay.charge', { queue: 'pay', attempts: 1, schema: z.object({ amount: z.number().max(1000) }) })
+class Charge implements SlipActivity<{ amount: number }> {
+  handle(data: { amount: number }, _ctx: JobContext) {
+    charges.push(data.amount);
+  }
+}
+
+@Job('pay.limited', { queue: 'pay', attempts: 1, limiter: { max: 2, durationMs: 60_000 } })
+class Limited implements SlipActivity<{ amount: number }> {
+  handle(data: { amount: number }, _ctx: JobContext) {
+    charges.push(data.amount);
+  }
+}
+
+const users: BrokerUser[] = [];
+
+afterEach(async () => {
+  await cleanup();
+  for (const user of users.splice(0)) await deleteBrokerUser(user);
+  charges.length = 0;
+});
+
+describe('slip steps are checked like their activity’s jobs', () => {
+  it('refuses at run() a step whose arguments the activity’s schema refuses, and runs a valid one', async () => {
+    const warren = await testWarren({ topology, handlers: [new Charge()], activities: [Charge] });
+    await warren.start();
+    await assert.rejects(warren.slip().then(Charge, { amount: 1e9 }).run(), PayloadValidationError);
+    await warren.slip().then(Charge, { amount: 5 }).run();
+    await waitFor(() => charges.includes(5), { what: 'the valid step to run' });
+  });
+
+  it('never runs a step another user published on the jobs exchange with arguments the schema refuses', async () => {
+    const namespace = testNamespace('slipcheck');
+    const warren = await testWarren({ namespace, topology, handlers: [new Charge()], activities: [Charge] });
+    await warren.start();
+    const exchange = planOf(warren).naming.exchange('jobs');
+    const completed = nextEvent<{ slipId: string }>(
+      warren,
+      'slipCompleted',
+      (e) => e.slipId === 'fine',
+      15_000,
+    );
+    const faulted = nextEvent<{ slipId: string }>(
+      warren,
+      'slipFaulted',
+      (e) => e.slipId === 'forged',
+      15_000,
+    );
+    const user = await createBrokerUser('slipper', writeOnly(exchange));
+    users.push(user);
+    const connection = await amqp.connect(user.url);
+    try {
+      const channel = await connection.createConfirmChannel();
+      const envelope = (amount: number, slipId: string) => ({
+        slip: 1,
+        slipId,
+        itinerary: [{ activity: 'pay.charge', args: { amount } }],
+        cursor: 0,
+        mode: 'forward',
+        log: [],
+        variables: {},
+      });
+      for (const [amount, slipId] of [
+        [1e9, 'forged'],
+        [7, 'fine'],
+      ] as const)
+        channel.publish(exchange, 'pay.charge.slip', Buffer.from(JSON.stringify(envelope(amount, slipId))), {
+          type: 'pay.charge.slip',
+          messageId: `${slipId}:0`,
+          contentType: 'application/json',
+        });
+      await channel.waitForConfirms();
+    } finally {
+      await connection.close().catch(() => undefined);
+    }
+    await Promise.all([completed, faulted]);
+    assert.deepEqual(charges, [7]);
+  });
+
+  it('runs a slip step under its activity’s limiter, as the plain job', async () => {
+    const warren = await testWarren({ topology, handlers: [new Limited()], activities: [Limited] });
+    await warren.start();
+    const limited: { name: string; delayMs: number }[] = [];
+    warren.on('rateLimited', (e) => limited.push(e));
+    for (const amount of [1, 2, 3]) await warren.slip().then(Limited, { amount }).run();
+    // the third waits for a permit of the next minute: re-delayed, without running
+    await waitFor(() => charges.length === 2 && limited.some((e) => e.delayMs > 10_000), {
+      what: 'two steps run and the third re-delayed for a permit',
+      timeoutMs: 15_000,
+    });
+    assert.ok(limited.every((e) => e.name === 'pay.limited.slip'));
+    assert.equal(charges.length, 2);
+  });
+});
