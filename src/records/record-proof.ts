@@ -20,7 +20,8 @@ export type RecordRole =
   | 'dead-letter-log'
   | 'history'
   | 'control-request'
-  | 'control-reply';
+  | 'control-reply'
+  | 'job-result';
 
 /** Why a record's proof was not accepted. */
 export type ProofFailure = 'unsigned' | 'malformed-proof' | 'unknown-key' | 'bad-signature' | 'replayed';

@@ -42,7 +42,13 @@ export function wirePublishing(
     { maxBuffered: options.maxBuffered, maxMessageBytes: options.brokerMaxMessageBytes },
     log,
   );
-  const results = extras.results ? new ResultChannel(() => manager.openConfirmChannel()) : undefined;
+  const answers = extras.trust.reader('job-result');
+  const results = extras.results
+    ? new ResultChannel(
+        () => manager.openConfirmChannel(),
+        (content, headers, jobId) => answers.accept(content, headers, { jobId }, jobId),
+      )
+    : undefined;
   const jobControl = createJobControl(plan, manager, confirms, options.timeoutMs, extras.trust);
   const publisher = new JobPublisher(
     plan,

@@ -117,6 +117,7 @@ function wireConsumers(base: SharedParts) {
       plan,
       jobs: config.jobs,
       confirms: base.publishing.confirms,
+      proveAnswer: (content, jobId) => base.publishing.trust.proof('job-result', content, jobId),
       options: config.worker,
       emit: events.emit,
       listens: events.listens,

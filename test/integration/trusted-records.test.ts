@@ -700,3 +700,43 @@ describe('a fuzz of forged, replayed and malformed records', () => {
     assert.ok(skipped >= total - history.length, `skipped ${skipped} of ${total}`);
   });
 });
+
+describe('awaited results another broker user answers', () => {
+  @Job('report.sum', { queue: 'reports', attempts: 1 })
+  class Sum implements JobHandler<{ a: number; b: number }> {
+    handle(data: { a: number; b: number }) {
+      return data.a + data.b;
+    }
+  }
+
+  it('with a key, an answer from whoever read the job message is not taken, the worker’s is', async () => {
+    const namespace = testNamespace('trust');
+    const publisher = await testWarren({ namespace, topology, jobs: [Sum], signingKey: KEY });
+    const handle = await publisher.publishWithResult(Sum, { a: 2, b: 3 }, { jobId: 'sum-1' });
+    // someone who may read the job queue takes the message, answers it, and puts it back
+    const connection = await rawConnection();
+    try {
+      const channel = await connection.createChannel();
+      const message = await waitFor(
+        async () => (await channel.get(planOf(publisher).naming.queue('reports'))) || undefined,
+        {
+          what: 'the job message in its queue',
+        },
+      );
+      const forged = { v: 1, jobId: 'sum-1', status: 'completed', result: 666 };
+      channel.sendToQueue(message.properties.replyTo, Buffer.from(JSON.stringify(forged)), {
+        correlationId: 'sum-1',
+        contentType: 'application/json',
+      });
+      channel.nack(message, false, true);
+      await channel.close();
+    } finally {
+      await connection.close().catch(() => undefined);
+    }
+    await waitFor(() => publisher.health().records.byRole['job-result']?.unsigned === 1, {
+      what: 'the forged answer refused',
+    });
+    await worker(namespace, { signingKey: KEY, handlers: [new Sum()] });
+    assert.equal(await handle.result({ timeoutMs: 10_000 }), 5);
+  });
+});
