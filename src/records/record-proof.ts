@@ -21,7 +21,8 @@ export type RecordRole =
   | 'history'
   | 'control-request'
   | 'control-reply'
-  | 'job-result';
+  | 'job-result'
+  | 'slip';
 
 /** Why a record's proof was not accepted. */
 export type ProofFailure = 'unsigned' | 'malformed-proof' | 'unknown-key' | 'bad-signature' | 'replayed';

@@ -20,7 +20,8 @@ import { readJobDefinition } from '../decorators';
 import { resolvePublisherOptions, type ResolvedPublisherOptions } from '../publisher';
 import { planTopology, type TopologyPlan } from '../topology';
 import { resolveWorkerOptions, type RegisteredJob, type ResolvedWorkerOptions } from '../worker';
-import { planSlipJobs, slipJobName } from '../workflow';
+import { planSlipJobs, slipJobName, type SlipSeal } from '../workflow';
+import { slipSeal } from './slip-seal';
 import { resolveJobLimiters, type DeclaredLimiters } from '../coordination';
 import { readCronDeclarations, type CronDeclarations } from '../scheduler';
 import { resolveRecordSigning, type ResolvedRecordSigning } from '../records';
@@ -49,6 +50,8 @@ export interface WarrenConfig {
   readonly slipActivities: ReadonlySet<string>;
   /** The key that signs and verifies warren's own records; undefined without `signingKey`. */
   readonly signing: ResolvedRecordSigning | undefined;
+  /** Seals the slip envelopes this process publishes (a no-op without a key). */
+  readonly slipSeal: SlipSeal;
 }
 
 const IGNORE_EVENTS: EmitEvent = () => undefined;
@@ -77,12 +80,14 @@ export function resolveWarrenConfig(
   const definitions = [...handlers.values()].map((h) => h.definition);
   for (const job of options.jobs ?? []) definitions.push(readJobDefinition(job));
   const handlerByName = new Map([...handlers].map(([name, h]) => [name, h.handler]));
+  const seal = slipSeal(signing, topologyOptions.namespace);
   const slips = planSlipJobs(
     options.activities ?? [],
     handlerByName,
     emit,
     jobDefaults.timeoutMs,
     options.joins,
+    seal,
   );
   definitions.push(...slips.definitions);
   const cron = readCronDeclarations(options.scheduler, [...handlerByName.values(), ...(options.jobs ?? [])]);
@@ -107,6 +112,7 @@ export function resolveWarrenConfig(
     jobs,
     slipActivities: slips.activities,
     signing,
+    slipSeal: seal,
   };
 }
 

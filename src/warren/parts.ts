@@ -4,6 +4,7 @@ import type { Logger } from '../core';
 import type { HistoryWriter } from '../history';
 import type { JobControl } from '../job-control';
 import type { JobPublisher } from '../publisher';
+import type { SlipSeal } from '../workflow';
 import type { RecordTrust } from '../records';
 import type { TopologyPlan } from '../topology';
 import type { DeadLetters, Worker } from '../worker';
@@ -48,5 +49,7 @@ export interface WarrenParts {
   readonly outbox: WarrenOutbox | undefined;
   /** The job names `warren.slip()` may use as steps. */
   readonly slipActivities: ReadonlySet<string>;
+  /** Seals the first envelope of a slip (`warren.slip().run()`), as the router seals the next ones. */
+  readonly slipSeal: SlipSeal;
   readonly shutdownGraceMs: number;
 }

@@ -90,6 +90,7 @@ export async function wireWarren(config: WarrenConfig, events: WarrenEventSink):
     deadLetters,
     outbox,
     slipActivities: config.slipActivities,
+    slipSeal: config.slipSeal,
     shutdownGraceMs: config.worker.shutdownGraceMs,
   };
 }

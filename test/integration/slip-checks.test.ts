@@ -2,7 +2,14 @@ import { afterEach, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import * as amqp from 'amqplib';
 import { z } from 'zod';
-import { defineTopology, Job, PayloadValidationError, type JobContext, type SlipActivity } from '../../src';
+import {
+  defineTopology,
+  Job,
+  PayloadValidationError,
+  type JobContext,
+  type SlipActivity,
+  type SlipLogEntry,
+} from '../../src';
 import { createBrokerUser, deleteBrokerUser, writeOnly, type BrokerUser } from '../support/broker-user';
 import { cleanup, testNamespace, testWarren } from '../support/test-broker';
 import { nextEvent, waitFor } from '../support/wait-for';
@@ -21,19 +28,40 @@ class Charge implements SlipActivity<{ amount: number }> {
   }
 }
 
-@Job('pay.limited', { queue: 'pay', attempts: 1, limiter: { max: 2, durationMs: 60_000 } })
+@Job('pay.limited', { queue: 'pay', attempts: 1, limiter: { max: 2, durationMs: 3_600_000 } })
 class Limited implements SlipActivity<{ amount: number }> {
   handle(data: { amount: number }, _ctx: JobContext) {
     charges.push(data.amount);
   }
 }
 
+const undone: string[] = [];
+
+@Job('pay.reserve', { queue: 'pay', attempts: 1 })
+class Reserve implements SlipActivity<{ order: string }> {
+  handle(data: { order: string }) {
+    return { reserved: data.order };
+  }
+  compensate(log: SlipLogEntry) {
+    undone.push((log.args as { order: string }).order);
+  }
+}
+
+@Job('pay.fail', { queue: 'pay', attempts: 1 })
+class Fail implements SlipActivity<{ order: string }> {
+  handle(): never {
+    throw new Error('card declined');
+  }
+}
+
+const KEY = 'slip-checks-test-signing-key-0123456789';
 const users: BrokerUser[] = [];
 
 afterEach(async () => {
   await cleanup();
   for (const user of users.splice(0)) await deleteBrokerUser(user);
   charges.length = 0;
+  undone.length = 0;
 });
 
 describe('slip steps are checked like their activity’s jobs', () => {
@@ -99,12 +127,72 @@ describe('slip steps are checked like their activity’s jobs', () => {
     const limited: { name: string; delayMs: number }[] = [];
     warren.on('rateLimited', (e) => limited.push(e));
     for (const amount of [1, 2, 3]) await warren.slip().then(Limited, { amount }).run();
-    // the third waits for a permit of the next minute: re-delayed, without running
-    await waitFor(() => charges.length === 2 && limited.some((e) => e.delayMs > 10_000), {
+    // the third waits for a permit of the next hour: re-delayed, without running
+    await waitFor(() => charges.length === 2 && limited.length > 0, {
       what: 'two steps run and the third re-delayed for a permit',
       timeoutMs: 15_000,
     });
     assert.ok(limited.every((e) => e.name === 'pay.limited.slip'));
     assert.equal(charges.length, 2);
+  });
+
+  it('with a key, a forged compensate-mode slip undoes nothing, while a genuine slip that fails is compensated', async () => {
+    const namespace = testNamespace('slipcheck');
+    const warren = await testWarren({
+      namespace,
+      topology,
+      handlers: [new Reserve(), new Fail()],
+      activities: [Reserve, Fail],
+      signingKey: KEY,
+    });
+    await warren.start();
+    const exchange = planOf(warren).naming.exchange('jobs');
+    const refused = nextEvent<{ jobId: string; reason: string }>(
+      warren,
+      'deadLettered',
+      (e) => e.jobId === 'forged.0.undo',
+      15_000,
+    );
+    const user = await createBrokerUser('slipper', writeOnly(exchange));
+    users.push(user);
+    const connection = await amqp.connect(user.url);
+    try {
+      const channel = await connection.createConfirmChannel();
+      const forged = {
+        slip: 1,
+        slipId: 'forged',
+        itinerary: [
+          { activity: 'pay.reserve', args: { order: 'victim' } },
+          { activity: 'pay.fail', args: { order: 'victim' } },
+        ],
+        cursor: 0,
+        mode: 'compensate',
+        log: [{ activity: 'pay.reserve', step: 0, args: { order: 'victim' }, result: null, completedAt: 1 }],
+        variables: {},
+        fault: { step: 1, activity: 'pay.fail', error: 'forged' },
+      };
+      channel.publish(exchange, 'pay.reserve.slip', Buffer.from(JSON.stringify(forged)), {
+        type: 'pay.reserve.slip',
+        messageId: 'forged.0.undo',
+        contentType: 'application/json',
+      });
+      await channel.waitForConfirms();
+    } finally {
+      await connection.close().catch(() => undefined);
+    }
+    assert.equal((await refused).reason, 'invalid-payload');
+    const compensated = nextEvent<{ slipId: string }>(
+      warren,
+      'slipCompensated',
+      (e) => e.slipId === 'real',
+      15_000,
+    );
+    await warren
+      .slip()
+      .then(Reserve, { order: 'real' })
+      .then(Fail, { order: 'real' })
+      .run({ slipId: 'real' });
+    await compensated;
+    assert.deepEqual(undone, ['real']);
   });
 });
