@@ -2,6 +2,7 @@ import type { Channel, ConsumeMessage } from 'amqplib';
 import type { Logger } from '../core';
 import type { ConnectionManager } from '../connection';
 import type { TopologyNaming } from '../topology';
+import { HEADERS } from '../message';
 import type { RecordReader, RecordTrust } from '../records';
 import {
   CONTROL_PROTOCOL_VERSION,
@@ -106,7 +107,7 @@ export class ControlListener {
           ? 'no direct reply-to address'
           : !hasCorrelation
             ? 'no correlation id'
-            : this.isSigning && !isRecent(request.t)
+            : isSigned(message) && !isRecent(request.t)
               ? 'a signed request older than a minute (or from the future)'
               : undefined;
     if (refused !== undefined) {
@@ -173,10 +174,6 @@ export class ControlListener {
       this.log.warn({ err: error }, 'could not answer a control request');
     }
   }
-
-  private get isSigning(): boolean {
-    return this.trust.isSigning;
-  }
 }
 
 interface ReplyTarget {
@@ -190,6 +187,11 @@ const MAX_COALESCED_REPLIES = 1000;
 const MAX_FOREIGN_SYNCS = 16;
 /** How old a signed request may be: a copy of one replayed later is refused (RecordTrust's guard covers the minute). */
 const MAX_REQUEST_AGE_MS = 60_000;
+
+/** Whether a request carries a proof (which the reader verified): then it must be recent too. */
+function isSigned(message: ConsumeMessage): boolean {
+  return message.properties.headers?.[HEADERS.proof] !== undefined;
+}
 
 function isRecent(t: number | undefined): boolean {
   return typeof t === 'number' && Math.abs(Date.now() - t) <= MAX_REQUEST_AGE_MS;

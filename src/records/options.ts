@@ -7,7 +7,19 @@ import { ConfigurationError, validationMessage } from '../core';
  * one verifies. Each key's id (written beside the signature) is derived from the key itself, so a key
  * needs no name and a reader finds the key a record was signed with at once.
  */
-export type SigningKeyOption = string | readonly string[];
+export type SigningKeyOption =
+  | string
+  | readonly string[]
+  | {
+      /** The key, or the keys of a rotation: the first signs, every one verifies. */
+      readonly keys: string | readonly string[];
+      /**
+       * While a key is being rolled out: sign, and still apply unsigned records (those of processes
+       * that have no key yet); badly signed ones are refused. Default false. Turn it off once every
+       * process of the namespace has the key (README, "What warren trusts").
+       */
+      readonly acceptUnsigned?: boolean;
+    };
 
 export const RECORD_SIGNING_DEFAULTS = Object.freeze({
   /** Shorter keys are refused: 32 characters of a random key are 128 bits or more. */
@@ -28,6 +40,8 @@ export interface ResolvedRecordSigning {
   readonly signWith: RecordKey;
   /** Verifies: by id. */
   readonly keys: ReadonlyMap<string, RecordKey>;
+  /** Applies unsigned records too (a rollout in progress); a bad signature is refused all the same. */
+  readonly acceptUnsigned: boolean;
 }
 
 /** The id of a key: 8 hex characters of its SHA-256 (names the key without revealing it). */
@@ -41,6 +55,8 @@ export function resolveRecordSigning(
   path = 'signingKey',
 ): ResolvedRecordSigning | undefined {
   if (input === undefined) return undefined;
+  if (typeof input === 'object' && input !== null && !Array.isArray(input))
+    return resolveRollout(input, path);
   const list: readonly unknown[] =
     typeof input === 'string' ? [input] : Array.isArray(input) ? input : [input];
   if (list.length === 0 || list.length > RECORD_SIGNING_DEFAULTS.maxKeys)
@@ -65,5 +81,21 @@ export function resolveRecordSigning(
     keys.set(id, { id, secret });
   });
   const first = keys.get(keyId(Buffer.from(list[0] as string, 'utf8')))!;
-  return Object.freeze({ signWith: first, keys });
+  return Object.freeze({ signWith: first, keys, acceptUnsigned: false });
+}
+
+/** The object form: `{ keys, acceptUnsigned }`. */
+function resolveRollout(input: object, path: string): ResolvedRecordSigning {
+  const { keys, acceptUnsigned = false, ...rest } = input as { keys?: unknown; acceptUnsigned?: unknown };
+  const unknown = Object.keys(rest);
+  if (unknown.length > 0)
+    throw new ConfigurationError(`${path}.${unknown[0]} is not an option (known: keys, acceptUnsigned)`);
+  if (typeof acceptUnsigned !== 'boolean')
+    throw new ConfigurationError(
+      validationMessage(`${path}.acceptUnsigned`, 'must be a boolean', acceptUnsigned),
+    );
+  if (typeof keys !== 'string' && !Array.isArray(keys))
+    throw new ConfigurationError(`${path}.keys must be a key or a list of keys`);
+  const resolved = resolveRecordSigning(keys as string | readonly string[], `${path}.keys`)!;
+  return Object.freeze({ ...resolved, acceptUnsigned });
 }

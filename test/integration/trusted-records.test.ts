@@ -740,3 +740,41 @@ describe('awaited results another broker user answers', () => {
     assert.equal(await handle.result({ timeoutMs: 10_000 }), 5);
   });
 });
+
+describe('rolling a key out and rotating it', () => {
+  const NEW_KEY = 'the-next-signing-key-of-trusted-records-tests';
+
+  /** A worker of one key setting and a publisher of another in one namespace: the publisher's cancel of
+   * `dropped` must be applied by the worker, which runs `kept`. */
+  async function cancelAcross(workerKey: unknown, publisherKey: unknown) {
+    const namespace = testNamespace('roll');
+    const w = await worker(namespace, workerKey === undefined ? {} : { signingKey: workerKey });
+    const p = await testWarren({
+      namespace,
+      topology,
+      jobs: [BuildReport],
+      ...(publisherKey === undefined ? {} : { signingKey: publisherKey as string }),
+    });
+    await p.publish('report.build', { n: 1 }, { jobId: `${namespace}-dropped`, delayMs: 1500 });
+    await p.publish('report.build', { n: 2 }, { jobId: `${namespace}-kept`, delayMs: 1500 });
+    await p.cancelDelayed(`${namespace}-dropped`);
+    await nextEvent<{ jobId: string }>(w, 'cancelled', (e) => e.jobId === `${namespace}-dropped`, 15_000);
+    await waitFor(() => ranIds().includes(`${namespace}-kept`), { what: 'the job not cancelled to run' });
+    assert.equal(ranIds().includes(`${namespace}-dropped`), false);
+    return w;
+  }
+
+  it('loses no cancel while a key is rolled out: acceptUnsigned applies the records of processes without the key, and they apply the signed ones', async () => {
+    const rolling = { keys: KEY, acceptUnsigned: true };
+    const w = await cancelAcross(rolling, undefined);
+    assert.equal(w.health().records.skipped, 0);
+    await cancelAcross(undefined, rolling);
+  });
+
+  it('loses no cancel while a key rotates: [new, old] and [old, new] apply each other’s records', async () => {
+    const w = await cancelAcross([NEW_KEY, KEY], [KEY, NEW_KEY]);
+    assert.equal(w.health().records.skipped, 0);
+    await cancelAcross([KEY, NEW_KEY], [NEW_KEY, KEY]);
+    await cancelAcross(NEW_KEY, [NEW_KEY, KEY]);
+  });
+});

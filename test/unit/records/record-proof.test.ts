@@ -150,3 +150,31 @@ describe('a key setting that disagrees', () => {
     assert.equal(lines.length, 1);
   });
 });
+
+describe('rolling a key out', () => {
+  it('applies unsigned records while acceptUnsigned is on, never badly signed ones', () => {
+    const rolling = new RecordTrust(
+      'ns',
+      resolveRecordSigning({ keys: KEY, acceptUnsigned: true }),
+      createSilentLogger(),
+    );
+    const reader = rolling.reader('job-control');
+    assert.equal(reader.accept(body, undefined), true);
+    const other = new RecordTrust('ns', resolveRecordSigning(OTHER), createSilentLogger());
+    assert.equal(reader.accept(body, other.proof('job-control', body)), false);
+    assert.equal(reader.accept(body, rolling.proof('job-control', body)), true);
+  });
+
+  it('refuses an object form with an unknown key, no keys or a non-boolean acceptUnsigned', () => {
+    assert.throws(
+      () => resolveRecordSigning({ keys: KEY, accept: true } as never),
+      /signingKey.accept is not an option/,
+    );
+    assert.throws(() => resolveRecordSigning({} as never), /signingKey.keys must be a key/);
+    assert.throws(
+      () => resolveRecordSigning({ keys: KEY, acceptUnsigned: 'yes' } as never),
+      /signingKey.acceptUnsigned must be a boolean/,
+    );
+    assert.throws(() => resolveRecordSigning({ keys: ['short'] }), /signingKey.keys\[0\]/);
+  });
+});
