@@ -57,6 +57,28 @@ class Fail implements SlipActivity<{ order: string }> {
 const KEY = 'slip-checks-test-signing-key-0123456789';
 const users: BrokerUser[] = [];
 
+/** Publishes slip messages as a user who may write on the jobs exchange only. */
+async function publishAs(
+  exchange: string,
+  messages: readonly { readonly name: string; readonly id: string; readonly envelope: unknown }[],
+): Promise<void> {
+  const user = await createBrokerUser('slipper', writeOnly(exchange));
+  users.push(user);
+  const connection = await amqp.connect(user.url);
+  try {
+    const channel = await connection.createConfirmChannel();
+    for (const { name, id, envelope } of messages)
+      channel.publish(exchange, name, Buffer.from(JSON.stringify(envelope)), {
+        type: name,
+        messageId: id,
+        contentType: 'application/json',
+      });
+    await channel.waitForConfirms();
+  } finally {
+    await connection.close().catch(() => undefined);
+  }
+}
+
 afterEach(async () => {
   await cleanup();
   for (const user of users.splice(0)) await deleteBrokerUser(user);
@@ -90,33 +112,19 @@ describe('slip steps are checked like their activity’s jobs', () => {
       (e) => e.slipId === 'forged',
       15_000,
     );
-    const user = await createBrokerUser('slipper', writeOnly(exchange));
-    users.push(user);
-    const connection = await amqp.connect(user.url);
-    try {
-      const channel = await connection.createConfirmChannel();
-      const envelope = (amount: number, slipId: string) => ({
-        slip: 1,
-        slipId,
-        itinerary: [{ activity: 'pay.charge', args: { amount } }],
-        cursor: 0,
-        mode: 'forward',
-        log: [],
-        variables: {},
-      });
-      for (const [amount, slipId] of [
-        [1e9, 'forged'],
-        [7, 'fine'],
-      ] as const)
-        channel.publish(exchange, 'pay.charge.slip', Buffer.from(JSON.stringify(envelope(amount, slipId))), {
-          type: 'pay.charge.slip',
-          messageId: `${slipId}:0`,
-          contentType: 'application/json',
-        });
-      await channel.waitForConfirms();
-    } finally {
-      await connection.close().catch(() => undefined);
-    }
+    const envelope = (amount: number, slipId: string) => ({
+      slip: 1,
+      slipId,
+      itinerary: [{ activity: 'pay.charge', args: { amount } }],
+      cursor: 0,
+      mode: 'forward',
+      log: [],
+      variables: {},
+    });
+    await publishAs(exchange, [
+      { name: 'pay.charge.slip', id: 'forged.0', envelope: envelope(1e9, 'forged') },
+      { name: 'pay.charge.slip', id: 'fine.0', envelope: envelope(7, 'fine') },
+    ]);
     await Promise.all([completed, faulted]);
     assert.deepEqual(charges, [7]);
   });
@@ -153,33 +161,20 @@ describe('slip steps are checked like their activity’s jobs', () => {
       (e) => e.jobId === 'forged.0.undo',
       15_000,
     );
-    const user = await createBrokerUser('slipper', writeOnly(exchange));
-    users.push(user);
-    const connection = await amqp.connect(user.url);
-    try {
-      const channel = await connection.createConfirmChannel();
-      const forged = {
-        slip: 1,
-        slipId: 'forged',
-        itinerary: [
-          { activity: 'pay.reserve', args: { order: 'victim' } },
-          { activity: 'pay.fail', args: { order: 'victim' } },
-        ],
-        cursor: 0,
-        mode: 'compensate',
-        log: [{ activity: 'pay.reserve', step: 0, args: { order: 'victim' }, result: null, completedAt: 1 }],
-        variables: {},
-        fault: { step: 1, activity: 'pay.fail', error: 'forged' },
-      };
-      channel.publish(exchange, 'pay.reserve.slip', Buffer.from(JSON.stringify(forged)), {
-        type: 'pay.reserve.slip',
-        messageId: 'forged.0.undo',
-        contentType: 'application/json',
-      });
-      await channel.waitForConfirms();
-    } finally {
-      await connection.close().catch(() => undefined);
-    }
+    const forged = {
+      slip: 1,
+      slipId: 'forged',
+      itinerary: [
+        { activity: 'pay.reserve', args: { order: 'victim' } },
+        { activity: 'pay.fail', args: { order: 'victim' } },
+      ],
+      cursor: 0,
+      mode: 'compensate',
+      log: [{ activity: 'pay.reserve', step: 0, args: { order: 'victim' }, result: null, completedAt: 1 }],
+      variables: {},
+      fault: { step: 1, activity: 'pay.fail', error: 'forged' },
+    };
+    await publishAs(exchange, [{ name: 'pay.reserve.slip', id: 'forged.0.undo', envelope: forged }]);
     assert.equal((await refused).reason, 'invalid-payload');
     const compensated = nextEvent<{ slipId: string }>(
       warren,

@@ -166,6 +166,20 @@ async function worker(namespace: string, options: Record<string, unknown> = {}):
   return warren;
 }
 
+/** A registry upsert of a schedule firing every second, as warren writes one (unsigned). */
+function upsert(id: string, job: string, data: unknown) {
+  return { v: 1, id, action: 'upsert', at: Date.now(), job, pattern: '* * * * * *', data };
+}
+
+/** Adds warren's own schedule `witness` and waits for 3 of its ticks: the moment a forged one would have fired. */
+async function witnessTicks(w: Warren<object>): Promise<void> {
+  await w.addSchedule('clock.tick', '* * * * * *', { from: 'witness' }, { id: 'witness' });
+  await waitFor(() => runs.filter((r) => r.jobId.startsWith('witness@')).length >= 3, {
+    timeoutMs: 20_000,
+    what: '3 ticks of warren’s own schedule',
+  });
+}
+
 afterEach(async () => {
   for (const ops of opened.splice(0)) await ops.close().catch(() => undefined);
   await cleanup();
@@ -265,22 +279,10 @@ describe('the schedule registry another broker user writes', () => {
     });
     const at = Date.now();
     await appendAs(user, planOf(w).naming.scheduleRegistry(), [
-      {
-        v: 1,
-        id: 'forged',
-        action: 'upsert',
-        at,
-        job: 'clock.tick',
-        pattern: '* * * * * *',
-        data: { from: 'forged' },
-      },
+      upsert('forged', 'clock.tick', { from: 'forged' }),
       { v: 1, id: 'coded', action: 'pause', at },
     ]);
-    await w.addSchedule('clock.tick', '* * * * * *', { from: 'witness' }, { id: 'witness' });
-    await waitFor(() => runs.filter((r) => r.jobId.startsWith('witness@')).length >= 3, {
-      timeoutMs: 20_000,
-      what: '3 ticks of warren’s own schedule',
-    });
+    await witnessTicks(w);
     assert.equal(runs.filter((r) => r.jobId.startsWith('forged@')).length, 0);
     assert.ok(
       runs.some((r) => r.jobId.startsWith('coded@')),
@@ -303,23 +305,8 @@ describe('the schedule registry another broker user writes', () => {
       handlers: [new BuildReport(), new Tick(), new Strict()],
       scheduler: { enabled: true },
     });
-    const at = Date.now();
-    await appendAs(user, planOf(w).naming.scheduleRegistry(), [
-      {
-        v: 1,
-        id: 'big',
-        action: 'upsert',
-        at,
-        job: 'report.strict',
-        pattern: '* * * * * *',
-        data: { n: 1e9 },
-      },
-    ]);
-    await w.addSchedule('clock.tick', '* * * * * *', { from: 'witness' }, { id: 'witness' });
-    await waitFor(() => runs.filter((r) => r.jobId.startsWith('witness@')).length >= 3, {
-      timeoutMs: 20_000,
-      what: '3 ticks of warren’s own schedule',
-    });
+    await appendAs(user, planOf(w).naming.scheduleRegistry(), [upsert('big', 'report.strict', { n: 1e9 })]);
+    await witnessTicks(w);
     assert.equal(runs.filter((r) => r.jobId.startsWith('big@')).length, 0);
     assert.equal(
       w.schedules().some((s) => s.id === 'big'),
