@@ -1,7 +1,7 @@
 /**
  * What the job history costs on the job path: jobs/s and CPU µs per job of one worker draining a prefilled
  * queue of no-op jobs at concurrency 100, without and with `history` (started and completed events per
- * job, batched into the history stream). Variants alternate within each round so drift on a shared
+ * job, batched into the history stream), and with history and a `signingKey` (every batch signed). Variants alternate within each round so drift on a shared
  * machine hits them alike; the report gives the median of the rounds and the broker's CPU per job too.
  *
  *   node dist/bench/history-overhead.js [--jobs 20000] [--concurrency 100] [--rounds 5]
@@ -35,7 +35,9 @@ class NoopJob implements JobHandler<{ n: number }> {
   handle() {}
 }
 
-type Variant = 'off' | 'history';
+type Variant = 'off' | 'history' | 'signed';
+
+const SIGNING_KEY = 'bench-signing-key-0123456789abcdef0123';
 
 interface Run {
   readonly jobsPerSecond: number;
@@ -55,7 +57,8 @@ async function runOnce(variant: Variant): Promise<Run> {
       handlers: [new NoopJob()],
       queues: { expiresMs: 5 * 60_000 },
       delay: { levels: 8 },
-      ...(variant === 'history' ? { history: {} } : {}),
+      ...(variant !== 'off' ? { history: {} } : {}),
+      ...(variant === 'signed' ? { signingKey: SIGNING_KEY } : {}),
     });
     warren = running;
     const ids: string[] = [];
@@ -78,7 +81,7 @@ async function runOnce(variant: Variant): Promise<Run> {
     const used = process.cpuUsage(cpu);
     const run = { jobsPerSecond: JOBS / seconds, cpuUsPerJob: (used.user + used.system) / JOBS };
     if (variant === 'off') return run;
-    return { ...run, lookupMs: await lookup(namespace, ids[Math.floor(JOBS / 2)]!) };
+    return { ...run, lookupMs: await lookup(namespace, ids[Math.floor(JOBS / 2)]!, variant === 'signed') };
   } finally {
     if (warren) {
       await warren.close();
@@ -87,10 +90,16 @@ async function runOnce(variant: Variant): Promise<Run> {
   }
 }
 
-async function lookup(namespace: string, jobId: string): Promise<number> {
+async function lookup(namespace: string, jobId: string, signed: boolean): Promise<number> {
   // Let the last batch reach the stream first.
   await new Promise((resolve) => setTimeout(resolve, 500));
-  const ops = createOps({ url: AMQP_URL, namespace, topology, jobs: [NoopJob] });
+  const ops = createOps({
+    url: AMQP_URL,
+    namespace,
+    topology,
+    jobs: [NoopJob],
+    ...(signed ? { signingKey: SIGNING_KEY } : {}),
+  });
   try {
     const started = process.hrtime.bigint();
     const status = await ops.job(jobId);
@@ -119,7 +128,7 @@ function median(xs: readonly number[]): number {
 }
 
 async function main(): Promise<void> {
-  const variants: Variant[] = ['off', 'history'];
+  const variants: Variant[] = ['off', 'history', 'signed'];
   const runs = new Map<Variant, Run[]>(variants.map((v) => [v, []]));
   console.log(
     `history overhead: ${JOBS} no-op jobs per run, concurrency ${CONCURRENCY}, ${ROUNDS} rounds, quorum queue; load ${os
@@ -141,12 +150,15 @@ async function main(): Promise<void> {
   }
   const off = runs.get('off')!;
   const on = runs.get('history')!;
+  const signed = runs.get('signed')!;
   const rate = (rs: Run[]) => median(rs.map((r) => r.jobsPerSecond));
   const cpu = (rs: Run[]) => median(rs.map((r) => r.cpuUsPerJob));
   console.log(
     `median: off ${rate(off).toFixed(0)} jobs/s ${cpu(off).toFixed(1)} µs/job; history ${rate(on).toFixed(0)} jobs/s ` +
       `${cpu(on).toFixed(1)} µs/job; throughput ${((rate(on) / rate(off) - 1) * 100).toFixed(1)} %, ` +
-      `CPU +${(cpu(on) - cpu(off)).toFixed(1)} µs/job; load ${os
+      `CPU +${(cpu(on) - cpu(off)).toFixed(1)} µs/job; signed ${rate(signed).toFixed(0)} jobs/s ` +
+      `${cpu(signed).toFixed(1)} µs/job, ${((rate(signed) / rate(on) - 1) * 100).toFixed(1)} % against history, ` +
+      `CPU +${(cpu(signed) - cpu(on)).toFixed(1)} µs/job; load ${os
         .loadavg()
         .map((l) => l.toFixed(1))
         .join(' ')}`,

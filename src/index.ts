@@ -16,6 +16,7 @@ export type { WarrenOptions } from './warren';
 export type { WarrenDeadLetterLogOptions } from './warren';
 export type { HistoryOptions } from './history';
 export type { RescheduleOptions } from './warren';
+export type { RecordRole, RecordSkips, SigningKeyOption, SkipReason } from './records';
 export { Job, readJobDefinition, type JobClass, type JobData } from './decorators';
 export { Cron, type CronOptions } from './decorators';
 export {

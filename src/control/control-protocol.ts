@@ -3,8 +3,10 @@
  * fanout) and what every warren process answers. JSON, content type application/json.
  *
  * Request (ops -> every process), properties `replyTo` (RabbitMQ direct reply-to) and `correlationId`:
- *   { "v": 1, "command": "status" }
- *   { "v": 1, "command": "sync-pause", "queue": "<queue key>" }
+ *   { "v": 1, "command": "status", "t": <ms since epoch> }
+ *   { "v": 1, "command": "sync-pause", "queue": "<queue key>", "t": <ms since epoch> }
+ * With a signing key, requests and replies carry `warren-proof` (README, "What warren trusts"), bound to
+ * their correlation id.
  * `sync-pause` does not say "pause" or "resume": it tells the process that an operator changed the
  * pause marker of that queue, and the process reads the marker on the broker (the single source of
  * truth) and holds or releases the queue accordingly. A forged request can therefore make a process
@@ -31,6 +33,11 @@ export interface ControlRequest {
   readonly command: ControlCommand;
   /** The queue key, for `sync-pause`. */
   readonly queue?: string;
+  /**
+   * When it was sent (ms since epoch): a process with a signing key refuses a request older than a
+   * minute, so a copy of a signed request cannot be replayed later. Older clients omit it.
+   */
+  readonly t?: number;
 }
 
 /** One job queue as a process sees it. */
@@ -97,19 +104,20 @@ export function parseControlRequest(content: Buffer): ControlRequest | { readonl
     return { refused: 'not JSON' };
   }
   if (body === null || typeof body !== 'object' || Array.isArray(body)) return { refused: 'not an object' };
-  const { v, command, queue } = body as Record<string, unknown>;
+  const { v, command, queue, t } = body as Record<string, unknown>;
+  const sent = typeof t === 'number' && Number.isSafeInteger(t) ? { t } : {};
   if (v !== CONTROL_PROTOCOL_VERSION) return { refused: `unsupported version ${JSON.stringify(v)}` };
   if (!CONTROL_COMMANDS.includes(command as ControlCommand))
     return { refused: `unknown command ${JSON.stringify(command)?.slice(0, 60)}` };
   if (command === 'sync-pause') {
     if (typeof queue !== 'string' || !QUEUE_KEY.test(queue))
       return { refused: `sync-pause needs a queue key (got ${JSON.stringify(queue)?.slice(0, 60)})` };
-    return { v, command, queue };
+    return { v, command, queue, ...sent };
   }
-  return { v, command: command as ControlCommand };
+  return { v, command: command as ControlCommand, ...sent };
 }
 
-/** A parsed reply, or undefined when it is not one (replies are untrusted too). */
+/** A parsed reply, or undefined when it is not one (replies are untrusted too): checked field by field. */
 export function parseControlReply(content: Buffer): ControlReply | undefined {
   if (content.length > 16 * MAX_CONTROL_MESSAGE_BYTES) return undefined;
   let body: unknown;
@@ -118,21 +126,67 @@ export function parseControlReply(content: Buffer): ControlReply | undefined {
   } catch {
     return undefined;
   }
-  const reply = body as Partial<ControlReply> | null;
-  if (reply === null || typeof reply !== 'object' || reply.v !== CONTROL_PROTOCOL_VERSION) return undefined;
-  const p = reply.process as Partial<ProcessStatus> | undefined;
-  if (
-    typeof p !== 'object' ||
-    p === null ||
-    typeof p.id !== 'string' ||
-    typeof p.host !== 'string' ||
-    typeof p.pid !== 'number' ||
-    typeof p.version !== 'string' ||
-    !Array.isArray(p.queues) ||
-    !Array.isArray(p.breakers) ||
-    !Array.isArray(p.schedules) ||
-    typeof p.isLeader !== 'boolean'
-  )
-    return undefined;
-  return reply as ControlReply;
+  if (!isObject(body) || body.v !== CONTROL_PROTOCOL_VERSION) return undefined;
+  if (!CONTROL_COMMANDS.includes(body.command as ControlCommand)) return undefined;
+  if (body.queue !== undefined && !isText(body.queue)) return undefined;
+  return isProcessStatus(body.process) ? (body as unknown as ControlReply) : undefined;
+}
+
+const MAX_TEXT = 1000;
+const MAX_ENTRIES = 10_000;
+
+function isObject(value: unknown): value is Record<string, unknown> {
+  return value !== null && typeof value === 'object' && !Array.isArray(value);
+}
+
+function isText(value: unknown): value is string {
+  return typeof value === 'string' && value.length <= MAX_TEXT;
+}
+
+function isCount(value: unknown): boolean {
+  return typeof value === 'number' && Number.isSafeInteger(value) && value >= 0;
+}
+
+function isListOf(value: unknown, check: (entry: unknown) => boolean): boolean {
+  return Array.isArray(value) && value.length <= MAX_ENTRIES && value.every(check);
+}
+
+function isQueueStatus(q: unknown): boolean {
+  return (
+    isObject(q) &&
+    isText(q.key) &&
+    typeof q.consuming === 'boolean' &&
+    typeof q.paused === 'boolean' &&
+    isListOf(q.holders, isText) &&
+    isCount(q.activeJobs) &&
+    (q.handled === undefined || isCount(q.handled))
+  );
+}
+
+function isScheduleStatus(s: unknown): boolean {
+  return (
+    isObject(s) &&
+    isText(s.id) &&
+    isText(s.job) &&
+    isText(s.pattern) &&
+    isText(s.tz) &&
+    isText(s.nextFireAt) &&
+    (s.lastFiredAt === undefined || isText(s.lastFiredAt))
+  );
+}
+
+function isProcessStatus(p: unknown): p is ProcessStatus {
+  return (
+    isObject(p) &&
+    isText(p.id) &&
+    isText(p.host) &&
+    isCount(p.pid) &&
+    isText(p.version) &&
+    isText(p.startedAt) &&
+    typeof p.connected === 'boolean' &&
+    isListOf(p.queues, isQueueStatus) &&
+    isListOf(p.breakers, (b) => isObject(b) && isText(b.name) && isText(b.state)) &&
+    typeof p.isLeader === 'boolean' &&
+    isListOf(p.schedules, isScheduleStatus)
+  );
 }

@@ -1,7 +1,8 @@
 import type * as amqp from 'amqplib';
 import type { Logger } from '../core';
 import { withThrowawayChannel, type OutgoingMessage } from '../connection';
-import { letterProperties } from './log-record';
+import { letterProperties, signedFields } from './log-record';
+import type { RecordTrust } from '../records';
 
 /** A job queue whose parking queue feeds the log. */
 export interface ParkingQueue {
@@ -16,6 +17,7 @@ export interface CollectorDeps {
   readonly stream: string;
   readonly publishTimeoutMs: number;
   readonly log: Logger;
+  readonly trust: RecordTrust;
 }
 
 const PREFETCH = 500;
@@ -109,6 +111,12 @@ export class DeadLetterCollector {
     });
   }
 
+  /** A letter's properties with its proof (when a key is set): signs its body and the fields the log shows. */
+  private signed(content: Buffer, properties: amqp.Options.Publish): amqp.Options.Publish {
+    const proof = this.deps.trust.proof('dead-letter-log', content, signedFields(properties));
+    return { ...properties, headers: { ...properties.headers, ...proof } };
+  }
+
   /** Append confirmed, then ack; not confirmed: back to the parking queue. */
   private async move(
     channel: amqp.Channel,
@@ -120,7 +128,7 @@ export class DeadLetterCollector {
         exchange: '',
         routingKey: this.deps.stream,
         content: message.content,
-        properties: letterProperties(message, queue.key, Date.now()),
+        properties: this.signed(message.content, letterProperties(message, queue.key, Date.now())),
         deadline: Date.now() + this.deps.publishTimeoutMs,
         context: { queue: queue.key, jobId: String(message.properties.messageId ?? '') },
       });

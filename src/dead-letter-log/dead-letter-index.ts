@@ -1,6 +1,7 @@
 import type * as amqp from 'amqplib';
 import { compileFilter, type LetterFilter, type LetterState } from './letter-filter';
-import { decodeRecord, type LoggedLetter, type LogRecord } from './log-record';
+import { decodeRecord, signedFields, type LoggedLetter, type LogRecord } from './log-record';
+import type { RecordReader } from '../records';
 import { followStream, readStream, readToEnd, type StreamFollower, type StreamRecord } from '../streams';
 
 /** A letter as search returns it: what the log holds plus its state from the markers after it. */
@@ -50,6 +51,7 @@ export class DeadLetterIndex {
     private readonly openChannel: () => Promise<amqp.Channel>,
     private readonly stream: string,
     private readonly idleMs: number,
+    private readonly reader: RecordReader,
   ) {}
 
   /**
@@ -161,9 +163,12 @@ export class DeadLetterIndex {
   }
 
   private onRecord(r: StreamRecord): void {
+    this.next = Math.max(this.next, r.offset + 1);
+    const where = { offset: r.offset, stream: this.stream };
+    if (!this.reader.accept(r.content, r.properties.headers, where, signedFields(r.properties))) return;
     const record = decodeRecord(r.offset, r.content, r.properties);
     if (record) this.apply(record);
-    else this.next = Math.max(this.next, r.offset + 1);
+    else this.reader.skip('malformed', where);
   }
 
   private async checkRetention(): Promise<void> {

@@ -9,13 +9,15 @@ import {
   decodeRecord,
   letterDetail,
   markerMessage,
+  signedFields,
   type LetterDetail,
   type LoggedLetter,
   type MarkerAction,
 } from './log-record';
 import type { ResolvedDeadLetterLogOptions } from './options';
 import { replayLetters, type ReplayOptions, type ReplayResult } from './replay-letters';
-import { lastOffset, readStream } from '../streams';
+import { lastOffset, readStream, type StreamRecord } from '../streams';
+import type { RecordReader, RecordTrust } from '../records';
 
 export interface DeadLetterLogDeps {
   readonly openChannel: () => Promise<amqp.Channel>;
@@ -30,6 +32,8 @@ export interface DeadLetterLogDeps {
   readonly options: ResolvedDeadLetterLogOptions;
   readonly publishTimeoutMs: number;
   readonly log: Logger;
+  /** Signs the markers (and the collector's letters); verifies, counts and skips what is read. */
+  readonly trust: RecordTrust;
 }
 
 /** One page of the log, oldest first. */
@@ -64,7 +68,12 @@ export class DeadLetterLog {
   private declared: Promise<void> | undefined;
 
   constructor(private readonly deps: DeadLetterLogDeps) {
-    this.index = new DeadLetterIndex(deps.openChannel, deps.stream, deps.options.endIdleMs);
+    this.index = new DeadLetterIndex(
+      deps.openChannel,
+      deps.stream,
+      deps.options.endIdleMs,
+      deps.trust.reader('dead-letter-log'),
+    );
     this.collector = new DeadLetterCollector({ ...deps });
   }
 
@@ -103,6 +112,7 @@ export class DeadLetterLog {
     await this.ensure();
     const letters: LoggedLetter[] = [];
     let last: number | undefined;
+    const reader = this.deps.trust.reader('dead-letter-log');
     const { count } = await readStream(
       this.deps.openChannel,
       this.deps.stream,
@@ -110,6 +120,7 @@ export class DeadLetterLog {
       { max: limit * 4, idleMs: this.deps.options.endIdleMs, prefetch: Math.min(1000, limit * 4) },
       (r) => {
         last = r.offset;
+        if (!isProven(reader, r)) return true;
         const record = decodeRecord(r.offset, r.content, r.properties);
         if (record?.kind === 'letter') letters.push(record.letter);
         return letters.length < limit;
@@ -142,7 +153,8 @@ export class DeadLetterLog {
       offset,
       { max: 1, until: offset, idleMs: this.deps.options.endIdleMs, prefetch: 10 },
       (r) => {
-        detail = letterDetail(r.properties);
+        if (r.offset === offset && isProven(this.deps.trust.reader('dead-letter-log'), r))
+          detail = letterDetail(r.properties);
       },
     );
     return { ...letter, ...detail };
@@ -187,6 +199,7 @@ export class DeadLetterLog {
         ...this.deps,
         idleMs: this.deps.options.endIdleMs,
         queueName: (key) => this.queueName(key),
+        isProven: (r) => isProven(this.deps.trust.reader('dead-letter-log'), r),
         targetQueue: (name, queue, to) => this.targetQueue(name, queue, to),
         mark: (offsets, to) => this.mark('replayed', offsets, to),
       },
@@ -216,7 +229,10 @@ export class DeadLetterLog {
   }
 
   private async mark(action: MarkerAction, offsets: readonly number[], to?: string): Promise<void> {
-    const marker = markerMessage({ action, offsets, at: Date.now(), ...(to !== undefined ? { to } : {}) });
+    const marker = markerMessage(
+      { action, offsets, at: Date.now(), ...(to !== undefined ? { to } : {}) },
+      this.deps.trust,
+    );
     await this.deps.send({
       exchange: '',
       routingKey: this.deps.stream,
@@ -266,4 +282,9 @@ export class DeadLetterLog {
       channel.assertQueue(this.deps.stream, streamAssertion(this.deps.options)),
     );
   }
+}
+
+/** Whether a record of the log carries a valid proof (always true without a signing key). */
+function isProven(reader: RecordReader, r: StreamRecord): boolean {
+  return reader.accept(r.content, r.properties.headers, { offset: r.offset }, signedFields(r.properties));
 }

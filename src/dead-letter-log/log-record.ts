@@ -12,6 +12,7 @@
  */
 import type * as amqp from 'amqplib';
 import { HEADERS, republishProperties } from '../message';
+import type { RecordTrust } from '../records';
 
 export type MarkerAction = 'replayed' | 'purged';
 
@@ -69,14 +70,77 @@ export function letterProperties(message: amqp.Message, queueKey: string, now: n
   return republishProperties(message.properties, changes);
 }
 
-export function markerMessage(marker: Marker): { content: Buffer; properties: amqp.Options.Publish } {
+export function markerMessage(
+  marker: Marker,
+  trust: RecordTrust,
+): { content: Buffer; properties: amqp.Options.Publish } {
+  const content = Buffer.from(JSON.stringify(marker), 'utf8');
   return {
-    content: Buffer.from(JSON.stringify(marker), 'utf8'),
+    content,
     properties: {
-      headers: { [HEADERS.logKind]: 'marker' },
+      headers: { [HEADERS.logKind]: 'marker', ...trust.proof('dead-letter-log', content, 'marker') },
       contentType: 'application/json',
       persistent: true,
     },
+  };
+}
+
+/** The headers a letter's fields come from, in the order its proof signs them. */
+const SIGNED_LETTER_HEADERS = [
+  HEADERS.logKind,
+  HEADERS.queue,
+  HEADERS.deadReason,
+  HEADERS.lastError,
+  HEADERS.attempt,
+  HEADERS.deadAt,
+  HEADERS.replayOf,
+] as const;
+
+/**
+ * What a record's proof signs beside its body: for a letter, its job id, name and the warren headers
+ * the log shows (a copy with other headers is another record); for a marker, its kind.
+ */
+export function signedFields(properties: {
+  readonly messageId?: unknown;
+  readonly type?: unknown;
+  readonly headers?: Record<string, unknown> | undefined;
+}): string {
+  const headers = properties.headers ?? {};
+  if (headers[HEADERS.logKind] === 'marker') return 'marker';
+  const fields = [properties.messageId, properties.type, ...SIGNED_LETTER_HEADERS.map((h) => headers[h])];
+  return JSON.stringify(fields.map(plainField));
+}
+
+function plainField(value: unknown): string | number | boolean | null {
+  if (typeof value === 'string' || typeof value === 'number' || typeof value === 'boolean') return value;
+  if (Buffer.isBuffer(value)) return value.toString('utf8');
+  return null;
+}
+
+/** Markers naming more offsets than this are not warren's (it writes at most 5000 a marker). */
+export const MAX_MARKER_OFFSETS = 5000;
+const MARKER_ACTIONS: ReadonlySet<string> = new Set(['replayed', 'purged']);
+
+/** A marker's shape and bounds: undefined for anything else (`{ offsets: 7 }` once hung every search). */
+export function parseMarker(content: Buffer): Marker | undefined {
+  if (content.length > 1024 ** 2) return undefined;
+  let value: unknown;
+  try {
+    value = JSON.parse(content.toString('utf8'));
+  } catch {
+    return undefined;
+  }
+  if (value === null || typeof value !== 'object') return undefined;
+  const m = value as Record<string, unknown>;
+  if (typeof m.action !== 'string' || !MARKER_ACTIONS.has(m.action)) return undefined;
+  if (!Array.isArray(m.offsets) || m.offsets.length > MAX_MARKER_OFFSETS) return undefined;
+  if (!m.offsets.every((o) => Number.isSafeInteger(o) && (o as number) >= 0)) return undefined;
+  if (typeof m.at !== 'number' || (m.to !== undefined && typeof m.to !== 'string')) return undefined;
+  return {
+    action: m.action as MarkerAction,
+    offsets: m.offsets as number[],
+    at: m.at,
+    ...(m.to !== undefined ? { to: m.to as string } : {}),
   };
 }
 
@@ -89,11 +153,8 @@ export function decodeRecord(
   const headers = (properties.headers ?? {}) as Record<string, unknown>;
   const kind = headers[HEADERS.logKind];
   if (kind === 'marker') {
-    try {
-      return { kind, offset, marker: JSON.parse(content.toString('utf8')) as Marker };
-    } catch {
-      return undefined;
-    }
+    const marker = parseMarker(content);
+    return marker === undefined ? undefined : { kind, offset, marker };
   }
   if (kind !== 'letter') return undefined;
   return { kind, offset, letter: decodeLetter(offset, content, properties, headers) };
@@ -106,7 +167,7 @@ function decodeLetter(
   headers: Record<string, unknown>,
 ): LoggedLetter {
   const lastError = typeof headers[HEADERS.lastError] === 'string' ? headers[HEADERS.lastError] : '';
-  const error = (lastError as string).split('\n', 1)[0] || undefined;
+  const error = capped((lastError as string).split('\n', 1)[0]) || undefined;
   const errorClass = error?.match(/^([A-Za-z_$][\w$.]*)(?::|$)/)?.[1];
   let data: unknown;
   try {
@@ -116,10 +177,10 @@ function decodeLetter(
   }
   return {
     offset,
-    jobId: typeof properties.messageId === 'string' ? properties.messageId : undefined,
-    name: typeof properties.type === 'string' ? properties.type : undefined,
-    queue: String(headers[HEADERS.queue] ?? ''),
-    reason: String(headers[HEADERS.deadReason] ?? 'unknown'),
+    jobId: typeof properties.messageId === 'string' ? capped(properties.messageId) : undefined,
+    name: typeof properties.type === 'string' ? capped(properties.type) : undefined,
+    queue: capped(String(headers[HEADERS.queue] ?? '')),
+    reason: capped(String(headers[HEADERS.deadReason] ?? 'unknown')),
     error,
     errorClass,
     attempt: numberOr(headers[HEADERS.attempt]),
@@ -150,6 +211,13 @@ function plainHeader(value: unknown): string | number | boolean | null {
   if (typeof value === 'string' || typeof value === 'number' || typeof value === 'boolean') return value;
   if (Buffer.isBuffer(value)) return value.toString('utf8');
   return JSON.stringify(value) ?? String(value);
+}
+
+/** The index keeps this much of each text field of a letter (a forged one may carry 64 KiB in each). */
+const MAX_FIELD_CHARS = 500;
+
+function capped(text: string | undefined): string {
+  return text === undefined ? '' : text.length > MAX_FIELD_CHARS ? text.slice(0, MAX_FIELD_CHARS) : text;
 }
 
 function numberOr(value: unknown): number | undefined {

@@ -40,6 +40,8 @@ export interface ReplayDeps {
   readonly idleMs: number;
   /** The broker name of a job queue by key. */
   readonly queueName: (key: string) => string;
+  /** Whether a record read back carries a valid proof (a letter's record is checked again before replay). */
+  readonly isProven: (record: StreamRecord) => boolean;
   readonly targetQueue: (jobName: string | undefined, diedIn: string, to: string | undefined) => string;
   /** Appends a `replayed` marker for these offsets, confirmed. */
   readonly mark: (offsets: readonly number[], to: string | undefined) => Promise<void>;
@@ -116,7 +118,7 @@ async function readChunk(
         prefetch: Math.min(2000, run.until - run.from + 1),
       },
       (r) => {
-        if (wanted.has(r.offset)) records.set(r.offset, r);
+        if (wanted.has(r.offset) && deps.isProven(r)) records.set(r.offset, r);
       },
     );
   }
@@ -145,6 +147,7 @@ function replayMessage(
   const properties = replayProperties(record.properties, {
     [X_ARGS.streamOffset]: undefined,
     [HEADERS.logKind]: undefined,
+    [HEADERS.proof]: undefined,
     [HEADERS.replayOf]: letter.offset,
     [HEADERS.replays]: (typeof replays === 'number' ? replays : 0) + 1,
   });

@@ -1,12 +1,20 @@
 import type * as amqp from 'amqplib';
+import type { RecordReader } from '../records';
 import { readToEnd } from '../streams';
 import {
   jobStatus,
+  type HistoryEvent,
   type HistoryBatch,
   type HistoryKind,
   type JobEvent,
   type JobStatus,
 } from './history-event';
+
+/** A history batch larger than this is not parsed (a writer's batches are far below it). */
+const MAX_BATCH_BYTES = 16 * 1024 ** 2;
+/** The events of one job kept by a lookup: its most recent ones (a forged flood cannot fill memory). */
+const MAX_EVENTS_PER_JOB = 10_000;
+const MAX_TEXT = 10_000;
 
 const RANK: Readonly<Record<HistoryKind, number>> = {
   published: 0,
@@ -29,19 +37,25 @@ export async function findJob(
   stream: string,
   jobId: string,
   idleMs: number,
+  reader: RecordReader,
 ): Promise<JobStatus> {
   const needle = Buffer.from(JSON.stringify(jobId));
   const events: JobEvent[] = [];
   await readToEnd(openChannel, stream, 'first', { idleMs, prefetch: 200 }, (record) => {
     if (!record.content.includes(needle)) return;
-    let batch: HistoryBatch;
-    try {
-      batch = JSON.parse(record.content.toString('utf8')) as HistoryBatch;
-    } catch {
+    const where = { offset: record.offset, stream };
+    if (!reader.accept(record.content, record.properties.headers, where)) return;
+    const batch = parseHistoryBatch(record.content);
+    if (batch === undefined) {
+      reader.skip('malformed', where);
       return;
     }
     for (const e of batch.e) {
       if (e.j !== jobId) continue;
+      if (!isHistoryEvent(e)) {
+        reader.skip('malformed', where);
+        continue;
+      }
       events.push({
         kind: e.k,
         at: new Date(e.t),
@@ -56,9 +70,51 @@ export async function findJob(
         process: `${batch.h}:${batch.pid}`,
         processId: batch.p,
       });
+      if (events.length >= MAX_EVENTS_PER_JOB) events.shift();
     }
   });
   // Batches from several processes interleave: order by time, then by the lifecycle's order.
   events.sort((a, b) => a.at.getTime() - b.at.getTime() || RANK[a.kind] - RANK[b.kind]);
   return jobStatus(jobId, events, Date.now());
+}
+
+function parseHistoryBatch(content: Buffer): HistoryBatch | undefined {
+  if (content.length > MAX_BATCH_BYTES) return undefined;
+  let batch: Partial<HistoryBatch> | null;
+  try {
+    batch = JSON.parse(content.toString('utf8')) as Partial<HistoryBatch> | null;
+  } catch {
+    return undefined;
+  }
+  if (batch === null || typeof batch !== 'object' || !Array.isArray(batch.e)) return undefined;
+  if (typeof batch.p !== 'string' || typeof batch.h !== 'string' || typeof batch.pid !== 'number')
+    return undefined;
+  return batch as HistoryBatch;
+}
+
+function isText(value: unknown): boolean {
+  return typeof value === 'string' && value.length <= MAX_TEXT;
+}
+
+function isOptionalNumber(value: unknown): boolean {
+  return value === undefined || (typeof value === 'number' && Number.isFinite(value));
+}
+
+/** An event's fields, each of its type and bounds (a forged one is skipped, never shown as a date of NaN). */
+function isHistoryEvent(e: unknown): e is HistoryEvent {
+  if (e === null || typeof e !== 'object') return false;
+  const event = e as Record<string, unknown>;
+  return (
+    typeof event.k === 'string' &&
+    Object.hasOwn(RANK, event.k) &&
+    typeof event.t === 'number' &&
+    Number.isSafeInteger(event.t) &&
+    isText(event.n) &&
+    isText(event.q) &&
+    isOptionalNumber(event.a) &&
+    isOptionalNumber(event.d) &&
+    isOptionalNumber(event.u) &&
+    (event.r === undefined || isText(event.r)) &&
+    (event.x === undefined || isText(event.x))
+  );
 }

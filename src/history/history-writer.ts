@@ -1,5 +1,6 @@
 import type * as amqp from 'amqplib';
 import type { Logger } from '../core';
+import type { RecordTrust } from '../records';
 import type { HistoryBatch, HistoryEvent } from './history-event';
 import type { ResolvedHistoryOptions } from './options';
 
@@ -21,6 +22,7 @@ export class HistoryWriter {
     private readonly options: ResolvedHistoryOptions,
     private readonly origin: Omit<HistoryBatch, 'e'>,
     private readonly log: Logger,
+    private readonly trust: RecordTrust,
   ) {}
 
   /** A ready hook: the channel of this connection generation. */
@@ -50,9 +52,11 @@ export class HistoryWriter {
       return;
     }
     const batch: HistoryBatch = { ...this.origin, e: events };
-    this.channel.publish('', this.stream, Buffer.from(JSON.stringify(batch)), {
+    const content = Buffer.from(JSON.stringify(batch));
+    this.channel.publish('', this.stream, content, {
       contentType: 'application/json',
       persistent: true,
+      headers: this.trust.proof('history', content),
     });
   }
 

@@ -9,6 +9,8 @@
  *   (base64), `h` the headers and `p` the other AMQP properties;
  * - `mark`: a process appends one (`c` its own id) and reads until it sees it: then it has caught up.
  */
+import { MAX_DELAY_MS } from '../core';
+
 export type ControlAction = 'cancel' | 'reschedule' | 'promote' | 'stored' | 'mark';
 
 export interface ControlRecord {
@@ -25,19 +27,43 @@ export interface ControlRecord {
 
 const ACTIONS: ReadonlySet<string> = new Set(['cancel', 'reschedule', 'promote', 'stored', 'mark']);
 
-/** Undefined for a record that is not one of ours (the stream is writable by anyone on the vhost). */
-export function parseControlRecord(content: Buffer): ControlRecord | undefined {
+/** A control record larger than this is skipped unread (a stored copy holds a job body: publisher.maxBodyBytes). */
+export const MAX_CONTROL_RECORD_BYTES = 16 * 1024 ** 2;
+const MAX_ID_CHARS = 512;
+/** How far ahead of this process's clock a record's time may be (clock skew between processes). */
+const MAX_CLOCK_AHEAD_MS = 3_600_000;
+
+/**
+ * Undefined for a record that is not one of ours (the stream is writable by anyone on the vhost): its
+ * shape, its bounds and its times (a record dated in the future would never be swept from memory).
+ */
+export function parseControlRecord(content: Buffer, now = Date.now()): ControlRecord | undefined {
+  if (content.length > MAX_CONTROL_RECORD_BYTES) return undefined;
   try {
-    const record = JSON.parse(content.toString('utf8')) as Partial<ControlRecord>;
-    if (typeof record.j !== 'string' || typeof record.a !== 'string' || !ACTIONS.has(record.a))
+    const record = JSON.parse(content.toString('utf8')) as Partial<ControlRecord> | null;
+    if (record === null || typeof record !== 'object') return undefined;
+    if (typeof record.j !== 'string' || record.j.length > MAX_ID_CHARS) return undefined;
+    if (typeof record.a !== 'string' || !ACTIONS.has(record.a)) return undefined;
+    if (!isTime(record.t) || record.t > now + MAX_CLOCK_AHEAD_MS) return undefined;
+    if (record.u !== undefined && (!isTime(record.u) || record.u > now + MAX_DELAY_MS + MAX_CLOCK_AHEAD_MS))
       return undefined;
-    if (typeof record.t !== 'number') return undefined;
-    if (record.u !== undefined && typeof record.u !== 'number') return undefined;
-    if (record.c !== undefined && typeof record.c !== 'string') return undefined;
+    if (record.c !== undefined && (typeof record.c !== 'string' || record.c.length > MAX_ID_CHARS))
+      return undefined;
+    if (record.a !== 'mark' && record.j.length === 0) return undefined;
+    if (record.a === 'stored' && !isStoredCopy(record)) return undefined;
     return record as ControlRecord;
   } catch {
     return undefined;
   }
+}
+
+function isTime(value: unknown): value is number {
+  return typeof value === 'number' && Number.isSafeInteger(value) && value >= 0;
+}
+
+function isStoredCopy(record: Partial<ControlRecord>): boolean {
+  const isTable = (v: unknown) => v !== null && typeof v === 'object' && !Array.isArray(v);
+  return typeof record.b === 'string' && isTable(record.h) && isTable(record.p);
 }
 
 /** What a worker does with a delayed job that came due: run it, drop it (cancelled), or wait this many ms. */

@@ -4,7 +4,9 @@ import { JobControlError, MAX_DELAY_MS } from '../core';
 import { checkQueueIfExists, withThrowawayChannel, type OutgoingMessage } from '../connection';
 import { followStream, readStream, type StreamFollower, type StreamRecord } from '../streams';
 import { HEADERS, JSON_CONTENT_TYPE } from '../message';
-import { delayRoute, streamAssertion, type DelayPlan } from '../topology';
+import type { RecordReader, RecordTrust } from '../records';
+import { streamAssertion, type DelayPlan, type PlannedJob } from '../topology';
+import { storedCopyMessage } from './stored-copy';
 import { copyId, judge, parseControlRecord, type ControlRecord, type JobVerdict } from './control-record';
 
 /** A record older than the longest delay can no longer meet its job: the stream keeps a day more. */
@@ -24,6 +26,10 @@ export interface JobControlDeps {
   /** Sends with the broker's confirm. */
   readonly send: (message: OutgoingMessage) => Promise<void>;
   readonly timeoutMs: number;
+  /** The planned jobs: a stored copy is published only into the queue of the job it names. */
+  readonly jobs: ReadonlyMap<string, PlannedJob>;
+  /** Signs the records this process appends; verifies, counts and skips what it reads. */
+  readonly trust: RecordTrust;
 }
 
 /**
@@ -45,8 +51,12 @@ export class JobControl {
   private stops = 0;
   /** Ends the read in progress, if any (a stop must not wait out its timeout). */
   private abortRead: (() => void) | undefined;
+  /** The reader of the current pass over the stream (its replay guard). */
+  private readonly reader: RecordReader;
 
-  constructor(private readonly deps: JobControlDeps) {}
+  constructor(private readonly deps: JobControlDeps) {
+    this.reader = deps.trust.reader('job-control');
+  }
 
   /** What a worker does with a delayed job of this id (and copy header) that came due now. */
   async decide(jobId: string, copy: unknown, now: number): Promise<JobVerdict> {
@@ -204,8 +214,13 @@ export class JobControl {
   private visit(record: StreamRecord): void {
     if (record.offset < this.nextOffset) return;
     this.nextOffset = record.offset + 1;
+    const where = { offset: record.offset, stream: this.deps.stream };
+    if (!this.reader.accept(record.content, record.properties.headers, where)) return;
     const parsed = parseControlRecord(record.content);
-    if (parsed === undefined) return;
+    if (parsed === undefined) {
+      this.reader.skip('malformed', where);
+      return;
+    }
     if (parsed.a === 'mark') this.marks.get(parsed.c ?? '')?.();
     else if (parsed.a === 'stored') this.copies.set(parsed.j, { offset: record.offset, t: parsed.t });
     else this.decisions.set(parsed.j, parsed);
@@ -227,7 +242,9 @@ export class JobControl {
       at.offset,
       { max: 1, idleMs: COPY_READ_IDLE_MS, prefetch: 10 },
       (r) => {
-        found = parseControlRecord(r.content);
+        if (r.offset === at.offset && this.reader.verify(r.content, r.properties.headers))
+          found = parseControlRecord(r.content);
+        return r.offset < at.offset;
       },
     );
     return found?.a === 'stored' && found.j === jobId ? found : undefined;
@@ -242,35 +259,30 @@ export class JobControl {
       throw new JobControlError('JOB_ALREADY_DUE', `job ${jobId} already came due`, { jobId });
   }
 
+  /** Publishes a stored copy (see storedCopyMessage: into its job's planned queue, properties warren's). */
   private publishCopy(stored: ControlRecord, c: string, delayMs: number): Promise<void> {
-    const now = Date.now();
-    const delay = this.deps.delay;
-    const route =
-      delayMs > 0 ? delayRoute(delay, delayMs, stored.q!) : { exchange: '', routingKey: stored.q! };
-    const headers: Record<string, unknown> = {
-      ...stored.h,
-      [HEADERS.controlCopy]: c,
-      [HEADERS.delayed]: now + Math.max(0, delayMs),
-    };
-    if (delayMs > delay.maxDelayMs) headers[HEADERS.deliverAt] = now + delayMs;
-    else delete headers[HEADERS.deliverAt];
-    return this.deps.send({
-      exchange: route.exchange,
-      routingKey: route.routingKey,
-      content: Buffer.from(stored.b ?? '', 'base64'),
-      properties: { ...(stored.p as amqp.Options.Publish), headers },
-      deadline: now + this.deps.timeoutMs,
-      context: { jobId: stored.j },
-    });
+    return this.deps.send(
+      storedCopyMessage(stored, this.deps.jobs, {
+        copy: c,
+        delayMs,
+        delay: this.deps.delay,
+        timeoutMs: this.deps.timeoutMs,
+      }),
+    );
   }
 
   private async append(record: ControlRecord): Promise<void> {
     await this.ensureDeclared();
+    const content = Buffer.from(JSON.stringify(record));
     await this.deps.send({
       exchange: '',
       routingKey: this.deps.stream,
-      content: Buffer.from(JSON.stringify(record)),
-      properties: { contentType: JSON_CONTENT_TYPE, persistent: true },
+      content,
+      properties: {
+        contentType: JSON_CONTENT_TYPE,
+        persistent: true,
+        headers: this.deps.trust.proof('job-control', content),
+      },
       deadline: Date.now() + this.deps.timeoutMs,
       context: record.j === '' ? {} : { jobId: record.j },
     });

@@ -5,6 +5,7 @@ import { isDirectReplyAddress } from './job-result';
 import {
   BROKER_DEATH_HEADERS,
   HEADERS,
+  SENDER_ROUTING_HEADERS,
   JSON_CONTENT_TYPE,
   LAST_ERROR_MAX_CHARS,
   type DeadReason,
@@ -202,6 +203,7 @@ export function republishProperties(
 ): Options.Publish {
   const headers: Record<string, unknown> = { ...(original.headers ?? {}) };
   for (const name of BROKER_DEATH_HEADERS) delete headers[name];
+  for (const name of SENDER_ROUTING_HEADERS) delete headers[name];
   for (const [key, value] of Object.entries(headerChanges)) {
     if (value === undefined) delete headers[key];
     else headers[key] = value;

@@ -21,6 +21,8 @@
  *                         reschedule"); other jobs are never looked up.
  * - `warren-control-copy` on the copy a promote or reschedule publishes: the control record that made it,
  *                         so that the copy runs while the original is dropped.
+ * - `warren-proof`       on a record of warren's own streams and control messages, when a signing key is
+ *                         configured: `1.<key id>.<writer id>.<seq>.<mac>` (README, "What warren trusts").
  * - `traceparent`, `tracestate`  W3C trace context: the publisher's span (warren/observability sets them;
  *                         a foreign publisher may), passed through untouched on retries and delays.
  * - `warren-trace-link`   W3C traceparent of the span before this run (the previous attempt, or the
@@ -44,6 +46,7 @@ export const HEADERS = {
   dedup: 'warren-dedup',
   delayed: 'warren-delayed',
   controlCopy: 'warren-control-copy',
+  proof: 'warren-proof',
   traceparent: 'traceparent',
   tracestate: 'tracestate',
   traceLink: 'warren-trace-link',
@@ -60,6 +63,12 @@ export const BROKER_DEATH_HEADERS = [
   'x-last-death-exchange',
   'x-delivery-count',
 ] as const;
+
+/**
+ * RabbitMQ's sender-selected distribution headers: a message carrying them is copied into the queues they
+ * name as it is published. Never passed on by a republish, a replay or a copy warren publishes.
+ */
+export const SENDER_ROUTING_HEADERS = ['CC', 'BCC'] as const;
 
 /** Why a job is in dead letters. */
 export type DeadReason =

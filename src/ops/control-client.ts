@@ -8,6 +8,7 @@ import {
 } from '../control';
 import type { TopologyNaming } from '../topology';
 import { exchangeExists } from '../connection';
+import type { RecordTrust } from '../records';
 
 const DIRECT_REPLY_TO = 'amq.rabbitmq.reply-to';
 
@@ -21,6 +22,7 @@ export class ControlClient {
   constructor(
     private readonly naming: TopologyNaming,
     private readonly openChannel: () => Promise<Channel>,
+    private readonly trust: RecordTrust,
   ) {}
 
   async ask(
@@ -34,6 +36,7 @@ export class ControlClient {
     channel.on('error', () => undefined);
     const correlationId = randomUUID();
     const replies = new Map<string, ControlReply>();
+    const reader = this.trust.reader('control-reply');
     let allAnswered: () => void = () => undefined;
     const gathered = new Promise<void>((resolve) => {
       allAnswered = resolve;
@@ -43,18 +46,22 @@ export class ControlClient {
         DIRECT_REPLY_TO,
         (message: ConsumeMessage | null) => {
           if (message?.properties.correlationId !== correlationId) return;
+          const where = { correlationId };
+          if (!reader.accept(message.content, message.properties.headers, where, correlationId)) return;
           const reply = parseControlReply(message.content);
+          if (reply === undefined) reader.skip('malformed', where);
           if (reply && reply.command === request.command) replies.set(reply.process.id, reply);
           if (expected !== undefined && replies.size >= expected) allAnswered();
         },
         { noAck: true },
       );
-      channel.publish(
-        this.naming.controlExchange(),
-        '',
-        Buffer.from(JSON.stringify({ v: CONTROL_PROTOCOL_VERSION, ...request })),
-        { replyTo: DIRECT_REPLY_TO, correlationId, contentType: 'application/json' },
-      );
+      const content = Buffer.from(JSON.stringify({ v: CONTROL_PROTOCOL_VERSION, ...request, t: Date.now() }));
+      channel.publish(this.naming.controlExchange(), '', content, {
+        replyTo: DIRECT_REPLY_TO,
+        correlationId,
+        contentType: 'application/json',
+        headers: this.trust.proof('control-request', content, correlationId),
+      });
       let timer: NodeJS.Timeout | undefined;
       await Promise.race([gathered, new Promise((resolve) => (timer = setTimeout(resolve, timeoutMs)))]);
       clearTimeout(timer);

@@ -13,12 +13,14 @@ import {
   type ResolvedDeadLetterLogOptions,
   type ShownLetter,
 } from '../dead-letter-log';
+import type { RecordTrust } from '../records';
 import type { TopologyPlan } from '../topology';
 import { UnknownQueueError } from './ops-errors';
 
 export interface LogConnection {
   readonly openChannel: () => Promise<amqp.Channel>;
   readonly send: (message: OutgoingMessage) => Promise<void>;
+  readonly trust: RecordTrust;
 }
 
 /**

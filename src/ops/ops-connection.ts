@@ -1,6 +1,7 @@
 import { ConnectionManager } from '../connection';
 import { createSilentLogger } from '../core';
 import type { JobControl } from '../job-control';
+import type { RecordTrust } from '../records';
 import { resolvePublisherOptions, type JobPublisher } from '../publisher';
 import type { TopologyPlan } from '../topology';
 import { resolveWarrenConnectionOptions, wirePublishing, type PublishingParts } from '../warren';
@@ -22,6 +23,7 @@ export class OpsConnection {
   constructor(
     private readonly plan: TopologyPlan,
     private readonly input: OpsOptions,
+    private readonly trust: RecordTrust,
   ) {}
 
   /** The connection, opened now if it is not yet. */
@@ -56,7 +58,13 @@ export class OpsConnection {
       resolveWarrenConnectionOptions(this.input, { connectionName: `warren ops ${process.pid}` }),
       log,
     );
-    const publishing = wirePublishing(this.plan, manager, resolvePublisherOptions(this.input.publisher), log);
+    const publishing = wirePublishing(
+      this.plan,
+      manager,
+      resolvePublisherOptions(this.input.publisher),
+      log,
+      { trust: this.trust },
+    );
     manager.onReady(async (_model, generation) => publishing.confirms.open(generation));
     await manager.start();
     return { manager, ...publishing };

@@ -2,7 +2,7 @@ import 'reflect-metadata';
 import { isAmqpReply, type ConnectionManager } from '../connection';
 import { PauseMarkers, type ControlReply, type ProcessStatus } from '../control';
 import { resolveJobLimiters } from '../coordination';
-import type { PublishedJob, PublishOptions } from '../core';
+import { createSilentLogger, type PublishedJob, type PublishOptions } from '../core';
 import { readJobDefinition, type JobClass } from '../decorators';
 import {
   readCronDeclarations,
@@ -12,6 +12,7 @@ import {
 } from '../scheduler';
 import { findJob, jobStatus, type JobStatus } from '../history';
 import { resolvePublisherOptions } from '../publisher';
+import { RecordTrust, type RecordSkips } from '../records';
 import type { PlannedJobQueue, TopologyPlan } from '../topology';
 import { planWarrenTopology, rescheduleAt, type RescheduleOptions } from '../warren';
 import { ControlClient } from './control-client';
@@ -40,6 +41,7 @@ export class WarrenOps {
   /** The dead-letter log: browse, search, replay, purge (see DeadLetterOps). */
   readonly dead: DeadLetterOps;
   private readonly registry: ScheduleOps;
+  private readonly trust: RecordTrust;
 
   /** Made by {@link createOps}; not meant to be called directly. */
   constructor(private readonly input: OpsOptions) {
@@ -49,7 +51,8 @@ export class WarrenOps {
     const definitions = jobs.map((job) => readJobDefinition(job));
     this.crons = cron.crons;
     this.plan = planWarrenTopology(input, definitions, cron, resolveJobLimiters(definitions));
-    this.connection = new OpsConnection(this.plan, input);
+    this.trust = new RecordTrust(this.plan.naming.namespace, this.options.signing, createSilentLogger());
+    this.connection = new OpsConnection(this.plan, input, this.trust);
     this.topology = topologyOps(
       this.plan,
       () => this.management(),
@@ -62,10 +65,10 @@ export class WarrenOps {
       cron.scheduler,
       resolvePublisherOptions(input.publisher).timeoutMs,
       async () => {
-        const { manager, confirms, publisher } = await this.connection.open();
+        const { manager, confirms, publisher, trust } = await this.connection.open();
         const publish = (job: string, data: unknown, jobId: string) =>
           publisher.publish(job, data, { jobId });
-        return { manager, confirms, publish };
+        return { manager, confirms, publish, trust };
       },
     );
     this.dead = new DeadLetterOps(
@@ -73,8 +76,8 @@ export class WarrenOps {
       this.options.deadLetterLog,
       resolvePublisherOptions(input.publisher).timeoutMs,
       async () => {
-        const { manager, confirms } = await this.connection.open();
-        return { openChannel: () => manager.openChannel(), send: (m) => confirms.send(m) };
+        const { manager, confirms, trust } = await this.connection.open();
+        return { openChannel: () => manager.openChannel(), send: (m) => confirms.send(m), trust };
       },
     );
   }
@@ -155,12 +158,16 @@ export class WarrenOps {
   async job(jobId: string): Promise<JobStatus> {
     const manager = await this.connect();
     const stream = this.plan.naming.jobHistory();
-    return findJob(() => manager.openChannel(), stream, jobId, this.options.deadLetterLog.endIdleMs).catch(
-      (error: unknown) => {
-        if (isAmqpReply(error, 'NOT_FOUND')) return jobStatus(jobId, [], Date.now());
-        throw error;
-      },
-    );
+    return findJob(
+      () => manager.openChannel(),
+      stream,
+      jobId,
+      this.options.deadLetterLog.endIdleMs,
+      this.trust.reader('history'),
+    ).catch((error: unknown) => {
+      if (isAmqpReply(error, 'NOT_FOUND')) return jobStatus(jobId, [], Date.now());
+      throw error;
+    });
   }
 
   /** Publishes a job by name (confirmed by the broker), as `warren.publish` does. */
@@ -178,6 +185,14 @@ export class WarrenOps {
     reschedule: async (jobId: string, options: RescheduleOptions): Promise<void> =>
       (await this.connection.jobControl()).reschedule(jobId, rescheduleAt(jobId, options)),
   };
+
+  /**
+   * The records this ops client skipped (job control, dead-letter log, history, schedule registry,
+   * control replies): forged, replayed, unsigned while a key is set, malformed or out of bounds.
+   */
+  skippedRecords(): RecordSkips {
+    return this.trust.skipped();
+  }
 
   /** Topology as code against the broker: plan (offline), diff and verify (management API), apply. */
   readonly topology: TopologyOps;
@@ -219,7 +234,7 @@ export class WarrenOps {
   /** Asks every process; with the management API, stops once every listener answered and counts the silent. */
   private async ask(request: { command: 'status' | 'sync-pause'; queue?: string }) {
     const manager = await this.connect();
-    const client = new ControlClient(this.plan.naming, () => manager.openChannel());
+    const client = new ControlClient(this.plan.naming, () => manager.openChannel(), this.trust);
     const listeners = this.options.management ? await this.listeners() : undefined;
     const replies: ControlReply[] = await client.ask(request, this.options.replyTimeoutMs, listeners);
     const silent = listeners === undefined ? undefined : Math.max(0, listeners - replies.length);

@@ -4,6 +4,7 @@ import {
   type DeadLetterLogOptions,
   type ResolvedDeadLetterLogOptions,
 } from '../dead-letter-log';
+import { resolveRecordSigning, type ResolvedRecordSigning } from '../records';
 import type { WarrenOptions } from '../warren';
 import { redactCredentials } from './redact-credentials';
 
@@ -44,7 +45,16 @@ export interface ResolvedManagementOptions {
 export interface OpsOptions
   extends Pick<
     WarrenOptions,
-    'url' | 'connection' | 'namespace' | 'topology' | 'jobs' | 'delay' | 'queues' | 'scheduler' | 'publisher'
+    | 'url'
+    | 'connection'
+    | 'namespace'
+    | 'topology'
+    | 'jobs'
+    | 'delay'
+    | 'queues'
+    | 'scheduler'
+    | 'publisher'
+    | 'signingKey'
   > {
   /** The management HTTP API; without it `diff`, `verify` fail with MANAGEMENT_NOT_CONFIGURED. */
   readonly management?: ManagementOptions;
@@ -66,6 +76,8 @@ export interface ResolvedOpsOptions {
   readonly replyTimeoutMs: number;
   readonly management: ResolvedManagementOptions | undefined;
   readonly deadLetterLog: ResolvedDeadLetterLogOptions;
+  /** The workers' `signingKey`, resolved: ops signs its records and requests and verifies what it reads. */
+  readonly signing: ResolvedRecordSigning | undefined;
 }
 
 export function resolveOpsOptions(input: OpsOptions): ResolvedOpsOptions {
@@ -76,13 +88,16 @@ export function resolveOpsOptions(input: OpsOptions): ResolvedOpsOptions {
     600_000,
   );
   const deadLetterLog = resolveDeadLetterLogOptions(input.deadLetterLog);
+  const signing = resolveRecordSigning(input.signingKey);
   const m = input.management;
-  if (m === undefined) return Object.freeze({ replyTimeoutMs, deadLetterLog, management: undefined });
+  if (m === undefined)
+    return Object.freeze({ replyTimeoutMs, deadLetterLog, signing, management: undefined });
   const { url, username, password } = splitCredentials(m);
   const defaults = OPS_DEFAULTS.management;
   return Object.freeze({
     replyTimeoutMs,
     deadLetterLog,
+    signing,
     management: Object.freeze({
       url,
       username: checkNonEmptyString('management.username', m.username ?? username ?? defaults.username),

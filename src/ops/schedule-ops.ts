@@ -9,6 +9,7 @@ import {
   type ScheduleSpec,
   type TriggeredSchedule,
 } from '../scheduler';
+import type { RecordTrust } from '../records';
 import type { TopologyPlan } from '../topology';
 
 /** What the schedule operations need from the ops connection (opened on first use). */
@@ -16,6 +17,7 @@ export interface ScheduleOpsConnection {
   readonly manager: ConnectionManager;
   readonly confirms: ConfirmPublisher;
   readonly publish: (job: string, data: unknown, jobId: string) => Promise<unknown>;
+  readonly trust: RecordTrust;
 }
 
 /**
@@ -52,7 +54,7 @@ export class ScheduleOps {
   }
 
   private open(): Promise<RuntimeSchedules> {
-    this.runtime ??= this.connect().then(({ manager, confirms, publish }) => {
+    this.runtime ??= this.connect().then(({ manager, confirms, publish, trust }) => {
       const log = createSilentLogger();
       const registry = new ScheduleRegistry({
         manager,
@@ -60,6 +62,7 @@ export class ScheduleOps {
         stream: this.plan.naming.scheduleRegistry(),
         publishTimeoutMs: this.publishTimeoutMs,
         log,
+        trust,
       });
       const never = { isLeader: false, onChange: () => () => undefined };
       const ledger = { read: async () => new Map(), write: async () => undefined };

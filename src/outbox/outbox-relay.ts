@@ -17,6 +17,12 @@ export type SendJob = (
   options: PublishOptions & { readonly jobId: string },
 ) => Promise<unknown>;
 
+/** How often a row naming a job no topology declares is tried before it is parked. */
+export const UNKNOWN_JOB_ATTEMPTS = 5;
+/** Header names a row may not pass on: the broker's and warren's (outbox.publish refuses them; a row
+ * written some other way is relayed without them). */
+const RESERVED_HEADER = /^(x-|warren-)/i;
+
 /** One batch in flight at a time, on a connection of its own. */
 interface Lane {
   client: PgPoolClient | undefined;
@@ -135,6 +141,8 @@ export class OutboxRelay {
       claimed = batch.rows;
       const results = await Promise.allSettled(batch.publishing);
       confirmed = claimed.filter((_, i) => results[i]!.status === 'fulfilled');
+      const unknown = claimed.filter((_, i) => isUnknownJob(results[i]!));
+      if (unknown.length > 0) await this.countUnknownJob(client, unknown);
       await client.query(
         confirmed.length > 0 ? this.sql.removeAndCommit(confirmed.map((row) => String(row.id))) : 'COMMIT',
       );
@@ -156,18 +164,52 @@ export class OutboxRelay {
     return claimed.length;
   }
 
+  /** Counts the refusals of rows naming an unknown job, in the batch's transaction; logs those it parks. */
+  private async countUnknownJob(client: PgPoolClient, rows: readonly OutboxRow[]): Promise<void> {
+    const result = lastResult(
+      await client.query(
+        this.sql.countUnknownJob(
+          rows.map((row) => String(row.id)),
+          UNKNOWN_JOB_ATTEMPTS,
+        ),
+      ),
+    );
+    for (const row of result.rows as { job_id: string; job_name: string; parked: boolean }[])
+      if (row.parked)
+        this.log.error(
+          { table: this.options.tableName, jobId: row.job_id, jobName: row.job_name, reason: 'unknown-job' },
+          `outbox row parked after ${UNKNOWN_JOB_ATTEMPTS} attempts: no topology declares its job`,
+        );
+  }
+
   private publish(row: OutboxRow): Promise<unknown> {
     const o = row.options ?? {};
+    const headers = o.headers === undefined ? undefined : this.allowedHeaders(row, o.headers);
     const options: PublishOptions & { jobId: string } = {
       jobId: row.job_id,
       timeoutMs: this.settings.publishTimeoutMs,
       ...(o.priority !== undefined ? { priority: o.priority } : {}),
       ...(o.correlationId !== undefined ? { correlationId: o.correlationId } : {}),
-      ...(o.headers !== undefined ? { headers: o.headers } : {}),
+      ...(headers !== undefined ? { headers } : {}),
       ...(o.attempts !== undefined ? { attempts: o.attempts } : {}),
       ...(o.runAtMs !== undefined && o.runAtMs > Date.now() ? { runAt: new Date(o.runAtMs) } : {}),
     };
     return this.send(row.job_name, row.payload, options);
+  }
+
+  /** A row's headers without the reserved ones (x-, warren-), which are logged: never passed on. */
+  private allowedHeaders(row: OutboxRow, headers: NonNullable<PublishOptions['headers']>) {
+    const allowed: Record<string, string | number | boolean> = {};
+    const refused: string[] = [];
+    for (const [key, value] of Object.entries(headers))
+      if (RESERVED_HEADER.test(key)) refused.push(key);
+      else allowed[key] = value;
+    if (refused.length > 0)
+      this.log.warn(
+        { table: this.options.tableName, jobId: row.job_id, headers: refused.slice(0, 10) },
+        'outbox row with reserved headers: relayed without them',
+      );
+    return allowed;
   }
 
   /** Runs `work` after every earlier claim settled. */
@@ -211,4 +253,8 @@ function isConnectionError(error: unknown): boolean {
   if (typeof code !== 'string') return true;
   // Class 08: connection exception; 57P: operator intervention (server shutting down, terminated).
   return code.startsWith('08') || code.startsWith('57P') || !/^[0-9A-Z]{5}$/.test(code);
+}
+
+function isUnknownJob(result: PromiseSettledResult<unknown>): boolean {
+  return result.status === 'rejected' && (result.reason as { code?: unknown })?.code === 'UNKNOWN_JOB';
 }

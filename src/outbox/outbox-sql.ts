@@ -6,6 +6,7 @@
  *   payload     the payload as the job's schema output it, JSON
  *   options     per-publish options the relay passes on (priority, correlationId, headers, attempts,
  *               runAtMs), JSON
+ *               and, written by the relay, relayFailures and parkedReason (a parked row is never claimed)
  *   created_at  when the caller wrote it (the database's clock): the backlog's oldest age reads it
  * A row is deleted once the broker confirmed its message: confirm before forget.
  */
@@ -38,6 +39,11 @@ export interface OutboxStatements {
   claim(batchSize: number): string;
   /** Deletes the rows (ids as read from the table) and commits: one round trip. */
   removeAndCommit(ids: readonly string[]): string;
+  /**
+   * Counts one refusal of each row (a job no topology declares) and parks a row refused `attempts`
+   * times, with `parkedReason` 'unknown-job'; returns the ids parked now.
+   */
+  countUnknownJob(ids: readonly string[], attempts: number): string;
   readonly backlog: string;
   readonly listen: string;
   /** $1 channel: wakes the relays now. */
@@ -56,10 +62,17 @@ export function outboxStatements(qualifiedTable: string, channel: string): Outbo
     claim: (batchSize) =>
       `BEGIN; SET LOCAL synchronous_commit TO OFF;
       SELECT id, job_id, job_name, payload, options FROM ${qualifiedTable}
+      WHERE NOT (options ? 'parkedReason')
       ORDER BY id LIMIT ${Math.floor(batchSize)} FOR UPDATE SKIP LOCKED`,
     // BigInt turns each id into digits only (or throws): nothing else reaches the SQL text.
     removeAndCommit: (ids) =>
       `DELETE FROM ${qualifiedTable} WHERE id IN (${ids.map((id) => BigInt(id).toString()).join(',')}); COMMIT`,
+    countUnknownJob: (ids, attempts) => `UPDATE ${qualifiedTable} SET options = options
+        || jsonb_build_object('relayFailures', COALESCE((options->>'relayFailures')::int, 0) + 1)
+        || CASE WHEN COALESCE((options->>'relayFailures')::int, 0) + 1 >= ${Math.floor(attempts)}
+           THEN '{"parkedReason":"unknown-job"}'::jsonb ELSE '{}'::jsonb END
+      WHERE id IN (${ids.map((id) => BigInt(id).toString()).join(',')})
+      RETURNING id, job_id, job_name, options ? 'parkedReason' AS parked`,
     backlog: `SELECT count(*)::bigint AS size,
         COALESCE(EXTRACT(EPOCH FROM (now() - min(created_at))) * 1000, 0)::float8 AS oldest_ms
       FROM ${qualifiedTable}`,

@@ -36,6 +36,10 @@ export interface OutboxRowOptions {
   readonly attempts?: number;
   /** When the job is due (ms since epoch), for a delayed job. */
   readonly runAtMs?: number;
+  /** Set by the relay: how many times this row was refused as a job no topology declares. */
+  readonly relayFailures?: number;
+  /** Set by the relay once it gives up on the row (`unknown-job`): never claimed again, kept for a human. */
+  readonly parkedReason?: string;
 }
 
 /** The checks `warren.publish` runs, given by the warren: job name, options, payload against the schema. */

@@ -35,7 +35,18 @@ export class ResultChannel {
   private channel: Promise<ConfirmChannel> | undefined;
   private readonly waiting = new Map<string, Waiting>();
 
-  constructor(private readonly openChannel: () => Promise<ConfirmChannel>) {}
+  constructor(
+    private readonly openChannel: () => Promise<ConfirmChannel>,
+    /**
+     * Whether an answer is the worker's (its proof, bound to the job id, with a signing key); default:
+     * every well-formed answer is taken.
+     */
+    private readonly isProven: (
+      content: Buffer,
+      headers: Record<string, unknown> | undefined,
+      jobId: string,
+    ) => boolean = () => true,
+  ) {}
 
   async send(message: OutgoingMessage, job: PublishedJob): Promise<ResultHandle> {
     const channel = await this.ready();
@@ -144,6 +155,7 @@ export class ResultChannel {
     if (body === undefined) return;
     const waiting = this.waiting.get(body.jobId);
     if (waiting === undefined) return;
+    if (!this.isProven(message.content, message.properties.headers, body.jobId)) return;
     this.waiting.delete(body.jobId);
     waiting.settle(body);
   }

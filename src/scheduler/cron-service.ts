@@ -1,5 +1,6 @@
 import type { ConfirmPublisher, ConnectionManager } from '../connection';
 import { ConfigurationError, type EmitEvent, type Logger } from '../core';
+import type { RecordTrust } from '../records';
 import type { TopologyPlan } from '../topology';
 import type { CronDeclarations } from './cron-declarations';
 import { CronLeadership } from './cron-leadership';
@@ -21,6 +22,8 @@ export interface CronServiceDeps {
   readonly reapplyTopology: () => Promise<void>;
   readonly emit: EmitEvent;
   readonly log: Logger;
+  /** Signs and checks the schedule registry's records. */
+  readonly trust: RecordTrust;
 }
 
 /** The least time to read the schedule registry to its end, ms. */
@@ -70,6 +73,7 @@ export class CronService {
       publishTimeoutMs: deps.publishTimeoutMs,
       log: log.child({ component: 'schedule-registry' }),
       onChange: (id) => this.runtime.reconcile(id),
+      trust: deps.trust,
     });
     this.runtime = new RuntimeSchedules({
       scheduler: this.scheduler,

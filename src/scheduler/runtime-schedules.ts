@@ -1,5 +1,7 @@
 import {
   ConfigurationError,
+  summarizeIssues,
+  validatePayload,
   UnknownJobError,
   UnknownScheduleError,
   validationMessage,
@@ -98,12 +100,40 @@ export class RuntimeSchedules {
     try {
       spec = this.resolve(id, definition);
     } catch (error) {
-      log.warn({ err: error, schedule: id }, 'ignored an invalid schedule of the schedule registry');
-      if (this.applied.delete(id)) scheduler.remove(id);
+      this.refuse(id, error);
       return;
     }
+    const schema = this.deps.plan.jobs.get(definition.job)?.schema;
+    if (schema === undefined) {
+      this.apply(id, definition, spec);
+      return;
+    }
+    // Checked against the job's schema when read: a bad record is reported here, once, not at every tick.
+    const checked = validatePayload(schema, spec.data);
+    checked.then(
+      (result) => {
+        if (registry.state.get(id)?.definition !== definition) return;
+        if (result.issues === undefined) this.apply(id, definition, spec);
+        else
+          this.refuse(
+            id,
+            new ConfigurationError(
+              `schedule registry '${id}'.data does not match the schema of '${definition.job}': ${summarizeIssues(result.issues)}`,
+            ),
+          );
+      },
+      (error: unknown) => this.refuse(id, error),
+    );
+  }
+
+  private apply(id: string, definition: ScheduleDefinition, spec: ScheduleSpec): void {
     this.applied.set(id, definition);
-    scheduler.add(spec, paused);
+    this.deps.scheduler.add(spec, this.deps.registry.state.get(id)?.paused ?? false);
+  }
+
+  private refuse(id: string, error: unknown): void {
+    this.deps.log.warn({ err: error, schedule: id }, 'ignored an invalid schedule of the schedule registry');
+    if (this.applied.delete(id)) this.deps.scheduler.remove(id);
   }
 
   /** Validates, then appends an upsert; every process (and the next leader) schedules it. */

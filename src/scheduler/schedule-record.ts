@@ -12,6 +12,9 @@ export type ScheduleAction = 'upsert' | 'remove' | 'pause' | 'resume';
 
 const ACTIONS: readonly string[] = ['upsert', 'remove', 'pause', 'resume'];
 const POLICIES: readonly string[] = ['skip', 'run-once'];
+/** A record larger than this is skipped unparsed (a schedule's data is a job payload: keep it small). */
+export const MAX_RECORD_BYTES = 1024 ** 2;
+const MAX_ID_CHARS = 500;
 
 /** A run-time schedule's definition as the registry holds it (validated again by every reader). */
 export interface ScheduleDefinition {
@@ -49,6 +52,7 @@ export function encodeScheduleRecord(record: ScheduleRecord): Buffer {
 
 /** Parses a record; a string says why it is not one (a foreign or corrupt message: logged, skipped). */
 export function decodeScheduleRecord(content: Buffer): ScheduleRecord | string {
+  if (content.length > MAX_RECORD_BYTES) return 'too large';
   let value: unknown;
   try {
     value = JSON.parse(content.toString('utf8'));
@@ -60,11 +64,13 @@ export function decodeScheduleRecord(content: Buffer): ScheduleRecord | string {
   if (r.v !== 1) return `unknown version ${JSON.stringify(r.v)}`;
   if (r.action === 'sync')
     return typeof r.token === 'string' ? (r as unknown as ScheduleRecord) : 'sync without token';
-  if (typeof r.id !== 'string' || r.id.length === 0) return 'no id';
+  if (typeof r.id !== 'string' || r.id.length === 0 || r.id.length > MAX_ID_CHARS) return 'no id';
+  if (typeof r.at !== 'number') return 'no time';
   if (typeof r.action !== 'string' || !ACTIONS.includes(r.action))
     return `unknown action ${String(r.action)}`;
   if (r.action === 'upsert') {
     if (typeof r.job !== 'string' || typeof r.pattern !== 'string') return 'upsert without job or pattern';
+    if (r.job.length > MAX_ID_CHARS || r.pattern.length > MAX_ID_CHARS) return 'job or pattern too long';
     if (r.tz !== undefined && typeof r.tz !== 'string') return 'tz is not a string';
     if (r.missedTicks !== undefined && !POLICIES.includes(r.missedTicks as string))
       return 'unknown missedTicks';

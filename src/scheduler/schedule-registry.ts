@@ -11,6 +11,7 @@ import {
   type ScheduleRecord,
 } from './schedule-record';
 import { registryStreamAssertion } from '../topology';
+import type { RecordReader, RecordTrust } from '../records';
 
 export interface ScheduleRegistryDeps {
   readonly manager: ConnectionManager;
@@ -21,6 +22,8 @@ export interface ScheduleRegistryDeps {
   readonly log: Logger;
   /** Called after each record that changed an id's state was applied (stream order). */
   readonly onChange?: (id: string) => void;
+  /** Signs the records this process appends; verifies, counts and skips what it reads. */
+  readonly trust: RecordTrust;
 }
 
 /**
@@ -37,17 +40,26 @@ export class ScheduleRegistry {
   private follower: StreamFollower | undefined;
   private following = false;
   private readonly syncs = new Map<string, () => void>();
+  private readonly reader: RecordReader;
 
-  constructor(private readonly deps: ScheduleRegistryDeps) {}
+  constructor(private readonly deps: ScheduleRegistryDeps) {
+    this.reader = deps.trust.reader('schedules');
+  }
 
   /** Appends a record; resolves on the broker's confirm. */
   async append(record: ScheduleRecord): Promise<void> {
     await this.ensureStream();
+    const content = encodeScheduleRecord(record);
     await this.deps.confirms.send({
       exchange: '',
       routingKey: this.deps.stream,
-      content: encodeScheduleRecord(record),
-      properties: { persistent: true, mandatory: true, contentType: JSON_CONTENT_TYPE },
+      content,
+      properties: {
+        persistent: true,
+        mandatory: true,
+        contentType: JSON_CONTENT_TYPE,
+        headers: this.deps.trust.proof('schedules', content),
+      },
       deadline: Date.now() + this.deps.publishTimeoutMs,
       context: { queue: this.deps.stream },
     });
@@ -107,12 +119,12 @@ export class ScheduleRegistry {
   private visit(message: StreamRecord): void {
     if (message.offset < this.nextOffset) return;
     this.nextOffset = message.offset + 1;
+    const where = { offset: message.offset, stream: this.deps.stream };
+    if (!this.reader.accept(message.content, message.properties.headers, where)) return;
     const record = decodeScheduleRecord(message.content);
+    // counted, and logged at most every few seconds: a flood of garbage must not flood the log
     if (typeof record === 'string') {
-      this.deps.log.warn(
-        { offset: message.offset, reason: record },
-        'ignored a record of the schedule registry that warren did not write',
-      );
+      this.reader.skip(record === 'too large' ? 'too-large' : 'malformed', { ...where, why: record });
       return;
     }
     if (record.action === 'sync') {

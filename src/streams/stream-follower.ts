@@ -1,6 +1,6 @@
 import type * as amqp from 'amqplib';
 import { X_ARGS } from '../topology';
-import type { StreamRecord } from './stream-reader';
+import { visitSafely, type StreamRecord } from './stream-reader';
 
 /** A consumer that stays on a stream and hands every new record to `visit`. */
 export interface StreamFollower {
@@ -42,7 +42,8 @@ export async function followStream(
         unacked = 0;
       }
       const offset = Number(message.properties.headers?.[X_ARGS.streamOffset]);
-      if (offset >= from) visit({ offset, content: message.content, properties: message.properties });
+      if (offset >= from)
+        visitSafely(visit, { offset, content: message.content, properties: message.properties });
     },
     { noAck: false, arguments: { [X_ARGS.streamOffset]: from } },
   );

@@ -78,7 +78,8 @@ export async function readStream(
               return;
             }
             if (options.until !== undefined && offset > options.until) return finish();
-            const more = visit({ offset, content: message.content, properties: message.properties });
+            const record = { offset, content: message.content, properties: message.properties };
+            const more = visitSafely(visit, record);
             count += 1;
             lastOffset = offset;
             if (more === false || count >= options.max || offset === options.until) return finish();
@@ -93,6 +94,19 @@ export async function readStream(
     await channel.close().catch(() => undefined);
   }
   return { count, lastOffset };
+}
+
+/**
+ * A visitor that throws on a record (a forged or malformed one it did not expect) skips that record:
+ * thrown inside amqplib's delivery callback it would close the channel and leave the read waiting
+ * forever. Visitors check their records and count what they skip; this is the last line.
+ */
+export function visitSafely<R>(visit: (record: StreamRecord) => R, record: StreamRecord): R | undefined {
+  try {
+    return visit(record);
+  } catch {
+    return undefined;
+  }
 }
 
 /** A gap this long in the middle of a read with a known end means the records are gone (retention). */

@@ -20,9 +20,11 @@ import { readJobDefinition } from '../decorators';
 import { resolvePublisherOptions, type ResolvedPublisherOptions } from '../publisher';
 import { planTopology, type TopologyPlan } from '../topology';
 import { resolveWorkerOptions, type RegisteredJob, type ResolvedWorkerOptions } from '../worker';
-import { planSlipJobs } from '../workflow';
+import { planSlipJobs, slipJobName, type SlipSeal } from '../workflow';
+import { slipSeal } from './slip-seal';
 import { resolveJobLimiters, type DeclaredLimiters } from '../coordination';
 import { readCronDeclarations, type CronDeclarations } from '../scheduler';
+import { resolveRecordSigning, type ResolvedRecordSigning } from '../records';
 import { resolveJobSettings } from './job-settings';
 import { checkWarrenOptionKeys, resolveWarrenTopologyOptions, type WarrenOptions } from './options';
 
@@ -46,6 +48,10 @@ export interface WarrenConfig {
   readonly jobs: ReadonlyMap<string, RegisteredJob>;
   /** The job names `warren.slip()` may use as steps. */
   readonly slipActivities: ReadonlySet<string>;
+  /** The key that signs and verifies warren's own records; undefined without `signingKey`. */
+  readonly signing: ResolvedRecordSigning | undefined;
+  /** Seals the slip envelopes this process publishes (a no-op without a key). */
+  readonly slipSeal: SlipSeal;
 }
 
 const IGNORE_EVENTS: EmitEvent = () => undefined;
@@ -69,22 +75,28 @@ export function resolveWarrenConfig(
   const worker = resolveWorkerOptions(options.worker);
   const jobDefaults = resolveJobDefaults(options.jobDefaults);
   const breakerDefaults = resolveBreakerOptions(options.breakerDefaults, 'breakerDefaults');
+  const signing = resolveRecordSigning(options.signingKey);
   const handlers = readHandlers(options.handlers ?? []);
   const definitions = [...handlers.values()].map((h) => h.definition);
   for (const job of options.jobs ?? []) definitions.push(readJobDefinition(job));
   const handlerByName = new Map([...handlers].map(([name, h]) => [name, h.handler]));
+  const seal = slipSeal(signing, topologyOptions.namespace);
   const slips = planSlipJobs(
     options.activities ?? [],
     handlerByName,
     emit,
     jobDefaults.timeoutMs,
     options.joins,
+    seal,
   );
   definitions.push(...slips.definitions);
   const cron = readCronDeclarations(options.scheduler, [...handlerByName.values(), ...(options.jobs ?? [])]);
   const limiters = resolveJobLimiters([...handlers.values()].map((h) => h.definition));
   const plan = planWarrenTopology(options, definitions, cron, limiters, topologyOptions);
-  const jobs = registerJobs(plan, [...handlerByName, ...slips.handlers], jobDefaults, limiters);
+  // A slip step runs under its activity's limiter, as the plain job does.
+  const activityOf = new Map([...slips.activities].map((name) => [slipJobName(name), name]));
+  const limiterOf = (name: string) => limiters.ofJob.get(activityOf.get(name) ?? name);
+  const jobs = registerJobs(plan, [...handlerByName, ...slips.handlers], jobDefaults, limiterOf);
   const instrumentation = combineInstrumentation(listInstrumentation(options.instrumentation));
   return {
     options,
@@ -99,6 +111,8 @@ export function resolveWarrenConfig(
     plan,
     jobs,
     slipActivities: slips.activities,
+    signing,
+    slipSeal: seal,
   };
 }
 
@@ -107,7 +121,7 @@ function registerJobs(
   plan: TopologyPlan,
   handlers: readonly (readonly [string, JobHandler])[],
   jobDefaults: ResolvedJobDefaults,
-  limiters: DeclaredLimiters,
+  limiterOf: (name: string) => RegisteredJob['limiter'],
 ): Map<string, RegisteredJob> {
   const jobs = new Map<string, RegisteredJob>();
   for (const [name, handler] of handlers) {
@@ -121,7 +135,7 @@ function registerJobs(
       timeoutMs,
       schema: planned.schema,
       breakers: planned.breakers ?? [],
-      limiter: limiters.ofJob.get(name),
+      limiter: limiterOf(name),
     });
   }
   return jobs;

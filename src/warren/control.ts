@@ -4,6 +4,7 @@ import type { BreakerPauses, BreakerRegistry } from '../breaker';
 import type { ConnectionManager } from '../connection';
 import { ControlListener, type ProcessStatus } from '../control';
 import { WARREN_VERSION, type Logger } from '../core';
+import type { RecordTrust } from '../records';
 import type { ScheduleInfo } from '../scheduler';
 import type { TopologyPlan } from '../topology';
 import type { ConsumerHealth } from '../worker';
@@ -18,6 +19,7 @@ export interface ControlDeps {
   readonly isLeader: () => boolean;
   readonly schedules: () => readonly ScheduleInfo[];
   readonly log: Logger;
+  readonly trust: RecordTrust;
 }
 
 /** A warren's control listener and the process id it answers with. */
@@ -71,6 +73,7 @@ export function createControl(deps: ControlDeps): WarrenControl {
       holdByOperator: (key, held) => deps.pauses.hold('operator', key, held),
     },
     deps.log,
+    deps.trust,
   );
   return { listener, processId };
 }

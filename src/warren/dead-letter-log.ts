@@ -1,6 +1,7 @@
 import type { ConfirmPublisher, ConnectionManager } from '../connection';
 import type { Logger } from '../core';
 import { DeadLetterLog, resolveDeadLetterLogOptions, type DeadLetterLogOptions } from '../dead-letter-log';
+import type { RecordTrust } from '../records';
 import type { TopologyPlan } from '../topology';
 
 /** `createWarren({ deadLetterLog })`: the log's retention, and whether this process feeds it. */
@@ -23,6 +24,7 @@ export function createDeadLetterLog(
   confirms: ConfirmPublisher,
   publishTimeoutMs: number,
   log: Logger,
+  trust: RecordTrust,
 ): DeadLetterLog | undefined {
   if (input === undefined || input.collect === false) return undefined;
   const { collect: _collect, ...retention } = input;
@@ -37,5 +39,6 @@ export function createDeadLetterLog(
     options: resolveDeadLetterLogOptions(retention),
     publishTimeoutMs,
     log,
+    trust,
   });
 }

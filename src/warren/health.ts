@@ -1,4 +1,5 @@
 import type { BrokerVersion, ConnectionManager } from '../connection';
+import type { RecordSkips, RecordTrust } from '../records';
 import type { ConsumerHealth, Worker } from '../worker';
 
 export interface HealthReport {
@@ -12,12 +13,25 @@ export interface HealthReport {
   readonly consumers: readonly ConsumerHealth[];
   /** Connected, and every started queue consumer (not paused) is subscribed. */
   readonly healthy: boolean;
+  /**
+   * Records of warren's own streams and control messages this process skipped (forged, replayed,
+   * unsigned while a key is set, malformed, out of bounds), per stream and reason: a count that grows is
+   * someone writing where only warren should (README, "What warren trusts").
+   */
+  readonly records: RecordSkips;
 }
 
 /** A warren's health now, from its connection and its worker's consumers. */
-export function reportHealth(manager: ConnectionManager, worker: Worker): HealthReport {
+export function reportHealth(manager: ConnectionManager, worker: Worker, trust: RecordTrust): HealthReport {
   const consumers = worker.health();
   const connected = manager.isConnected;
   const healthy = connected && (!worker.isStarted || consumers.every((c) => c.paused || c.consuming));
-  return { connected, blocked: manager.isBlocked, broker: manager.broker, consumers, healthy };
+  return {
+    connected,
+    blocked: manager.isBlocked,
+    broker: manager.broker,
+    consumers,
+    healthy,
+    records: trust.skipped(),
+  };
 }

@@ -2,6 +2,7 @@ import { hostname } from 'node:os';
 import { withThrowawayChannel, type ConnectionManager } from '../connection';
 import type { EmitEvent, Logger, PublishedJob, PublishOptions, WarrenEvents } from '../core';
 import { firstLine, HistoryWriter, resolveHistoryOptions, type HistoryOptions } from '../history';
+import type { RecordTrust } from '../records';
 import { streamAssertion, type TopologyPlan } from '../topology';
 
 /** The part of a warren instance the history listens to. */
@@ -20,11 +21,18 @@ export function createHistory(
   manager: ConnectionManager,
   processId: string,
   log: Logger,
+  trust: RecordTrust,
 ): HistoryWriter | undefined {
   if (input === undefined) return undefined;
   const options = resolveHistoryOptions(input);
   const stream = plan.naming.jobHistory();
-  const writer = new HistoryWriter(stream, options, { p: processId, h: hostname(), pid: process.pid }, log);
+  const writer = new HistoryWriter(
+    stream,
+    options,
+    { p: processId, h: hostname(), pid: process.pid },
+    log,
+    trust,
+  );
   manager.onReady(async () => {
     await withThrowawayChannel(
       () => manager.openChannel(),

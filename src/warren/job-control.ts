@@ -1,6 +1,7 @@
 import type { ConfirmPublisher, ConnectionManager } from '../connection';
 import { ConfigurationError, MAX_DELAY_MS, validationMessage } from '../core';
 import { JobControl } from '../job-control';
+import type { RecordTrust } from '../records';
 import type { TopologyPlan } from '../topology';
 
 /** When a rescheduled delayed job runs: at `runAt`, or `delayMs` from now. */
@@ -15,6 +16,7 @@ export function createJobControl(
   manager: ConnectionManager,
   confirms: ConfirmPublisher,
   timeoutMs: number,
+  trust: RecordTrust,
 ): JobControl {
   return new JobControl({
     stream: plan.naming.jobControl(),
@@ -22,6 +24,8 @@ export function createJobControl(
     openChannel: () => manager.openChannel(),
     send: (message) => confirms.send(message),
     timeoutMs,
+    jobs: plan.jobs,
+    trust,
   });
 }
 

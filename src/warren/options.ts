@@ -13,6 +13,7 @@ import {
 import type { DedupStore, IdempotencyStore, JoinStore } from '../idempotency';
 import type { OutboxOptions } from '../outbox';
 import type { WorkerOptions } from '../worker';
+import type { SigningKeyOption } from '../records';
 
 /** Everything `createWarren` takes. Only `topology` and a handler or job class are needed in practice. */
 import type { HistoryOptions } from '../history';
@@ -98,6 +99,15 @@ export interface WarrenOptions {
    * worker process only; give a PostgresJoinStore when several processes run the branches.
    */
   readonly joins?: JoinStore;
+  /**
+   * The shared secret that signs the records warren writes for itself (job control, the schedule
+   * registry, the dead-letter log's letters and markers, the history, control requests and replies) and
+   * that their readers require (README, "What warren trusts"). A string of at least 32 characters, or a
+   * list while keys rotate: the first signs, every one verifies. Give every process and warren/ops of the
+   * namespace the same. Default: none (records are checked for shape and against the plan, not proven);
+   * a shorter key is a ConfigurationError.
+   */
+  readonly signingKey?: SigningKeyOption;
 }
 
 /** The topology options inside WarrenOptions, resolved: createWarren and warren/ops plan alike. */
@@ -135,6 +145,7 @@ const KNOWN = {
   instrumentation: true,
   activities: true,
   joins: true,
+  signingKey: true,
 } as const satisfies Record<keyof WarrenOptions, true>;
 
 const KNOWN_QUEUES = { deliveryLimit: true, durable: true, expiresMs: true } as const satisfies Record<

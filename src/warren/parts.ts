@@ -4,6 +4,8 @@ import type { Logger } from '../core';
 import type { HistoryWriter } from '../history';
 import type { JobControl } from '../job-control';
 import type { JobPublisher } from '../publisher';
+import type { SlipSeal } from '../workflow';
+import type { RecordTrust } from '../records';
 import type { TopologyPlan } from '../topology';
 import type { DeadLetters, Worker } from '../worker';
 import type { CronService } from '../scheduler';
@@ -31,6 +33,8 @@ export interface WarrenParts {
   readonly confirms: ConfirmPublisher;
   readonly publisher: JobPublisher;
   readonly jobControl: JobControl;
+  /** Signs and checks warren's own records; its skip counts are in `health().records`. */
+  readonly trust: RecordTrust;
   readonly worker: Worker;
   readonly breakers: BreakerRegistry;
   readonly pauses: BreakerPauses;
@@ -45,5 +49,7 @@ export interface WarrenParts {
   readonly outbox: WarrenOutbox | undefined;
   /** The job names `warren.slip()` may use as steps. */
   readonly slipActivities: ReadonlySet<string>;
+  /** Seals the first envelope of a slip (`warren.slip().run()`), as the router seals the next ones. */
+  readonly slipSeal: SlipSeal;
   readonly shutdownGraceMs: number;
 }

@@ -3,6 +3,7 @@ import type { Instrumentation, Logger } from '../core';
 import type { DedupStore } from '../idempotency';
 import type { JobControl } from '../job-control';
 import { JobPublisher, ResultChannel, type ResolvedPublisherOptions } from '../publisher';
+import type { RecordTrust } from '../records';
 import type { TopologyPlan } from '../topology';
 import { createJobControl } from './job-control';
 
@@ -11,10 +12,14 @@ export interface PublishingParts {
   readonly confirms: ConfirmPublisher;
   readonly jobControl: JobControl;
   readonly publisher: JobPublisher;
+  /** Signs and checks warren's own records (one per instance, shared by every part). */
+  readonly trust: RecordTrust;
 }
 
-/** What a warren adds to plain publishing; warren/ops publishes without them. */
+/** The record trust, and what a warren adds to plain publishing (warren/ops publishes without those). */
 export interface PublishingExtras {
+  /** Signs and checks warren's own records (one per instance, shared by every part). */
+  readonly trust: RecordTrust;
   readonly instrumentation?: Instrumentation | undefined;
   /** Give the awaited results (`publishWithResult`) a channel of their own. */
   readonly results?: boolean;
@@ -30,15 +35,21 @@ export function wirePublishing(
   manager: ConnectionManager,
   options: ResolvedPublisherOptions,
   log: Logger,
-  extras: PublishingExtras = {},
+  extras: PublishingExtras,
 ): PublishingParts {
   const confirms = new ConfirmPublisher(
     manager,
     { maxBuffered: options.maxBuffered, maxMessageBytes: options.brokerMaxMessageBytes },
     log,
   );
-  const results = extras.results ? new ResultChannel(() => manager.openConfirmChannel()) : undefined;
-  const jobControl = createJobControl(plan, manager, confirms, options.timeoutMs);
+  const answers = extras.trust.reader('job-result');
+  const results = extras.results
+    ? new ResultChannel(
+        () => manager.openConfirmChannel(),
+        (content, headers, jobId) => answers.accept(content, headers, { jobId }, jobId),
+      )
+    : undefined;
+  const jobControl = createJobControl(plan, manager, confirms, options.timeoutMs, extras.trust);
   const publisher = new JobPublisher(
     plan,
     confirms,
@@ -48,5 +59,5 @@ export function wirePublishing(
     extras.deduplication,
     (message, queueName) => jobControl.storeCopy(message, queueName),
   );
-  return { confirms, jobControl, publisher };
+  return { confirms, jobControl, publisher, trust: extras.trust };
 }

@@ -139,7 +139,7 @@ export class Warren<TJobs extends object = WarrenJobs> extends ScheduledWarren<T
   slip(): SlipBuilder {
     return new SlipBuilder((name, data, options) => {
       if (this.isClosing) return Promise.reject(new ShutdownError('warren is closed; slip refused'));
-      return this.#parts.publisher.publish(name, data, options);
+      return this.#parts.publisher.publish(name, this.#parts.slipSeal.seal(data), options);
     }, this.#parts.slipActivities);
   }
 
@@ -172,7 +172,7 @@ export class Warren<TJobs extends object = WarrenJobs> extends ScheduledWarren<T
   }
 
   health(): HealthReport {
-    return reportHealth(this.#parts.manager, this.#parts.worker);
+    return reportHealth(this.#parts.manager, this.#parts.worker, this.#parts.trust);
   }
 
   /**

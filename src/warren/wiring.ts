@@ -3,6 +3,7 @@ import { ConnectionManager } from '../connection';
 import type { PublishOptions, PublishOrigin } from '../core';
 import { applyTopology, requireBrokerFeatures } from '../topology';
 import { DeadLetters, Worker } from '../worker';
+import { RecordTrust } from '../records';
 import { CronService } from '../scheduler';
 import type { WarrenConfig } from './config';
 import { createControl } from './control';
@@ -41,6 +42,7 @@ export async function wireWarren(config: WarrenConfig, events: WarrenEventSink):
   const { plan, log, options } = config;
   const manager = new ConnectionManager(config.connection, log.child({ component: 'connection' }));
   const publishing = wirePublishing(plan, manager, config.publisher, log.child({ component: 'publisher' }), {
+    trust: new RecordTrust(plan.naming.namespace, config.signing, log.child({ component: 'records' })),
     instrumentation: config.instrumentation,
     results: true,
     deduplication: options.deduplication,
@@ -88,6 +90,7 @@ export async function wireWarren(config: WarrenConfig, events: WarrenEventSink):
     deadLetters,
     outbox,
     slipActivities: config.slipActivities,
+    slipSeal: config.slipSeal,
     shutdownGraceMs: config.worker.shutdownGraceMs,
   };
 }
@@ -115,6 +118,7 @@ function wireConsumers(base: SharedParts) {
       plan,
       jobs: config.jobs,
       confirms: base.publishing.confirms,
+      proveAnswer: (content, jobId) => base.publishing.trust.proof('job-result', content, jobId),
       options: config.worker,
       emit: events.emit,
       listens: events.listens,
@@ -154,6 +158,7 @@ function wireScheduling(base: SharedParts): CronService {
     reapplyTopology,
     emit,
     log,
+    trust: base.publishing.trust,
   });
   return scheduling;
 }
@@ -176,6 +181,7 @@ function wireOperations(base: SharedParts, consumers: ReturnType<typeof wireCons
     isLeader: () => scheduling.isLeader,
     schedules: () => scheduling.schedules(),
     log: log.child({ component: 'control' }),
+    trust: publishing.trust,
   });
   const deadLetterLog = createDeadLetterLog(
     options.deadLetterLog,
@@ -184,6 +190,7 @@ function wireOperations(base: SharedParts, consumers: ReturnType<typeof wireCons
     publishing.confirms,
     config.publisher.timeoutMs,
     log.child({ component: 'dead-letter-log' }),
+    publishing.trust,
   );
   manager.onReady(async () => base.reapplyTopology());
   const history = createHistory(
@@ -192,6 +199,7 @@ function wireOperations(base: SharedParts, consumers: ReturnType<typeof wireCons
     manager,
     control.processId,
     log.child({ component: 'history' }),
+    publishing.trust,
   );
   // Before the consumers open: a queue an operator paused must not consume for a moment on (re)connect.
   manager.onReady(async (_model, generation) => control.listener.open(generation));

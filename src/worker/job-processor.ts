@@ -37,6 +37,8 @@ export interface ProcessorDeps {
   readonly plan: TopologyPlan;
   readonly jobs: ReadonlyMap<string, RegisteredJob>;
   readonly confirms: ConfirmPublisher;
+  /** The proof headers of an awaited result's answer (bound to its job id); none without a signing key. */
+  readonly proveAnswer?: (content: Buffer, jobId: string) => Record<string, string>;
   readonly options: ResolvedWorkerOptions;
   readonly emit: EmitEvent;
   /**

@@ -75,7 +75,7 @@ export class OutcomeSettler {
           );
       settle.ack();
       this.releaseDedup(message, job);
-      answerJob(this.deps.confirms, this.deps.log, message, job.jobId, {
+      answerJob(this.deps, message, job.jobId, {
         status: 'completed',
         result: outcome.result,
       });
@@ -126,7 +126,7 @@ export class OutcomeSettler {
     this.deps.emit('failed', { ...base, error, willRetry: decision.action === 'retry' });
     if (decision.action === 'dead-letter') {
       this.releaseDedup(message, job);
-      answerJob(this.deps.confirms, this.deps.log, message, job.jobId, { status: 'failed', error });
+      answerJob(this.deps, message, job.jobId, { status: 'failed', error });
       return this.republisher.deadLetter(message, queue, settle, decision.reason, error, job, carried);
     }
     this.deps.log.info({ ...base, err: error, delayMs: decision.delayMs }, 'attempt failed; retrying');

@@ -13,12 +13,17 @@ export type JobAnswer =
 /**
  * Answers a job published for its result, only to a direct reply-to address (`reply_to` or, on a retry,
  * `warren-reply-to`): a forged `reply_to` naming a queue is ignored, so a message from outside cannot
- * make a worker publish into a queue of its choice. Best effort: a publisher that is gone (its reply
+ * make a worker publish into a queue of its choice. With a signing key the answer carries a proof bound
+ * to its job id, and the publisher takes no other (anyone who reads the job queue sees its reply
+ * address and correlation id). Best effort: a publisher that is gone (its reply
  * address with it) loses the answer, which the broker drops.
  */
 export function answerJob(
-  confirms: ConfirmPublisher,
-  log: Logger,
+  deps: {
+    readonly confirms: ConfirmPublisher;
+    readonly log: Logger;
+    readonly proveAnswer?: ((content: Buffer, jobId: string) => Record<string, string>) | undefined;
+  },
   message: amqp.ConsumeMessage,
   jobId: string,
   answer: JobAnswer,
@@ -30,12 +35,17 @@ export function answerJob(
       ? { v: 1, jobId, status: 'completed', result: answer.result }
       : { v: 1, jobId, status: 'failed', error: describe(answer.error) },
   );
+  const { confirms, log } = deps;
   confirms
     .send({
       exchange: '',
       routingKey: address,
       content,
-      properties: { correlationId: jobId, contentType: JOB_RESULT_CONTENT_TYPE },
+      properties: {
+        correlationId: jobId,
+        contentType: JOB_RESULT_CONTENT_TYPE,
+        ...(deps.proveAnswer ? { headers: deps.proveAnswer(content, jobId) } : {}),
+      },
       deadline: Date.now() + ANSWER_TIMEOUT_MS,
       context: { jobId },
     })

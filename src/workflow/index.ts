@@ -1,5 +1,6 @@
 export {
   checkSlipEnvelope,
+  NO_SLIP_SEAL,
   PARALLEL_STEP,
   SLIP_MAX_BRANCHES,
   SLIP_MAX_BYTES,
@@ -11,6 +12,7 @@ export {
   type SlipFault,
   type SlipLogEntry,
   type SlipStep,
+  type SlipSeal,
 } from './slip-envelope';
 export { SlipStepHandler, type SlipActivity } from './slip-step-handler';
 export { branch, SlipBuilder, type PublishSlipStep, type SlipBranch, type StartedSlip } from './slip-builder';

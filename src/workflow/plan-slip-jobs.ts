@@ -1,7 +1,7 @@
 import { ConfigurationError, type EmitEvent, type JobDefinition, type JobHandler } from '../core';
 import { readJobDefinition, type JobClass } from '../decorators';
 import { MemoryJoinStore, type JoinStore } from '../idempotency';
-import { slipJobName, slipSchema } from './slip-envelope';
+import { NO_SLIP_SEAL, slipJobName, slipSchema, type SlipSeal } from './slip-envelope';
 import { SlipRouter } from './slip-router';
 import { SlipStepHandler, type SlipActivity } from './slip-step-handler';
 
@@ -29,8 +29,10 @@ export function planSlipJobs(
   defaultTimeoutMs: number,
   /** Fan-in counters of parallel steps; default one in this process's memory. */
   joins: JoinStore = new MemoryJoinStore(),
+  /** Seals what the router publishes and checks what the workers receive (a signing key), or nothing. */
+  seal: SlipSeal = NO_SLIP_SEAL,
 ): SlipJobs {
-  const router = new SlipRouter(joins, emit);
+  const router = new SlipRouter(joins, emit, seal);
   const definitions = activities.map((activity) => readJobDefinition(activity));
   const names = new Set(definitions.map((definition) => definition.name));
   if (names.size !== definitions.length) throw new ConfigurationError('activities lists the same job twice');
@@ -40,12 +42,15 @@ export function planSlipJobs(
     const handler = handlers.get(definition.name);
     const timeoutMs = definition.timeoutMs ?? defaultTimeoutMs;
     if (handler)
-      slipHandlers.set(name, new SlipStepHandler(handler as SlipActivity, router, emit, timeoutMs));
+      slipHandlers.set(
+        name,
+        new SlipStepHandler(handler as SlipActivity, router, emit, timeoutMs, definition.schema),
+      );
     const { limiter: _limiter, ...rest } = definition;
     return Object.freeze({
       ...rest,
       name,
-      schema: slipSchema(definition.name, names),
+      schema: slipSchema(definition.name, names, seal),
       // Room after the activity's own timeout to publish the compensation before the worker gives up.
       timeoutMs: timeoutMs + SLIP_TIMEOUT_MARGIN_MS,
     });

@@ -1,5 +1,12 @@
 import { randomUUID } from 'node:crypto';
-import { ConfigurationError, type PublishedJob, type PublishOptions } from '../core';
+import {
+  ConfigurationError,
+  PayloadValidationError,
+  validatePayload,
+  type PublishedJob,
+  type PublishOptions,
+  type StandardSchemaV1,
+} from '../core';
 import { readJobDefinition, type JobClass, type JobData } from '../decorators';
 import {
   PARALLEL_STEP,
@@ -11,6 +18,7 @@ import {
   type SlipEnvelope,
   type SlipStep,
 } from './slip-envelope';
+import { mergeArgs } from './slip-step-handler';
 
 /** How a slip builder publishes its first step (the instance's confirmed publish). */
 export type PublishSlipStep = (
@@ -49,6 +57,8 @@ export class SlipBuilder {
     private readonly known: ReadonlySet<string>,
     private readonly steps: readonly SlipStep[] = [],
     private readonly vars: Readonly<Record<string, unknown>> = {},
+    /** The schemas of the activities in the steps: every step's arguments are checked at `run()`. */
+    private readonly schemas: ReadonlyMap<string, StandardSchemaV1 | undefined> = new Map(),
   ) {}
 
   /**
@@ -58,16 +68,28 @@ export class SlipBuilder {
   // biome-ignore lint/suspicious/noThenProperty: the slip API reads as a sequence; awaiting it rejects
   then<C extends JobClass>(activity: C, args: JobData<C>): SlipBuilder {
     const step = { activity: this.activityName(activity), args };
-    return new SlipBuilder(this.publish, this.known, [...this.steps, step], this.vars);
+    return new SlipBuilder(this.publish, this.known, [...this.steps, step], this.vars, this.schemas);
   }
 
   private activityName(activity: JobClass): string {
-    const { name } = readJobDefinition(activity);
+    const { name, schema } = readJobDefinition(activity);
     if (!this.known.has(name))
       throw new ConfigurationError(
         `slip step '${name}' is not an activity: list its class in the activities option`,
       );
+    (this.schemas as Map<string, StandardSchemaV1 | undefined>).set(name, schema);
     return name;
+  }
+
+  /** Every step's arguments (variables merged) against its activity's schema, as a plain publish checks. */
+  private async checkArgs(): Promise<void> {
+    for (const step of this.steps)
+      for (const unit of step.branches ?? [step]) {
+        const schema = this.schemas.get(unit.activity);
+        if (schema === undefined) continue;
+        const checked = await validatePayload(schema, mergeArgs(this.vars, unit.args));
+        if (checked.issues) throw new PayloadValidationError(unit.activity, checked.issues);
+      }
   }
 
   /**
@@ -85,18 +107,19 @@ export class SlipBuilder {
       );
     const units = branches.map(({ activity, args }) => ({ activity: this.activityName(activity), args }));
     const step: SlipStep = { activity: PARALLEL_STEP, args: null, branches: units };
-    return new SlipBuilder(this.publish, this.known, [...this.steps, step], this.vars);
+    return new SlipBuilder(this.publish, this.known, [...this.steps, step], this.vars, this.schemas);
   }
 
   /** Values merged under every step's args (a step's own args win). */
   variables(values: Readonly<Record<string, unknown>>): SlipBuilder {
-    return new SlipBuilder(this.publish, this.known, this.steps, { ...this.vars, ...values });
+    return new SlipBuilder(this.publish, this.known, this.steps, { ...this.vars, ...values }, this.schemas);
   }
 
   /** Publishes the first step (confirmed). `slipId` defaults to a random UUID; reuse one to dedupe. */
   async run(options: { readonly slipId?: string } = {}): Promise<StartedSlip> {
     if (this.steps.length === 0 || this.steps.length > SLIP_MAX_STEPS)
       throw new ConfigurationError(`a slip has 1 to ${SLIP_MAX_STEPS} steps (got ${this.steps.length})`);
+    await this.checkArgs();
     const slipId = options.slipId ?? randomUUID();
     const envelope: SlipEnvelope = {
       slip: 1,

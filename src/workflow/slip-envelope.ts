@@ -16,7 +16,8 @@ import type { StandardSchemaIssue, StandardSchemaV1 } from '../core';
  *   "variables": { … },              // merged under every step's args
  *   "fault": { "step": 2, "activity": "order.ship", "error": "…" },  // compensate mode only
  *   "branch": 1,                     // parallel steps only: the branch this message runs or undoes
- *   "branchLog": { … }               // undoing a completed branch of the faulted parallel step
+ *   "branchLog": { … },              // undoing a completed branch of the faulted parallel step
+ *   "proof": "1.…"                   // with a signing key: the seal of the envelope without it
  * }
  * ```
  *
@@ -31,8 +32,9 @@ import type { StandardSchemaIssue, StandardSchemaV1 } from '../core';
  * carry one log entry for each earlier step (in itinerary order), and a compensation walks the log down
  * from the step before the fault. A hand-made or truncated message therefore cannot run a step whose
  * predecessors did not run, nor start compensating somewhere else. What is trusted is whoever may
- * publish to the namespace's exchange: the envelope is not signed, so a complete and consistent forgery
- * is indistinguishable from a real slip (restrict publishing with RabbitMQ permissions).
+ * publish to the namespace's exchange: without a signing key the envelope is not signed, so a complete
+ * and consistent forgery is indistinguishable from a real slip; with one, `proof` (see SlipSeal) must
+ * verify.
  */
 export interface SlipEnvelope {
   readonly slip: 1;
@@ -45,7 +47,27 @@ export interface SlipEnvelope {
   readonly fault?: SlipFault;
   readonly branch?: number;
   readonly branchLog?: SlipLogEntry;
+  /**
+   * With a signing key: the proof (`1.<key id>.<writer>.<seq>.<mac>`, README "What warren trusts") of
+   * the envelope's JSON without this field, in the namespace, role `slip`. Without a key: absent.
+   */
+  readonly proof?: string;
 }
+
+/**
+ * Seals and checks slip envelopes. With a signing key every envelope warren publishes is sealed and a
+ * worker refuses (as `invalid-payload`) one that is not: a forged compensate-mode slip cannot undo
+ * someone else's step. Without a key `seal` returns the envelope and `isSealed` is always true.
+ */
+export interface SlipSeal {
+  seal(envelope: SlipEnvelope): SlipEnvelope;
+  isSealed(envelope: SlipEnvelope): boolean;
+}
+
+export const NO_SLIP_SEAL: SlipSeal = Object.freeze({
+  seal: (envelope: SlipEnvelope) => envelope,
+  isSealed: () => true,
+});
 
 /**
  * One step of an itinerary: the activity's job name and its arguments (its payload); or a parallel
@@ -182,7 +204,11 @@ export function unitAt(step: SlipStep, branch: unknown): SlipStep | undefined {
 }
 
 /** The Standard Schema of job `<activity>.slip`: the worker dead-letters what it refuses (invalid-payload). */
-export function slipSchema(activity: string, known: ReadonlySet<string>): StandardSchemaV1<SlipEnvelope> {
+export function slipSchema(
+  activity: string,
+  known: ReadonlySet<string>,
+  seal: SlipSeal = NO_SLIP_SEAL,
+): StandardSchemaV1<SlipEnvelope> {
   return {
     '~standard': {
       version: 1,
@@ -192,6 +218,10 @@ export function slipSchema(activity: string, known: ReadonlySet<string>): Standa
         if (issues.length > 0) return { issues };
         if (Buffer.byteLength(JSON.stringify(value)) > SLIP_MAX_BYTES)
           return { issues: [{ message: `a slip envelope is at most ${SLIP_MAX_BYTES} bytes` }] };
+        if (!seal.isSealed(value as SlipEnvelope))
+          return {
+            issues: [{ message: 'the slip envelope is not sealed with the signing key', path: ['proof'] }],
+          };
         return { value: value as SlipEnvelope };
       },
     },

@@ -1,6 +1,13 @@
 import type { EmitEvent, JobContext } from '../core';
 import type { JoinStore } from '../idempotency';
-import { slipJobName, slipStepId, type SlipEnvelope, type SlipLogEntry } from './slip-envelope';
+import {
+  NO_SLIP_SEAL,
+  slipJobName,
+  slipStepId,
+  type SlipEnvelope,
+  type SlipLogEntry,
+  type SlipSeal,
+} from './slip-envelope';
 
 /**
  * Where a slip goes after a message of it succeeded or failed for good: the next step (fanned out to
@@ -12,7 +19,13 @@ export class SlipRouter {
   constructor(
     private readonly joins: JoinStore,
     private readonly emit: EmitEvent,
+    private readonly seal: SlipSeal = NO_SLIP_SEAL,
   ) {}
+
+  /** Publishes the next message of a slip, sealed (with a signing key). */
+  private send(ctx: JobContext, name: string, slip: SlipEnvelope, jobId: string) {
+    return ctx.publish(name, this.seal.seal(slip), { jobId });
+  }
 
   /** Step `slip.cursor` completed with `entry` (a parallel step: every branch did). */
   async advance(slip: SlipEnvelope, entry: SlipLogEntry, ctx: JobContext): Promise<void> {
@@ -90,10 +103,11 @@ export class SlipRouter {
       activity: slip.itinerary[slip.cursor].activity,
       error: '',
     };
-    await ctx.publish(
+    await this.send(
+      ctx,
       slipJobName(activity),
       { ...slip, fault, mode: 'compensate', branch, branchLog: entry },
-      { jobId: `${slipStepId(slip.slipId, slip.cursor, 'compensate')}.${branch}` },
+      `${slipStepId(slip.slipId, slip.cursor, 'compensate')}.${branch}`,
     );
   }
 
@@ -102,12 +116,12 @@ export class SlipRouter {
     const step = slip.itinerary[slip.cursor];
     const id = slipStepId(slip.slipId, slip.cursor, mode);
     if (step.branches === undefined) {
-      await ctx.publish(slipJobName(step.activity), slip, { jobId: id });
+      await this.send(ctx, slipJobName(step.activity), slip, id);
       return;
     }
     await Promise.all(
       step.branches.map((unit, branch) =>
-        ctx.publish(slipJobName(unit.activity), { ...slip, branch }, { jobId: `${id}.${branch}` }),
+        this.send(ctx, slipJobName(unit.activity), { ...slip, branch }, `${id}.${branch}`),
       ),
     );
   }

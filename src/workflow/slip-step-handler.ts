@@ -2,7 +2,10 @@ import {
   CircuitOpenError,
   CompensationFailedError,
   JobTimeoutError,
+  summarizeIssues,
   UnrecoverableError,
+  validatePayload,
+  type StandardSchemaV1,
   type EmitEvent,
   type JobContext,
   type JobHandler,
@@ -32,6 +35,8 @@ export class SlipStepHandler implements JobHandler<SlipEnvelope> {
     private readonly emit: EmitEvent,
     /** The activity's own timeout; the slip job's is longer, so a timed-out last attempt still compensates. */
     private readonly timeoutMs: number,
+    /** The activity's schema: a step's arguments pass it as the plain job's payload does. */
+    private readonly schema?: StandardSchemaV1,
   ) {}
 
   handle(slip: SlipEnvelope, ctx: JobContext): Promise<unknown> {
@@ -40,9 +45,10 @@ export class SlipStepHandler implements JobHandler<SlipEnvelope> {
 
   private async forward(slip: SlipEnvelope, ctx: JobContext): Promise<unknown> {
     const unit = unitAt(slip.itinerary[slip.cursor], slip.branch)!;
-    const args = mergeArgs(slip.variables, unit.args);
+    let args = mergeArgs(slip.variables, unit.args);
     let result: unknown;
     try {
+      args = await this.checkArgs(unit.activity, args);
       result = await this.withTimeout(ctx, (inner) => this.activity.handle(args, inner));
     } catch (error) {
       if (!isFinal(error, ctx)) throw error;
@@ -79,6 +85,19 @@ export class SlipStepHandler implements JobHandler<SlipEnvelope> {
     return undefined;
   }
 
+  /**
+   * A step's arguments checked against the activity's schema (its output is what the activity gets):
+   * invalid ones end the step at once, as the plain job would be dead-lettered as `invalid-payload`.
+   */
+  private async checkArgs(activity: string, args: unknown): Promise<unknown> {
+    if (this.schema === undefined) return args;
+    const checked = await validatePayload(this.schema, args);
+    if (checked.issues === undefined) return checked.value;
+    throw new UnrecoverableError(
+      `slip step ${activity}: its arguments do not match the activity's schema: ${summarizeIssues(checked.issues)}`,
+    );
+  }
+
   /** Runs `work` with the activity's timeout: its ctx.signal aborts then, and the call fails at once. */
   private async withTimeout<T>(ctx: JobContext, work: (ctx: JobContext) => Promise<T> | T): Promise<T> {
     const controller = new AbortController();
@@ -106,7 +125,8 @@ function isFinal(error: unknown, ctx: JobContext): boolean {
   return error instanceof UnrecoverableError || ctx.attempt >= ctx.maxAttempts;
 }
 
-function mergeArgs(variables: Readonly<Record<string, unknown>>, args: unknown): unknown {
+/** A step's arguments as its activity receives them: the slip's variables merged under its own args. */
+export function mergeArgs(variables: Readonly<Record<string, unknown>>, args: unknown): unknown {
   if (Object.keys(variables).length === 0) return args;
   if (typeof args !== 'object' || args === null || Array.isArray(args)) return args ?? { ...variables };
   return { ...variables, ...args };

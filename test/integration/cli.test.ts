@@ -7,7 +7,12 @@ import { createOps } from '../../src/ops';
 import { createNaming } from '../../src/topology';
 import { Charge, ChargeSwitch, deadLogOptions, Refund, StalePing } from '../fixtures/dead-log-jobs';
 import { BuildReport, opsAppOptions, SendEmail, type JobLog } from '../fixtures/ops-jobs';
-import { createBrokerUser, deleteBrokerUser, type BrokerUser } from '../support/broker-user';
+import {
+  createBrokerUser,
+  deleteBrokerUser,
+  FULL_PERMISSIONS,
+  type BrokerUser,
+} from '../support/broker-user';
 import { configDir, deadLogConfigDir, ROOT, runCli, type CliRun } from '../support/run-cli';
 import {
   cleanup,
@@ -204,7 +209,7 @@ describe('the warren command', () => {
     const cwd = configDir(namespace);
     let user: BrokerUser | undefined;
     try {
-      user = await createBrokerUser('cli-mgmt', ['management']);
+      user = await createBrokerUser('cli-mgmt', FULL_PERMISSIONS, ['management']);
       const url = new URL(MANAGEMENT_URL);
       url.username = user.name;
       url.password = user.password;

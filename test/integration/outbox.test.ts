@@ -25,7 +25,9 @@ describe('transactional outbox', () => {
   async function relaying(
     handler: SendReceipt,
     table: string,
-    relay: { pollIntervalMs?: number; batchSize?: number } | false = {},
+    relay:
+      | { pollIntervalMs?: number; batchSize?: number; retryBaseMs?: number; retryMaxMs?: number }
+      | false = {},
     namespace?: string,
   ): Promise<Warren> {
     const warren = await testWarren({
@@ -191,6 +193,29 @@ describe('transactional outbox', () => {
     );
     await waitFor(() => handler.runs.length === 1, { what: 'the polled row' });
     assert.deepEqual(handler.runs, [{ jobId: 'raw-1', orderId: 5 }]);
+  });
+
+  it('parks a row naming a job no topology declares after its attempts, and relays a row without its reserved headers', async () => {
+    const table = tables.next();
+    const handler = new SendReceipt();
+    await relaying(handler, table, { pollIntervalMs: 100, retryBaseMs: 20, retryMaxMs: 100 });
+    // written with raw SQL, as another service or an old warren might: outbox.publish refuses both
+    await pool.query(
+      `INSERT INTO "${table}" (job_id, job_name, payload, options) VALUES
+        ('ghost', 'nobody.knows', '{}', '{}'),
+        ('forged-headers', 'receipt.send', '{"orderId":6}', '{"headers":{"warren-max-attempts":0,"x-death":"x","note":"ok"}}'),
+        ('plain', 'receipt.send', '{"orderId":7}', '{}')`,
+    );
+    await waitFor(() => handler.runs.length === 2, { what: 'the two relayable rows to run' });
+    assert.deepEqual(handler.runs.map((r) => r.jobId).sort(), ['forged-headers', 'plain']);
+    const parked = await waitFor(
+      async () =>
+        (await pool.query(`SELECT options FROM "${table}" WHERE job_id = 'ghost'`)).rows[0]?.options
+          ?.parkedReason,
+      { what: 'the unknown job parked', timeoutMs: 20_000 },
+    );
+    assert.equal(parked, 'unknown-job');
+    assert.equal(await rowsIn(table), 1);
   });
 
   it('publishes rows in commit order within one relay, across batches', async () => {

@@ -12,7 +12,12 @@ import type { AddressInfo } from 'node:net';
 import { createOps, type WarrenOps } from '../../src/ops';
 import { createDashboard, type DashboardServer, type DashboardServerOptions } from '../../src/ui';
 import { deadLogOptions } from '../fixtures/dead-log-jobs';
-import { type BrokerUser, createBrokerUser, deleteBrokerUser } from '../support/broker-user';
+import {
+  type BrokerUser,
+  createBrokerUser,
+  deleteBrokerUser,
+  FULL_PERMISSIONS,
+} from '../support/broker-user';
 import { type DashboardApp, startDashboardApp } from '../support/dashboard-app';
 import { makeTestCertificates, type TestCertificates } from '../support/test-certificates';
 import { MANAGEMENT_URL, testNamespace } from '../support/test-broker';
@@ -291,7 +296,7 @@ describe('who the dashboard answers', () => {
       assert.doesNotMatch(snapshot.body, /S3cretPw/);
       assert.match(errors.join('\n'), /cannot reach the management API at http:\/\/127\.0\.0\.1:1/);
 
-      user = await createBrokerUser('mgmt', ['management']);
+      user = await createBrokerUser('mgmt', FULL_PERMISSIONS, ['management']);
       const url = new URL(MANAGEMENT_URL);
       url.username = user.name;
       url.password = user.password;

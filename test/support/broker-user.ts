@@ -19,15 +19,43 @@ async function rabbitmqctl(...args: string[]): Promise<void> {
   await brokerCtl('-q', ...args);
 }
 
+/** A user's permissions on the default vhost: RabbitMQ's configure, write and read regular expressions. */
+export interface BrokerPermissions {
+  readonly configure: string;
+  readonly write: string;
+  readonly read: string;
+}
+
+/** Every permission: what the tests of a foreign publisher use. */
+export const FULL_PERMISSIONS: BrokerPermissions = { configure: '.*', write: '.*', read: '.*' };
+
 /**
- * Creates a user with full permissions on the default vhost, and the given user tags (`management`,
- * `monitoring`: what the management HTTP API lets it read).
+ * Write on the default exchange only, nothing else (`set_permissions -p / USER '' '^amq\.default$' ''`):
+ * RabbitMQ checks that permission, never the queue a default-exchange publish lands in, so this user can
+ * append to every stream of every namespace on the vhost.
  */
-export async function createBrokerUser(label = 'other', tags: readonly string[] = []): Promise<BrokerUser> {
+export const DEFAULT_EXCHANGE_ONLY: BrokerPermissions = { configure: '', write: '^amq\\.default$', read: '' };
+
+/** Write on these exchanges only (a jobs exchange, the control exchange): a user that may publish jobs. */
+export function writeOnly(...exchanges: readonly string[]): BrokerPermissions {
+  const names = exchanges.map((e) => e.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')).join('|');
+  return { configure: '', write: `^(${names})$`, read: '' };
+}
+
+/**
+ * Creates a user on the default vhost, with full permissions unless told otherwise, and the given user
+ * tags (`management`, `monitoring`: what the management HTTP API lets it read).
+ */
+export async function createBrokerUser(
+  label = 'other',
+  permissions: BrokerPermissions = FULL_PERMISSIONS,
+  tags: readonly string[] = [],
+): Promise<BrokerUser> {
   const name = `warren-test-${label}-${randomBytes(4).toString('hex')}`;
   const password = randomBytes(12).toString('hex');
   await rabbitmqctl('add_user', name, password);
-  await rabbitmqctl('set_permissions', '-p', '/', name, '.*', '.*', '.*');
+  const { configure, write, read } = permissions;
+  await rabbitmqctl('set_permissions', '-p', '/', name, configure, write, read);
   if (tags.length > 0) await rabbitmqctl('set_user_tags', name, ...tags);
   const url = new URL(BROKER_URL);
   url.username = name;

@@ -4,7 +4,8 @@ import { compileFilter } from '../../../src/dead-letter-log/letter-filter';
 import { decodeRecord, letterProperties, markerMessage } from '../../../src/dead-letter-log/log-record';
 import { resolveDeadLetterLogOptions } from '../../../src/dead-letter-log';
 import type { LoggedLetter } from '../../../src/dead-letter-log';
-import { ConfigurationError } from '../../../src/core';
+import { ConfigurationError, createSilentLogger } from '../../../src/core';
+import { RecordTrust } from '../../../src/records';
 
 const letter: LoggedLetter = {
   offset: 7,
@@ -73,13 +74,31 @@ describe('dead-letter log records', () => {
   });
 
   it('reads a marker back and ignores records warren did not write', () => {
-    const m = markerMessage({ action: 'replayed', offsets: [1, 2], at: 3, to: 'q' });
+    const trust = new RecordTrust('ns', undefined, createSilentLogger());
+    const m = markerMessage({ action: 'replayed', offsets: [1, 2], at: 3, to: 'q' }, trust);
     assert.deepEqual(decodeRecord(4, m.content, m.properties as never), {
       kind: 'marker',
       offset: 4,
       marker: { action: 'replayed', offsets: [1, 2], at: 3, to: 'q' },
     });
     assert.equal(decodeRecord(5, Buffer.from('x'), { headers: {} } as never), undefined);
+  });
+
+  it('ignores a marker whose offsets are not a list of offsets, or that names too many', () => {
+    const marker = (body: unknown) =>
+      decodeRecord(6, Buffer.from(JSON.stringify(body)), {
+        headers: { 'warren-log-kind': 'marker' },
+      } as never);
+    assert.equal(marker({ offsets: 7 }), undefined);
+    assert.equal(marker({ action: 'purged', offsets: 7, at: 1 }), undefined);
+    assert.equal(marker({ action: 'purged', offsets: [-1], at: 1 }), undefined);
+    assert.equal(marker({ action: 'purged', offsets: ['1'], at: 1 }), undefined);
+    assert.equal(marker({ action: 'deleted', offsets: [1], at: 1 }), undefined);
+    assert.equal(
+      marker({ action: 'purged', offsets: Array.from({ length: 5001 }, (_, i) => i), at: 1 }),
+      undefined,
+    );
+    assert.equal(marker({ action: 'purged', offsets: [1], at: 1 })?.kind, 'marker');
   });
 
   it('resolves retention with defaults and refuses a segment above the size cap', () => {

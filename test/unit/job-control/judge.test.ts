@@ -32,4 +32,15 @@ describe('judging a delayed job that came due', () => {
       t: 1,
     });
   });
+
+  it('ignores a record dated in the future, whose entry would never be swept, and one out of bounds', () => {
+    const now = 1_000_000_000_000;
+    const rec = (r: object) => parseControlRecord(Buffer.from(JSON.stringify(r)), now);
+    assert.equal(rec({ j: 'a', a: 'cancel', t: now + 400 * 86_400_000 }), undefined);
+    assert.equal(rec({ j: 'a', a: 'reschedule', t: now, u: now + 800 * 86_400_000 }), undefined);
+    assert.equal(rec({ j: 'x'.repeat(600), a: 'cancel', t: now }), undefined);
+    assert.equal(rec({ j: 'a', a: 'stored', t: now, b: 1 }), undefined);
+    assert.equal(rec({ j: '', a: 'cancel', t: now }), undefined);
+    assert.equal(rec({ j: 'a', a: 'cancel', t: now })?.j, 'a');
+  });
 });

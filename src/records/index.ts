@@ -1,0 +1,24 @@
+/**
+ * The record codec: the proof (HMAC-SHA256 with key ids) that warren's own stream records and control
+ * messages carry when a signing key is configured, the replay guard of their readers, and the skip
+ * counters every reader reports to (README, "What warren trusts").
+ */
+export {
+  RECORD_SIGNING_DEFAULTS,
+  keyId,
+  resolveRecordSigning,
+  type RecordKey,
+  type ResolvedRecordSigning,
+  type SigningKeyOption,
+} from './options';
+export {
+  PROOF_VERSION,
+  newWriterId,
+  signRecord,
+  verifyRecord,
+  type ProofFailure,
+  type ProofOrigin,
+  type RecordRole,
+} from './record-proof';
+export { ReplayGuard } from './replay-guard';
+export { RecordReader, RecordTrust, type RecordSkips, type SkipReason } from './record-trust';
