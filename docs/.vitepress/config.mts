@@ -74,6 +74,7 @@ const reference = [
     text: 'Reference',
     items: [
       { text: 'Options and defaults', link: '/reference/options' },
+      { text: 'Every option, from the code', link: '/reference/all-options' },
       { text: 'API (TypeDoc)', link: '/reference/api' },
       { text: 'Errors and codes', link: '/reference/errors' },
       { text: 'Wire format', link: '/reference/wire-format' },
