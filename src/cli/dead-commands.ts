@@ -116,7 +116,8 @@ export const DEAD_COMMANDS: Readonly<Record<string, (ctx: DeadContext) => Promis
     const offset = whole('offset', args[0]);
     if (offset === undefined) throw new CliError('missing <offset>');
     const letter = await ops.dead.show(offset);
-    if (!letter) throw new CliError(`no dead letter at offset ${offset} (expired, or not a letter)`);
+    if (!letter)
+      throw new CliError(`no dead letter at offset ${offset} (expired, or not a letter)`, 'CLI_NOT_FOUND');
     return ok(letter, JSON.stringify(letter, null, 2));
   },
 

@@ -22,23 +22,30 @@ export async function loadConfig(path: string | undefined, cwd = process.cwd()):
   const file =
     path !== undefined ? resolve(cwd, path) : CONFIG_NAMES.map((n) => resolve(cwd, n)).find(existsSync);
   if (file === undefined)
-    throw new CliError(`no config: give --config <file> or create ${CONFIG_NAMES.slice(0, 1)} in ${cwd}`);
-  if (!existsSync(file)) throw new CliError(`config ${file} does not exist`);
+    throw new CliError(
+      `no config: give --config <file> or create ${CONFIG_NAMES.slice(0, 1)} in ${cwd}`,
+      'CLI_CONFIG',
+    );
+  if (!existsSync(file)) throw new CliError(`config ${file} does not exist`, 'CLI_CONFIG');
   if (extname(file) === '.ts' && !(process.features as { typescript?: unknown }).typescript)
     throw new CliError(
       `cannot load ${file}: this Node (${process.version}) does not strip TypeScript types; compile it to .js`,
+      'CLI_CONFIG',
     );
   let loaded: unknown;
   try {
     // require() loads CommonJS, and ES modules too on Node 20.19+ and 22.12+.
     loaded = require(file);
   } catch (error) {
-    throw new CliError(`cannot load config ${file}: ${firstLine(error)}`);
+    throw new CliError(`cannot load config ${file}: ${firstLine(error)}`, 'CLI_CONFIG');
   }
   let config = (loaded as { default?: unknown })?.default ?? loaded;
   if (typeof config === 'function') config = await (config as () => unknown)();
   if (config === null || typeof config !== 'object')
-    throw new CliError(`config ${file} must export an options object (or a function returning one)`);
+    throw new CliError(
+      `config ${file} must export an options object (or a function returning one)`,
+      'CLI_CONFIG',
+    );
   return config as OpsOptions;
 }
 

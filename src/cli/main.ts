@@ -130,8 +130,33 @@ function parse(argv: readonly string[]) {
   try {
     return parseArgs({ args: [...argv], options: OPTIONS, allowPositionals: true, strict: true });
   } catch (error) {
-    throw new CliError(`${firstLine(error)} (see warren --help)`);
+    throw new CliError(`${argumentProblem(error)} (see warren --help)`);
   }
+}
+
+/**
+ * What was wrong with the arguments, in one line of our own: Node's parseArgs text adds advice meant for
+ * another kind of command line (`as in '-- "--jsno"`) and a `<value>` placeholder.
+ */
+export function argumentProblem(error: unknown): string {
+  const code = (error as { code?: unknown } | undefined)?.code;
+  const message = error instanceof Error ? error.message : String(error);
+  const option =
+    /'([^']+)'/
+      .exec(message)?.[1]
+      ?.replace(/ <value>$/, '')
+      .replace(/^-\w, /, '') ?? '?';
+  if (code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION') return `unknown option '${option}'`;
+  if (code === 'ERR_PARSE_ARGS_INVALID_OPTION_VALUE')
+    return /argument missing/.test(message)
+      ? `option '${option}' needs a value`
+      : `option '${option}' takes no value`;
+  return firstLine(error);
+}
+
+/** An environment variable that is set to something: an exported but empty one counts as not set. */
+export function fromEnv(value: string | undefined): string | undefined {
+  return value === undefined || value.trim() === '' ? undefined : value;
 }
 
 /** The command's name and its own arguments: `topology` takes a sub-command. */
@@ -148,10 +173,12 @@ function commandOf(positionals: readonly string[]): { name: string; args: string
   return { name, args: grouped ? rest : positionals.slice(1) };
 }
 
-function opsOptions(config: OpsOptions, values: Values): OpsOptions {
+/** The operations API's options: flags, then the environment, then the config module. */
+export function opsOptions(config: OpsOptions, values: Values): OpsOptions {
   const env = process.env;
-  const url = values.url ?? env.WARREN_URL ?? env.AMQP_URL ?? config.url;
-  const managementUrl = values['management-url'] ?? env.WARREN_MANAGEMENT_URL ?? config.management?.url;
+  const url = values.url ?? fromEnv(env.WARREN_URL) ?? fromEnv(env.AMQP_URL) ?? config.url;
+  const managementUrl =
+    values['management-url'] ?? fromEnv(env.WARREN_MANAGEMENT_URL) ?? config.management?.url;
   let replyTimeoutMs = config.replyTimeoutMs;
   if (values.timeout !== undefined) {
     replyTimeoutMs = Number(values.timeout);
@@ -168,8 +195,8 @@ function opsOptions(config: OpsOptions, values: Values): OpsOptions {
           management: {
             ...config.management,
             url: managementUrl,
-            ...optional('username', values['management-user'] ?? env.WARREN_MANAGEMENT_USER),
-            ...optional('password', values['management-password'] ?? env.WARREN_MANAGEMENT_PASSWORD),
+            ...optional('username', values['management-user'] ?? fromEnv(env.WARREN_MANAGEMENT_USER)),
+            ...optional('password', values['management-password'] ?? fromEnv(env.WARREN_MANAGEMENT_PASSWORD)),
           },
         }
       : {}),
@@ -201,7 +228,7 @@ export async function main(argv: readonly string[]): Promise<number> {
     print(values.json ? terminalJson(JSON.stringify(result.json, null, 2)) : terminalLines(result.text));
     return result.exitCode;
   } catch (error) {
-    const code = error instanceof WarrenError ? ` [${error.code}]` : '';
+    const code = error instanceof WarrenError || error instanceof CliError ? ` [${error.code}]` : '';
     process.stderr.write(`warren: ${terminalCell(redactCredentials(firstLine(error)))}${code}\n`);
     return error instanceof CliError ? error.exitCode : 1;
   } finally {

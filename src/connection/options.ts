@@ -47,7 +47,8 @@ export interface SocketOptions {
 export interface ConnectionOptions {
   /**
    * Broker URL, or a list of cluster nodes tried in turn. Default: `WARREN_URL`, then `AMQP_URL`
-   * from the environment, then `amqp://guest:guest@127.0.0.1:5672`.
+   * from the environment (an exported but empty one counts as not set), then
+   * `amqp://guest:guest@127.0.0.1:5672`.
    */
   readonly url?: string | readonly string[];
   /** AMQP heartbeat in seconds; a dead peer is noticed after about two of them. Default 5. */
@@ -126,6 +127,11 @@ const KNOWN_SOCKET = {
   keepAliveDelay: true,
 } as const satisfies Record<keyof SocketOptions, true>;
 
+/** An exported but empty `WARREN_URL=` counts as not set: the next source decides. */
+function envUrl(value: string | undefined): string | undefined {
+  return value === undefined || value.trim() === '' ? undefined : value;
+}
+
 export function resolveConnectionOptions(
   input: ConnectionOptions = {},
   env: NodeJS.ProcessEnv = process.env,
@@ -134,7 +140,9 @@ export function resolveConnectionOptions(
   checkKnownKeys('connection.reconnect', input.reconnect, KNOWN_RECONNECT);
   checkKnownKeys('connection.socket', input.socket, KNOWN_SOCKET);
   return Object.freeze({
-    urls: Object.freeze(resolveUrls(input.url ?? env.WARREN_URL ?? env.AMQP_URL ?? CONNECTION_DEFAULTS.url)),
+    urls: Object.freeze(
+      resolveUrls(input.url ?? envUrl(env.WARREN_URL) ?? envUrl(env.AMQP_URL) ?? CONNECTION_DEFAULTS.url),
+    ),
     socket: Object.freeze({ ...CONNECTION_DEFAULTS.socket, ...input.socket }),
     auth: checkOneOf('connection.auth', input.auth ?? CONNECTION_DEFAULTS.auth, ['plain', 'external']),
     heartbeatSeconds: checkInteger(

@@ -59,13 +59,16 @@ describe('the warren command', () => {
 
   it('fails with one line on a wrong command, option or argument, and without a config', async () => {
     const cwd = configDir(testNamespace('cli'));
-    failsWith(await runCli(['frobnicate'], { cwd }), /unknown command 'frobnicate'/);
-    failsWith(await runCli(['topology', 'nuke'], { cwd }), /unknown command 'topology nuke'/);
-    failsWith(await runCli(['queues', '--colour'], { cwd }), /Unknown option '--colour'/);
-    failsWith(await runCli(['pause'], { cwd }), /missing <queue>/);
-    failsWith(await runCli(['processes', '--timeout', 'soon'], { cwd }), /--timeout must be/);
-    failsWith(await runCli(['queues'], { cwd: '/' }), /no config/);
-    failsWith(await runCli(['queues', '--config', 'nope.js'], { cwd }), /does not exist/);
+    failsWith(await runCli(['frobnicate'], { cwd }), /unknown command 'frobnicate'.*\[CLI_USAGE\]/);
+    failsWith(await runCli(['topology', 'nuke'], { cwd }), /unknown command 'topology nuke'.*\[CLI_USAGE\]/);
+    failsWith(
+      await runCli(['queues', '--colour'], { cwd }),
+      /^warren: unknown option '--colour' \(see warren --help\) \[CLI_USAGE\]\n$/,
+    );
+    failsWith(await runCli(['pause'], { cwd }), /missing <queue> \[CLI_USAGE\]/);
+    failsWith(await runCli(['processes', '--timeout', 'soon'], { cwd }), /--timeout must be.*\[CLI_USAGE\]/);
+    failsWith(await runCli(['queues'], { cwd: '/' }), /no config.*\[CLI_CONFIG\]/);
+    failsWith(await runCli(['queues', '--config', 'nope.js'], { cwd }), /does not exist \[CLI_CONFIG\]/);
   });
 
   it('loads an ES module config, and refuses a .ts config this Node cannot strip', async () => {

@@ -32,6 +32,15 @@ describe('option resolution', () => {
     );
   });
 
+  it('skips an exported but empty WARREN_URL or AMQP_URL for the next source of the broker URL', () => {
+    assert.deepEqual(resolveConnectionOptions({}, { WARREN_URL: '', AMQP_URL: 'amqp://x' }).urls, [
+      'amqp://x',
+    ]);
+    assert.deepEqual(resolveConnectionOptions({}, { WARREN_URL: ' ', AMQP_URL: '' }).urls, [
+      'amqp://guest:guest@127.0.0.1:5672',
+    ]);
+  });
+
   it('takes the broker URL from the options, then WARREN_URL, then AMQP_URL, then localhost', () => {
     assert.deepEqual(resolveConnectionOptions({ url: 'amqp://a' }, {}).urls, ['amqp://a']);
     assert.deepEqual(resolveConnectionOptions({}, { WARREN_URL: 'amqp://w', AMQP_URL: 'amqp://x' }).urls, [

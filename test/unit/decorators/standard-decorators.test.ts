@@ -78,3 +78,27 @@ describe('@Job and @Cron outside a class', () => {
     );
   });
 });
+
+describe('@Job and @Cron without a compiler', () => {
+  // docs/guide/getting-started.md, "Decorators": plain JavaScript calls them as functions
+  it('record the job definition and the schedule when plain JavaScript calls them as functions', () => {
+    const plainJs = `
+      const { Cron, Job } = require(${JSON.stringify(warrenEntry)});
+      class SendReport { async handle(data) { return data.report; } }
+      Job('report.send', { queue: 'reports', attempts: 3 })(SendReport);
+      Cron('0 9 * * *', { id: 'morning' })(SendReport);
+      module.exports = { SendReport };
+    `;
+    const module = { exports: {} as { SendReport: object } };
+    new Function('require', 'module', 'exports', plainJs)(require, module, module.exports);
+    const { SendReport } = module.exports;
+    assert.deepEqual(
+      { ...readJobDefinition(SendReport) },
+      { name: 'report.send', queue: 'reports', attempts: 3 },
+    );
+    assert.deepEqual(
+      readCronMetadata(SendReport).map((cron) => [cron.pattern, cron.options.id]),
+      [['0 9 * * *', 'morning']],
+    );
+  });
+});

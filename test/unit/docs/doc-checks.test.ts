@@ -1,0 +1,85 @@
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import { statSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+
+/**
+ * The docs checks of `npm run docs:build` (scripts/check-doc-*.mjs) are code too: these tests show that
+ * they find what they are for, and that the repository passes the reference check (every error code,
+ * option, dead-letter reason, event, publish option and history kind documented on its page).
+ */
+function findRoot(): string {
+  let dir = __dirname;
+  while (!statSync(join(dir, 'package.json'), { throwIfNoEntry: false })) dir = dirname(dir);
+  return dir;
+}
+const root = findRoot();
+// an ES module from this CommonJS build: a real dynamic import, not the require() tsc would make of it
+const importModule = new Function('url', 'return import(url)') as (url: string) => Promise<unknown>;
+const load = <T>(script: string) =>
+  importModule(pathToFileURL(join(root, 'scripts', script)).href) as Promise<T>;
+
+interface Snippet {
+  lang: string;
+  line: number;
+  code: string;
+  noCheck: string | undefined;
+}
+
+describe('docs checks', () => {
+  it('extracts each ts snippet with its first line and its no-check reason', async () => {
+    const { extractSnippets } = await load<{ extractSnippets(text: string): Snippet[] }>(
+      'check-doc-snippets.mjs',
+    );
+    const page = [
+      '# A page',
+      '```ts',
+      'const a = 1;',
+      '```',
+      '<!-- no-check: a fragment -->',
+      '```ts',
+      'handle(data) {}',
+      '```',
+      '````md',
+      '```ts',
+      'inside a larger fence',
+      '```',
+      '````',
+    ].join('\n');
+    const snippets = extractSnippets(page);
+    assert.deepEqual(
+      snippets.map((s) => [s.lang, s.line, s.code, s.noCheck]),
+      [
+        ['ts', 3, 'const a = 1;', undefined],
+        ['ts', 7, 'handle(data) {}', 'a fragment'],
+        ['md', 10, '```ts\ninside a larger fence\n```', undefined],
+      ],
+    );
+  });
+
+  it('reads the dead-letter reasons from their type, compensation-failed and wrong-queue included', async () => {
+    const { membersOf } = await load<{ membersOf(file: string, type: string): string[] }>(
+      'check-doc-reference.mjs',
+    );
+    const reasons = membersOf('src/message/headers.ts', 'DeadReason');
+    for (const reason of [
+      'compensation-failed',
+      'wrong-queue',
+      'too-large',
+      'invalid-headers',
+      'unrepublishable',
+    ])
+      assert.ok(reasons.includes(reason), reason);
+    assert.ok(membersOf('src/warren/options.ts', 'WarrenOptions').includes('deduplication'));
+  });
+
+  it('finds every code, option, reason, event and history kind of the code on its reference page', () => {
+    const out = execFileSync(process.execPath, [join(root, 'scripts', 'check-doc-reference.mjs')], {
+      cwd: root,
+      encoding: 'utf8',
+    });
+    assert.match(out, /, 0 missing/);
+  });
+});
