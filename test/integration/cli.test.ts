@@ -271,7 +271,7 @@ describe('the warren command', () => {
           version: `0.1.0${HOSTILE}`,
           startedAt: new Date().toISOString(),
           connected: true,
-          queues: [{ key: 'billing', consuming: true, paused: false, holders: [] }],
+          queues: [{ key: 'billing', consuming: true, paused: false, holders: [], activeJobs: 0 }],
           breakers: [],
           isLeader: false,
           schedules: [],
