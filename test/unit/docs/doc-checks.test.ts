@@ -1,7 +1,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { statSync } from 'node:fs';
+import { readFileSync, statSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 
@@ -81,5 +81,22 @@ describe('docs checks', () => {
       encoding: 'utf8',
     });
     assert.match(out, /, 0 missing/);
+  });
+
+  it("lists every public member of Warren in the getting-started page's call table", () => {
+    // The members as the published types declare them (this test runs from the compiled dist/).
+    const declared = ['warren.d.ts', 'scheduled-warren.d.ts'].flatMap((file) =>
+      [
+        ...readFileSync(join(root, 'dist', 'src', 'warren', file), 'utf8').matchAll(
+          /^ {4}(?:readonly |get )?([a-zA-Z]+)[(<:]/gm,
+        ),
+      ].map((match) => match[1]!),
+    );
+    const members = [...new Set(declared)].filter((name) => name !== 'constructor');
+    assert.ok(members.includes('deleteTopology') && members.length > 20, `read ${members.join(', ')}`);
+    const page = readFileSync(join(root, 'docs', 'guide', 'getting-started.md'), 'utf8');
+    const table = page.slice(page.indexOf('## The `Warren` instance at a glance'));
+    const missing = members.filter((name) => !new RegExp(`\`${name}[\`(.]`).test(table));
+    assert.deepEqual(missing, [], 'every public member of Warren has a row');
   });
 });
