@@ -35,7 +35,6 @@ export class LeaderElection {
   /** The token delivery this process holds while it leads, and the timer that renews it. */
   private held: { message: amqp.ConsumeMessage; channel: amqp.Channel } | undefined;
   private renewTimer: NodeJS.Timeout | undefined;
-  private renewals = 0;
   private readonly listeners = new Set<(isLeader: boolean) => void>();
 
   constructor(
@@ -61,11 +60,6 @@ export class LeaderElection {
 
   get isLeader(): boolean {
     return this.leader;
-  }
-
-  /** How often this process renewed the token it holds (tests and health read it). */
-  get renewalCount(): number {
-    return this.renewals;
   }
 
   /** Called synchronously on every change of leadership. Returns a function that removes the listener. */
@@ -163,7 +157,6 @@ export class LeaderElection {
       held.channel.sendToQueue(this.queueName, TOKEN, { persistent: true });
       held.channel.ack(held.message);
       this.held = undefined;
-      this.renewals += 1;
     } catch (error) {
       // The channel is closing: its close event ends the leadership, and the token returns to the queue.
       this.log.warn({ err: error, queue: this.queueName }, 'renewing the leadership token failed');
