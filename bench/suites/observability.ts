@@ -6,7 +6,7 @@
  * store). Variants alternate within each round, their order rotating from round to round, so drift on a
  * shared machine hits them alike; the figures to read are the ratios to `none` within this one run.
  *
- *   node dist/bench/observability-overhead.js [--jobs 20000] [--rounds 5] [--concurrency 100]
+ *   npm run bench -- observability [--jobs 20000] [--rounds 5] [--concurrency 100]
  *   env: AMQP_URL (default amqp://guest:guest@127.0.0.1:5672)
  */
 import { randomBytes } from 'node:crypto';
@@ -24,11 +24,11 @@ import {
   type TopologyPlan,
   type Warren,
   type WarrenOptions,
-} from '../src';
-import { warrenMetrics, warrenTracing } from '../src/observability';
-import { runCallers } from './callers';
-import { noopTracerProvider } from './noop-tracing';
-import { planOf } from '../src/warren';
+} from '../../src';
+import { warrenMetrics, warrenTracing } from '../../src/observability';
+import { runCallers } from '../lib/callers';
+import { noopTracerProvider } from '../lib/noop-tracing';
+import { planOf } from '../../src/warren';
 
 const { values } = parseArgs({
   options: {
@@ -188,7 +188,5 @@ async function main(): Promise<void> {
   await provider.shutdown();
 }
 
-main().catch((error: unknown) => {
-  console.error(error);
-  process.exitCode = 1;
-});
+/** The suite's entry (bench/main.ts): its options are `process.argv.slice(2)`, which the entry point sets. */
+export const run = main;

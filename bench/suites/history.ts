@@ -4,17 +4,24 @@
  * job, batched into the history stream), and with history and a `signingKey` (every batch signed). Variants alternate within each round so drift on a shared
  * machine hits them alike; the report gives the median of the rounds and the broker's CPU per job too.
  *
- *   node dist/bench/history-overhead.js [--jobs 20000] [--concurrency 100] [--rounds 5]
+ *   npm run bench -- history [--jobs 20000] [--concurrency 100] [--rounds 5]
  *   env: AMQP_URL (default amqp://guest:guest@127.0.0.1:5672)
  */
 import { randomBytes } from 'node:crypto';
 import * as os from 'node:os';
 import { parseArgs } from 'node:util';
 import * as amqp from 'amqplib';
-import { createWarren, defineTopology, Job, type JobHandler, type TopologyPlan, type Warren } from '../src';
-import { createOps } from '../src/ops';
-import { createNaming } from '../src/topology';
-import { planOf } from '../src/warren';
+import {
+  createWarren,
+  defineTopology,
+  Job,
+  type JobHandler,
+  type TopologyPlan,
+  type Warren,
+} from '../../src';
+import { createOps } from '../../src/ops';
+import { createNaming } from '../../src/topology';
+import { planOf } from '../../src/warren';
 
 const { values } = parseArgs({
   options: {
@@ -165,7 +172,5 @@ async function main(): Promise<void> {
   );
 }
 
-main().catch((error: unknown) => {
-  console.error(error);
-  process.exit(1);
-});
+/** The suite's entry (bench/main.ts): its options are `process.argv.slice(2)`, which the entry point sets. */
+export const run = main;

@@ -10,8 +10,8 @@
 import { randomBytes } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
 import type { Pool } from 'pg';
-import { createWarren, defineTopology, Job, type Warren } from '../src';
-import { percentile, sortedCopy } from './stats';
+import { createWarren, defineTopology, Job, type Warren } from '../../src';
+import { percentile, sortedCopy } from '../lib/stats';
 
 export const outboxBenchTopology = defineTopology({ queues: { bench: {} } });
 

@@ -4,16 +4,17 @@
  * dashboard). Each "browser" holds the event stream open and asks for the overview once a second; the
  * script counts the snapshot refreshes (each one the broker reads) with 1 browser and with 10.
  *
- *   node dist/bench/dashboard-load.js [--queues 500] [--processes 3] [--browsers 10] [--seconds 15]
+ *   npm run bench -- dashboard-load [--queues 500] [--processes 3] [--browsers 10] [--seconds 15]
  *   env: AMQP_URL (default amqp://guest:guest@127.0.0.1:5672)
  */
 import { fork } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
+import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { createWarren, defineTopology, Job, type JobClass, type JobHandler } from '../src';
-import { createOps } from '../src/ops';
-import { type DashboardServer, startDashboardServer } from '../src/ui';
-import { deletePlanEntities } from '../test/support/test-broker';
+import { createWarren, defineTopology, Job, type JobClass, type JobHandler } from '../../src';
+import { createOps } from '../../src/ops';
+import { type DashboardServer, startDashboardServer } from '../../src/ui';
+import { deletePlanEntities } from '../../test/support/test-broker';
 
 const { values } = parseArgs({
   options: {
@@ -26,6 +27,9 @@ const { values } = parseArgs({
   },
 });
 const QUEUES = Number(values.queues);
+/** Its browsers and worker processes run this suite again through the one entry point. */
+const ENTRY = join(__dirname, '..', 'main.js');
+const SUITE = 'dashboard-load';
 const url = process.env.AMQP_URL ?? 'amqp://guest:guest@127.0.0.1:5672';
 
 function application(namespace: string) {
@@ -99,7 +103,8 @@ async function clients(url: string, browsers: number, seconds: number): Promise<
 
 async function browse(server: DashboardServer, browsers: number, seconds: number) {
   const before = server.handler.snapshots.refreshes;
-  const child = fork(__filename, [
+  const child = fork(ENTRY, [
+    SUITE,
     ...['--clients', server.url, '--browsers', String(browsers), '--seconds', String(seconds)],
     ...['--queues', String(QUEUES)],
   ]);
@@ -114,7 +119,7 @@ async function main(): Promise<void> {
   if (values.clients) return clients(values.clients, Number(values.browsers), Number(values.seconds));
   const namespace = `bench-ui-${randomBytes(3).toString('hex')}`;
   const processes = Array.from({ length: Number(values.processes) }, () =>
-    fork(__filename, ['--worker', namespace, '--queues', String(QUEUES)]),
+    fork(ENTRY, [SUITE, '--worker', namespace, '--queues', String(QUEUES)]),
   );
   await Promise.all(processes.map((p) => new Promise((r) => p.once('message', r))));
   const ops = createOps({ ...application(namespace), replyTimeoutMs: 1500 });
@@ -147,7 +152,5 @@ async function main(): Promise<void> {
   }
 }
 
-main().catch((error: unknown) => {
-  console.error(error);
-  process.exit(1);
-});
+/** The suite's entry (bench/main.ts): its options are `process.argv.slice(2)`, which the entry point sets. */
+export const run = main;

@@ -2,9 +2,9 @@ import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import * as os from 'node:os';
 import { join } from 'node:path';
-import { Queue } from 'bullmq';
-import { connectAmqp } from './adapters/amqplib';
-import type { ContenderEnv } from './adapters/contender';
+import { REPO_ROOT } from './paths';
+import { connectAmqp } from '../adapters/amqplib';
+import type { ContenderEnv } from '../adapters/contender';
 
 export interface MachineInfo {
   cpuModel: string;
@@ -18,10 +18,13 @@ export interface MachineInfo {
   gitCommit: string;
 }
 
-const REPO_ROOT = join(__dirname, '..', '..');
 const PACKAGES = ['amqplib', 'rascal', 'bullmq', 'ioredis', 'typescript'];
 
-export async function collectMachineInfo(env: ContenderEnv): Promise<MachineInfo> {
+/** `redis: false` for suites that never touch Redis (it is then reported as not used). */
+export async function collectMachineInfo(
+  env: ContenderEnv,
+  opts: { redis?: boolean } = {},
+): Promise<MachineInfo> {
   return {
     cpuModel: os.cpus()[0]?.model ?? 'unknown',
     cores: os.cpus().length,
@@ -29,7 +32,10 @@ export async function collectMachineInfo(env: ContenderEnv): Promise<MachineInfo
     kernel: os.release(),
     node: process.version,
     rabbitmq: await rabbitmqVersion(env).catch((err: Error) => `unknown (${err.message})`),
-    redis: await redisVersion(env).catch((err: Error) => `unknown (${err.message})`),
+    redis:
+      opts.redis === false
+        ? 'not used'
+        : await redisVersion(env).catch((err: Error) => `unknown (${err.message})`),
     packages: Object.fromEntries(PACKAGES.map((name) => [name, packageVersion(name)])),
     gitCommit: gitCommit(),
   };
@@ -45,6 +51,7 @@ async function rabbitmqVersion(env: ContenderEnv): Promise<string> {
 }
 
 async function redisVersion(env: ContenderEnv): Promise<string> {
+  const { Queue } = await import('bullmq');
   // any queue name will do: only the connection is used, and nothing is written
   const queue = new Queue('version', {
     connection: { host: env.redisHost, port: env.redisPort },
@@ -68,7 +75,16 @@ function packageVersion(name: string): string {
 
 function gitCommit(): string {
   try {
-    return execFileSync('git', ['rev-parse', '--short', 'HEAD'], { cwd: REPO_ROOT, encoding: 'utf8' }).trim();
+    const commit = execFileSync('git', ['rev-parse', '--short', 'HEAD'], {
+      cwd: REPO_ROOT,
+      encoding: 'utf8',
+    }).trim();
+    // a run of uncommitted code cannot be repeated from its commit alone
+    const dirty = execFileSync('git', ['status', '--porcelain', '--untracked-files=no'], {
+      cwd: REPO_ROOT,
+      encoding: 'utf8',
+    });
+    return dirty.trim() === '' ? commit : `${commit} with uncommitted changes`;
   } catch {
     return 'unknown';
   }

@@ -21,7 +21,7 @@ export function killAllWorkers(): void {
   for (const child of live) child.kill('SIGKILL');
 }
 
-/** Forks dist/bench/worker-process.js and resolves once its consumer is attached. */
+/** Forks dist/bench/lib/worker-process.js and resolves once its consumer is attached. */
 export function startWorker(command: Omit<StartCommand, 'type'>): Promise<WorkerHandle> {
   const child = fork(join(__dirname, 'worker-process.js'), [], {
     execArgv: ['--expose-gc'],

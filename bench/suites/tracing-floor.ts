@@ -1,11 +1,11 @@
 /**
  * The OpenTelemetry SDK's own floor under warren's tracing (issue 17): CPU µs per span of the SDK with the
- * provider bench/observability-overhead.ts uses (every span sampled, BatchSpanProcessor, a no-op
+ * provider bench/suites/observability.ts uses (every span sampled, BatchSpanProcessor, a no-op
  * exporter, the AsyncLocalStorage context manager), no warren and no broker. One job costs one span on
  * each path (a PRODUCER `send` span on publish, a CONSUMER `process` span on consume), so these figures
  * are the least tracing can add per job, whatever warren does around them.
  *
- *   node dist/bench/tracing-floor.js [--spans 200000] [--rounds 5]
+ *   npm run bench -- tracing-floor [--spans 200000] [--rounds 5]
  *
  * Steps: `bare` startSpan+end; `attrs` with kind and warren's 10–11 messaging attributes; `send` also
  * under the active context with the traceparent written out; `process` with a remote parent (the
@@ -14,7 +14,7 @@
  */
 import { parseArgs } from 'node:util';
 import { context, ROOT_CONTEXT, type Span, SpanKind, trace } from '@opentelemetry/api';
-import { noopTracerProvider } from './noop-tracing';
+import { noopTracerProvider } from '../lib/noop-tracing';
 
 const { values } = parseArgs({
   options: { spans: { type: 'string', default: '200000' }, rounds: { type: 'string', default: '5' } },
@@ -112,7 +112,5 @@ async function main(): Promise<void> {
   await provider.shutdown();
 }
 
-main().catch((error: unknown) => {
-  console.error(error);
-  process.exitCode = 1;
-});
+/** The suite's entry (bench/main.ts): its options are `process.argv.slice(2)`, which the entry point sets. */
+export const run = main;

@@ -1,11 +1,13 @@
-import type { ContenderEnv } from './adapters/contender';
-import type { ContenderName } from './adapters';
+import type { ContenderEnv, ContenderFeatures } from '../adapters/contender';
+import type { ContenderName } from '../adapters';
 
 export interface StartCommand {
   type: 'start';
   contender: ContenderName;
   env: ContenderEnv;
   queue: string;
+  /** What the parent's contender was set up with (the queue type, the exchange). */
+  features?: ContenderFeatures;
   concurrency: number;
   /** The worker reports `done` once it has handled this many jobs. */
   expect: number;

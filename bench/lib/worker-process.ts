@@ -1,7 +1,7 @@
-// Entry point of the forked worker (dist/bench/worker-process.js): consumes in a process of its own,
+// Entry point of the forked worker (dist/bench/lib/worker-process.js): consumes in a process of its own,
 // as a deployed worker would, and reports latency, CPU and memory to the parent over IPC.
-import { createContender } from './adapters';
-import type { Consumer, Contender } from './adapters/contender';
+import { createContender } from '../adapters';
+import type { Consumer, Contender } from '../adapters/contender';
 import { nowUs } from './job';
 import type { MemoryReading, StartCommand, StopCommand, WorkerReport } from './worker-protocol';
 
@@ -20,7 +20,7 @@ function readMemory(): MemoryReading {
 
 async function start(command: StartCommand): Promise<void> {
   contender = await createContender(command.contender, command.env);
-  await contender.setup(command.queue);
+  await contender.setup(command.queue, command.features);
   const latenciesUs = command.recordLatency ? new Float64Array(command.expect).fill(NaN) : undefined;
   let handled = 0;
   const sampleEvery = command.sampleMemory ? Math.floor(command.expect / 10) : 0;

@@ -4,18 +4,20 @@
  * filled by publishing letter records straight into the stream (as the collector appends them), with
  * confirms, a window in flight.
  *
- *   node dist/bench/dead-letter-log.js [--letters 1000000] [--search-letters 100000] [--replay 10000]
+ *   npm run bench -- dead-letter-log [--letters 1000000] [--search-letters 100000] [--replay 10000]
  *   env: AMQP_URL (default amqp://guest:guest@127.0.0.1:5672)
  */
 import { randomBytes } from 'node:crypto';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import * as os from 'node:os';
 import { join } from 'node:path';
+import { RESULTS_DIR } from '../lib/paths';
+import { describeRun } from '../lib/run-description';
 import { parseArgs } from 'node:util';
 import * as amqp from 'amqplib';
-import { defineTopology, Job, type JobHandler } from '../src';
-import { createOps, type WarrenOps } from '../src/ops';
-import { createNaming } from '../src/topology';
+import { defineTopology, Job, type JobHandler } from '../../src';
+import { createOps, type WarrenOps } from '../../src/ops';
+import { createNaming } from '../../src/topology';
 
 const { values } = parseArgs({
   options: {
@@ -192,18 +194,16 @@ async function main(): Promise<void> {
     await connection.close();
   }
   results.loadavgAfter = os.loadavg();
-  const dir = join(__dirname, '..', '..', 'bench', 'results');
+  const dir = RESULTS_DIR;
   mkdirSync(dir, { recursive: true });
   const file = join(dir, `dead-letter-log-${new Date().toISOString().replace(/[:.]/g, '-')}.json`);
   writeFileSync(
     file,
-    `${JSON.stringify({ letters: LETTERS, searchLetters: SEARCH_LETTERS, ...results }, null, 2)}\n`,
+    `${JSON.stringify({ ...(await describeRun('dead-letter-log', AMQP_URL)), letters: LETTERS, searchLetters: SEARCH_LETTERS, ...results }, null, 2)}\n`,
   );
   console.log(JSON.stringify(results, null, 2));
   console.log(`written to ${file}`);
 }
 
-main().catch((error: unknown) => {
-  console.error(error);
-  process.exit(1);
-});
+/** The suite's entry (bench/main.ts): its options are `process.argv.slice(2)`, which the entry point sets. */
+export const run = main;

@@ -1,24 +1,24 @@
-// Entry point for profiling one hot path of one contender, without rounds or reports:
-//   node dist/bench/profile.js consume --concurrency=1 --jobs=20000 --contender=warren
+// Suite `profile`, for profiling one hot path of one contender, without rounds or reports:
+//   npm run bench -- profile consume --concurrency=1 --jobs=20000 --contender=warren
 // --cpu-prof=/tmp/consume.cpuprofile
-//   node dist/bench/profile.js publish --callers=100 --jobs=40000 --contender=warren
+//   npm run bench -- profile publish --callers=100 --jobs=40000 --contender=warren
 // --cpu-prof=/tmp/publish.cpuprofile
-//   node dist/bench/profile.js bulk --jobs=20000 --contender=warren
+//   npm run bench -- profile bulk --jobs=20000 --contender=warren
 // The profile covers the timed part only (not connecting, not the consume scenario's prefill);
-// then: node dist/bench/profile-summary.js /tmp/consume.cpuprofile
+// then: npm run bench -- profile-summary /tmp/consume.cpuprofile
 // --tracing (warren only): with warrenTracing(), every span sampled, to a no-op exporter through the SDK's
-// BatchSpanProcessor (as bench/observability-overhead.ts); prefilled jobs then carry a traceparent.
+// BatchSpanProcessor (as bench/suites/observability.ts); prefilled jobs then carry a traceparent.
 // --context-only (warren only): the same provider and AsyncLocalStorage context manager in use, but no
 // warrenTracing(): what an app's tracing setup alone costs warren's untraced path (its async hooks).
 import { randomBytes } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
 import { Session } from 'node:inspector';
 import { performance } from 'node:perf_hooks';
-import { CONTENDER_NAMES, ContenderName, createContender } from './adapters';
-import { runCallers } from './callers';
-import { makeJob, makeJobs } from './job';
+import { CONTENDER_NAMES, ContenderName, createContender } from '../adapters';
+import { runCallers } from '../lib/callers';
+import { makeJob, makeJobs } from '../lib/job';
 
-const USAGE = `usage: node dist/bench/profile.js consume|publish|bulk [--contender=${CONTENDER_NAMES.join('|')}] [--jobs=N] [--concurrency=N] [--callers=N] [--cpu-prof=FILE] [--tracing|--context-only]`;
+const USAGE = `usage: npm run bench -- profile consume|publish|bulk [--contender=${CONTENDER_NAMES.join('|')}] [--jobs=N] [--concurrency=N] [--callers=N] [--cpu-prof=FILE] [--tracing|--context-only]`;
 
 async function main(): Promise<void> {
   const [mode, ...rest] = process.argv.slice(2);
@@ -36,15 +36,17 @@ async function main(): Promise<void> {
   };
   // Loaded only with --tracing, so that the other runs load what they always did.
   const traced = flags.has('tracing') || flags.has('context-only');
-  const provider = traced ? (await import('./noop-tracing')).noopTracerProvider() : undefined;
+  const provider = traced ? (await import('../lib/noop-tracing')).noopTracerProvider() : undefined;
   // A context made active once turns the context manager's async hooks on for the rest of the process.
   if (provider) {
     const { context, ROOT_CONTEXT } = await import('@opentelemetry/api');
     context.with(ROOT_CONTEXT, () => undefined);
   }
   const contender = flags.has('tracing')
-    ? new (await import('./adapters/warren')).WarrenContender(env, {
-        instrumentation: [(await import('../src/observability')).warrenTracing({ tracerProvider: provider })],
+    ? new (await import('../adapters/warren')).WarrenContender(env, {
+        instrumentation: [
+          (await import('../../src/observability')).warrenTracing({ tracerProvider: provider }),
+        ],
       })
     : await createContender(name, env);
   const queue = `bench-profile-${randomBytes(4).toString('hex')}`;
@@ -124,7 +126,5 @@ function report(what: string, jobs: number, wallMs: number, cpu: NodeJS.CpuUsage
   );
 }
 
-main().catch((error: unknown) => {
-  console.error(error);
-  process.exitCode = 1;
-});
+/** The suite's entry (bench/main.ts): its options are `process.argv.slice(2)`, which the entry point sets. */
+export const run = main;

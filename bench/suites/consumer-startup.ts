@@ -4,12 +4,12 @@
  * consumer channel, subscribe) and start → handler start, over `rounds` rounds. Build first
  * (`npm run build`), then:
  *
- *   node dist/bench/consumer-startup.js [rounds=10]
+ *   npm run bench -- consumer-startup [rounds=10]
  */
 import { randomBytes } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
-import { createWarren, defineTopology, Job, type JobHandler, type WarrenOptions } from '../src';
-import { percentile, sortedCopy } from './stats';
+import { createWarren, defineTopology, Job, type JobHandler, type WarrenOptions } from '../../src';
+import { percentile, sortedCopy } from '../lib/stats';
 
 const rounds = Number(process.argv[2] ?? 10);
 const amqpUrl = process.env.BENCH_AMQP_URL ?? 'amqp://guest:guest@127.0.0.1:5672';
@@ -63,7 +63,5 @@ async function main(): Promise<void> {
   );
 }
 
-main().catch((err: unknown) => {
-  console.error(err);
-  process.exit(1);
-});
+/** The suite's entry (bench/main.ts): its options are `process.argv.slice(2)`, which the entry point sets. */
+export const run = main;

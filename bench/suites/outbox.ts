@@ -1,7 +1,9 @@
-// Entry point: node dist/bench/outbox.js [--quick] — the transactional outbox beside direct publish.
+// Suite `outbox`: npm run bench -- outbox [--quick] — the transactional outbox beside direct publish.
 import { mkdirSync, writeFileSync } from 'node:fs';
 import * as os from 'node:os';
 import { join } from 'node:path';
+import { RESULTS_DIR } from '../lib/paths';
+import { describeRun } from '../lib/run-description';
 import { Pool } from 'pg';
 import {
   benchWarren,
@@ -11,8 +13,6 @@ import {
   steadyOutbox,
   type BenchEnv,
 } from './outbox-scenarios';
-
-const RESULTS_DIR = join(__dirname, '..', '..', 'bench', 'results');
 
 async function main(): Promise<void> {
   const quick = process.argv.includes('--quick');
@@ -67,10 +67,10 @@ async function main(): Promise<void> {
     const stamp = `${startedAt.toISOString().slice(0, 19).replace(/:/g, '-')}Z`;
     writeFileSync(
       join(RESULTS_DIR, `outbox-${stamp}${quick ? '-quick' : ''}.json`),
-      `${JSON.stringify(result, null, 2)}\n`,
+      `${JSON.stringify({ ...(await describeRun('outbox', env.amqpUrl)), ...result }, null, 2)}\n`,
     );
     const markdown = render(result);
-    if (!quick) writeFileSync(join(RESULTS_DIR, 'latest-outbox.md'), markdown);
+    if (!quick) writeFileSync(join(RESULTS_DIR, 'outbox-latest.md'), markdown);
     console.log(markdown);
   } finally {
     await pool.end();
@@ -114,7 +114,5 @@ The outbox writer's own transaction (BEGIN, \`outbox.publish\`, COMMIT): p50 ${r
 `;
 }
 
-main().catch((error: unknown) => {
-  console.error(error);
-  process.exit(1);
-});
+/** The suite's entry (bench/main.ts): its options are `process.argv.slice(2)`, which the entry point sets. */
+export const run = main;

@@ -1,4 +1,4 @@
-import { CONTENDER_NAMES, ContenderName, DEFAULT_CONTENDERS } from './adapters';
+import { CONTENDER_NAMES, ContenderName, DEFAULT_CONTENDERS } from '../adapters';
 
 export interface Sizes {
   rounds: number;
@@ -107,7 +107,7 @@ export interface Options {
   sizes: Sizes;
 }
 
-export const USAGE = `usage: node dist/bench/run.js [--quick] [--only=1,2,4] [--contenders=${CONTENDER_NAMES.join(',')}] [--rounds=N] [--memory-jobs=N] [--delay-max-ms=N] [--single-delay-max-ms=N]`;
+export const USAGE = `usage: npm run bench -- contenders [--quick] [--only=1,2,4] [--contenders=${CONTENDER_NAMES.join(',')}] [--rounds=N] [--memory-jobs=N] [--delay-max-ms=N] [--single-delay-max-ms=N]`;
 
 export function parseOptions(argv: string[]): Options {
   let quick = false;

@@ -1,6 +1,5 @@
-import { Queue } from 'bullmq';
-import { connectAmqp } from './adapters/amqplib';
-import type { ContenderEnv } from './adapters/contender';
+import { connectAmqp } from '../adapters/amqplib';
+import type { ContenderEnv } from '../adapters/contender';
 import { withTimeout } from './timeout';
 
 const SWEEP_TIMEOUT_MS = 60_000;
@@ -11,11 +10,17 @@ const SWEEP_TIMEOUT_MS = 60_000;
  */
 export class Cleanup {
   private readonly amqpQueues = new Set<string>();
+  /** Whether a Redis contender ran: only then is Redis swept (and BullMQ loaded). */
+  private usedRedis = false;
 
   constructor(private readonly env: ContenderEnv) {}
 
   trackAmqpQueue(queue: string): void {
     this.amqpQueues.add(queue);
+  }
+
+  trackRedis(): void {
+    this.usedRedis = true;
   }
 
   /** Returns what it could not delete. */
@@ -45,6 +50,8 @@ export class Cleanup {
 
   /** Every BullMQ key of this run shares the run's prefix, so a SCAN finds whatever obliterate missed. */
   private async sweepRedis(): Promise<void> {
+    if (!this.usedRedis) return;
+    const { Queue } = await import('bullmq');
     const queue = new Queue('sweep', {
       connection: { host: this.env.redisHost, port: this.env.redisPort },
       prefix: this.env.redisPrefix,

@@ -1,7 +1,7 @@
-import { BROKER_OF, BrokerKind, ContenderName } from './adapters';
+import { BROKER_OF, BrokerKind, ContenderName } from '../adapters';
 import type { CpuTimes } from './cpu';
 import type { MachineInfo } from './machine-info';
-import type { MetricSpec, RunOutcome, Scenario } from './scenarios/scenario';
+import type { MetricSpec, RunOutcome, Scenario } from '../scenarios/scenario';
 import { spread, Spread } from './stats';
 
 export interface RunRecord {
@@ -130,7 +130,7 @@ export function renderMarkdown(header: ReportHeader, summaries: ScenarioSummary[
   const lines = [
     `# Benchmark: warren vs raw amqplib, Rascal, BullMQ`,
     '',
-    `Run ${header.startedAt.toISOString()} (\`node dist/bench/run.js ${header.argv.join(' ')}\`), ` +
+    `Run ${header.startedAt.toISOString()} (\`npm run bench -- contenders ${header.argv.join(' ')}\`), ` +
       `${header.rounds} round(s) interleaved across contenders, total ${(header.durationMs / 1000).toFixed(0)} s.`,
     '',
     `Machine: ${m.cpuModel}, ${m.cores} cores, ${m.memoryGb} GiB, Linux ${m.kernel}; Node ${m.node}; ` +
