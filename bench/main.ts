@@ -15,10 +15,30 @@ function list(): void {
   }
 }
 
-/** The suite's own arguments, `--quick` replaced by its tiny sizes. */
+/**
+ * The suite's own arguments, `--quick` replaced by its tiny sizes, after the arguments given (a mode such as
+ * `profile consume` stays first). What the caller gave wins: a quick flag the caller also set is dropped,
+ * and quick positionals (`cron 2`) only apply when the caller gave none.
+ */
 function suiteArgs(suite: Suite, args: string[]): string[] {
   if (!args.includes('--quick')) return args;
-  return [...suite.quickArgs, ...args.filter((arg) => arg !== '--quick')];
+  const given = args.filter((arg) => arg !== '--quick');
+  const flagOf = (arg: string) => arg.split('=', 1)[0];
+  const givenFlags = new Set(given.filter((arg) => arg.startsWith('--')).map(flagOf));
+  const hasPositional = given.some((arg, i) => !arg.startsWith('-') && !given[i - 1]?.startsWith('--'));
+  const quick: string[] = [];
+  const q = suite.quickArgs;
+  for (let i = 0; i < q.length; i++) {
+    const arg = q[i];
+    if (!arg.startsWith('--')) {
+      if (!hasPositional) quick.push(arg);
+      continue;
+    }
+    // `--flag value`: the value travels with its flag
+    const value = !arg.includes('=') && i + 1 < q.length && !q[i + 1].startsWith('--') ? [q[++i]] : [];
+    if (!givenFlags.has(flagOf(arg))) quick.push(arg, ...value);
+  }
+  return [...given, ...quick];
 }
 
 async function main(): Promise<void> {

@@ -158,20 +158,8 @@ function renderScenario(summary: ScenarioSummary, baseline: ContenderName): stri
   const head = ['contender'];
   for (const metric of summary.metrics) head.push(metric.label, `×${baseline}`);
   head.push('CPU s node / worker / broker', 'wall s');
-  const lines = [
-    `## ${summary.id}. ${summary.title}`,
-    '',
-    `${(summary.elapsedMs / 1000).toFixed(0)} s for all its runs.`,
-    '',
-    `| ${head.join(' | ')} |`,
-    `|${head.map((_, i) => (i === 0 ? '---' : '---:')).join('|')}|`,
-  ];
-  for (const row of summary.contenders) {
-    if (!row.medianRun) {
-      lines.push(`| ${row.contender} | ${row.note ?? 'no runs'} |${' |'.repeat(head.length - 2)}`);
-      continue;
-    }
-    const cells = [row.failedRuns > 0 ? `${row.contender} (${row.failedRuns} failed)` : row.contender];
+  const table = contenderTable(head, summary.contenders, (row, run) => {
+    const cells: string[] = [];
     for (const metric of summary.metrics) {
       const value = row.metrics[metric.key];
       cells.push(
@@ -179,23 +167,55 @@ function renderScenario(summary: ScenarioSummary, baseline: ContenderName): stri
         value.ratio === undefined ? '–' : value.ratio.toFixed(2),
       );
     }
-    const cpu = row.medianRun.cpu;
+    const cpu = run.cpu;
     const brokerMs = row.broker === 'redis' ? cpu.redisMs : cpu.rabbitmqMs;
     cells.push(
       `${seconds(cpu.nodeMs)} / ${seconds(cpu.workerMs)} / ${seconds(brokerMs)}`,
-      seconds(row.medianRun.wallMs),
+      seconds(run.wallMs),
     );
-    lines.push(`| ${cells.join(' | ')} |`);
+    return cells;
+  });
+  return [
+    `## ${summary.id}. ${summary.title}`,
+    '',
+    `${(summary.elapsedMs / 1000).toFixed(0)} s for all its runs.`,
+    '',
+    ...table,
+  ];
+}
+
+type MedianRun = NonNullable<ContenderSummary['medianRun']>;
+
+/**
+ * A markdown table with a row per contender: its name (and failed runs), then `cellsOf`; a contender
+ * without a run that counted gets its note instead.
+ */
+export function contenderTable(
+  head: string[],
+  rows: ContenderSummary[],
+  cellsOf: (row: ContenderSummary, run: MedianRun) => string[],
+): string[] {
+  const lines = [`| ${head.join(' | ')} |`, `|${head.map((_, i) => (i === 0 ? '---' : '---:')).join('|')}|`];
+  for (const row of rows) {
+    if (!row.medianRun) {
+      lines.push(`| ${row.contender} | ${row.note ?? 'no runs'} |${' |'.repeat(head.length - 2)}`);
+      continue;
+    }
+    const name = row.failedRuns > 0 ? `${row.contender} (${row.failedRuns} failed)` : row.contender;
+    lines.push(`| ${[name, ...cellsOf(row, row.medianRun)].join(' | ')} |`);
   }
   return lines;
 }
 
-function loadLine(loads: number[], cores: number): string {
+/** The load average as runs started; above `quietBelow` the run shared the machine with other work. */
+export function loadLine(loads: number[], cores: number, quietBelow = cores): string {
   if (loads.length === 0) return 'No runs.';
   const { min, median, max } = spread(loads);
   return (
     `1-minute load average as runs started: median ${median.toFixed(1)} (${min.toFixed(1)}–${max.toFixed(1)}) on ${cores} cores` +
-    (max > cores ? ' — other work shared the machine during some runs; per-run load is in the JSON.' : '.')
+    (max > quietBelow
+      ? ' — other work shared the machine during some runs: read the ratios, not the absolute figures; per-run load is in the JSON.'
+      : '.')
   );
 }
 

@@ -1,8 +1,7 @@
 import type { ContenderName } from '../adapters';
 import type { CpuTimes } from './cpu';
 import type { MachineInfo } from './machine-info';
-import type { ContenderSummary, RunRecord, ScenarioSummary } from './report';
-import { spread } from './stats';
+import { contenderTable, loadLine, type RunRecord, type ScenarioSummary } from './report';
 
 export interface ThroughputHeader {
   startedAt: Date;
@@ -40,12 +39,14 @@ export function renderThroughput(
         .map(([name, version]) => `${name} ${version}`)
         .join(', ')}; commit ${m.gitCommit}.`,
     '',
-    loadLine(header.loadAverages, m.cores),
+    // a quiet machine for this suite: at most half its cores busy with other work
+    loadLine(header.loadAverages, m.cores, m.cores / 2),
     '',
     `Cells: median over rounds; ×${header.baseline}: the median ÷ ${header.baseline}'s median in this run ` +
       "(above 1: more jobs/s, or more latency). CPU µs/job: the median run's CPU time in the timed part ÷ its " +
       'jobs — client: the measured node process (`process.cpuUsage`; + the forked worker where there is one), ' +
-      "broker: the beam.smp listening on the broker's port (utime+stime from /proc). Rounds: the first " +
+      "broker: the beam.smp listening on the broker's port (utime+stime from /proc, 10 ms ticks; it counts " +
+      'the work of anything else using that broker). Rounds: the first ' +
       'figures of every round, in run order.',
     '',
   ];
@@ -61,31 +62,19 @@ function renderScenario(summary: ScenarioSummary, records: RunRecord[], baseline
   const head = ['contender'];
   for (const metric of summary.metrics) head.push(metric.label, ...(metric.noRatio ? [] : [`×${baseline}`]));
   head.push('CPU µs/job client', 'broker', `rounds (${shown.map((s) => s.label).join(' / ')})`);
-  const lines = [
-    `## ${summary.key}: ${summary.title}`,
-    '',
-    `| ${head.join(' | ')} |`,
-    `|${head.map((_, i) => (i === 0 ? '---' : '---:')).join('|')}|`,
-  ];
-  for (const row of summary.contenders) {
-    if (!row.medianRun) {
-      lines.push(`| ${row.contender} | ${row.note ?? 'no runs'} |${' |'.repeat(head.length - 2)}`);
-      continue;
-    }
-    const cells = [row.failedRuns > 0 ? `${row.contender} (${row.failedRuns} failed)` : row.contender];
+  const table = contenderTable(head, summary.contenders, (row, run) => {
+    const cells: string[] = [];
     for (const metric of summary.metrics) {
       const value = row.metrics[metric.key];
       cells.push(format(value.median, metric.digits));
       if (!metric.noRatio) cells.push(value.ratio === undefined ? '–' : value.ratio.toFixed(2));
     }
-    cells.push(...cpuCells(row), roundsCell(summary, row.contender, records));
-    lines.push(`| ${cells.join(' | ')} |`);
-  }
-  return lines;
+    return [...cells, ...cpuCells(run), roundsCell(summary, row.contender, records)];
+  });
+  return [`## ${summary.key}: ${summary.title}`, '', ...table];
 }
 
-function cpuCells(row: ContenderSummary): string[] {
-  const run = row.medianRun as { cpu: CpuTimes; jobs: number };
+function cpuCells(run: { cpu: CpuTimes; jobs: number }): string[] {
   const perJob = (ms: number | undefined) => (ms === undefined ? '–' : ((ms * 1000) / run.jobs).toFixed(1));
   const client =
     run.cpu.workerMs === undefined
@@ -107,15 +96,6 @@ function roundsCell(summary: ScenarioSummary, contender: ContenderName, records:
 
 function format(n: number, digits: number): string {
   return n.toLocaleString('en', { minimumFractionDigits: digits, maximumFractionDigits: digits });
-}
-
-function loadLine(loads: number[], cores: number): string {
-  if (loads.length === 0) return 'No runs.';
-  const { min, median, max } = spread(loads);
-  return (
-    `1-minute load average as runs started: median ${median.toFixed(1)} (${min.toFixed(1)}–${max.toFixed(1)}) on ${cores} cores` +
-    (max > cores / 2 ? ' — the machine was not quiet: read the ratios, not the absolute figures.' : '.')
-  );
 }
 
 const METHOD = [
