@@ -32,7 +32,7 @@ export type {
   ApplyResult,
 } from './ops-results';
 export type { BrokerState, BrokerQueue, BrokerExchange, BrokerBinding } from './management-api';
-export type { ProcessStatus, ProcessQueueStatus, ProcessScheduleStatus } from '../control';
+export type { ProcessStatus, ProcessQueueStatus, ProcessScheduleStatus } from '../process-control';
 export { DeadLetterOps } from './dead-letter-ops';
 export {
   DEAD_LETTER_LOG_DEFAULTS,
