@@ -134,7 +134,7 @@ export class Warren<TJobs extends object = WarrenJobs> extends ScheduledWarren<T
    * "Workflows").
    *
    * @example
-   * await warren.slip().then(ReserveStock, { sku: 'A1' }).then(ChargeCard, { cents: 500 }).run();
+   * await warren.slip().step(ReserveStock, { sku: 'A1' }).step(ChargeCard, { cents: 500 }).run();
    */
   slip(): SlipBuilder {
     return new SlipBuilder((name, data, options) => {
