@@ -161,14 +161,30 @@ export class Warren<TJobs extends object = WarrenJobs> extends ScheduledWarren<T
     return this.#parts.jobControl.reschedule(jobId, rescheduleAt(jobId, options));
   }
 
-  /** Stops consuming a queue (by topology key) until `resume`; running jobs finish. Survives reconnects. */
-  pause(queue: string): Promise<void> {
+  /**
+   * Stops consuming a queue (by topology key) in this process only, until `resumeLocal`; running jobs
+   * finish. Survives reconnects. To pause a queue in every process, use `ops.pause` (warren/ops).
+   */
+  pauseLocal(queue: string): Promise<void> {
     return this.#parts.pauses.pauseByUser(queue);
   }
 
-  /** Undoes `pause`. A queue whose circuit breaker is open stays paused until the breaker half-opens. */
-  resume(queue: string): Promise<void> {
+  /**
+   * Undoes `pauseLocal`. A queue whose circuit breaker is open, or that an operator paused, stays paused
+   * until that holder lets go too.
+   */
+  resumeLocal(queue: string): Promise<void> {
     return this.#parts.pauses.resumeByUser(queue);
+  }
+
+  /** @deprecated Use `pauseLocal` (the same, in this process only); `ops.pause` pauses every process. */
+  pause(queue: string): Promise<void> {
+    return this.pauseLocal(queue);
+  }
+
+  /** @deprecated Use `resumeLocal`. */
+  resume(queue: string): Promise<void> {
+    return this.resumeLocal(queue);
   }
 
   health(): HealthReport {
