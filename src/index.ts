@@ -120,7 +120,7 @@ export type {
   SocketOptions,
 } from './connection';
 export type { PublisherOptions, ResultHandle } from './publisher';
-export type { WorkerOptions, ConsumerHealth, DeadLetter, ReplayOptions } from './worker';
+export type { WorkerOptions, ConsumerHealth, DeadLetter, ParkingReplayOptions } from './worker';
 export {
   MemoryIdempotencyStore,
   PostgresIdempotencyStore,
