@@ -4,13 +4,13 @@ import pino from 'pino';
 import {
   defineTopology,
   Job,
-  type ConsumerHealth,
   type JobContext,
-  type JobEventBase,
   type JobHandler,
   type Warren,
   type WarrenEvents,
 } from '../../src';
+import type { ConsumerHealth } from '../../src/worker';
+import type { JobEventBase } from '../../src/core';
 import { FakeThirdParty } from '../support/fake-third-party';
 import { cleanup, testWarren } from '../support/test-broker';
 import { nextEvent, waitFor } from '../support/wait-for';
