@@ -27,6 +27,7 @@ export class Warren<TJobs extends object = WarrenJobs> extends ScheduledWarren<T
   readonly deadLetters: DeadLetters;
   readonly #parts: WarrenParts;
   readonly #signalHandlers: (() => void)[] = [];
+  readonly #warnedDeprecated = new Set<string>();
 
   static {
     partsOf = (warren) => warren.#parts;
@@ -179,12 +180,24 @@ export class Warren<TJobs extends object = WarrenJobs> extends ScheduledWarren<T
 
   /** @deprecated Use `pauseLocal` (the same, in this process only); `ops.pause` pauses every process. */
   pause(queue: string): Promise<void> {
+    this.#warnDeprecated('pause', 'pauseLocal');
     return this.pauseLocal(queue);
   }
 
   /** @deprecated Use `resumeLocal`. */
   resume(queue: string): Promise<void> {
+    this.#warnDeprecated('resume', 'resumeLocal');
     return this.resumeLocal(queue);
+  }
+
+  /** The versioning policy's one warning per deprecated name, the first time it is used. */
+  #warnDeprecated(name: string, replacement: string): void {
+    if (this.#warnedDeprecated.has(name)) return;
+    this.#warnedDeprecated.add(name);
+    this.#parts.log.warn(
+      { deprecated: name, replacement },
+      `warren.${name}() is deprecated: use ${replacement}()`,
+    );
   }
 
   health(): HealthReport {
