@@ -11,14 +11,8 @@ import { randomBytes } from 'node:crypto';
 import * as os from 'node:os';
 import { parseArgs } from 'node:util';
 import * as amqp from 'amqplib';
-import {
-  createWarren,
-  defineTopology,
-  Job,
-  type JobHandler,
-  type TopologyPlan,
-  type Warren,
-} from '../../src';
+import { createWarren, defineTopology, Job, type JobHandler, type Warren } from '../../src';
+import type { TopologyPlan } from '../../src/ops';
 import { createOps } from '../../src/ops';
 import { createNaming } from '../../src/topology';
 import { planOf } from '../../src/warren';
