@@ -36,7 +36,7 @@ interface SharedParts {
 
 /**
  * The wiring step of `createWarren`: builds every part of a warren from its resolved configuration and
- * gives the connection its reconnect steps (their order: reconnect-steps.ts). Creates
+ * gives the connection its reconnect steps (in wireOperations; their order: reconnect-steps.ts). Creates
  * the outbox table if asked to; connects nothing (the caller starts the connection).
  */
 export async function wireWarren(config: WarrenConfig, events: WarrenEventSink): Promise<WarrenParts> {
@@ -72,18 +72,7 @@ export async function wireWarren(config: WarrenConfig, events: WarrenEventSink):
       ),
   };
   const consumers = wireConsumers(base);
-  const { deadLetterLog, historyPart, ...operations } = wireOperations(base, consumers);
-  manager.useReadySteps(
-    reconnectSteps({
-      reapplyTopology: base.reapplyTopology,
-      history: historyPart,
-      controlListener: operations.control.listener,
-      confirms: publishing.confirms,
-      worker: consumers.worker,
-      scheduling: consumers.scheduling,
-      deadLetterLog,
-    }),
-  );
+  const operations = wireOperations(base, consumers);
   const deadLetters = new DeadLetters(
     plan,
     manager,
@@ -176,8 +165,8 @@ function wireScheduling(base: SharedParts): CronService {
 }
 
 /**
- * The control listener (warren/ops), the dead-letter log and the history, and the connection's events
- * forwarded to the instance's.
+ * The control listener (warren/ops), the dead-letter log and the history; the connection's reconnect
+ * steps (their order: reconnect-steps.ts) and its events forwarded to the instance's.
  */
 function wireOperations(base: SharedParts, consumers: ReturnType<typeof wireConsumers>) {
   const { config, manager, events, publishing } = base;
@@ -211,11 +200,22 @@ function wireOperations(base: SharedParts, consumers: ReturnType<typeof wireCons
     log.child({ component: 'history' }),
     publishing.trust,
   );
+  manager.useReadySteps(
+    reconnectSteps({
+      reapplyTopology: base.reapplyTopology,
+      history: historyPart,
+      controlListener: control.listener,
+      confirms: publishing.confirms,
+      worker,
+      scheduling,
+      deadLetterLog,
+    }),
+  );
   manager.on('connected', ({ url }) => events.emit('connected', { url }));
   manager.on('disconnected', ({ error }) => events.emit('disconnected', { error }));
   manager.on('blocked', ({ reason }) => events.emit('blocked', { reason }));
   manager.on('unblocked', () => events.emit('unblocked'));
   const history = historyPart?.writer;
   const addOns = [deadLetterLog, history, publishing.jobControl].filter((p) => p !== undefined);
-  return { control, history, historyPart, deadLetterLog, addOns };
+  return { control, history, addOns };
 }

@@ -48,7 +48,13 @@ describe('the reconnect steps of a warren', () => {
 
   it('runs each part once, in that order, on the generation of the new connection', async () => {
     const calls: string[] = [];
-    const ready = await runReadySteps(reconnectSteps(recordingParts(calls)), model, 7, () => true, () => {});
+    const ready = await runReadySteps(
+      reconnectSteps(recordingParts(calls)),
+      model,
+      7,
+      () => true,
+      () => {},
+    );
     assert.equal(ready, true);
     assert.deepEqual(calls, [
       'topology',
@@ -64,7 +70,13 @@ describe('the reconnect steps of a warren', () => {
   it('skips the history and the dead-letter log when they are off', async () => {
     const calls: string[] = [];
     const parts = { ...recordingParts(calls), history: undefined, deadLetterLog: undefined };
-    await runReadySteps(reconnectSteps(parts), model, 1, () => true, () => {});
+    await runReadySteps(
+      reconnectSteps(parts),
+      model,
+      1,
+      () => true,
+      () => {},
+    );
     assert.deepEqual(calls, ['topology', 'control listener@1', 'confirm channel@1', 'consumers@1', 'cron@1']);
   });
 
@@ -101,7 +113,13 @@ describe('the reconnect steps of a warren', () => {
         },
       },
     });
-    const ready = await runReadySteps(steps, model, 3, () => current, () => {});
+    const ready = await runReadySteps(
+      steps,
+      model,
+      3,
+      () => current,
+      () => {},
+    );
     assert.equal(ready, false);
     assert.deepEqual(calls, ['topology', 'history stream', 'control listener@3']);
   });
