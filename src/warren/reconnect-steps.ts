@@ -31,7 +31,10 @@ export interface ReconnectParts {
   /** The control listener: an operator's pauses, read before any consumer opens. */
   readonly controlListener: OpensOn;
   readonly confirms: OpensOn;
-  /** A channel per consumer (consuming again if started), the rate limiters' refill elections. */
+  /**
+   * A channel per consumer (consuming again if started), the rate limiters' refill elections, the
+   * job-control stream read ahead (in the background).
+   */
   readonly worker: OpensOn;
   /** Catches up with the schedule registry, then rejoins the cron leader election. */
   readonly scheduling: OpensOn;
