@@ -1,10 +1,9 @@
-import { deprecate } from 'node:util';
+import type { Logger } from '../core';
 
 /**
- * The methods Warren had before its facades, each with what replaces it. They keep working for one
- * minor release (docs/versioning.md, "Deprecation"), and the first call of each in a process emits one
- * Node.js `DeprecationWarning` naming the replacement (code `WARREN_DEP_<NAME>`; silenced, like Node's
- * own, by `--no-deprecation`).
+ * The names Warren had before its facades and its renames, each with what replaces it. They keep
+ * working for one minor release (docs/versioning.md, "Deprecation"); the first use of each logs one
+ * warning on the instance's logger, with `deprecated` and `replacement` as fields.
  */
 export const DEPRECATED_ALIASES = {
   schedule: 'cron.schedule',
@@ -19,22 +18,25 @@ export const DEPRECATED_ALIASES = {
   cancelDelayed: 'delayed.cancel',
   promote: 'delayed.promote',
   reschedule: 'delayed.reschedule',
+  pause: 'pauseLocal',
+  resume: 'resumeLocal',
 } as const;
 
 export type DeprecatedAlias = keyof typeof DEPRECATED_ALIASES;
 
-const warnings = Object.fromEntries(
-  Object.entries(DEPRECATED_ALIASES).map(([alias, use]) => [
-    alias,
-    deprecate(
-      () => undefined,
-      `warren.${alias} is deprecated: use warren.${use}; the alias goes in the next minor release`,
-      `WARREN_DEP_${alias.replace(/[A-Z]/g, (c) => `_${c}`).toUpperCase()}`,
-    ),
-  ]),
-) as Record<DeprecatedAlias, () => void>;
+/** The versioning policy's one warning per deprecated name, the first time an instance's is used. */
+export class DeprecationWarnings {
+  readonly #warned = new Set<DeprecatedAlias>();
 
-/** Warns, once per process, that `alias` is deprecated. */
-export function warnDeprecated(alias: DeprecatedAlias): void {
-  warnings[alias]();
+  constructor(private readonly log: Logger) {}
+
+  warn(alias: DeprecatedAlias): void {
+    if (this.#warned.has(alias)) return;
+    this.#warned.add(alias);
+    const replacement = DEPRECATED_ALIASES[alias];
+    this.log.warn(
+      { deprecated: alias, replacement },
+      `warren.${alias} is deprecated: use warren.${replacement}`,
+    );
+  }
 }

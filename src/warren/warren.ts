@@ -1,4 +1,4 @@
-// size-exception: the 12 deprecated aliases of cron and delayed (80 lines) stay one minor release; then ~230.
+// size-exception: 14 deprecated aliases (cron, delayed, pause: ~90 lines) stay one minor release; then ~240.
 import 'reflect-metadata';
 import { EventEmitter } from 'node:events';
 import {
@@ -16,7 +16,7 @@ import { deleteTopology, type TopologyPlan } from '../topology';
 import type { ScheduleInfo, TriggeredSchedule } from '../scheduler';
 import type { DeadLetters } from '../worker';
 import { SlipBuilder } from '../workflow';
-import { warnDeprecated } from './deprecated-aliases';
+import { DeprecationWarnings } from './deprecated-aliases';
 import { ignoreListenerRejections } from './event-sink';
 import { reportHealth, type HealthReport } from './health';
 import { announcePublished } from './history';
@@ -51,6 +51,7 @@ export class Warren<TJobs extends object = WarrenJobs> extends EventEmitter<Warr
   readonly deadLetters: DeadLetters;
   readonly #parts: WarrenParts;
   readonly #signalHandlers: (() => void)[] = [];
+  readonly #deprecations: DeprecationWarnings;
   #closing: Promise<void> | undefined;
 
   static {
@@ -62,6 +63,7 @@ export class Warren<TJobs extends object = WarrenJobs> extends EventEmitter<Warr
     super({ captureRejections: true }); // a listener's rejection is logged, see ignoreListenerRejections
     ignoreListenerRejections(this, parts.log);
     this.#parts = parts;
+    this.#deprecations = new DeprecationWarnings(parts.log);
     this.cron = new WarrenCron(parts.scheduling, () => this.isClosing);
     this.delayed = new WarrenDelayed(parts.jobControl);
     this.deadLetters = parts.deadLetters;
@@ -157,7 +159,7 @@ export class Warren<TJobs extends object = WarrenJobs> extends EventEmitter<Warr
    * "Workflows").
    *
    * @example
-   * await warren.slip().then(ReserveStock, { sku: 'A1' }).then(ChargeCard, { cents: 500 }).run();
+   * await warren.slip().step(ReserveStock, { sku: 'A1' }).step(ChargeCard, { cents: 500 }).run();
    */
   slip(): SlipBuilder {
     return new SlipBuilder((name, data, options) => {
@@ -166,13 +168,19 @@ export class Warren<TJobs extends object = WarrenJobs> extends EventEmitter<Warr
     }, this.#parts.slipActivities);
   }
 
-  /** Stops consuming a queue (by topology key) until `resume`; running jobs finish. Survives reconnects. */
-  pause(queue: string): Promise<void> {
+  /**
+   * Stops consuming a queue (by topology key) in this process only, until `resumeLocal`; running jobs
+   * finish. Survives reconnects. To pause a queue in every process, use `ops.pause` (warren/ops).
+   */
+  pauseLocal(queue: string): Promise<void> {
     return this.#parts.pauses.pauseByUser(queue);
   }
 
-  /** Undoes `pause`. A queue whose circuit breaker is open stays paused until the breaker half-opens. */
-  resume(queue: string): Promise<void> {
+  /**
+   * Undoes `pauseLocal`. A queue whose circuit breaker is open, or that an operator paused, stays paused
+   * until that holder lets go too.
+   */
+  resumeLocal(queue: string): Promise<void> {
     return this.#parts.pauses.resumeByUser(queue);
   }
 
@@ -224,74 +232,86 @@ export class Warren<TJobs extends object = WarrenJobs> extends EventEmitter<Warr
 
   /** @deprecated Use `warren.cron.schedule` (same arguments); this alias goes in the next minor release. */
   get schedule(): WarrenCron<TJobs>['schedule'] {
-    warnDeprecated('schedule');
+    this.#deprecations.warn('schedule');
     return this.cron.schedule.bind(this.cron) as WarrenCron<TJobs>['schedule'];
   }
 
   /** @deprecated Use `warren.cron.unschedule`; this alias goes in the next minor release. */
   unschedule(id: string): boolean {
-    warnDeprecated('unschedule');
+    this.#deprecations.warn('unschedule');
     return this.cron.unschedule(id);
   }
 
   /** @deprecated Use `warren.cron.list()`; this alias goes in the next minor release. */
   schedules(): ScheduleInfo[] {
-    warnDeprecated('schedules');
+    this.#deprecations.warn('schedules');
     return this.cron.list();
   }
 
   /** @deprecated Use `warren.cron.add` (same arguments); this alias goes in the next minor release. */
   get addSchedule(): WarrenCron<TJobs>['add'] {
-    warnDeprecated('addSchedule');
+    this.#deprecations.warn('addSchedule');
     return this.cron.add.bind(this.cron) as WarrenCron<TJobs>['add'];
   }
 
   /** @deprecated Use `warren.cron.remove`; this alias goes in the next minor release. */
   removeSchedule(id: string): Promise<void> {
-    warnDeprecated('removeSchedule');
+    this.#deprecations.warn('removeSchedule');
     return this.cron.remove(id);
   }
 
   /** @deprecated Use `warren.cron.pause`; this alias goes in the next minor release. */
   pauseSchedule(id: string): Promise<void> {
-    warnDeprecated('pauseSchedule');
+    this.#deprecations.warn('pauseSchedule');
     return this.cron.pause(id);
   }
 
   /** @deprecated Use `warren.cron.resume`; this alias goes in the next minor release. */
   resumeSchedule(id: string): Promise<void> {
-    warnDeprecated('resumeSchedule');
+    this.#deprecations.warn('resumeSchedule');
     return this.cron.resume(id);
   }
 
   /** @deprecated Use `warren.cron.trigger`; this alias goes in the next minor release. */
   triggerSchedule(id: string): Promise<TriggeredSchedule> {
-    warnDeprecated('triggerSchedule');
+    this.#deprecations.warn('triggerSchedule');
     return this.cron.trigger(id);
   }
 
   /** @deprecated Use `warren.cron.isLeader`; this alias goes in the next minor release. */
   get isLeader(): boolean {
-    warnDeprecated('isLeader');
+    this.#deprecations.warn('isLeader');
     return this.cron.isLeader;
   }
 
   /** @deprecated Use `warren.delayed.cancel`; this alias goes in the next minor release. */
   cancelDelayed(jobId: string): Promise<void> {
-    warnDeprecated('cancelDelayed');
+    this.#deprecations.warn('cancelDelayed');
     return this.delayed.cancel(jobId);
   }
 
   /** @deprecated Use `warren.delayed.promote`; this alias goes in the next minor release. */
   promote(jobId: string): Promise<void> {
-    warnDeprecated('promote');
+    this.#deprecations.warn('promote');
     return this.delayed.promote(jobId);
   }
 
   /** @deprecated Use `warren.delayed.reschedule`; this alias goes in the next minor release. */
   reschedule(jobId: string, options: RescheduleOptions): Promise<void> {
-    warnDeprecated('reschedule');
+    this.#deprecations.warn('reschedule');
     return this.delayed.reschedule(jobId, options);
+  }
+
+  /** @deprecated Use `pauseLocal` (the same, in this process only); `ops.pause` pauses every process. */
+  pause(queue: string): Promise<void> {
+    this.#deprecations.warn('pause');
+    return this.pauseLocal(queue);
+  }
+
+  /** @deprecated Use `resumeLocal`. */
+  resume(queue: string): Promise<void> {
+    this.#deprecations.warn('resume');
+    return this.resumeLocal(queue);
   }
 }
 
