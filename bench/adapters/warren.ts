@@ -95,7 +95,7 @@ export class WarrenContender implements Contender {
     this.publisher = await createWarren({ ...this.options, jobs: [BenchJob, this.FailOnceJob] });
     // A namespace in use has its job-control stream, which a starting worker reads ahead; a new one gets
     // it with the first action or delayed job, and each worker's first delayed job waits for that read.
-    if (features.delays) await this.publisher.cancelDelayed('bench-never-published');
+    if (features.delays) await this.publisher.delayed.cancel('bench-never-published');
   }
 
   publish(job: Job): Promise<void> {

@@ -39,7 +39,7 @@ async function main(): Promise<void> {
     scheduler: { enabled: true },
   });
   try {
-    await warren.schedule('bench.tick', '* * * * * *', {});
+    await warren.cron.schedule('bench.tick', '* * * * * *', {});
     await warren.start();
     await finished;
   } finally {

@@ -10,10 +10,17 @@ interface EventSource {
   on<K extends keyof WarrenEvents>(event: K, listener: (...args: WarrenEvents[K]) => void): unknown;
 }
 
+/** The history of an instance: its writer, and the reconnect step that declares the stream and opens it. */
+export interface WarrenHistory {
+  readonly writer: HistoryWriter;
+  /** Declares the history stream and opens the writer's channel (a step of reconnect-steps.ts). */
+  readonly open: () => Promise<void>;
+}
+
 /**
  * `createWarren({ history })`: the writer of the history stream, declared and opened on every
- * (re)connect; undefined when history is off (the default: it costs CPU on the job path, see README).
- * Register before the connection starts; then {@link recordHistory}.
+ * (re)connect by `open`; undefined when history is off (the default: it costs CPU on the job path, see
+ * README). Then {@link recordHistory}.
  */
 export function createHistory(
   input: HistoryOptions | undefined,
@@ -22,7 +29,7 @@ export function createHistory(
   processId: string,
   log: Logger,
   trust: RecordTrust,
-): HistoryWriter | undefined {
+): WarrenHistory | undefined {
   if (input === undefined) return undefined;
   const options = resolveHistoryOptions(input);
   const stream = plan.naming.jobHistory();
@@ -33,14 +40,14 @@ export function createHistory(
     log,
     trust,
   );
-  manager.onReady(async () => {
+  const open = async () => {
     await withThrowawayChannel(
       () => manager.openChannel(),
       (channel) => channel.assertQueue(stream, streamAssertion(options)),
     );
     await writer.open(() => manager.openChannel());
-  });
-  return writer;
+  };
+  return { writer, open };
 }
 
 /** Records each job's lifecycle by listening to the instance's own events. */
