@@ -18,7 +18,7 @@ const ALLOWED: Record<string, readonly string[]> = {
   retry: ['core', 'topology'],
   coordination: ['core', 'message', 'topology', 'connection'],
   publisher: ['core', 'message', 'topology', 'connection'],
-  worker: ['core', 'message', 'topology', 'connection', 'retry', 'breaker', 'coordination'],
+  worker: ['core', 'message', 'topology', 'connection', 'retry', 'breaker', 'coordination', 'idempotency'],
   // Beyond STYLE.md's core, decorators, coordination, publisher: the schedule registry is a stream on the
   // broker (connection, message, topology's stream assertion, the stream follower), and schedules are
   // checked against the topology plan's jobs.
