@@ -3,6 +3,7 @@ import assert from 'node:assert/strict';
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { dirname, join, relative, resolve, sep } from 'node:path';
 import ts from 'typescript';
+import { repoRoot, sourceFiles } from '../support/source-files';
 
 /** STYLE.md's import table: a folder may import only from the folders listed. */
 const ALLOWED: Record<string, readonly string[]> = {
@@ -91,22 +92,8 @@ const ALLOWED: Record<string, readonly string[]> = {
   ui: ['index', 'ops'],
 };
 
-function findRoot(): string {
-  let dir = __dirname;
-  while (!statSync(join(dir, 'package.json'), { throwIfNoEntry: false })) dir = dirname(dir);
-  return dir;
-}
-
-const root = findRoot();
+const root = repoRoot();
 const src = join(root, 'src');
-
-function sourceFiles(dir: string): string[] {
-  return readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {
-    const path = join(dir, entry.name);
-    if (entry.isDirectory()) return sourceFiles(path);
-    return entry.name.endsWith('.ts') ? [path] : [];
-  });
-}
 
 /** Top-level unit of a file: its folder under src, or the file name for src/*.ts. */
 function unitOf(file: string): string {

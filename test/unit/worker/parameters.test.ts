@@ -1,8 +1,9 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { readdirSync, readFileSync, statSync } from 'node:fs';
-import { dirname, join, relative } from 'node:path';
+import { readFileSync } from 'node:fs';
+import { join, relative } from 'node:path';
 import ts from 'typescript';
+import { repoRoot, sourceFiles } from '../../support/source-files';
 
 /**
  * The delivery path hands one Delivery and narrow dependency objects from part to part, never a
@@ -12,21 +13,7 @@ import ts from 'typescript';
  */
 const MAX_PARAMETERS = 4;
 
-function findRoot(): string {
-  let dir = __dirname;
-  while (!statSync(join(dir, 'package.json'), { throwIfNoEntry: false })) dir = dirname(dir);
-  return dir;
-}
-
-const root = findRoot();
-
-function sourceFiles(dir: string): string[] {
-  return readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {
-    const path = join(dir, entry.name);
-    if (entry.isDirectory()) return sourceFiles(path);
-    return entry.name.endsWith('.ts') ? [path] : [];
-  });
-}
+const root = repoRoot();
 
 /** Every signature of `text` with more than MAX_PARAMETERS parameters, as `file:line name (n)`. */
 function wideSignatures(file: string, text: string): string[] {
