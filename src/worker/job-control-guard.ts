@@ -24,14 +24,12 @@ export interface JobControlGuardDeps {
   readonly postponeDelayMs: number;
 }
 
-/** The guard of delayed jobs that came due: job control may have cancelled or rescheduled them meanwhile. */
+/**
+ * The guard of delayed jobs that came due (those with `warren-delayed`, which the processor checks
+ * inline): job control may have cancelled or rescheduled them meanwhile.
+ */
 export class JobControlGuard {
   constructor(private readonly deps: JobControlGuardDeps) {}
-
-  /** Whether this delivery goes through job control at all: only a job that was published delayed. */
-  applies(delivery: JobDelivery): boolean {
-    return delivery.message.properties.headers?.[HEADERS.delayed] !== undefined;
-  }
 
   /** False when job control settled the job: cancelled (acked, `cancelled`) or rescheduled (re-delayed). */
   async admit(delivery: JobDelivery, now: number): Promise<boolean> {

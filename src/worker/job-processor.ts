@@ -6,6 +6,7 @@ import {
   type WarrenEvents,
 } from '../core';
 import type { PermitGate } from '../coordination';
+import { HEADERS } from '../message';
 import type { ClaimGuard } from './claim-guard';
 import type { Delivery } from './delivery';
 import {
@@ -70,7 +71,8 @@ export class JobProcessor {
     }
     delivery.assignJob(triaged);
     const { job, message, queue } = delivery;
-    if (deps.jobControl?.applies(delivery) && !(await deps.jobControl.admit(delivery, now))) return;
+    if (deps.jobControl && message.properties.headers?.[HEADERS.delayed] !== undefined)
+      if (!(await deps.jobControl.admit(delivery, now))) return;
     if (queue.type === 'classic' && message.fields.redelivered) {
       await this.carryOut(delivery, decideRedelivery(job, deps.redeliveryLimit));
       return;
