@@ -1,19 +1,13 @@
-import type { EmitEvent, Logger } from '../core';
 import type { ClaimResult, IdempotencyStore } from '../idempotency';
 import { decideClaim } from './delivery-triage';
 import type { JobDelivery } from './delivery';
-import type { Republisher } from './republisher';
+import type { PostponingGuardDeps } from './guard-deps';
 
 /** A claim outlives the job's timeout by this much, so a slow finish is not mistaken for a dead worker. */
 const CLAIM_MARGIN_MS = 30_000;
 
-export interface ClaimGuardDeps {
+export interface ClaimGuardDeps extends PostponingGuardDeps {
   readonly idempotency: Pick<IdempotencyStore, 'claim'>;
-  readonly republisher: Pick<Republisher, 'delayed'>;
-  readonly emit: EmitEvent;
-  readonly log: Logger;
-  /** How long a job waits while the store cannot be reached, ms (`worker.postponeDelayMs`). */
-  readonly postponeDelayMs: number;
   /** The delay levels' unit: a copy that waits for another worker's claim waits at least this long, ms. */
   readonly delayUnitMs: number;
 }

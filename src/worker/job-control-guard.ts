@@ -1,8 +1,7 @@
-import type { EmitEvent, Logger } from '../core';
 import { HEADERS } from '../message';
 import type { DedupRelease } from './dedup-release';
 import type { JobDelivery } from './delivery';
-import type { Republisher } from './republisher';
+import type { PostponingGuardDeps } from './guard-deps';
 
 /**
  * Job control (README, "Cancel, promote, reschedule"): what to do with a delayed job that came due: run
@@ -14,14 +13,9 @@ export interface JobControlDecider {
   readAhead?(): Promise<void>;
 }
 
-export interface JobControlGuardDeps {
+export interface JobControlGuardDeps extends PostponingGuardDeps {
   readonly jobControl: JobControlDecider;
-  readonly republisher: Pick<Republisher, 'delayed'>;
   readonly dedup: DedupRelease;
-  readonly emit: EmitEvent;
-  readonly log: Logger;
-  /** How long a job waits while the control stream cannot be read, ms (`worker.postponeDelayMs`). */
-  readonly postponeDelayMs: number;
 }
 
 /**

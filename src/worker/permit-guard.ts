@@ -1,16 +1,10 @@
 import type { PermitGate } from '../coordination';
-import type { EmitEvent } from '../core';
 import type { JobDelivery } from './delivery';
-import type { Republisher } from './republisher';
-
-export interface PermitGuardDeps {
-  readonly republisher: Pick<Republisher, 'delayed'>;
-  readonly emit: EmitEvent;
-}
+import type { GuardDeps } from './guard-deps';
 
 /** The guard of jobs with a global rate limit (`@Job({ limiter })`): no permit, no run. */
 export class PermitGuard {
-  constructor(private readonly deps: PermitGuardDeps) {}
+  constructor(private readonly deps: GuardDeps) {}
 
   /**
    * True once a rate-limit permit is taken. When none comes within the limiter's wait, the job is
