@@ -27,7 +27,8 @@ export type {
 export { isJobQueue } from './topology-plan';
 export { delayRoute, type DelayPlan, type DelayLevel, type DelayRoute } from './delay-levels';
 export { applyTopology, deleteTopology } from './apply-topology';
-export { requireBrokerFeatures, type BrokerIdentity } from './broker-features';
+export { requireBrokerFeatures } from './broker-features';
+export type { BrokerIdentity } from './broker-identity';
 export {
   resolveTopologyOptions,
   TOPOLOGY_DEFAULTS,

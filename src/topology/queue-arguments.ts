@@ -1,5 +1,5 @@
 import { TopologyError } from '../core';
-import type { BrokerIdentity } from './broker-features';
+import type { BrokerIdentity } from './broker-identity';
 import type { QueueDeclaration, QueueType } from './define-topology';
 
 /**

@@ -73,13 +73,13 @@ export async function wireWarren(config: WarrenConfig, events: WarrenEventSink):
   };
   const consumers = wireConsumers(base);
   const operations = wireOperations(base, consumers);
-  const deadLetters = new DeadLetters(
+  const deadLetters = new DeadLetters({
     plan,
     manager,
-    publishing.confirms,
-    config.worker.republishTimeoutMs,
-    log.child({ component: 'dead-letters' }),
-  );
+    confirms: publishing.confirms,
+    publishTimeoutMs: config.worker.republishTimeoutMs,
+    log: log.child({ component: 'dead-letters' }),
+  });
   return {
     plan,
     log,

@@ -32,18 +32,27 @@ export interface ParkingReplayOptions {
   readonly limit?: number;
 }
 
+export interface DeadLettersDeps {
+  readonly plan: TopologyPlan;
+  readonly manager: ConnectionManager;
+  readonly confirms: ConfirmPublisher;
+  /** How long a replayed letter may wait for its confirm, ms. */
+  readonly publishTimeoutMs: number;
+  readonly log: Logger;
+}
+
 /**
  * The parking queues: list without losing, replay to the original queue (attempts reset, death
  * headers stripped), purge. Replays are confirmed before the dead letter is acked.
  */
 export class DeadLetters {
-  constructor(
-    private readonly plan: TopologyPlan,
-    private readonly manager: ConnectionManager,
-    private readonly confirms: ConfirmPublisher,
-    private readonly publishTimeoutMs: number,
-    private readonly log: Logger,
-  ) {}
+  private readonly plan: TopologyPlan;
+  private readonly log: Logger;
+
+  constructor(private readonly deps: DeadLettersDeps) {
+    this.plan = deps.plan;
+    this.log = deps.log;
+  }
 
   /** Peeks at up to `limit` dead letters of a queue (by its topology key); they stay where they are. */
   async list(queueKey: string, options: { limit?: number } = {}): Promise<DeadLetter[]> {
@@ -75,12 +84,12 @@ export class DeadLetters {
         const message = await channel.get(queue.deadQueue, { noAck: false });
         if (message === false) break;
         if (options.jobId !== undefined && message.properties.messageId !== options.jobId) continue;
-        await this.confirms.send({
+        await this.deps.confirms.send({
           exchange: '',
           routingKey: queue.name,
           content: message.content,
           properties: replayProperties(message.properties),
-          deadline: Date.now() + this.publishTimeoutMs,
+          deadline: Date.now() + this.deps.publishTimeoutMs,
           context: { jobId: message.properties.messageId, jobName: message.properties.type, queue: queueKey },
         });
         channel.ack(message);
@@ -116,7 +125,7 @@ export class DeadLetters {
   }
 
   private withChannel<T>(work: (channel: amqp.Channel) => Promise<T>): Promise<T> {
-    return withThrowawayChannel(() => this.manager.openChannel(), work);
+    return withThrowawayChannel(() => this.deps.manager.openChannel(), work);
   }
 }
 

@@ -1,5 +1,6 @@
 import { DecodeError, MAX_DELAY_MS } from '../core';
 import { HEADERS, type DeadReason, type DecodedJob } from '../message';
+import type { PlannedJobQueue } from '../topology';
 import type { RegisteredJob } from './registered-job';
 
 const DAY_MS = 86_400_000;
@@ -20,15 +21,14 @@ export interface Refusal {
 export function checkDelivery(
   job: DecodedJob,
   registered: RegisteredJob,
-  queueName: string,
-  queueKey: string,
+  queue: Pick<PlannedJobQueue, 'name' | 'key'>,
   now: number,
 ): Refusal | DecodedJob {
-  const context = { jobName: job.name, jobId: job.jobId, queue: queueKey };
-  if (registered.planned.queueName !== queueName) {
+  const context = { jobName: job.name, jobId: job.jobId, queue: queue.key };
+  if (registered.planned.queueName !== queue.name) {
     const error = new DecodeError(
       `job '${job.name}' belongs to queue '${registered.planned.queue}', ` +
-        `not to '${queueKey}' it was delivered from`,
+        `not to '${queue.key}' it was delivered from`,
       context,
     );
     return { reason: 'wrong-queue', error };

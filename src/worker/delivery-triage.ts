@@ -1,9 +1,9 @@
 import type * as amqp from 'amqplib';
 import { DecodeError, UnknownJobError } from '../core';
+import type { ClaimResult } from '../idempotency';
 import { decodeJob, HEADERS, type DeadReason, type DecodedJob } from '../message';
 import type { PlannedJobQueue } from '../topology';
 import { checkDelivery, isRefusal } from './delivery-checks';
-import type { ClaimResult } from './idempotency-guard';
 import type { RegisteredJob } from './registered-job';
 
 /** Classic queues: a redelivered job re-enters its queue after this many ms times its redelivery count. */
@@ -29,6 +29,19 @@ export type DeliveryVerdict =
       readonly job: DecodedJob;
     };
 
+/** What triage needs of a delivery: a Delivery, or any message and queue (the unit tests). */
+export interface TriagedDelivery {
+  readonly message: Pick<amqp.Message, 'content' | 'properties'>;
+  readonly queue: Pick<PlannedJobQueue, 'name' | 'key'>;
+}
+
+/** What triage checks a delivery against: the jobs this worker runs and the largest body it parses. */
+export interface TriageRules {
+  readonly jobs: ReadonlyMap<string, RegisteredJob>;
+  /** `worker.maxBodyBytes`. */
+  readonly maxBodyBytes: number;
+}
+
 /**
  * What to do with a delivery before anything stateful is asked (job control, permits, idempotency): a body
  * over `maxBodyBytes` is `too-large` unparsed, one that does not decode is `undecodable`, a job no handler
@@ -37,16 +50,16 @@ export type DeliveryVerdict =
  * attempts clamped: on the hot path this allocates nothing beyond decoding.
  */
 export function triageDelivery(
-  message: Pick<amqp.Message, 'content' | 'properties'>,
-  queue: Pick<PlannedJobQueue, 'name' | 'key'>,
-  jobs: ReadonlyMap<string, RegisteredJob>,
-  maxBodyBytes: number,
+  delivery: TriagedDelivery,
+  rules: TriageRules,
   now: number,
 ): DeliveryVerdict | DecodedJob {
+  const { message, queue } = delivery;
+  const { jobs, maxBodyBytes } = rules;
   if (message.content.length > maxBodyBytes) {
     const error = new DecodeError(
       `body of ${message.content.length} bytes is over worker.maxBodyBytes (${maxBodyBytes}); not parsed`,
-      { queue: queue.key! },
+      { queue: queue.key },
     );
     return { action: 'dead-letter', reason: 'too-large', error, job: undefined };
   }
@@ -58,10 +71,10 @@ export function triageDelivery(
   }
   const registered = jobs.get(decoded.name);
   if (registered === undefined) {
-    const error = new UnknownJobError(decoded.name, { queue: queue.key!, known: [...jobs.keys()] });
+    const error = new UnknownJobError(decoded.name, { queue: queue.key, known: [...jobs.keys()] });
     return { action: 'dead-letter', reason: 'unknown-job', error, job: decoded };
   }
-  const checked = checkDelivery(decoded, registered, queue.name, queue.key!, now);
+  const checked = checkDelivery(decoded, registered, queue, now);
   if (isRefusal(checked))
     return { action: 'dead-letter', reason: checked.reason, error: checked.error, job: decoded };
   // Delays longer than one pass through the levels carry their due time and re-enter the levels.

@@ -6,5 +6,4 @@ export {
   type ResolvedWorkerOptions,
 } from './options';
 export type { RegisteredJob } from './registered-job';
-export type { IdempotencyGuard, ClaimResult } from './idempotency-guard';
 export { DeadLetters, type DeadLetter, type ParkingReplayOptions } from './dead-letters';

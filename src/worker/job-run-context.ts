@@ -1,6 +1,16 @@
-import type { BreakerHandle, JobContext, Logger } from '../core';
-import type { DecodedJob } from '../message';
+import type { BreakerHandle, EmitEvent, JobContext, Logger, WarrenEvents } from '../core';
+import type { JobDelivery } from './delivery';
 import { ProgressCoalescer } from './progress-coalescer';
+
+/** What a handler's `ctx` reaches beyond its own delivery: the same for every job of a worker. */
+export interface JobRunContextDeps {
+  readonly publishJob: JobContext['publish'];
+  readonly log: Logger;
+  /** The named breaker, for a job of `queue` (a queue whose jobs use a breaker pauses while it is open). */
+  readonly breaker: (name: string, queue: string) => BreakerHandle;
+  readonly emit: EmitEvent;
+  readonly listens: (event: keyof WarrenEvents) => boolean;
+}
 
 /**
  * The `ctx` a handler gets. A class rather than an object literal: getters on a literal are built
@@ -12,6 +22,9 @@ export class JobRunContext implements JobContext {
   readonly attempt: number;
   readonly headers: Readonly<Record<string, unknown>>;
   readonly enqueuedAt: number;
+  readonly queue: string;
+  readonly redelivered: boolean;
+  readonly publish: JobContext['publish'];
   /** Bound, so that `const { breaker } = ctx` works. */
   readonly breaker: (name: string) => BreakerHandle;
   /** Bound, so that `const { progress } = ctx` works. */
@@ -20,24 +33,24 @@ export class JobRunContext implements JobContext {
   private coalescer: ProgressCoalescer | undefined;
 
   constructor(
-    job: DecodedJob,
-    readonly queue: string,
+    delivery: JobDelivery,
     readonly maxAttempts: number,
-    readonly redelivered: boolean,
-    readonly publish: JobContext['publish'],
-    private readonly parentLog: Logger,
+    private readonly deps: JobRunContextDeps,
     private readonly signalOf: () => AbortSignal,
-    breakerOf: (name: string, queue: string) => BreakerHandle,
-    onProgress: (value: unknown) => void,
   ) {
+    const { job } = delivery;
     this.jobId = job.jobId;
     this.name = job.name;
     this.attempt = job.attempt;
     this.headers = job.headers;
     this.enqueuedAt = job.enqueuedAt;
-    this.breaker = (name) => breakerOf(name, queue);
+    const queue = delivery.queue.key;
+    this.queue = queue;
+    this.redelivered = delivery.message.fields.redelivered;
+    this.publish = deps.publishJob;
+    this.breaker = (name) => deps.breaker(name, queue);
     this.progress = (value) => {
-      this.coalescer ??= new ProgressCoalescer(onProgress);
+      this.coalescer ??= new ProgressCoalescer((latest) => this.sendProgress(latest));
       this.coalescer.report(value);
     };
   }
@@ -47,12 +60,24 @@ export class JobRunContext implements JobContext {
     this.coalescer?.end();
   }
 
+  /** A `progress` event, if anyone listens: the job's event fields (as `Delivery.eventBase`) and the value. */
+  private sendProgress(progress: unknown): void {
+    if (!this.deps.listens('progress')) return;
+    this.deps.emit('progress', {
+      jobId: this.jobId,
+      name: this.name,
+      queue: this.queue,
+      attempt: this.attempt,
+      progress,
+    });
+  }
+
   get signal(): AbortSignal {
     return this.signalOf();
   }
 
   get log(): Logger {
-    this.child ??= this.parentLog.child({
+    this.child ??= this.deps.log.child({
       jobId: this.jobId,
       job: this.name,
       attempt: this.attempt,

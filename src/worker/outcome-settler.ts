@@ -1,47 +1,39 @@
-import type * as amqp from 'amqplib';
-import { CircuitOpenError, type JobEventBase, type ProcessScope } from '../core';
-import { HEADERS, type DecodedJob } from '../message';
+import { CircuitOpenError, type EmitEvent, type Logger, type WarrenEvents } from '../core';
+import type { IdempotencyStore } from '../idempotency';
+import { HEADERS } from '../message';
 import { decideFailure } from '../retry';
-import type { PlannedJobQueue } from '../topology';
-import type { ProcessorDeps } from './job-processor';
+import type { DedupRelease } from './dedup-release';
+import type { JobDelivery } from './delivery';
 import type { RegisteredJob } from './registered-job';
-import type { Republisher, Settler } from './republisher';
-import { answerJob } from './result-replier';
+import type { Republisher } from './republisher';
+import { answerJob, type AnswerDeps } from './result-replier';
 import type { RunOutcome } from './run-handler';
+
+export interface OutcomeSettlerDeps {
+  readonly republisher: Pick<Republisher, 'delayed' | 'deadLetter'>;
+  readonly dedup: DedupRelease;
+  readonly idempotency: Pick<IdempotencyStore, 'complete' | 'release'> | undefined;
+  /** Where an awaited result's answer goes. */
+  readonly answers: AnswerDeps;
+  readonly emit: EmitEvent;
+  /** Whether anyone listens to `event`: the `completed` payload is built only then. */
+  readonly listens: (event: keyof WarrenEvents) => boolean;
+  readonly log: Logger;
+  /** How long a job refused by an open breaker waits, ms (`worker.postponeDelayMs`). */
+  readonly postponeDelayMs: number;
+}
 
 /**
  * The end of one run: a completed job is recorded, acked and answered; an aborted one goes back to its
  * queue; a failed one is retried, postponed or dead-lettered as the retry policy (decideFailure) decides.
  */
 export class OutcomeSettler {
-  constructor(
-    private readonly deps: ProcessorDeps,
-    private readonly republisher: Republisher,
-  ) {}
+  constructor(private readonly deps: OutcomeSettlerDeps) {}
 
-  /** Settles the run's outcome, then ends its instrumentation scope, if any. */
-  settle(
-    message: amqp.ConsumeMessage,
-    queue: PlannedJobQueue,
-    settle: Settler,
-    job: DecodedJob,
-    registered: RegisteredJob,
-    maxAttempts: number,
-    started: number,
-    outcome: RunOutcome,
-    scope: ProcessScope | undefined,
-  ): Promise<void> {
-    const settled = this.settleOutcome(
-      message,
-      queue,
-      settle,
-      job,
-      registered,
-      maxAttempts,
-      started,
-      outcome,
-      scope,
-    );
+  /** Settles the run's outcome, then ends the delivery's instrumentation scope, if any. */
+  settle(delivery: JobDelivery, registered: RegisteredJob, outcome: RunOutcome): Promise<void> {
+    const settled = this.settleOutcome(delivery, registered, outcome);
+    const scope = delivery.scope;
     if (scope === undefined) return settled;
     return settled.finally(() =>
       scope.end(
@@ -51,95 +43,78 @@ export class OutcomeSettler {
   }
 
   private async settleOutcome(
-    message: amqp.ConsumeMessage,
-    queue: PlannedJobQueue,
-    settle: Settler,
-    job: DecodedJob,
+    delivery: JobDelivery,
     registered: RegisteredJob,
-    maxAttempts: number,
-    started: number,
     outcome: RunOutcome,
-    scope?: ProcessScope,
   ): Promise<void> {
+    const { job } = delivery;
+    const { idempotency } = this.deps;
     if (outcome.kind === 'aborted') {
-      if (this.deps.idempotency) await this.deps.idempotency.release(job.jobId).catch(() => undefined);
-      settle.requeue();
+      if (idempotency) await idempotency.release(job.jobId).catch(() => undefined);
+      delivery.requeue();
       return;
     }
     if (outcome.kind === 'completed') {
-      if (this.deps.idempotency)
-        await this.deps.idempotency
+      if (idempotency)
+        await idempotency
           .complete(job.jobId)
           .catch((error: unknown) =>
-            this.deps.log.warn({ err: error, ...eventBase(job, queue) }, 'could not record the completion'),
+            this.deps.log.warn({ err: error, ...delivery.eventBase() }, 'could not record the completion'),
           );
-      settle.ack();
-      this.releaseDedup(message, job);
-      answerJob(this.deps, message, job.jobId, {
-        status: 'completed',
-        result: outcome.result,
-      });
+      delivery.ack();
+      this.deps.dedup.release(delivery);
+      answerJob(this.deps.answers, delivery, { status: 'completed', result: outcome.result });
       if (this.deps.listens('completed'))
         this.deps.emit('completed', {
-          ...eventBase(job, queue),
-          durationMs: Date.now() - started,
+          ...delivery.eventBase(),
+          durationMs: Date.now() - delivery.startedAt,
           result: outcome.result,
         });
       return;
     }
-    if (this.deps.idempotency)
-      await this.deps.idempotency
+    if (idempotency)
+      await idempotency
         .release(job.jobId)
         .catch((error: unknown) =>
-          this.deps.log.warn({ err: error, ...eventBase(job, queue) }, 'could not release the claim'),
+          this.deps.log.warn({ err: error, ...delivery.eventBase() }, 'could not release the claim'),
         );
-    await this.handleFailure(message, queue, settle, job, registered, maxAttempts, outcome.error, scope);
+    await this.handleFailure(delivery, registered, outcome.error);
   }
 
   private async handleFailure(
-    message: amqp.ConsumeMessage,
-    queue: PlannedJobQueue,
-    settle: Settler,
-    job: DecodedJob,
+    delivery: JobDelivery,
     registered: RegisteredJob,
-    maxAttempts: number,
     error: unknown,
-    scope: ProcessScope | undefined,
   ): Promise<void> {
+    const { job } = delivery;
     const carried: Record<string, unknown> = {};
-    scope?.carry(carried);
+    delivery.scope?.carry(carried);
     const decision = decideFailure({
       attempt: job.attempt,
-      maxAttempts,
+      // Checked by triage: the job's own attempts, never above its handler's.
+      maxAttempts: job.maxAttempts ?? registered.attempts,
       backoff: registered.backoff,
       error,
-      postponeDelayMs: this.deps.options.postponeDelayMs,
+      postponeDelayMs: this.deps.postponeDelayMs,
     });
-    const base = eventBase(job, queue);
+    const base = delivery.eventBase();
+    const { republisher } = this.deps;
     if (decision.action === 'postpone') {
       const breaker = error instanceof CircuitOpenError ? error.breaker : 'unknown';
-      if (await this.republisher.delayed(message, queue, settle, decision.delayMs, carried, base)) {
+      if (await republisher.delayed(delivery, decision.delayMs, carried)) {
         this.deps.emit('postponed', { ...base, delayMs: decision.delayMs, breaker });
       }
       return;
     }
     this.deps.emit('failed', { ...base, error, willRetry: decision.action === 'retry' });
     if (decision.action === 'dead-letter') {
-      this.releaseDedup(message, job);
-      answerJob(this.deps, message, job.jobId, { status: 'failed', error });
-      return this.republisher.deadLetter(message, queue, settle, decision.reason, error, job, carried);
+      this.deps.dedup.release(delivery);
+      answerJob(this.deps.answers, delivery, { status: 'failed', error });
+      return republisher.deadLetter(delivery, decision.reason, error, carried);
     }
     this.deps.log.info({ ...base, err: error, delayMs: decision.delayMs }, 'attempt failed; retrying');
-    if (
-      await this.republisher.delayed(
-        message,
-        queue,
-        settle,
-        decision.delayMs,
-        { ...carried, [HEADERS.attempt]: decision.nextAttempt },
-        base,
-      )
-    ) {
+    const headers = { ...carried, [HEADERS.attempt]: decision.nextAttempt };
+    if (await republisher.delayed(delivery, decision.delayMs, headers)) {
       this.deps.emit('retried', {
         ...base,
         error,
@@ -148,19 +123,4 @@ export class OutcomeSettler {
       });
     }
   }
-
-  /** Only for a job published with `deduplicate` (its `warren-dedup` header): no store call otherwise. */
-  releaseDedup(message: amqp.ConsumeMessage, job: DecodedJob): void {
-    const store = this.deps.deduplication;
-    if (store === undefined || message.properties.headers?.[HEADERS.dedup] === undefined) return;
-    store
-      .release(job.jobId)
-      .catch((error: unknown) =>
-        this.deps.log.warn({ err: error, jobId: job.jobId }, 'could not release the deduplicated job id'),
-      );
-  }
-}
-
-export function eventBase(job: DecodedJob, queue: PlannedJobQueue): JobEventBase {
-  return { jobId: job.jobId, name: job.name, queue: queue.key!, attempt: job.attempt };
 }

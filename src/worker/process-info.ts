@@ -1,14 +1,9 @@
-import type * as amqp from 'amqplib';
 import type { ProcessInfo } from '../core';
-import type { DecodedJob } from '../message';
-import type { PlannedJobQueue } from '../topology';
+import type { JobDelivery } from './delivery';
 
 /** What an instrumentation's `process` hook sees of a delivery about to run. */
-export function processInfo(
-  message: amqp.ConsumeMessage,
-  queue: PlannedJobQueue,
-  job: DecodedJob,
-): ProcessInfo {
+export function processInfo(delivery: JobDelivery): ProcessInfo {
+  const { message, queue, job } = delivery;
   return {
     name: job.name,
     jobId: job.jobId,

@@ -3,10 +3,26 @@ import type { Logger } from '../core';
 import { isConsumerTimeout, ManagedChannel, type ConnectionManager } from '../connection';
 import { consumerTimeoutArguments, type PlannedJobQueue } from '../topology';
 import { AckBatcher } from './ack-batcher';
+import { Delivery } from './delivery';
 import type { JobProcessor } from './job-processor';
-import type { RunningJob } from './run-handler';
 
 type ConsumerState = 'idle' | 'consuming' | 'paused' | 'stopped';
+
+/** How one queue is consumed. */
+export interface ConsumerSettings {
+  /** Prefetch: how many deliveries run at once. */
+  readonly concurrency: number;
+  /** The consumer's `x-consumer-timeout`: the queue's longest job timeout and a margin, ms. */
+  readonly consumerTimeoutMs: number;
+}
+
+export interface QueueConsumerDeps {
+  readonly manager: ConnectionManager;
+  readonly processor: Pick<JobProcessor, 'process'>;
+  /** Re-declares the topology after the broker cancelled the consumer (its queue was deleted). */
+  readonly reapplyTopology: () => Promise<void>;
+  readonly log: Logger;
+}
 
 /**
  * The consumer of one job queue on its own channel: prefetch = concurrency, re-created with the
@@ -18,35 +34,32 @@ export class QueueConsumer {
   private state: ConsumerState = 'idle';
   private consumerTag: string | undefined;
   private batcher: AckBatcher | undefined;
-  private readonly inFlight = new Set<RunningJob>();
-  private pending = 0;
+  /** Deliveries received and not yet handled to the end. */
+  private readonly inFlight = new Set<Delivery>();
   private finished = 0;
   private readonly idleWaiters: (() => void)[] = [];
+  private readonly log: Logger;
 
   constructor(
-    private readonly manager: ConnectionManager,
     readonly queue: PlannedJobQueue,
-    private readonly concurrency: number,
-    /** The consumer's `x-consumer-timeout`: the queue's longest job timeout and a margin, ms. */
-    private readonly consumerTimeoutMs: number,
-    private readonly processor: JobProcessor,
-    private readonly reapplyTopology: () => Promise<void>,
-    private readonly log: Logger,
+    private readonly settings: ConsumerSettings,
+    private readonly deps: QueueConsumerDeps,
   ) {
+    this.log = deps.log;
     this.managed = new ManagedChannel(
-      manager,
+      deps.manager,
       {
         name: `consumer ${queue.name}`,
         confirm: false,
         setup: (channel) => this.setup(channel),
         onClosed: (error) => this.channelClosed(error),
       },
-      log,
+      deps.log,
     );
   }
 
   get activeJobs(): number {
-    return this.pending;
+    return this.inFlight.size;
   }
 
   /** Deliveries this consumer finished handling since it was created (acked, retried, dead or requeued). */
@@ -93,10 +106,10 @@ export class QueueConsumer {
     const finished = await this.waitIdle(graceMs);
     if (!finished) {
       this.log.warn(
-        { queue: this.queue.name, running: this.pending },
+        { queue: this.queue.name, running: this.inFlight.size },
         'grace period over; aborting running jobs and returning them to the queue',
       );
-      for (const running of this.inFlight) running.abortForShutdown();
+      for (const delivery of this.inFlight) delivery.running?.abortForShutdown();
       await this.waitIdle(1000);
     }
     this.batcher?.flush();
@@ -104,8 +117,9 @@ export class QueueConsumer {
   }
 
   private async setup(channel: amqp.Channel): Promise<void> {
-    await channel.prefetch(this.concurrency, false);
-    this.batcher = new AckBatcher(channel, this.concurrency);
+    const { concurrency } = this.settings;
+    await channel.prefetch(concurrency, false);
+    this.batcher = new AckBatcher(channel, concurrency);
     this.consumerTag = undefined;
     if (this.state === 'consuming') await this.subscribe();
   }
@@ -119,7 +133,11 @@ export class QueueConsumer {
       (message) => this.onMessage(message, channel, batcher),
       {
         noAck: false,
-        arguments: consumerTimeoutArguments(this.consumerTimeoutMs, this.queue.type, this.manager.broker),
+        arguments: consumerTimeoutArguments(
+          this.settings.consumerTimeoutMs,
+          this.queue.type,
+          this.deps.manager.broker,
+        ),
       },
     );
     this.consumerTag = reply.consumerTag;
@@ -138,46 +156,26 @@ export class QueueConsumer {
       return;
     }
     batcher.track(message.fields.deliveryTag);
-    this.pending += 1;
-    let settled = false;
-    const settle = {
-      ack: (immediate?: boolean) => {
-        if (settled) return;
-        settled = true;
-        batcher.ack(message.fields.deliveryTag);
-        if (immediate) batcher.flush();
-      },
-      requeue: () => {
-        if (settled) return;
-        settled = true;
-        batcher.requeue(message);
-      },
-      reject: () => {
-        if (settled) return;
-        settled = true;
-        batcher.reject(message);
-      },
-    };
-    let running: RunningJob | undefined;
-    const done = () => {
-      if (running) this.inFlight.delete(running);
-      this.pending -= 1;
-      this.finished += 1;
-      if (this.pending === 0) for (const waiter of this.idleWaiters.splice(0)) waiter();
-    };
-    this.processor
-      .process(message, this.queue, settle, (r) => {
-        running = r;
-        this.inFlight.add(r);
-      })
-      .then(done, (error: unknown) => {
+    // The one object of this delivery: what the processor, guards, republisher and settler take.
+    const delivery = new Delivery(message, this.queue, batcher);
+    this.inFlight.add(delivery);
+    this.deps.processor.process(delivery).then(
+      () => this.finish(delivery),
+      (error: unknown) => {
         this.log.error(
           { err: error, queue: this.queue.name },
           'unexpected error while processing a delivery; returning it to the queue',
         );
-        settle.requeue();
-        done();
-      });
+        delivery.requeue();
+        this.finish(delivery);
+      },
+    );
+  }
+
+  private finish(delivery: Delivery): void {
+    this.inFlight.delete(delivery);
+    this.finished += 1;
+    if (this.inFlight.size === 0) for (const waiter of this.idleWaiters.splice(0)) waiter();
   }
 
   /**
@@ -191,7 +189,7 @@ export class QueueConsumer {
       'consumer cancelled by the broker; re-declaring the topology and re-subscribing',
     );
     try {
-      await this.reapplyTopology();
+      await this.deps.reapplyTopology();
       if (this.state === 'consuming' && this.managed.current === channel) await this.subscribe();
     } catch (error) {
       this.log.warn({ err: error, queue: this.queue.name }, 're-subscribing failed; re-opening the channel');
@@ -211,9 +209,9 @@ export class QueueConsumer {
   }
 
   private waitIdle(timeoutMs: number): Promise<boolean> {
-    if (this.pending === 0) return Promise.resolve(true);
+    if (this.inFlight.size === 0) return Promise.resolve(true);
     return new Promise((resolve) => {
-      const timer = setTimeout(() => resolve(this.pending === 0), timeoutMs);
+      const timer = setTimeout(() => resolve(this.inFlight.size === 0), timeoutMs);
       this.idleWaiters.push(() => {
         clearTimeout(timer);
         resolve(true);

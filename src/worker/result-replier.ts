@@ -1,10 +1,18 @@
-import type * as amqp from 'amqplib';
 import type { Logger } from '../core';
 import type { ConfirmPublisher } from '../connection';
 import { encodeJobResult, JOB_RESULT_CONTENT_TYPE, resultAddressOf } from '../message';
+import type { JobDelivery } from './delivery';
 
 /** How long an answer may wait for its confirm: an answer nobody waits for any more is not retried. */
 const ANSWER_TIMEOUT_MS = 10_000;
+
+/** Where answers go: confirmed publishes, and the proof headers that bind an answer to its job id. */
+export interface AnswerDeps {
+  readonly confirms: Pick<ConfirmPublisher, 'send'>;
+  readonly log: Logger;
+  /** The proof headers of an awaited result's answer (bound to its job id); none without a signing key. */
+  readonly proveAnswer?: ((content: Buffer, jobId: string) => Record<string, string>) | undefined;
+}
 
 export type JobAnswer =
   | { readonly status: 'completed'; readonly result: unknown }
@@ -18,18 +26,10 @@ export type JobAnswer =
  * address and correlation id). Best effort: a publisher that is gone (its reply
  * address with it) loses the answer, which the broker drops.
  */
-export function answerJob(
-  deps: {
-    readonly confirms: ConfirmPublisher;
-    readonly log: Logger;
-    readonly proveAnswer?: ((content: Buffer, jobId: string) => Record<string, string>) | undefined;
-  },
-  message: amqp.ConsumeMessage,
-  jobId: string,
-  answer: JobAnswer,
-): void {
-  const address = resultAddressOf(message.properties);
+export function answerJob(deps: AnswerDeps, delivery: JobDelivery, answer: JobAnswer): void {
+  const address = resultAddressOf(delivery.message.properties);
   if (address === undefined) return;
+  const { jobId } = delivery.job;
   const content = encodeJobResult(
     answer.status === 'completed'
       ? { v: 1, jobId, status: 'completed', result: answer.result }

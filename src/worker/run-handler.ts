@@ -1,4 +1,5 @@
-import { JobTimeoutError, ShutdownError, type JobContext, type JobHandler } from '../core';
+import { JobTimeoutError, ShutdownError, type JobContext } from '../core';
+import type { RegisteredJob } from './registered-job';
 
 export type RunOutcome =
   | { readonly kind: 'completed'; readonly result: unknown }
@@ -20,12 +21,12 @@ export interface RunningJob {
  * than the rest of a no-op job's bookkeeping (profiled), and most handlers never look at it.
  */
 export function runHandler(
-  handler: JobHandler,
+  registered: Pick<RegisteredJob, 'handler' | 'timeoutMs'>,
   data: unknown,
   makeContext: (signal: () => AbortSignal) => JobContext,
-  timeoutMs: number,
   scope?: { run<T>(fn: () => T): T },
 ): RunningJob {
+  const { handler, timeoutMs } = registered;
   let controller: AbortController | undefined;
   let abortReason: Error | undefined;
   const signal = () => {

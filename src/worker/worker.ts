@@ -1,12 +1,12 @@
 import type { Logger } from '../core';
 import type { ConnectionManager } from '../connection';
 import { JobLimiters } from './job-limiters';
-import { JobProcessor, type ProcessorDeps } from './job-processor';
+import { createJobProcessor, type DeliveryPathDeps } from './delivery-path';
 import { QueueConsumer } from './queue-consumer';
 import type { RegisteredJob } from './registered-job';
 
 /** The worker builds the rate limiters of its jobs itself, from their `limiter` and the connection. */
-export interface WorkerDeps extends Omit<ProcessorDeps, 'limiterFor'> {
+export interface WorkerDeps extends Omit<DeliveryPathDeps, 'limiterFor'> {
   readonly manager: ConnectionManager;
   readonly reapplyTopology: () => Promise<void>;
   readonly concurrencyOf: (queueName: string) => number;
@@ -33,7 +33,7 @@ export class Worker {
     private readonly log: Logger,
   ) {
     this.limiters = new JobLimiters({ ...deps, log });
-    const processor = new JobProcessor({
+    const processor = createJobProcessor({
       ...deps,
       limiterFor: (jobName) => this.limiters.limiterFor(jobName),
     });
@@ -43,13 +43,17 @@ export class Worker {
       this.consumers.set(
         queue.key,
         new QueueConsumer(
-          deps.manager,
           queue,
-          deps.concurrencyOf(queue.name),
-          consumerTimeoutOf(queue.name, deps.jobs.values()),
-          processor,
-          deps.reapplyTopology,
-          log.child({ queue: queue.key }),
+          {
+            concurrency: deps.concurrencyOf(queue.name),
+            consumerTimeoutMs: consumerTimeoutOf(queue.name, deps.jobs.values()),
+          },
+          {
+            manager: deps.manager,
+            processor,
+            reapplyTopology: deps.reapplyTopology,
+            log: log.child({ queue: queue.key }),
+          },
         ),
       );
     }

@@ -2,6 +2,8 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { dirname, join, relative, resolve, sep } from 'node:path';
+import ts from 'typescript';
+import { repoRoot, sourceFiles } from '../support/source-files';
 
 /** STYLE.md's import table: a folder may import only from the folders listed. */
 const ALLOWED: Record<string, readonly string[]> = {
@@ -18,7 +20,7 @@ const ALLOWED: Record<string, readonly string[]> = {
   retry: ['core', 'topology'],
   coordination: ['core', 'message', 'topology', 'connection'],
   publisher: ['core', 'message', 'topology', 'connection'],
-  worker: ['core', 'message', 'topology', 'connection', 'retry', 'breaker', 'coordination'],
+  worker: ['core', 'message', 'topology', 'connection', 'retry', 'breaker', 'coordination', 'idempotency'],
   // Beyond STYLE.md's core, decorators, coordination, publisher: the schedule registry is a stream on the
   // broker (connection, message, topology's stream assertion, the stream follower), and schedules are
   // checked against the topology plan's jobs.
@@ -90,22 +92,8 @@ const ALLOWED: Record<string, readonly string[]> = {
   ui: ['index', 'ops'],
 };
 
-function findRoot(): string {
-  let dir = __dirname;
-  while (!statSync(join(dir, 'package.json'), { throwIfNoEntry: false })) dir = dirname(dir);
-  return dir;
-}
-
-const root = findRoot();
+const root = repoRoot();
 const src = join(root, 'src');
-
-function sourceFiles(dir: string): string[] {
-  return readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {
-    const path = join(dir, entry.name);
-    if (entry.isDirectory()) return sourceFiles(path);
-    return entry.name.endsWith('.ts') ? [path] : [];
-  });
-}
 
 /** Top-level unit of a file: its folder under src, or the file name for src/*.ts. */
 function unitOf(file: string): string {
@@ -133,6 +121,82 @@ function imports(file: string): { spec: string; target: string }[] {
   return found;
 }
 
+/**
+ * The source files a file imports, as the compiler reads them: type-only imports, re-exports, side-effect
+ * imports and `import()` types included, comments and strings not. A folder import names its index.ts.
+ */
+function importedSources(file: string): string[] {
+  const { importedFiles } = ts.preProcessFile(readFileSync(file, 'utf8'), true, true);
+  return importedFiles.flatMap(({ fileName }) => {
+    if (!fileName.startsWith('.')) return [];
+    const base = resolve(dirname(file), fileName);
+    const found = [`${base}.ts`, join(base, 'index.ts')].find((candidate) =>
+      statSync(candidate, { throwIfNoEntry: false })?.isFile(),
+    );
+    return found === undefined ? [] : [found];
+  });
+}
+
+/**
+ * Every import cycle of a graph, one per strongly connected component of more than one file (or a file
+ * importing itself), each as a closed path: `a -> b -> a`. Tarjan's algorithm, then a shortest way round.
+ */
+function importCycles(graph: ReadonlyMap<string, readonly string[]>): string[][] {
+  const index = new Map<string, number>();
+  const low = new Map<string, number>();
+  const stack: string[] = [];
+  const onStack = new Set<string>();
+  const components: string[][] = [];
+  const visit = (file: string): void => {
+    index.set(file, index.size);
+    low.set(file, index.get(file)!);
+    stack.push(file);
+    onStack.add(file);
+    for (const next of graph.get(file) ?? []) {
+      if (!index.has(next)) {
+        visit(next);
+        low.set(file, Math.min(low.get(file)!, low.get(next)!));
+      } else if (onStack.has(next)) low.set(file, Math.min(low.get(file)!, index.get(next)!));
+    }
+    if (low.get(file) !== index.get(file)) return;
+    const component: string[] = [];
+    let member: string;
+    do {
+      member = stack.pop()!;
+      onStack.delete(member);
+      component.push(member);
+    } while (member !== file);
+    if (component.length > 1 || graph.get(file)?.includes(file)) components.push(component.sort());
+  };
+  for (const file of graph.keys()) if (!index.has(file)) visit(file);
+  return components.map((component) => closedPath(graph, component));
+}
+
+/** The shortest path from the component's first file back to itself, inside the component. */
+function closedPath(graph: ReadonlyMap<string, readonly string[]>, component: string[]): string[] {
+  const start = component[0]!;
+  const inside = new Set(component);
+  const cameFrom = new Map<string, string>();
+  const queue = [start];
+  while (queue.length > 0) {
+    const file = queue.shift()!;
+    for (const next of graph.get(file) ?? []) {
+      if (!inside.has(next)) continue;
+      if (next === start) {
+        const path = [start];
+        for (let at: string | undefined = file; at !== start && at !== undefined; at = cameFrom.get(at))
+          path.splice(1, 0, at);
+        return [...path, start];
+      }
+      if (!cameFrom.has(next)) {
+        cameFrom.set(next, file);
+        queue.push(next);
+      }
+    }
+  }
+  return [...component, start];
+}
+
 describe('architecture', () => {
   const files = sourceFiles(src);
 
@@ -151,6 +215,28 @@ describe('architecture', () => {
       }
     }
     assert.deepEqual(violations, []);
+  });
+
+  it('has no import cycle between files, type-only imports included', () => {
+    const graph = new Map(files.map((file) => [file, importedSources(file)]));
+    const cycles = importCycles(graph).map((cycle) => cycle.map((file) => relative(src, file)).join(' -> '));
+    assert.deepEqual(cycles, [], 'break each cycle: move what both sides need into a file neither imports');
+  });
+
+  it('finds an import cycle, a type-only one or a file importing itself', () => {
+    const graph = new Map([
+      ['a.ts', ['b.ts']],
+      ['b.ts', ['c.ts']],
+      ['c.ts', ['a.ts', 'd.ts']],
+      ['d.ts', []],
+      ['e.ts', ['e.ts']],
+    ]);
+    assert.deepEqual(importCycles(graph), [
+      ['a.ts', 'b.ts', 'c.ts', 'a.ts'],
+      ['e.ts', 'e.ts'],
+    ]);
+    const typeOnly = join(src, 'worker', 'outcome-settler.ts');
+    assert.ok(importedSources(typeOnly).includes(join(src, 'worker', 'delivery.ts')), 'import type counts');
   });
 
   it('keeps only the public entry at the top of src/, and every folder is a known layer', () => {

@@ -1,8 +1,9 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { readdirSync, readFileSync, statSync } from 'node:fs';
-import { dirname, join, relative } from 'node:path';
+import { readFileSync } from 'node:fs';
+import { join, relative } from 'node:path';
 import ts from 'typescript';
+import { repoRoot, sourceFiles } from '../support/source-files';
 
 /**
  * Small files and short functions keep the code readable. An exception is allowed with a one-line reason:
@@ -12,21 +13,7 @@ const MAX_FILE_LINES = 300;
 const MAX_FUNCTION_LINES = 60;
 const EXCEPTION = /\/\/ size-exception: \S/;
 
-function findRoot(): string {
-  let dir = __dirname;
-  while (!statSync(join(dir, 'package.json'), { throwIfNoEntry: false })) dir = dirname(dir);
-  return dir;
-}
-
-const root = findRoot();
-
-function sourceFiles(dir: string): string[] {
-  return readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {
-    const path = join(dir, entry.name);
-    if (entry.isDirectory()) return sourceFiles(path);
-    return entry.name.endsWith('.ts') ? [path] : [];
-  });
-}
+const root = repoRoot();
 
 function longFunctions(file: string, text: string): string[] {
   const source = ts.createSourceFile(file, text, ts.ScriptTarget.Latest, true);

@@ -146,8 +146,7 @@ describe('precedence: per-call publish options > job definition > warren options
       const checked = checkDelivery(
         decodeJob(message as unknown as Parameters<typeof decodeJob>[0], Date.now()),
         own,
-        own.planned.queueName,
-        'work',
+        { name: own.planned.queueName, key: 'work' },
         Date.now(),
       );
       assert.ok(!isRefusal(checked));

@@ -63,7 +63,7 @@ function verdict(result: ReturnType<typeof triageDelivery>): DeliveryVerdict {
 
 describe('triageDelivery', () => {
   it('lets a sound delivery run, as the decoded job with its attempts clamped', () => {
-    const result = triageDelivery(delivery(), queue, jobs, 10_000, now);
+    const result = triageDelivery({ message: delivery(), queue }, { jobs, maxBodyBytes: 10_000 }, now);
     assert.ok(!isVerdict(result));
     assert.equal(result.name, 'mail.send');
     assert.equal(result.jobId, 'j1');
@@ -74,7 +74,7 @@ describe('triageDelivery', () => {
 
   it('dead-letters a body over maxBodyBytes as too-large without parsing it', () => {
     const message = { content: Buffer.from('not json at all'), properties: {} as never };
-    const result = verdict(triageDelivery(message, queue, jobs, 5, now));
+    const result = verdict(triageDelivery({ message: message, queue }, { jobs, maxBodyBytes: 5 }, now));
     assert.equal(result.action, 'dead-letter');
     assert.ok(result.action === 'dead-letter' && result.reason === 'too-large');
     assert.ok(result.error instanceof DecodeError);
@@ -83,49 +83,53 @@ describe('triageDelivery', () => {
 
   it('dead-letters what does not decode as undecodable', () => {
     const message = { content: Buffer.from('{'), properties: delivery().properties };
-    const result = verdict(triageDelivery(message, queue, jobs, 10_000, now));
+    const result = verdict(triageDelivery({ message: message, queue }, { jobs, maxBodyBytes: 10_000 }, now));
     assert.ok(result.action === 'dead-letter' && result.reason === 'undecodable');
     assert.equal(result.job, undefined);
   });
 
   it('dead-letters a job no handler knows as unknown-job, naming the known ones', () => {
-    const result = verdict(triageDelivery(delivery('mail.other'), queue, jobs, 10_000, now));
+    const result = verdict(
+      triageDelivery({ message: delivery('mail.other'), queue }, { jobs, maxBodyBytes: 10_000 }, now),
+    );
     assert.ok(result.action === 'dead-letter' && result.reason === 'unknown-job');
     assert.ok(result.error instanceof UnknownJobError);
     assert.equal(result.job?.name, 'mail.other');
   });
 
   it('dead-letters a job delivered from a queue it does not belong to as wrong-queue', () => {
-    const result = verdict(triageDelivery(delivery('other.run'), queue, jobs, 10_000, now));
+    const result = verdict(
+      triageDelivery({ message: delivery('other.run'), queue }, { jobs, maxBodyBytes: 10_000 }, now),
+    );
     assert.ok(result.action === 'dead-letter' && result.reason === 'wrong-queue');
   });
 
   it('dead-letters forged control headers as invalid-headers', () => {
     const zero = verdict(
-      triageDelivery(delivery('mail.send', {}, {}, { attempt: 0 }), queue, jobs, 10_000, now),
+      triageDelivery(
+        { message: delivery('mail.send', {}, {}, { attempt: 0 }), queue },
+        { jobs, maxBodyBytes: 10_000 },
+        now,
+      ),
     );
     assert.ok(zero.action === 'dead-letter' && zero.reason === 'invalid-headers');
     const far = delivery('mail.send', {}, {}, { deliverAt: now + MAX_DELAY_MS + 86_400_000 });
-    const result = verdict(triageDelivery(far, queue, jobs, 10_000, now));
+    const result = verdict(triageDelivery({ message: far, queue }, { jobs, maxBodyBytes: 10_000 }, now));
     assert.ok(result.action === 'dead-letter' && result.reason === 'invalid-headers');
   });
 
   it('lowers the attempts to warren-max-attempts, never raises them, and clamps the attempt', () => {
     const lower = triageDelivery(
-      delivery('mail.send', {}, {}, { maxAttempts: 2, attempt: 5 }),
-      queue,
-      jobs,
-      10_000,
+      { message: delivery('mail.send', {}, {}, { maxAttempts: 2, attempt: 5 }), queue },
+      { jobs, maxBodyBytes: 10_000 },
       now,
     );
     assert.ok(!isVerdict(lower));
     assert.equal(lower.maxAttempts, 2);
     assert.equal(lower.attempt, 2);
     const higher = triageDelivery(
-      delivery('mail.send', {}, {}, { maxAttempts: 9 }),
-      queue,
-      jobs,
-      10_000,
+      { message: delivery('mail.send', {}, {}, { maxAttempts: 9 }), queue },
+      { jobs, maxBodyBytes: 10_000 },
       now,
     );
     assert.ok(!isVerdict(higher));
@@ -134,11 +138,19 @@ describe('triageDelivery', () => {
 
   it('re-delays a job due later by the time left, and runs one that is due', () => {
     const later = verdict(
-      triageDelivery(delivery('mail.send', {}, {}, { deliverAt: now + 700 }), queue, jobs, 10_000, now),
+      triageDelivery(
+        { message: delivery('mail.send', {}, {}, { deliverAt: now + 700 }), queue },
+        { jobs, maxBodyBytes: 10_000 },
+        now,
+      ),
     );
     assert.equal(later.action, 'redelay');
     assert.ok(later.action === 'redelay' && later.delayMs === 700 && later.headers === undefined);
-    const due = triageDelivery(delivery('mail.send', {}, {}, { deliverAt: now }), queue, jobs, 10_000, now);
+    const due = triageDelivery(
+      { message: delivery('mail.send', {}, {}, { deliverAt: now }), queue },
+      { jobs, maxBodyBytes: 10_000 },
+      now,
+    );
     assert.ok(!isVerdict(due));
   });
 });
@@ -146,10 +158,8 @@ describe('triageDelivery', () => {
 describe('decideRedelivery', () => {
   const job = (redeliveries: number) => {
     const decoded = triageDelivery(
-      delivery('mail.send', { [HEADERS.redeliveries]: redeliveries }),
-      queue,
-      jobs,
-      10_000,
+      { message: delivery('mail.send', { [HEADERS.redeliveries]: redeliveries }), queue },
+      { jobs, maxBodyBytes: 10_000 },
       now,
     );
     assert.ok(!isVerdict(decoded));

@@ -4,10 +4,11 @@ import type * as amqp from 'amqplib';
 import { CircuitOpenError, HEADERS, UnrecoverableError } from '../../../src';
 import type { DecodedJob } from '../../../src/message';
 import type { PlannedJobQueue } from '../../../src/topology';
-import type { ProcessorDeps } from '../../../src/worker/job-processor';
-import { OutcomeSettler } from '../../../src/worker/outcome-settler';
+import { DedupRelease } from '../../../src/worker/dedup-release';
+import { Delivery, type JobDelivery, type Settlement } from '../../../src/worker/delivery';
+import { OutcomeSettler, type OutcomeSettlerDeps } from '../../../src/worker/outcome-settler';
 import type { RegisteredJob } from '../../../src/worker/registered-job';
-import type { Republisher, Settler } from '../../../src/worker/republisher';
+import type { Republisher } from '../../../src/worker/republisher';
 import type { RunOutcome } from '../../../src/worker/run-handler';
 
 /** What the settler did: settle calls, republishes and events, in order. */
@@ -15,62 +16,57 @@ function harness(options: { idempotency?: boolean } = {}) {
   const calls: unknown[][] = [];
   const record =
     (...head: unknown[]) =>
-    (...rest: unknown[]) => {
-      calls.push([...head, ...rest]);
+    (..._rest: unknown[]) => {
+      calls.push(head);
     };
   const republisher = {
-    delayed: async (_m: unknown, _q: unknown, _s: unknown, delayMs: number, headers: object) => {
+    delayed: async (_d: unknown, delayMs: number, headers: object) => {
       calls.push(['delayed', delayMs, headers]);
       return true;
     },
-    deadLetter: async (_m: unknown, _q: unknown, _s: unknown, reason: string, error: unknown) => {
+    deadLetter: async (_d: unknown, reason: string, error: unknown) => {
       calls.push(['deadLetter', reason, error]);
     },
   } as unknown as Republisher;
-  const settle: Settler = {
+  const settlement: Settlement = {
     ack: record('ack'),
+    flush: () => undefined,
     requeue: record('requeue'),
     reject: record('reject'),
-  } as Settler;
+  };
   const idempotency = {
-    claim: async () => ({ status: 'claimed' as const }),
     complete: async (id: string) => void calls.push(['complete', id]),
     release: async (id: string) => void calls.push(['release', id]),
   };
-  const deps = {
-    options: { postponeDelayMs: 5_000 },
-    emit: (event: string, payload: object) => calls.push(['emit', event, payload]),
-    listens: () => true,
-    log: { info: () => undefined, warn: () => undefined, error: () => undefined },
-    publisher: {},
+  const log = { info: () => undefined, warn: () => undefined, error: () => undefined } as never;
+  const deps: OutcomeSettlerDeps = {
+    republisher,
+    dedup: new DedupRelease(undefined, log),
     idempotency: options.idempotency ? idempotency : undefined,
-  } as unknown as ProcessorDeps;
-  return { calls, settle, settler: new OutcomeSettler(deps, republisher) };
+    answers: { confirms: { send: async () => undefined }, log },
+    emit: ((event: string, payload: object) => calls.push(['emit', event, payload])) as never,
+    listens: () => true,
+    log,
+    postponeDelayMs: 5_000,
+  };
+  return { calls, settlement, settler: new OutcomeSettler(deps) };
 }
 
 const message = {
   properties: { headers: {} },
-  fields: { redelivered: false },
+  fields: { redelivered: false, deliveryTag: 1 },
 } as unknown as amqp.ConsumeMessage;
 const queue = { key: 'mail', name: 'app.mail' } as PlannedJobQueue;
-const job = { jobId: 'j1', name: 'mail.send', attempt: 1 } as DecodedJob;
+const job = { jobId: 'j1', name: 'mail.send', attempt: 1, maxAttempts: 3 } as DecodedJob;
 const registered = {
   attempts: 3,
   backoff: { type: 'fixed', delayMs: 200, jitter: 0 },
 } as unknown as RegisteredJob;
 
 function run(h: ReturnType<typeof harness>, outcome: RunOutcome, attempt = 1) {
-  return h.settler.settle(
-    message,
-    queue,
-    h.settle,
-    { ...job, attempt },
-    registered,
-    3,
-    Date.now(),
-    outcome,
-    undefined,
-  );
+  const delivery: Delivery = new Delivery(message, queue, h.settlement);
+  delivery.assignJob({ ...job, attempt });
+  return h.settler.settle(delivery satisfies JobDelivery, registered, outcome);
 }
 
 describe('OutcomeSettler', () => {

@@ -1,0 +1,53 @@
+import { HEADERS } from '../message';
+import type { DedupRelease } from './dedup-release';
+import type { JobDelivery } from './delivery';
+import type { PostponingGuardDeps } from './guard-deps';
+
+/**
+ * Job control (README, "Cancel, promote, reschedule"): what to do with a delayed job that came due: run
+ * it, drop it (cancelled) or re-delay it by this many ms. Asked only of jobs with `warren-delayed`.
+ */
+export interface JobControlDecider {
+  decide(jobId: string, copy: unknown, now: number): Promise<'run' | 'drop' | number>;
+  /** Reads the control stream ahead, so that the first delayed job does not wait for that read. */
+  readAhead?(): Promise<void>;
+}
+
+export interface JobControlGuardDeps extends PostponingGuardDeps {
+  readonly jobControl: JobControlDecider;
+  readonly dedup: DedupRelease;
+}
+
+/**
+ * The guard of delayed jobs that came due (those with `warren-delayed`, which the processor checks
+ * inline): job control may have cancelled or rescheduled them meanwhile.
+ */
+export class JobControlGuard {
+  constructor(private readonly deps: JobControlGuardDeps) {}
+
+  /** False when job control settled the job: cancelled (acked, `cancelled`) or rescheduled (re-delayed). */
+  async admit(delivery: JobDelivery, now: number): Promise<boolean> {
+    const { job, message } = delivery;
+    let verdict: 'run' | 'drop' | number;
+    try {
+      verdict = await this.deps.jobControl.decide(
+        job.jobId,
+        message.properties.headers?.[HEADERS.controlCopy],
+        now,
+      );
+    } catch (error) {
+      // Never run a job that may be cancelled: wait for the control stream as for an open breaker.
+      this.deps.log.warn({ err: error, ...delivery.eventBase() }, 'job control unreadable; job postponed');
+      verdict = this.deps.postponeDelayMs;
+    }
+    if (verdict === 'run') return true;
+    if (verdict === 'drop') {
+      delivery.ack();
+      this.deps.dedup.release(delivery);
+      this.deps.emit('cancelled', delivery.eventBase());
+      return false;
+    }
+    await this.deps.republisher.delayed(delivery, verdict, {});
+    return false;
+  }
+}
