@@ -18,7 +18,10 @@ import {
 } from '../core';
 import { readJobDefinition } from '../decorators';
 import { resolvePublisherOptions, type ResolvedPublisherOptions } from '../publisher';
-import { planTopology, type TopologyPlan } from '../topology';
+import { planTopology, type PlanStreams, type StreamRetention, type TopologyPlan } from '../topology';
+import { resolveDeadLetterLogOptions } from '../dead-letter-log';
+import { resolveHistoryOptions } from '../history';
+import { JOB_CONTROL_RETENTION } from '../job-control';
 import { resolveWorkerOptions, type RegisteredJob, type ResolvedWorkerOptions } from '../worker';
 import { planSlipJobs, slipJobName, type SlipSeal } from '../workflow';
 import { slipSeal } from './slip-seal';
@@ -155,10 +158,12 @@ export function resolveWarrenConnectionOptions(
 
 /**
  * The topology plan of a configuration: its declared topology, its jobs, the leader-election queues if
- * this process schedules, and the permit queues of its rate limits. createWarren and warren/ops alike.
+ * this process schedules, the permit queues of its rate limits, and warren's own streams (job control,
+ * schedule registry and dead-letter log always, the history when it is on) with the retention the options
+ * give. createWarren and warren/ops alike.
  */
 export function planWarrenTopology(
-  options: Pick<WarrenOptions, 'topology' | 'namespace' | 'delay' | 'queues'>,
+  options: Pick<WarrenOptions, 'topology' | 'namespace' | 'delay' | 'queues' | 'history' | 'deadLetterLog'>,
   definitions: readonly JobDefinition[],
   scheduling: Pick<CronDeclarations, 'scheduler'>,
   limiters: DeclaredLimiters,
@@ -173,7 +178,25 @@ export function planWarrenTopology(
       key: limiter.key,
       maxPermits: limiter.max,
     })),
+    streams: planStreamsOf(options),
   });
+}
+
+/** The streams of a configuration, each with its retention as its options resolve it. */
+function planStreamsOf(options: Pick<WarrenOptions, 'history' | 'deadLetterLog'>): PlanStreams {
+  const { collect: _collect, ...deadLetterLog } = options.deadLetterLog ?? {};
+  return {
+    'job-control': { retention: JOB_CONTROL_RETENTION },
+    schedules: {},
+    'dead-letter-log': { retention: retentionOf(resolveDeadLetterLogOptions(deadLetterLog)) },
+    ...(options.history === undefined
+      ? {}
+      : { history: { retention: retentionOf(resolveHistoryOptions(options.history)) } }),
+  };
+}
+
+function retentionOf({ maxAgeMs, maxBytes, segmentBytes }: StreamRetention): StreamRetention {
+  return { maxAgeMs, maxBytes, segmentBytes };
 }
 
 /** The handler instances by job name, each with its definition; a class or a second handler is refused. */

@@ -1,9 +1,9 @@
 import { hostname } from 'node:os';
-import { withThrowawayChannel, type ConnectionManager } from '../connection';
+import type { ConnectionManager } from '../connection';
 import type { EmitEvent, Logger, PublishedJob, PublishOptions, WarrenEvents } from '../core';
 import { firstLine, HistoryWriter, resolveHistoryOptions, type HistoryOptions } from '../history';
 import type { RecordTrust } from '../records';
-import { streamAssertion, type TopologyPlan } from '../topology';
+import { requireStream, type TopologyPlan } from '../topology';
 
 /** The part of a warren instance the history listens to. */
 interface EventSource {
@@ -11,7 +11,7 @@ interface EventSource {
 }
 
 /**
- * `createWarren({ history })`: the writer of the history stream, declared and opened on every
+ * `createWarren({ history })`: the writer of the history stream (a stream of the plan), opened on every
  * (re)connect; undefined when history is off (the default: it costs CPU on the job path, see README).
  * Register before the connection starts; then {@link recordHistory}.
  */
@@ -25,7 +25,7 @@ export function createHistory(
 ): HistoryWriter | undefined {
   if (input === undefined) return undefined;
   const options = resolveHistoryOptions(input);
-  const stream = plan.naming.jobHistory();
+  const stream = requireStream(plan, 'history').name;
   const writer = new HistoryWriter(
     stream,
     options,
@@ -33,13 +33,8 @@ export function createHistory(
     log,
     trust,
   );
-  manager.onReady(async () => {
-    await withThrowawayChannel(
-      () => manager.openChannel(),
-      (channel) => channel.assertQueue(stream, streamAssertion(options)),
-    );
-    await writer.open(() => manager.openChannel());
-  });
+  // The stream is in the plan (planWarrenTopology), declared by the ready step before this one.
+  manager.onReady(async () => writer.open(() => manager.openChannel()));
   return writer;
 }
 
