@@ -311,10 +311,6 @@ describe('the warren command', () => {
       assert.equal(forged?.host, `host${HOSTILE}`, '--json keeps the exact value, escaped as JSON');
     } finally {
       await raw.close();
-      const connection = await rawConnection();
-      const channel = await connection.createChannel();
-      await channel.deleteQueue(naming.deadLetterLog()).catch(() => undefined);
-      await connection.close();
     }
   });
 });
