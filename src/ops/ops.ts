@@ -50,7 +50,9 @@ export class WarrenOps {
     const cron = readCronDeclarations(input.scheduler, jobs);
     const definitions = jobs.map((job) => readJobDefinition(job));
     this.crons = cron.crons;
-    this.plan = planWarrenTopology(input, definitions, cron, resolveJobLimiters(definitions));
+    // The log is always planned here (ops.dead reads it), with the retention resolveOpsOptions gives it.
+    const planned = { ...input, deadLetterLog: input.deadLetterLog ?? {} };
+    this.plan = planWarrenTopology(planned, definitions, cron, resolveJobLimiters(definitions));
     this.trust = new RecordTrust(this.plan.naming.namespace, this.options.signing, createSilentLogger());
     this.connection = new OpsConnection(this.plan, input, this.trust);
     this.topology = topologyOps(

@@ -158,9 +158,9 @@ export function resolveWarrenConnectionOptions(
 
 /**
  * The topology plan of a configuration: its declared topology, its jobs, the leader-election queues if
- * this process schedules, the permit queues of its rate limits, and warren's own streams (job control,
- * schedule registry and dead-letter log always, the history when it is on) with the retention the options
- * give. createWarren and warren/ops alike.
+ * this process schedules, the permit queues of its rate limits, and warren's own streams (job control and
+ * schedule registry always, the dead-letter log and the history when given) with the retention the options
+ * give. createWarren and warren/ops alike (warren/ops always plans the dead-letter log: it reads it).
  */
 export function planWarrenTopology(
   options: Pick<WarrenOptions, 'topology' | 'namespace' | 'delay' | 'queues' | 'history' | 'deadLetterLog'>,
@@ -182,17 +182,24 @@ export function planWarrenTopology(
   });
 }
 
-/** The streams of a configuration, each with its retention as its options resolve it. */
+/**
+ * The streams of a configuration, each with its retention as its options resolve it: the job-control and
+ * schedule streams always (any process may cancel or add a schedule); the dead-letter log and the history
+ * only when their options are given, so that a process without them never declares them with other
+ * retention than the processes that have them (a 406 at apply).
+ */
 function planStreamsOf(options: Pick<WarrenOptions, 'history' | 'deadLetterLog'>): PlanStreams {
-  const { collect: _collect, ...deadLetterLog } = options.deadLetterLog ?? {};
-  return {
+  const streams: { -readonly [K in keyof PlanStreams]: PlanStreams[K] } = {
     'job-control': { retention: JOB_CONTROL_RETENTION },
     schedules: {},
-    'dead-letter-log': { retention: retentionOf(resolveDeadLetterLogOptions(deadLetterLog)) },
-    ...(options.history === undefined
-      ? {}
-      : { history: { retention: retentionOf(resolveHistoryOptions(options.history)) } }),
   };
+  if (options.deadLetterLog !== undefined) {
+    const { collect: _collect, ...deadLetterLog } = options.deadLetterLog;
+    streams['dead-letter-log'] = { retention: retentionOf(resolveDeadLetterLogOptions(deadLetterLog)) };
+  }
+  if (options.history !== undefined)
+    streams.history = { retention: retentionOf(resolveHistoryOptions(options.history)) };
+  return streams;
 }
 
 function retentionOf({ maxAgeMs, maxBytes, segmentBytes }: StreamRetention): StreamRetention {

@@ -263,6 +263,7 @@ describe('warren/ops against the broker', () => {
       ...opsAppOptions(namespace),
       handlers: [new SendEmail([]), new BuildReport()],
       history: { ...history, flushMs: 20 },
+      deadLetterLog: {},
     });
     await warren.start();
     const management = { url: MANAGEMENT_URL };

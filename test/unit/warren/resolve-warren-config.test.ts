@@ -45,16 +45,13 @@ describe('resolveWarrenConfig', () => {
     assert.equal(config.jobs.size, 0);
   });
 
-  it('plans the job-control, schedule and dead-letter-log streams always, the history when on, retention from the options', () => {
+  it('plans the job-control and schedule streams always, the dead-letter log and history when given, retention from the options', () => {
     const streams = (options: object) =>
       resolveWarrenConfig({ url: NOWHERE, namespace: 'app', topology, ...options })
         .plan.queues.filter(isStream)
         .map((q) => `${q.name} ${String(q.assertion.arguments['x-max-age'] ?? 'kept')}`);
-    assert.deepEqual(streams({}), [
-      'app.warren.job-control 31708800s',
-      'app.warren.schedules kept',
-      'app.warren.dead-log 1209600s',
-    ]);
+    assert.deepEqual(streams({}), ['app.warren.job-control 31708800s', 'app.warren.schedules kept']);
+    assert.deepEqual(streams({ deadLetterLog: {} }).at(-1), 'app.warren.dead-log 1209600s');
     assert.deepEqual(
       streams({ history: { maxAgeMs: 7_200_000 }, deadLetterLog: { maxAgeMs: 86_400_000, collect: false } }),
       [
