@@ -20,9 +20,9 @@ import {
   PostgresIdempotencyStore,
   type IdempotencyStore,
   type JobHandler,
-  type TopologyPlan,
   type Warren,
 } from '../src';
+import type { TopologyPlan } from '../src/ops';
 import { planOf } from '../src/warren';
 
 const { values } = parseArgs({

@@ -19,12 +19,12 @@ import {
   defineTopology,
   Job,
   MemoryIdempotencyStore,
-  type Instrumentation,
   type JobHandler,
-  type TopologyPlan,
   type Warren,
   type WarrenOptions,
 } from '../src';
+import type { Instrumentation } from '../src/observability';
+import type { TopologyPlan } from '../src/ops';
 import { warrenMetrics, warrenTracing } from '../src/observability';
 import { runCallers } from './callers';
 import { noopTracerProvider } from './noop-tracing';

@@ -72,7 +72,9 @@ export function optionsPage() {
 
 Each options interface of warren's modules, field by field: the TSDoc of the field and, where the
 module's \`*_DEFAULTS\` object holds one, the default as the code spells it. The curated overview, with
-links to the guides, is [options and defaults](/reference/options).
+links to the guides, is [options and defaults](/reference/options). The interface names are the code's;
+most are not exported one by one: reach a nested one through the options that hold it
+(\`WarrenOptions['worker']\`, \`OpsOptions['deadLetterLog']\`), and read the defaults here.
 
 ${sections.join('\n')}`;
 }

@@ -27,9 +27,9 @@ async function main(): Promise<void> {
   const checkout = (order: Order) =>
     warren
       .slip()
-      .then(ReserveStock, order)
-      .then(ChargeCard, order)
-      .then(Ship, order)
+      .step(ReserveStock, order)
+      .step(ChargeCard, order)
+      .step(Ship, order)
       .run({ slipId: order.orderId });
   await checkout({ orderId: 'order-1', sku: 'book', cents: 1200, address: '1 Main St' });
   await checkout({ orderId: 'order-2', sku: 'lamp', cents: 4500, address: 'nowhere' });

@@ -7,12 +7,12 @@ export interface QueueSwitch {
   resume(queue: string): Promise<void>;
 }
 
-/** Who may hold a queue besides its breakers: code (`warren.pause`) and an operator (warren/ops). */
+/** Who may hold a queue besides its breakers: code (`warren.pauseLocal`) and an operator (warren/ops). */
 export type PauseHolder = 'user' | 'operator';
 
 /**
  * Decides which queues consume while circuit breakers are open. A queue consumes only while nobody
- * holds it: not the user (`warren.pause`), not an operator (a pause marker on the broker, see
+ * holds it: not the user (`warren.pauseLocal`), not an operator (a pause marker on the broker, see
  * warren/ops), and none of the breakers its jobs use is open. So a
  * breaker that half-opens does not resume a queue another open breaker (or the user) still holds.
  *

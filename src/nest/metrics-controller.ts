@@ -1,6 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { Controller, Get, Inject, Req, Res, type Type } from '@nestjs/common';
-import { ConfigurationError, type Instrumentation } from '../index';
+import { ConfigurationError } from '../index';
 import { WARREN_MODULE_OPTIONS, type ResolvedWarrenModuleOptions } from './module-options';
 
 type MetricsHandler = (request: IncomingMessage, response: ServerResponse) => void;
@@ -8,7 +8,7 @@ type MetricsHandler = (request: IncomingMessage, response: ServerResponse) => vo
 /** The `/metrics` handler among the instrumentations (`warrenMetrics()` has one), found by its shape. */
 function findHandler(options: ResolvedWarrenModuleOptions): MetricsHandler | undefined {
   const given = options.warren.instrumentation;
-  const list = (Array.isArray(given) ? given : given ? [given] : []) as readonly Instrumentation[];
+  const list = (Array.isArray(given) ? given : given ? [given] : []) as readonly object[];
   for (const item of list) {
     const handler = (item as { handler?: unknown }).handler;
     if (typeof handler === 'function') return handler as MetricsHandler;

@@ -1,12 +1,12 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { Warren, type ConsumerHealth } from '../index';
+import { Warren, type HealthReport } from '../index';
 
 /** What `isHealthy` reports under its key: terminus's HealthIndicatorResult shape. */
 export interface WarrenHealthDetails {
   readonly status: 'up' | 'down';
   readonly connected: boolean;
   readonly blocked: boolean;
-  readonly consumers: readonly ConsumerHealth[];
+  readonly consumers: HealthReport['consumers'];
 }
 
 export type WarrenHealthResult<K extends string> = { readonly [P in K]: WarrenHealthDetails };

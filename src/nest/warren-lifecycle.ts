@@ -53,7 +53,9 @@ export class WarrenLifecycle
     const graceMs = this.options.warren.worker?.shutdownGraceMs ?? WORKER_DEFAULTS.shutdownGraceMs;
     this.drainDeadline = Date.now() + graceMs;
     const consumers = this.warren.health().consumers;
-    await Promise.all(consumers.map((consumer) => this.warren.pause(consumer.queue).catch(() => undefined)));
+    await Promise.all(
+      consumers.map((consumer) => this.warren.pauseLocal(consumer.queue).catch(() => undefined)),
+    );
     while (
       this.warren.health().consumers.some((consumer) => consumer.activeJobs > 0) &&
       Date.now() < this.drainDeadline

@@ -1,3 +1,7 @@
+/**
+ * warren/observability: Prometheus metrics (`warrenMetrics`), OpenTelemetry traces (`warrenTracing`), and
+ * the instrumentation contract both are built on, for your own (`WarrenOptions.instrumentation`).
+ */
 export { warrenMetrics, WarrenMetrics } from './warren-metrics';
 export { warrenTracing } from './warren-tracing';
 export {
@@ -8,3 +12,12 @@ export {
   type TracingOptions,
   type TracerSource,
 } from './options';
+export type {
+  Instrumentation,
+  InstrumentationTarget,
+  PublishInfo,
+  PublishOrigin,
+  ProcessInfo,
+  ProcessScope,
+  ProcessOutcome,
+} from '../core';

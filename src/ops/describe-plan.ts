@@ -1,6 +1,6 @@
 import type { TopologyPlan } from '../topology';
 import type { PlanEntry } from './ops-results';
-import type { ProcessStatus } from '../control';
+import type { ProcessStatus } from '../process-control';
 import type { ScheduleOverview } from './ops-results';
 
 /** The plan as rows: every exchange, queue and binding warren declares, with its settings. Pure. */

@@ -1,28 +1,21 @@
 /**
  * warren/ops: the operations API (queues, processes, pause and resume across processes, schedules,
- * publish, topology plan/diff/apply/verify). Explicit named exports only.
+ * publish, topology plan/diff/apply/verify, the dead-letter log, the job history). Explicit named exports
+ * only, each from this entry alone: what a job author also needs (errors, schedule and reschedule types)
+ * is in the root entry `warren`. The parts of a result (a plan's queues, a diff's drift kinds, a
+ * process's queue rows) are read from the result types, not exported one by one.
  */
 export { createOps, WarrenOps } from './ops';
-export type { RescheduleOptions } from '../warren';
 export { WARREN_VERSION } from '../core';
 export { UnknownQueueError, ManagementApiError } from './ops-errors';
 export { redactCredentials } from './redact-credentials';
-export { OPS_DEFAULTS, resolveOpsOptions, type OpsOptions, type ManagementOptions } from './options';
-export { diffTopology, type TopologyDiff, type Drift, type DriftKind } from './topology-diff';
-export { verifyTopology, type VerifyReport, type VerifyCheck } from './topology-verify';
+export type { OpsOptions } from './options';
+export { diffTopology, type TopologyDiff, type Drift } from './topology-diff';
+export { verifyTopology, type VerifyReport } from './topology-verify';
 export type { TopologyOps } from './topology-ops';
-export { describePlan, mergeSchedules, type DeclaredSchedule } from './describe-plan';
+export { describePlan } from './describe-plan';
 /** The topology planner, for tooling: declarations and job definitions to the plan warren applies. */
-export {
-  planTopology,
-  resolveTopologyOptions,
-  type PlanInput,
-  type TopologyPlan,
-  type PlannedQueue,
-  type PlannedExchange,
-  type PlannedBinding,
-  type PlannedJob,
-} from '../topology';
+export { planTopology, resolveTopologyOptions, type PlanInput, type TopologyPlan } from '../topology';
 export type {
   QueueOverview,
   PauseResult,
@@ -31,25 +24,19 @@ export type {
   PlanEntry,
   ApplyResult,
 } from './ops-results';
-export type { BrokerState, BrokerQueue, BrokerExchange, BrokerBinding } from './management-api';
-export type { ProcessStatus, ProcessQueueStatus, ProcessScheduleStatus } from '../control';
+export type { BrokerState } from './management-api';
+export type { ProcessStatus } from '../process-control';
 export { DeadLetterOps } from './dead-letter-ops';
-export {
-  DEAD_LETTER_LOG_DEFAULTS,
-  REPLAY_DEFAULT_RATE,
-  type DeadLetterLogOptions,
-  type IndexedLetter,
-  type LetterFilter,
-  type LetterState,
-  type LoggedLetter,
-  type LogPage,
-  type LogStats,
-  type PurgeResult,
-  type ReplayOptions,
-  type ReplayResult,
-  type ShownLetter,
+export type {
+  IndexedLetter,
+  LetterFilter,
+  LetterState,
+  LoggedLetter,
+  LogPage,
+  LogStats,
+  PurgeResult,
+  ReplayOptions,
+  ReplayResult,
+  ShownLetter,
 } from '../dead-letter-log';
-export type { JobStatus, JobEvent, JobState, HistoryKind, HistoryOptions } from '../history';
-export { HISTORY_DEFAULTS } from '../history';
-export type { AddScheduleOptions, TriggeredSchedule } from '../scheduler';
-export { UnknownScheduleError } from '../core';
+export type { JobStatus, JobEvent, JobState, HistoryKind } from '../history';

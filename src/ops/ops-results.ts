@@ -1,4 +1,4 @@
-import type { ProcessStatus } from '../control';
+import type { ProcessStatus } from '../process-control';
 import type { QueueType } from '../topology';
 
 /** One job queue as the broker (and, with the management API, its unacked count) tells it. */

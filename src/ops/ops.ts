@@ -1,6 +1,6 @@
 import 'reflect-metadata';
 import { isAmqpReply, type ConnectionManager } from '../connection';
-import { PauseMarkers, type ControlReply, type ProcessStatus } from '../control';
+import { PauseMarkers, type ControlReply, type ProcessStatus } from '../process-control';
 import { resolveJobLimiters } from '../coordination';
 import { createSilentLogger, type PublishedJob, type PublishOptions } from '../core';
 import { readJobDefinition, type JobClass } from '../decorators';

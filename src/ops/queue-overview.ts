@@ -1,5 +1,5 @@
 import { checkQueueIfExists, type ConnectionManager } from '../connection';
-import type { PauseMarkers } from '../control';
+import type { PauseMarkers } from '../process-control';
 import type { PlannedJobQueue } from '../topology';
 import type { BrokerState } from './management-api';
 import type { QueueOverview } from './ops-results';

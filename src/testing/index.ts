@@ -15,10 +15,6 @@ export {
   JobEventRecorder,
   recordJobEvents,
   type RecordedEvent,
-  type RecordedEventType,
-  type EventOf,
-  type JobEventSource,
-  type WaitForJobOptions,
 } from './job-event-recorder';
 export {
   createTestHarness,

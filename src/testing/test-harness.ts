@@ -76,12 +76,12 @@ export async function createTestHarness<TJobs extends object = WarrenJobs>(
  * Also for warrens built by WarrenModule: call it before `app.close()`.
  */
 export async function closeAndDeleteTopology(
-  warren: Pick<Warren, 'health' | 'pause' | 'deleteTopology' | 'close'>,
+  warren: Pick<Warren, 'health' | 'pauseLocal' | 'deleteTopology' | 'close'>,
   options: { graceMs?: number } = {},
 ): Promise<void> {
   const deadline = Date.now() + (options.graceMs ?? 2_000);
   await Promise.all(
-    warren.health().consumers.map((consumer) => warren.pause(consumer.queue).catch(() => undefined)),
+    warren.health().consumers.map((consumer) => warren.pauseLocal(consumer.queue).catch(() => undefined)),
   );
   while (warren.health().consumers.some((consumer) => consumer.activeJobs > 0) && Date.now() < deadline) {
     await new Promise((resolve) => setTimeout(resolve, 20));

@@ -4,19 +4,11 @@
 export { createDashboard, type DashboardHandler } from './dashboard-handler';
 export { startDashboardServer, type DashboardServer, type DashboardServerOptions } from './dashboard-server';
 export { expressDashboard } from './express-dashboard';
-export {
-  fastifyDashboard,
-  type FastifyReplyLike,
-  type FastifyRequestLike,
-  type FastifyScope,
-} from './fastify-dashboard';
-export {
-  DASHBOARD_DEFAULTS,
-  resolveDashboardOptions,
-  type AuditEntry,
-  type DashboardAction,
-  type DashboardIdentity,
-  type DashboardOptions,
-  type Role,
+export { fastifyDashboard } from './fastify-dashboard';
+export type {
+  AuditEntry,
+  DashboardAction,
+  DashboardIdentity,
+  DashboardOptions,
+  Role,
 } from './options';
-export type { DashboardQueue, DashboardSnapshot } from './snapshot-cache';

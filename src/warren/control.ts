@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
 import type { BreakerPauses, BreakerRegistry } from '../breaker';
 import type { ConnectionManager } from '../connection';
-import { ControlListener, type ProcessStatus } from '../control';
+import { ControlListener, type ProcessStatus } from '../process-control';
 import { WARREN_VERSION, type Logger } from '../core';
 import type { RecordTrust } from '../records';
 import type { ScheduleInfo } from '../scheduler';
@@ -30,7 +30,7 @@ export interface WarrenControl {
 
 /**
  * Wires a warren instance to the control exchange: it answers warren/ops with its status and follows
- * the operator's pause markers (see src/control). Returns the listener, whose `open` is a ready hook.
+ * the operator's pause markers (see src/process-control). Returns the listener, whose `open` is a ready hook.
  */
 export function createControl(deps: ControlDeps): WarrenControl {
   const processId = randomUUID();

@@ -14,11 +14,16 @@ import type { DedupStore, IdempotencyStore, JoinStore } from '../idempotency';
 import type { OutboxOptions } from '../outbox';
 import type { WorkerOptions } from '../worker';
 import type { SigningKeyOption } from '../records';
-
-/** Everything `createWarren` takes. Only `topology` and a handler or job class are needed in practice. */
 import type { HistoryOptions } from '../history';
 import type { WarrenDeadLetterLogOptions } from './dead-letter-log';
 
+/**
+ * Everything `createWarren` takes. Only `topology` and a handler or job class are needed in practice;
+ * every field is on the options reference page (docs/reference/options.md), with its default.
+ *
+ * @example
+ * const warren = await createWarren({ url: process.env.AMQP_URL, topology, handlers: [new WelcomeEmail(mailer)] });
+ */
 export interface WarrenOptions {
   /** Broker URL or cluster node list; see ConnectionOptions.url for the default. */
   readonly url?: string | readonly string[];

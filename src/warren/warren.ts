@@ -26,6 +26,7 @@ export class Warren<TJobs extends object = WarrenJobs> extends ScheduledWarren<T
   readonly deadLetters: DeadLetters;
   readonly #parts: WarrenParts;
   readonly #signalHandlers: (() => void)[] = [];
+  readonly #warnedDeprecated = new Set<string>();
 
   static {
     partsOf = (warren) => warren.#parts;
@@ -133,7 +134,7 @@ export class Warren<TJobs extends object = WarrenJobs> extends ScheduledWarren<T
    * "Workflows").
    *
    * @example
-   * await warren.slip().then(ReserveStock, { sku: 'A1' }).then(ChargeCard, { cents: 500 }).run();
+   * await warren.slip().step(ReserveStock, { sku: 'A1' }).step(ChargeCard, { cents: 500 }).run();
    */
   slip(): SlipBuilder {
     return new SlipBuilder((name, data, options) => {
@@ -160,14 +161,42 @@ export class Warren<TJobs extends object = WarrenJobs> extends ScheduledWarren<T
     return this.#parts.jobControl.reschedule(jobId, rescheduleAt(jobId, options));
   }
 
-  /** Stops consuming a queue (by topology key) until `resume`; running jobs finish. Survives reconnects. */
-  pause(queue: string): Promise<void> {
+  /**
+   * Stops consuming a queue (by topology key) in this process only, until `resumeLocal`; running jobs
+   * finish. Survives reconnects. To pause a queue in every process, use `ops.pause` (warren/ops).
+   */
+  pauseLocal(queue: string): Promise<void> {
     return this.#parts.pauses.pauseByUser(queue);
   }
 
-  /** Undoes `pause`. A queue whose circuit breaker is open stays paused until the breaker half-opens. */
-  resume(queue: string): Promise<void> {
+  /**
+   * Undoes `pauseLocal`. A queue whose circuit breaker is open, or that an operator paused, stays paused
+   * until that holder lets go too.
+   */
+  resumeLocal(queue: string): Promise<void> {
     return this.#parts.pauses.resumeByUser(queue);
+  }
+
+  /** @deprecated Use `pauseLocal` (the same, in this process only); `ops.pause` pauses every process. */
+  pause(queue: string): Promise<void> {
+    this.#warnDeprecated('pause', 'pauseLocal');
+    return this.pauseLocal(queue);
+  }
+
+  /** @deprecated Use `resumeLocal`. */
+  resume(queue: string): Promise<void> {
+    this.#warnDeprecated('resume', 'resumeLocal');
+    return this.resumeLocal(queue);
+  }
+
+  /** The versioning policy's one warning per deprecated name, the first time it is used. */
+  #warnDeprecated(name: string, replacement: string): void {
+    if (this.#warnedDeprecated.has(name)) return;
+    this.#warnedDeprecated.add(name);
+    this.#parts.log.warn(
+      { deprecated: name, replacement },
+      `warren.${name}() is deprecated: use ${replacement}()`,
+    );
   }
 
   health(): HealthReport {

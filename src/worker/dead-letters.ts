@@ -21,7 +21,11 @@ export interface DeadLetter {
   readonly headers: Readonly<Record<string, unknown>>;
 }
 
-export interface ReplayOptions {
+/**
+ * What `warren.deadLetters.replay(queue, options)` replays from a parking queue (`<queue>.dead`). Named
+ * `ReplayOptions` before 0.2, like the dead-letter log's different options in warren/ops.
+ */
+export interface ParkingReplayOptions {
   /** Replay only this job; default every dead letter of the queue. */
   readonly jobId?: string;
   /** Replay at most this many. */
@@ -58,7 +62,7 @@ export class DeadLetters {
   }
 
   /** Sends dead letters back to their queue with attempts reset. Returns how many were replayed. */
-  async replay(queueKey: string, options: ReplayOptions = {}): Promise<number> {
+  async replay(queueKey: string, options: ParkingReplayOptions = {}): Promise<number> {
     const queue = this.queue(queueKey);
     const limit = options.limit ?? Number.POSITIVE_INFINITY;
     return this.withChannel(async (channel) => {

@@ -7,4 +7,4 @@ export {
 } from './options';
 export type { RegisteredJob } from './registered-job';
 export type { IdempotencyGuard, ClaimResult } from './idempotency-guard';
-export { DeadLetters, type DeadLetter, type ReplayOptions } from './dead-letters';
+export { DeadLetters, type DeadLetter, type ParkingReplayOptions } from './dead-letters';

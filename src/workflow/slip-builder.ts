@@ -49,7 +49,7 @@ export interface StartedSlip {
  * good the completed ones are compensated in reverse order. Immutable: every call returns a new builder.
  *
  * @example
- * await warren.slip().then(ReserveStock, { sku, qty }).then(ChargeCard, { amount }).then(Ship, { address }).run();
+ * await warren.slip().step(ReserveStock, { sku, qty }).step(ChargeCard, { amount }).step(Ship, { address }).run();
  */
 export class SlipBuilder {
   constructor(
@@ -62,11 +62,10 @@ export class SlipBuilder {
   ) {}
 
   /**
-   * Appends a step: `activity` must be listed in the `activities` option. Named `then` as the issue's API
-   * asks; awaiting a builder by mistake rejects (a promise callback is not a job class), it never hangs.
+   * Appends a step: `activity` must be listed in the `activities` option. (Named `then` before 0.2: that
+   * made a builder a thenable, so an `await` on it called the step method; there is no `then` any more.)
    */
-  // biome-ignore lint/suspicious/noThenProperty: the slip API reads as a sequence; awaiting it rejects
-  then<C extends JobClass>(activity: C, args: JobData<C>): SlipBuilder {
+  step<C extends JobClass>(activity: C, args: JobData<C>): SlipBuilder {
     const step = { activity: this.activityName(activity), args };
     return new SlipBuilder(this.publish, this.known, [...this.steps, step], this.vars, this.schemas);
   }
@@ -98,7 +97,7 @@ export class SlipBuilder {
    * counted in the `joins` store.
    *
    * @example
-   * warren.slip().then(ReserveStock, order).parallel(branch(ChargeCard, order), branch(Notify, order))
+   * warren.slip().step(ReserveStock, order).parallel(branch(ChargeCard, order), branch(Notify, order))
    */
   parallel(...branches: readonly SlipBranch[]): SlipBuilder {
     if (branches.length < 2 || branches.length > SLIP_MAX_BRANCHES)

@@ -4,13 +4,13 @@ import pino from 'pino';
 import {
   defineTopology,
   Job,
-  type ConsumerHealth,
   type JobContext,
-  type JobEventBase,
   type JobHandler,
   type Warren,
   type WarrenEvents,
 } from '../../src';
+import type { ConsumerHealth } from '../../src/worker';
+import type { JobEventBase } from '../../src/core';
 import { FakeThirdParty } from '../support/fake-third-party';
 import { cleanup, testWarren } from '../support/test-broker';
 import { nextEvent, waitFor } from '../support/wait-for';
@@ -285,18 +285,18 @@ describe('circuit breakers', () => {
     await nextEvent(warren, 'breakerStateChanged', (e: { state: string }) => e.state === 'open');
 
     // A resume while the breaker is open does not start a hot loop: the breaker still holds the queue.
-    await warren.pause('mail');
-    await warren.resume('mail');
+    await warren.pauseLocal('mail');
+    await warren.resumeLocal('mail');
     assert.equal(consumer(warren, 'mail').paused, true);
 
-    await warren.pause('mail');
+    await warren.pauseLocal('mail');
     await nextEvent(warren, 'breakerStateChanged', (e: { state: string }) => e.state === 'halfOpen');
     await settle();
     assert.equal(consumer(warren, 'mail').paused, true, 'the user still holds the queue');
     assert.equal(consumer(warren, 'mail').consuming, false);
 
     mailer.recover();
-    await warren.resume('mail');
+    await warren.resumeLocal('mail');
     await waitFor(() => seen.completed.length === 1, { what: 'the job to complete after the user resumed' });
     assert.equal(consumer(warren, 'mail').consuming, true);
     // Every state change is also a log line of the breaker component.
@@ -322,11 +322,11 @@ describe('circuit breakers', () => {
   it('consumes a queue that was paused before start once it is resumed', async () => {
     const warren = await testWarren({ topology, handlers: [new Tick()] });
     const seen = record(warren);
-    await warren.pause('other');
+    await warren.pauseLocal('other');
     await warren.start();
     await warren.publish(Tick, {});
     assert.equal(consumer(warren, 'other').consuming, false);
-    await warren.resume('other');
+    await warren.resumeLocal('other');
     await waitFor(() => seen.completed.length === 1, { what: 'the job to run after resume' });
     assert.equal(consumer(warren, 'other').consuming, true);
   });

@@ -11,9 +11,9 @@ import {
   PostgresIdempotencyStore,
   type IdempotencyStore,
   type JobContext,
-  type JobEventBase,
   type JobHandler,
 } from '../../src';
+import type { JobEventBase } from '../../src/core';
 import { dedupTopology, DedupJob, type WorkerReport } from '../fixtures/idempotency-worker';
 import { cleanup, rawConnection, testNamespace, testWarren } from '../support/test-broker';
 import { nextEvent, waitFor } from '../support/wait-for';

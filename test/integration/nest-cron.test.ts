@@ -2,15 +2,8 @@ import { after, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { Injectable } from '@nestjs/common';
 import { Test } from '@nestjs/testing';
-import {
-  Cron,
-  defineTopology,
-  Job,
-  Warren,
-  type JobContext,
-  type JobHandler,
-  type TopologyPlan,
-} from '../../src';
+import { Cron, defineTopology, Job, Warren, type JobContext, type JobHandler } from '../../src';
+import type { TopologyPlan } from '../../src/ops';
 import { WarrenModule } from '../../src/nest';
 import { recordJobEvents } from '../../src/testing';
 import { deletePlanEntities, testNamespace, testProfile } from '../support/test-broker';

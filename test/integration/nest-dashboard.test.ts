@@ -4,14 +4,8 @@ import assert from 'node:assert/strict';
 import { request } from 'node:http';
 import { Controller, Get, Injectable, Module, type INestApplication } from '@nestjs/common';
 import { Test } from '@nestjs/testing';
-import {
-  ConfigurationError,
-  defineTopology,
-  Job,
-  Warren,
-  type JobHandler,
-  type TopologyPlan,
-} from '../../src';
+import { ConfigurationError, defineTopology, Job, Warren, type JobHandler } from '../../src';
+import type { TopologyPlan } from '../../src/ops';
 import { WarrenModule } from '../../src/nest';
 import { deletePlanEntities, testNamespace, testProfile } from '../support/test-broker';
 import { planOf } from '../../src/warren';

@@ -14,15 +14,8 @@ import {
   type ModuleMetadata,
 } from '@nestjs/common';
 import { Test } from '@nestjs/testing';
-import {
-  ConfigurationError,
-  defineTopology,
-  Job,
-  Warren,
-  type JobContext,
-  type JobHandler,
-  type TopologyPlan,
-} from '../../src';
+import { ConfigurationError, defineTopology, Job, Warren, type JobContext, type JobHandler } from '../../src';
+import type { TopologyPlan } from '../../src/ops';
 import { WarrenHealthIndicator, WarrenModule, WarrenPublisher } from '../../src/nest';
 import { createRecordingLogger, recordJobEvents } from '../../src/testing';
 import { deletePlanEntities, messageCount, testNamespace, testProfile } from '../support/test-broker';

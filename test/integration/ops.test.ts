@@ -120,14 +120,14 @@ describe('warren/ops against the broker', () => {
     const namespace = testNamespace('ops');
     const [warren] = await startWorkers(namespace, 1, []);
     const ops = opsFor(namespace);
-    await warren!.pause('email');
+    await warren!.pauseLocal('email');
     await ops.pause('email');
     await ops.resume('email');
     const state = () => warren!.health().consumers.find((c) => c.queue === 'email')!;
     assert.equal(state().paused, true, 'code still holds it');
     const { processes } = await ops.processes();
     assert.deepEqual(processes[0]!.queues.find((q) => q.key === 'email')!.holders, ['user']);
-    await warren!.resume('email');
+    await warren!.resumeLocal('email');
     assert.equal(state().paused, false);
   });
 

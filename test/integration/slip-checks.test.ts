@@ -90,8 +90,8 @@ describe('slip steps are checked like their activity’s jobs', () => {
   it('refuses at run() a step whose arguments the activity’s schema refuses, and runs a valid one', async () => {
     const warren = await testWarren({ topology, handlers: [new Charge()], activities: [Charge] });
     await warren.start();
-    await assert.rejects(warren.slip().then(Charge, { amount: 1e9 }).run(), PayloadValidationError);
-    await warren.slip().then(Charge, { amount: 5 }).run();
+    await assert.rejects(warren.slip().step(Charge, { amount: 1e9 }).run(), PayloadValidationError);
+    await warren.slip().step(Charge, { amount: 5 }).run();
     await waitFor(() => charges.includes(5), { what: 'the valid step to run' });
   });
 
@@ -134,7 +134,7 @@ describe('slip steps are checked like their activity’s jobs', () => {
     await warren.start();
     const limited: { name: string; delayMs: number }[] = [];
     warren.on('rateLimited', (e) => limited.push(e));
-    for (const amount of [1, 2, 3]) await warren.slip().then(Limited, { amount }).run();
+    for (const amount of [1, 2, 3]) await warren.slip().step(Limited, { amount }).run();
     // 2 permits an hour: at least one of the three steps waits out its limiter's waitMs and is re-delayed
     // (the permits themselves may come late on a loaded machine: the refiller elects a leader first)
     await waitFor(() => limited.length > 0, {
@@ -185,8 +185,8 @@ describe('slip steps are checked like their activity’s jobs', () => {
     );
     await warren
       .slip()
-      .then(Reserve, { order: 'real' })
-      .then(Fail, { order: 'real' })
+      .step(Reserve, { order: 'real' })
+      .step(Fail, { order: 'real' })
       .run({ slipId: 'real' });
     await compensated;
     assert.deepEqual(undone, ['real']);

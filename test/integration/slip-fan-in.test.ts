@@ -80,9 +80,9 @@ for (const backend of ['memory', 'postgres'] as const) {
       const slip = (data: Run) =>
         warren
           .slip()
-          .then(First, data)
+          .step(First, data)
           .parallel(branch(Quick, data), branch(Slow, data))
-          .then(Last, data)
+          .step(Last, data)
           .run({ slipId: data.id });
       return { warren, slip };
     }

@@ -78,7 +78,7 @@ async function checkout(options: { start?: boolean } = {}) {
 }
 
 function runSlip(warren: Warren<object>, data: Order) {
-  return warren.slip().then(ReserveStock, data).then(ChargeCard, data).then(Ship, data).run();
+  return warren.slip().step(ReserveStock, data).step(ChargeCard, data).step(Ship, data).run();
 }
 
 describe('routing slips', () => {
@@ -122,7 +122,7 @@ describe('routing slips', () => {
   it('compensates when the last attempt of a step times out (its signal aborted)', async () => {
     const { warren } = await checkout();
     const compensated = nextEvent<{ faultedStep: number }>(warren, 'slipCompensated');
-    await warren.slip().then(ReserveStock, { order: 'o5' }).then(SlowShip, { order: 'o5' }).run();
+    await warren.slip().step(ReserveStock, { order: 'o5' }).step(SlowShip, { order: 'o5' }).run();
     assert.equal((await compensated).faultedStep, 1);
     assert.deepEqual(journal, ['reserve:o5', 'slow:o5:1', 'slow:o5:2', 'undo-reserve:r-o5']);
     assert.equal(await warren.deadLetters.count('orders'), 0);
@@ -192,6 +192,6 @@ describe('routing slips', () => {
       handle() {}
     }
     const { warren } = await checkout({ start: false });
-    assert.throws(() => warren.slip().then(Other, {}), { code: 'CONFIGURATION_INVALID' });
+    assert.throws(() => warren.slip().step(Other, {}), { code: 'CONFIGURATION_INVALID' });
   });
 });

@@ -47,7 +47,7 @@ describe('routing slips with worker processes SIGKILLed mid-activity and mid-com
         for (let i = lane; i < SLIPS; i += 10) {
           const data = { slipId: `s${i}`, fail: fails(i) };
           batch.push(
-            publisher.slip().then(StepOne, data).then(StepTwo, data).then(StepThree, data).run({
+            publisher.slip().step(StepOne, data).step(StepTwo, data).step(StepThree, data).run({
               slipId: data.slipId,
             }),
           );

@@ -1,5 +1,6 @@
 import * as amqp from 'amqplib';
-import { createWarren, type TopologyPlan, type Warren, type WarrenOptions } from '../../src';
+import { createWarren, type Warren, type WarrenOptions } from '../../src';
+import type { TopologyPlan } from '../../src/ops';
 import { planOf } from '../../src/warren';
 import { testNamespace, testWarrenOptions } from '../../src/testing';
 

@@ -2,14 +2,8 @@ import { afterEach, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { Injectable, type INestApplication } from '@nestjs/common';
 import { Test } from '@nestjs/testing';
-import {
-  ConfigurationError,
-  defineTopology,
-  Job,
-  Warren,
-  type JobHandler,
-  type TopologyPlan,
-} from '../../../src';
+import { ConfigurationError, defineTopology, Job, Warren, type JobHandler } from '../../../src';
+import type { TopologyPlan } from '../../../src/ops';
 import { WarrenModule } from '../../../src/nest';
 import { warrenMetrics } from '../../../src/observability';
 import { deletePlanEntities, testNamespace, testProfile } from '../../support/test-broker';

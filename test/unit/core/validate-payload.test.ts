@@ -1,6 +1,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { PayloadValidationError, validatePayload, type StandardSchemaV1 } from '../../../src';
+import { PayloadValidationError, validatePayload } from '../../../src';
+import type { StandardSchemaV1 } from '../../../src/core';
 import { summarizeIssues } from '../../../src/core';
 
 function schema(validate: StandardSchemaV1['~standard']['validate']): StandardSchemaV1 {

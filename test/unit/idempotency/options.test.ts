@@ -1,12 +1,8 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import type { Pool } from 'pg';
-import {
-  ConfigurationError,
-  IDEMPOTENCY_DEFAULTS,
-  MemoryIdempotencyStore,
-  PostgresIdempotencyStore,
-} from '../../../src';
+import { ConfigurationError, MemoryIdempotencyStore, PostgresIdempotencyStore } from '../../../src';
+import { IDEMPOTENCY_DEFAULTS } from '../../../src/idempotency';
 
 /** Never queried: construction must not touch the database. */
 const pool = { query: () => Promise.reject(new Error('not used')) } as unknown as Pool;

@@ -1,7 +1,8 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { ConfigurationError } from '../../../src';
-import { redactCredentials, resolveOpsOptions } from '../../../src/ops';
+import { redactCredentials } from '../../../src/ops';
+import { resolveOpsOptions } from '../../../src/ops/options';
 
 const management = (m: Parameters<typeof resolveOpsOptions>[0]['management']) =>
   resolveOpsOptions({ management: m }).management!;

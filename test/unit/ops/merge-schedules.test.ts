@@ -1,6 +1,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { mergeSchedules, type ProcessStatus } from '../../../src/ops';
+import type { ProcessStatus } from '../../../src/ops';
+import { mergeSchedules } from '../../../src/ops/describe-plan';
 
 function proc(id: string, isLeader: boolean, schedules: ProcessStatus['schedules']): ProcessStatus {
   return {

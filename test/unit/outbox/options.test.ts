@@ -2,8 +2,8 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { ConfigurationError, OUTBOX_DEFAULTS, outboxTableSql, type OutboxPool } from '../../../src';
-import { resolveOutboxOptions } from '../../../src/outbox';
+import { ConfigurationError, outboxTableSql } from '../../../src';
+import { OUTBOX_DEFAULTS, resolveOutboxOptions, type OutboxPool } from '../../../src/outbox';
 
 /** Never queried: resolving options must not touch the database. */
 const pool = {

@@ -1,12 +1,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import {
-  ConfigurationError,
-  defineTopology,
-  TopologyError,
-  type TopologyPlan,
-  type WarrenOptions,
-} from '../../../src';
+import { ConfigurationError, defineTopology, TopologyError, type WarrenOptions } from '../../../src';
+import type { TopologyPlan } from '../../../src/ops';
 import { planTopology, resolveTopologyOptions } from '../../../src/topology';
 import { testWarrenOptions } from '../../../src/testing';
 import { testProfile } from '../../support/test-broker';

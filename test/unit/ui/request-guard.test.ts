@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import type { IncomingMessage } from 'node:http';
 import { ConfigurationError } from '../../../src';
 import type { WarrenOps } from '../../../src/ops';
-import { resolveDashboardOptions } from '../../../src/ui';
+import { resolveDashboardOptions } from '../../../src/ui/options';
 import { mountPath, RequestGuard } from '../../../src/ui/request-guard';
 
 const ops = { queues: async () => [] } as unknown as WarrenOps;

@@ -6,9 +6,9 @@ import {
   Job,
   JOB_DEFAULTS,
   WORKER_DEFAULTS,
-  type Instrumentation,
   type JobHandler,
 } from '../../../src';
+import type { Instrumentation } from '../../../src/observability';
 import { PUBLISHER_DEFAULTS } from '../../../src/publisher';
 import { isStream } from '../../../src/topology';
 import { resolveWarrenConfig } from '../../../src/warren';

@@ -2,7 +2,7 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { parseControlReply, parseControlRequest } from '../../../src/control';
+import { parseControlReply, parseControlRequest } from '../../../src/process-control';
 import { WARREN_VERSION } from '../../../src/core';
 
 const json = (value: unknown) => Buffer.from(JSON.stringify(value));
