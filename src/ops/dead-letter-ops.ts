@@ -14,7 +14,7 @@ import {
   type ShownLetter,
 } from '../dead-letter-log';
 import type { RecordTrust } from '../records';
-import { requireStream, type TopologyPlan } from '../topology';
+import { plannedStream, planStream, type TopologyPlan } from '../topology';
 import { UnknownQueueError } from './ops-errors';
 
 export interface LogConnection {
@@ -107,7 +107,10 @@ export class DeadLetterOps {
   private async open(): Promise<DeadLetterLog> {
     if (this.log) return this.log;
     const connection = await this.connect();
-    const stream = requireStream(this.plan, 'dead-letter-log');
+    // A config without deadLetterLog does not plan the log; ops.dead still reads (and collects into) it.
+    const stream =
+      plannedStream(this.plan, 'dead-letter-log') ??
+      planStream('dead-letter-log', this.options, this.plan.naming);
     this.log ??= new DeadLetterLog({
       ...connection,
       stream: stream.name,

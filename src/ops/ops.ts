@@ -50,9 +50,7 @@ export class WarrenOps {
     const cron = readCronDeclarations(input.scheduler, jobs);
     const definitions = jobs.map((job) => readJobDefinition(job));
     this.crons = cron.crons;
-    // The log is always planned here (ops.dead reads it), with the retention resolveOpsOptions gives it.
-    const planned = { ...input, deadLetterLog: input.deadLetterLog ?? {} };
-    this.plan = planWarrenTopology(planned, definitions, cron, resolveJobLimiters(definitions));
+    this.plan = planWarrenTopology(input, definitions, cron, resolveJobLimiters(definitions));
     this.trust = new RecordTrust(this.plan.naming.namespace, this.options.signing, createSilentLogger());
     this.connection = new OpsConnection(this.plan, input, this.trust);
     this.topology = topologyOps(

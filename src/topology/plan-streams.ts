@@ -1,7 +1,7 @@
 import type { TopologyNaming } from './naming';
 import type { PlanParts } from './plan-queues';
 import { streamAssertion, type StreamRetention } from './queue-arguments';
-import type { StreamKind } from './topology-plan';
+import type { PlannedStream, StreamKind } from './topology-plan';
 
 /** Each stream kind's name, from the naming functions (the only place names are made). */
 const STREAM_NAMES: { readonly [K in StreamKind]: (naming: TopologyNaming) => string } = {
@@ -21,14 +21,29 @@ export type PlanStreams = { readonly [K in StreamKind]?: { readonly retention?: 
 export function planStreams(parts: PlanParts, streams: PlanStreams, naming: TopologyNaming): void {
   for (const kind of STREAM_KINDS) {
     const input = streams[kind];
-    if (input === undefined) continue;
-    parts.queues.push({
-      role: 'stream',
-      stream: kind,
-      name: STREAM_NAMES[kind](naming),
-      type: 'stream',
-      retention: input.retention,
-      assertion: streamAssertion(input.retention),
-    });
+    if (input !== undefined) parts.queues.push(planStream(kind, input.retention, naming));
   }
+}
+
+/**
+ * One stream as a plan would hold it: for a process that must use a stream its configuration does not plan
+ * (`warren/ops` reading the dead-letter log of a config without `deadLetterLog`).
+ */
+export function planStream(
+  kind: StreamKind,
+  retention: StreamRetention | undefined,
+  naming: TopologyNaming,
+): PlannedStream {
+  const kept =
+    retention === undefined
+      ? undefined
+      : { maxAgeMs: retention.maxAgeMs, maxBytes: retention.maxBytes, segmentBytes: retention.segmentBytes };
+  return {
+    role: 'stream',
+    stream: kind,
+    name: STREAM_NAMES[kind](naming),
+    type: 'stream',
+    retention: kept,
+    assertion: streamAssertion(kept),
+  };
 }

@@ -160,7 +160,7 @@ export function resolveWarrenConnectionOptions(
  * The topology plan of a configuration: its declared topology, its jobs, the leader-election queues if
  * this process schedules, the permit queues of its rate limits, and warren's own streams (job control and
  * schedule registry always, the dead-letter log and the history when given) with the retention the options
- * give. createWarren and warren/ops alike (warren/ops always plans the dead-letter log: it reads it).
+ * give. createWarren and warren/ops alike.
  */
 export function planWarrenTopology(
   options: Pick<WarrenOptions, 'topology' | 'namespace' | 'delay' | 'queues' | 'history' | 'deadLetterLog'>,

@@ -267,7 +267,7 @@ describe('warren/ops against the broker', () => {
     });
     await warren.start();
     const management = { url: MANAGEMENT_URL };
-    const ops = createOps({ ...opsAppOptions(namespace), history, management });
+    const ops = createOps({ ...opsAppOptions(namespace), history, deadLetterLog: {}, management });
     opened.push(ops);
     const streams = ['job-control', 'schedules', 'dead-log', 'history'].map(
       (s) => `${namespace}.warren.${s}`,
@@ -295,11 +295,12 @@ describe('warren/ops against the broker', () => {
 
     // Retention is compared like any argument; a history the ops config does not plan is extra.
     const shorter = createOps({
+      deadLetterLog: {},
       ...opsAppOptions(namespace),
       history: { ...history, maxAgeMs: 60_000 },
       management,
     });
-    const noHistory = createOps({ ...opsAppOptions(namespace), management });
+    const noHistory = createOps({ ...opsAppOptions(namespace), deadLetterLog: {}, management });
     opened.push(shorter, noHistory);
     assert.deepEqual(
       (await shorter.topology.diff()).drift.map((d) => `${d.kind} ${d.name} ${d.differences.join('; ')}`),
