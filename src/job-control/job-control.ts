@@ -48,6 +48,8 @@ export class JobControl {
   private readonly marks = new Map<string, () => void>();
   private declared: Promise<void> | undefined;
   private stops = 0;
+  /** Whether a read ahead waited (or needed not): later ones, after a reconnect, read at once. */
+  private settled = false;
   /** Ends a read ahead's wait, if one waits (a stop must not wait it out). */
   private endSettle: (() => void) | undefined;
   /** Ends the read in progress, if any (a stop must not wait out its timeout). */
@@ -74,7 +76,8 @@ export class JobControl {
    * 30 publishers; 4.3.6: none).
    */
   async readAhead(): Promise<void> {
-    if (this.caughtUp === undefined) {
+    if (this.caughtUp === undefined && !this.settled) {
+      this.settled = true;
       const stops = this.stops;
       await new Promise<void>((resolve) => {
         const timer = setTimeout(resolve, READ_AHEAD_SETTLE_MS).unref();
