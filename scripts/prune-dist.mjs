@@ -20,7 +20,9 @@ function prune(dir) {
     const match = OUTPUT.exec(entry.name);
     if (!match) continue;
     const source = join(root, relative(dist, dir), entry.name.slice(0, -match[1].length));
-    if (!existsSync(`${source}.ts`) && !existsSync(`${source}.tsx`)) rmSync(path);
+    // A browser script (`*.browser.js`, copied by copy-browser-scripts.mjs) stays while its source does.
+    const isCopied = match[1] === '.js' && existsSync(`${source}.js`);
+    if (!existsSync(`${source}.ts`) && !existsSync(`${source}.tsx`) && !isCopied) rmSync(path);
   }
 }
 

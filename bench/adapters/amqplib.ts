@@ -1,12 +1,15 @@
 import { once } from 'node:events';
 import * as amqp from 'amqplib';
-import type { Job } from '../job';
-import type { Consumer, Contender, ContenderEnv } from './contender';
+import type { Job } from '../lib/job';
+import type { Consumer, Contender, ContenderEnv, ContenderFeatures, QueueType } from './contender';
 
-export const QUORUM_QUEUE: amqp.Options.AssertQueue = {
-  durable: true,
-  arguments: { 'x-queue-type': 'quorum' },
-};
+/** A durable queue of the type a scenario asks for (quorum unless it says otherwise). */
+export function queueOptions(
+  type: QueueType = 'quorum',
+  args: Record<string, unknown> = {},
+): amqp.Options.AssertQueue {
+  return { durable: true, arguments: { 'x-queue-type': type, ...args } };
+}
 const PUBLISH_OPTIONS: amqp.Options.Publish = { persistent: true, contentType: 'application/json' };
 const ATTEMPT_HEADER = 'bench-attempt';
 
@@ -26,7 +29,8 @@ export class AmqplibContender implements Contender {
   readonly name: string;
   private connection?: amqp.ChannelModel;
   private channel?: amqp.ConfirmChannel;
-  private queue = '';
+  protected queue = '';
+  protected features: ContenderFeatures = {};
   private readonly holdingQueues = new Set<string>();
 
   constructor(
@@ -36,12 +40,24 @@ export class AmqplibContender implements Contender {
     this.name = noDelay ? 'amqplib-nodelay' : 'amqplib';
   }
 
-  async setup(queue: string): Promise<void> {
+  async setup(queue: string, features: ContenderFeatures = {}): Promise<void> {
     this.queue = queue;
+    this.features = features;
     this.connection = await connectAmqp(this.env.amqpUrl, this.noDelay);
     this.connection.on('error', () => undefined);
     this.channel = await this.connection.createConfirmChannel();
-    await this.channel.assertQueue(queue, QUORUM_QUEUE);
+    await this.declare(this.channel);
+  }
+
+  /** The job queue, and the retry's TTL queue when the scenario has a backoff. */
+  protected async declare(channel: amqp.ConfirmChannel): Promise<void> {
+    await channel.assertQueue(this.queue, queueOptions(this.features.queueType));
+    if (this.features.retryBackoffMs) await this.declareHolding(this.features.retryBackoffMs);
+  }
+
+  /** Writes one job; false when the socket buffer is full (wait for `drain`). */
+  protected send(channel: amqp.ConfirmChannel, job: Job, onConfirm: (err: unknown) => void): boolean {
+    return channel.sendToQueue(this.queue, Buffer.from(JSON.stringify(job)), PUBLISH_OPTIONS, onConfirm);
   }
 
   /**
@@ -65,17 +81,16 @@ export class AmqplibContender implements Contender {
 
   private async declareHolding(delayMs: number): Promise<string> {
     const channel = this.requireChannel();
-    const holding = `${this.queue}.delay-${delayMs}`;
+    const holding = this.holdingQueue(delayMs);
     if (!this.holdingQueues.has(holding)) {
-      await channel.assertQueue(holding, {
-        durable: true,
-        arguments: {
-          'x-queue-type': 'quorum',
+      await channel.assertQueue(
+        holding,
+        queueOptions(this.features.queueType, {
           'x-message-ttl': delayMs,
           'x-dead-letter-exchange': '',
           'x-dead-letter-routing-key': this.queue,
-        },
-      });
+        }),
+      );
       this.holdingQueues.add(holding);
     }
     return holding;
@@ -105,27 +120,28 @@ export class AmqplibContender implements Contender {
   publish(job: Job): Promise<void> {
     const channel = this.requireChannel();
     return new Promise((resolve, reject) => {
-      channel.sendToQueue(this.queue, Buffer.from(JSON.stringify(job)), PUBLISH_OPTIONS, (err) =>
-        err ? reject(err) : resolve(),
-      );
+      this.send(channel, job, (err) => (err ? reject(err) : resolve()));
     });
   }
 
   async publishBulk(jobs: Job[]): Promise<void> {
-    await publishPipelined(this.requireChannel(), this.queue, jobs);
+    const channel = this.requireChannel();
+    await publishPipelined(channel, jobs, (job, onConfirm) => this.send(channel, job, onConfirm));
   }
 
   prefill(jobs: Job[]): Promise<void> {
     return this.publishBulk(jobs);
   }
 
-  async consume(concurrency: number, handler: (job: Job) => void): Promise<Consumer> {
+  async consume(concurrency: number, handler: (job: Job) => void | Promise<void>): Promise<Consumer> {
     const channel = await this.requireConnection().createChannel();
     await channel.prefetch(concurrency);
     const { consumerTag } = await channel.consume(this.queue, (msg) => {
       if (!msg) return;
-      handler(JSON.parse(msg.content.toString()) as Job);
-      channel.ack(msg);
+      const handled = handler(JSON.parse(msg.content.toString()) as Job);
+      // an async handler (the throughput suite's) is awaited before the ack, as an application would
+      if (handled) void handled.then(() => channel.ack(msg));
+      else channel.ack(msg);
     });
     return {
       async stop() {
@@ -141,7 +157,9 @@ export class AmqplibContender implements Contender {
 
   /**
    * The floor for a retry: a failed delivery is republished with an attempt header on a confirm
-   * channel and acked once the copy is confirmed (at-least-once, as warren and Rascal do it).
+   * channel and acked once the copy is confirmed (at-least-once, as warren and Rascal do it). With a
+   * backoff, the copy goes through one TTL queue of that delay, which dead-letters it back; without, straight
+   * back to the queue.
    */
   async consumeFailingOnce(concurrency: number, onCompleted: (job: Job) => void): Promise<Consumer> {
     const connection = this.requireConnection();
@@ -153,7 +171,9 @@ export class AmqplibContender implements Contender {
       const job = JSON.parse(msg.content.toString()) as Job;
       if (msg.properties.headers?.[ATTEMPT_HEADER] === undefined) {
         const properties = { ...PUBLISH_OPTIONS, headers: { [ATTEMPT_HEADER]: 2 } };
-        republisher.sendToQueue(this.queue, msg.content, properties, (err) =>
+        const backoffMs = this.features.retryBackoffMs;
+        const target = backoffMs ? this.holdingQueue(backoffMs) : this.queue;
+        republisher.sendToQueue(target, msg.content, properties, (err) =>
           err ? channel.nack(msg) : channel.ack(msg),
         );
         return;
@@ -177,7 +197,11 @@ export class AmqplibContender implements Contender {
     await this.connection?.close();
   }
 
-  private requireConnection(): amqp.ChannelModel {
+  private holdingQueue(delayMs: number): string {
+    return `${this.queue}.delay-${delayMs}`;
+  }
+
+  protected requireConnection(): amqp.ChannelModel {
     if (!this.connection) throw new Error('amqplib contender used before setup()');
     return this.connection;
   }
@@ -188,11 +212,14 @@ export class AmqplibContender implements Contender {
   }
 }
 
-/** All jobs in flight on one confirm channel, pausing only when the socket buffer asks to (drain). */
+/**
+ * All jobs in flight on one confirm channel, pausing only when the socket buffer asks to (drain). `send`
+ * writes one (default: JSON to `queue` through the default exchange).
+ */
 export async function publishPipelined(
   channel: amqp.ConfirmChannel,
-  queue: string,
   jobs: Job[],
+  send: (job: Job, onConfirm: (err: unknown) => void) => boolean,
 ): Promise<void> {
   if (jobs.length === 0) return;
   let pending = jobs.length;
@@ -204,9 +231,15 @@ export async function publishPipelined(
     if (--pending === 0) settle();
   };
   for (const job of jobs) {
-    const writable = channel.sendToQueue(queue, Buffer.from(JSON.stringify(job)), PUBLISH_OPTIONS, onConfirm);
+    const writable = send(job, onConfirm);
     if (!writable) await once(channel, 'drain');
   }
   await allConfirmed;
   if (failure) throw failure;
+}
+
+/** What `sendToQueue` of a JSON job to `queue` looks like as `publishPipelined`'s `send`. */
+export function sendJsonTo(channel: amqp.ConfirmChannel, queue: string) {
+  return (job: Job, onConfirm: (err: unknown) => void): boolean =>
+    channel.sendToQueue(queue, Buffer.from(JSON.stringify(job)), PUBLISH_OPTIONS, onConfirm);
 }

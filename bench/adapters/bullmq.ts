@@ -1,5 +1,5 @@
 import { Queue, Worker, type Job as BullJob } from 'bullmq';
-import type { Job } from '../job';
+import type { Job } from '../lib/job';
 import type { Consumer, Contender, ContenderEnv } from './contender';
 
 /** addBulk runs as one MULTI; chunks keep each one short, as an application enqueuing many jobs would. */
@@ -76,7 +76,7 @@ export class BullmqContender implements Contender {
     });
   }
 
-  consume(concurrency: number, handler: (job: Job) => void): Promise<Consumer> {
+  consume(concurrency: number, handler: (job: Job) => void | Promise<void>): Promise<Consumer> {
     return this.startWorker(concurrency, (job) => handler(job.data));
   }
 

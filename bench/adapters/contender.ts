@@ -1,4 +1,4 @@
-import type { Job } from '../job';
+import type { Job } from '../lib/job';
 
 /** Where a contender finds its brokers; the same value is handed to the worker process. */
 export interface ContenderEnv {
@@ -13,7 +13,21 @@ export interface ContenderEnv {
 export interface ContenderFeatures {
   /** Delayed jobs, with the contender's production settings for them. */
   delays?: boolean;
+  /** The job queue's type, declared through the contender's own topology. Default quorum. */
+  queueType?: QueueType;
+  /**
+   * The fail-once scenarios' backoff before the retry, in ms (default 0): raw amqplib and Rascal go through
+   * one TTL queue of this delay, warren through its delay levels.
+   */
+  retryBackoffMs?: number;
+  /**
+   * warren routes its jobs through a direct exchange of its topology (the wire contract of issue 30), and the
+   * raw publisher of warren's messages publishes to it. Others publish to the queue.
+   */
+  jobsExchange?: boolean;
 }
+
+export type QueueType = 'classic' | 'quorum';
 
 export interface Consumer {
   stop(): Promise<void>;
@@ -38,9 +52,9 @@ export interface Contender {
   prefill(jobs: Job[]): Promise<void>;
   /**
    * `concurrency` is the prefetch on AMQP, the worker concurrency on BullMQ. The handler runs before each
-   * ack.
+   * ack; a handler returning a promise (an async handler) is awaited before it.
    */
-  consume(concurrency: number, handler: (job: Job) => void): Promise<Consumer>;
+  consume(concurrency: number, handler: (job: Job) => void | Promise<void>): Promise<Consumer>;
   /**
    * Scenario 6, where the contender has delayed jobs: resolves once the job is stored, to run no earlier than
    * `delayMs` from now.

@@ -7,14 +7,16 @@ export const CONTENDER_NAMES = [
   'bullmq',
   'warren',
   'warren-classic-levels',
+  'amqplib-warren-wire',
 ] as const;
 export type ContenderName = (typeof CONTENDER_NAMES)[number];
 /**
- * What a run without `--contenders` measures. `warren-classic-levels` (warren with `delay.queueType:
- * 'classic'`) only matters to the delay scenarios, so it is asked for by name.
+ * What a `contenders` run without `--contenders` measures. `warren-classic-levels` (warren with
+ * `delay.queueType: 'classic'`) only matters to the delay scenarios, and `amqplib-warren-wire` (raw amqplib
+ * publishing warren's messages) to the throughput suite's publish scenarios, so they are asked for by name.
  */
 export const DEFAULT_CONTENDERS: readonly ContenderName[] = CONTENDER_NAMES.filter(
-  (name) => name !== 'warren-classic-levels',
+  (name) => name !== 'warren-classic-levels' && name !== 'amqplib-warren-wire',
 );
 export type BrokerKind = 'rabbitmq' | 'redis';
 
@@ -25,6 +27,7 @@ export const BROKER_OF: Record<ContenderName, BrokerKind> = {
   bullmq: 'redis',
   warren: 'rabbitmq',
   'warren-classic-levels': 'rabbitmq',
+  'amqplib-warren-wire': 'rabbitmq',
 };
 
 /** The baseline every ratio is computed against. */
@@ -45,6 +48,8 @@ export async function createContender(name: ContenderName, env: ContenderEnv): P
       return new (await import('./warren')).WarrenContender(env);
     case 'warren-classic-levels':
       return new (await import('./warren')).WarrenContender(env, { delay: { queueType: 'classic' } }, name);
+    case 'amqplib-warren-wire':
+      return new (await import('./warren-wire')).WarrenWireContender(env);
   }
 }
 

@@ -1,12 +1,14 @@
 import type { Message } from 'amqplib';
 import * as rascal from 'rascal';
-import type { Job } from '../job';
-import { runCallers } from '../callers';
-import { connectAmqp, publishPipelined, QUORUM_QUEUE } from './amqplib';
-import type { Consumer, Contender, ContenderEnv } from './contender';
+import type { Job } from '../lib/job';
+import { runCallers } from '../lib/callers';
+import { connectAmqp, publishPipelined, queueOptions, sendJsonTo } from './amqplib';
+import type { Consumer, Contender, ContenderEnv, ContenderFeatures } from './contender';
 
 const PUBLICATION = 'bench-pub';
 const SUBSCRIPTION = 'bench-sub';
+/** The fail-once scenarios' backoff: a TTL queue dead-lettering back into the job queue. */
+const RETRY_PUBLICATION = 'bench-retry';
 /**
  * Rascal has no batch API; this bounds the jobs waiting for its channel pool so none hit its 15 s acquire
  * timeout.
@@ -14,24 +16,42 @@ const SUBSCRIPTION = 'bench-sub';
 const BULK_IN_FLIGHT = 1000;
 
 /**
- * Rascal's defaults throughout, but for what the benchmark pins: quorum queue, confirm channel, persistent
- * messages.
+ * Rascal's defaults throughout, but for what the benchmark pins: the queue type (quorum unless the scenario
+ * says classic), confirm channel, persistent messages; a retry backoff is a TTL queue in Rascal's topology.
  */
 export class RascalContender implements Contender {
   readonly name = 'rascal';
   private broker?: rascal.BrokerAsPromised;
   private queue = '';
+  private features: ContenderFeatures = {};
 
   constructor(private readonly env: ContenderEnv) {}
 
-  async setup(queue: string): Promise<void> {
+  async setup(queue: string, features: ContenderFeatures = {}): Promise<void> {
     this.queue = queue;
+    this.features = features;
+    const type = features.queueType;
+    const queues: Record<string, object> = { [queue]: { assert: true, options: queueOptions(type) } };
+    const publications: Record<string, object> = {
+      [PUBLICATION]: { queue, confirm: true, options: { persistent: true } },
+    };
+    const backoffMs = features.retryBackoffMs;
+    if (backoffMs) {
+      const delayQueue = `${queue}.delay-${backoffMs}`;
+      const ttl = {
+        'x-message-ttl': backoffMs,
+        'x-dead-letter-exchange': '',
+        'x-dead-letter-routing-key': queue,
+      };
+      queues[delayQueue] = { assert: true, options: queueOptions(type, ttl) };
+      publications[RETRY_PUBLICATION] = { queue: delayQueue, confirm: true, options: { persistent: true } };
+    }
     const config = rascal.withDefaultConfig({
       vhosts: {
         '/': {
           connection: { url: this.env.amqpUrl },
-          queues: { [queue]: { assert: true, options: QUORUM_QUEUE } },
-          publications: { [PUBLICATION]: { queue, confirm: true, options: { persistent: true } } },
+          queues,
+          publications,
           subscriptions: { [SUBSCRIPTION]: { queue } },
         },
       },
@@ -58,16 +78,18 @@ export class RascalContender implements Contender {
   async prefill(jobs: Job[]): Promise<void> {
     const connection = await connectAmqp(this.env.amqpUrl);
     try {
-      await publishPipelined(await connection.createConfirmChannel(), this.queue, jobs);
+      const channel = await connection.createConfirmChannel();
+      await publishPipelined(channel, jobs, sendJsonTo(channel, this.queue));
     } finally {
       await connection.close();
     }
   }
 
-  consume(concurrency: number, handler: (job: Job) => void): Promise<Consumer> {
+  consume(concurrency: number, handler: (job: Job) => void | Promise<void>): Promise<Consumer> {
     return this.subscribe(concurrency, (_message, content, ackOrNack) => {
-      handler(content);
-      ackOrNack();
+      const handled = handler(content);
+      if (handled) void handled.then(() => ackOrNack());
+      else ackOrNack();
     });
   }
 
@@ -87,20 +109,24 @@ export class RascalContender implements Contender {
     await this.prefill(jobs);
   }
 
-  /** Rascal's own recovery: republish once (it acks the original after the copy's confirm), then nack. */
+  /**
+   * Rascal's own recovery: republish once (it acks the original after the copy's confirm), then nack; with a
+   * backoff, forward once to the TTL queue (acked after the forward's confirm), which dead-letters it back.
+   */
   async consumeFailingOnce(concurrency: number, onCompleted: (job: Job) => void): Promise<Consumer> {
+    const backoff = Boolean(this.features.retryBackoffMs);
+    const first: rascal.RecoveryStrategy = backoff
+      ? { strategy: 'forward', publication: RETRY_PUBLICATION, attempts: 1 }
+      : { strategy: 'republish', attempts: 1 };
     return this.subscribe(concurrency, (message, content, ackOrNack) => {
-      const republished =
-        (
-          message.properties.headers?.rascal as
-            | { recovery?: Record<string, { republished?: number }> }
-            | undefined
-        )?.recovery?.[this.queue]?.republished ?? 0;
-      if (republished === 0) {
-        ackOrNack(new Error('first attempt fails'), [
-          { strategy: 'republish', attempts: 1 },
-          { strategy: 'nack' },
-        ]);
+      const recovery = (
+        message.properties.headers?.rascal as
+          | { recovery?: Record<string, { republished?: number; forwarded?: number }> }
+          | undefined
+      )?.recovery?.[this.queue];
+      const retried = (backoff ? recovery?.forwarded : recovery?.republished) ?? 0;
+      if (retried === 0) {
+        ackOrNack(new Error('first attempt fails'), [first, { strategy: 'nack' }]);
         return;
       }
       onCompleted(content);

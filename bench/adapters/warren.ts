@@ -8,7 +8,7 @@ import {
   type Warren,
   type WarrenOptions,
 } from '../../src';
-import type { Job } from '../job';
+import type { Job } from '../lib/job';
 import type { Consumer, Contender, ContenderEnv, ContenderFeatures } from './contender';
 
 /** The bench's job: a quorum queue like the other AMQP contenders', at-least-once, one attempt. */
@@ -20,14 +20,38 @@ class BenchJob implements JobHandler<Job> {
   }
 }
 
-/** Scenario 6's retry cost: two attempts, no backoff, the first always fails. */
-@JobDecorator('bench.retry', { queue: 'jobs', attempts: 2, backoff: { type: 'fixed', delayMs: 0 } })
-class FailOnceJob implements JobHandler<Job> {
-  constructor(private readonly onCompleted: (job: Job) => void) {}
-  handle(job: Job, ctx: JobContext): void {
-    if (ctx.attempt === 1) throw new Error('first attempt fails');
-    this.onCompleted(job);
+/** The retry scenarios: two attempts, the first always fails; the backoff (ms) is the scenario's. */
+function failOnceJob(backoffMs: number) {
+  @JobDecorator('bench.retry', { queue: 'jobs', attempts: 2, backoff: { type: 'fixed', delayMs: backoffMs } })
+  class FailOnceJob implements JobHandler<Job> {
+    constructor(private readonly onCompleted: (job: Job) => void) {}
+    handle(job: Job, ctx: JobContext): void {
+      if (ctx.attempt === 1) throw new Error('first attempt fails');
+      this.onCompleted(job);
+    }
   }
+  return FailOnceJob;
+}
+
+/**
+ * The bench's topology: one job queue of the scenario's type; with `jobsExchange`, bound to a direct exchange
+ * `jobs` that warren publishes through (the wire contract's routing).
+ */
+export function benchTopology(features: ContenderFeatures) {
+  const type = features.queueType ?? 'quorum';
+  if (!features.jobsExchange) return defineTopology({ queues: { jobs: { type } } });
+  return defineTopology({
+    exchanges: { jobs: { type: 'direct' } },
+    queues: {
+      jobs: {
+        type,
+        bind: [
+          { exchange: 'jobs', pattern: 'bench.job' },
+          { exchange: 'jobs', pattern: 'bench.retry' },
+        ],
+      },
+    },
+  });
 }
 
 function throwFirstFailure(results: readonly PublishManyResult[]): void {
@@ -45,6 +69,7 @@ export class WarrenContender implements Contender {
   readonly delayUnitMs = 100;
   private publisher?: Warren;
   private options?: WarrenOptions;
+  private FailOnceJob = failOnceJob(0);
 
   /**
    * `extra`: options added to every instance (the profile's `--tracing` passes its instrumentation;
@@ -57,17 +82,20 @@ export class WarrenContender implements Contender {
   ) {}
 
   async setup(queue: string, features: ContenderFeatures = {}): Promise<void> {
+    // a retry with a backoff goes through the delay levels as a user's would: warren's defaults
+    const defaultLevels = features.delays || Boolean(features.retryBackoffMs);
+    this.FailOnceJob = failOnceJob(features.retryBackoffMs ?? 0);
     this.options = {
       url: this.env.amqpUrl,
       namespace: queue,
-      topology: defineTopology({ queues: { jobs: {} } }),
-      ...(features.delays ? {} : { delay: { queueType: 'classic' as const, levels: 4 } }),
+      topology: benchTopology(features),
+      ...(defaultLevels ? {} : { delay: { queueType: 'classic' as const, levels: 4 } }),
       ...this.extra,
     };
-    this.publisher = await createWarren({ ...this.options, jobs: [BenchJob, FailOnceJob] });
+    this.publisher = await createWarren({ ...this.options, jobs: [BenchJob, this.FailOnceJob] });
     // A namespace in use has its job-control stream, which a starting worker reads ahead; a new one gets
     // it with the first action or delayed job, and each worker's first delayed job waits for that read.
-    if (features.delays) await this.publisher.cancelDelayed('bench-never-published');
+    if (features.delays) await this.publisher.delayed.cancel('bench-never-published');
   }
 
   publish(job: Job): Promise<void> {
@@ -91,12 +119,12 @@ export class WarrenContender implements Contender {
 
   async prefillRetryable(jobs: Job[]): Promise<void> {
     const results = await this.requirePublisher().publishMany(
-      jobs.map((data) => ({ job: FailOnceJob, data })),
+      jobs.map((data) => ({ job: this.FailOnceJob, data })),
     );
     throwFirstFailure(results);
   }
 
-  consume(concurrency: number, handler: (job: Job) => void): Promise<Consumer> {
+  consume(concurrency: number, handler: (job: Job) => void | Promise<void>): Promise<Consumer> {
     return this.startWorker(concurrency, new BenchJob(handler));
   }
 
@@ -111,7 +139,7 @@ export class WarrenContender implements Contender {
   }
 
   consumeFailingOnce(concurrency: number, onCompleted: (job: Job) => void): Promise<Consumer> {
-    return this.startWorker(concurrency, new FailOnceJob(onCompleted));
+    return this.startWorker(concurrency, new this.FailOnceJob(onCompleted));
   }
 
   async teardown(opts: { deleteQueue: boolean }): Promise<void> {

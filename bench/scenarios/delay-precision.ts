@@ -1,9 +1,9 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Contender } from '../adapters/contender';
-import { makeJob, nowUs, type Job } from '../job';
-import { measure } from '../measure';
-import type { SingleDelayGroup, Sizes } from '../options';
-import { percentile, sortedCopy } from '../stats';
+import { makeJob, nowUs, type Job } from '../lib/job';
+import { measure } from '../lib/measure';
+import type { SingleDelayGroup, Sizes } from '../lib/options';
+import { percentile, sortedCopy } from '../lib/stats';
 import type { MetricSpec, Scenario } from './scenario';
 
 /** Delays at or above this are sent spaced out rather than one after the other (see `singleDelays`). */

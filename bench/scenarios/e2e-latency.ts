@@ -1,10 +1,10 @@
 import { performance } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { makeJob } from '../job';
-import { measure } from '../measure';
-import type { Sizes } from '../options';
-import { percentile, sortedCopy } from '../stats';
-import { startWorker } from '../worker-client';
+import { makeJob } from '../lib/job';
+import { measure } from '../lib/measure';
+import type { Sizes } from '../lib/options';
+import { percentile, sortedCopy } from '../lib/stats';
+import { startWorker } from '../lib/worker-client';
 import type { Scenario } from './scenario';
 
 /**
@@ -25,12 +25,13 @@ export function e2eLatency(sizes: Sizes): Scenario {
       { key: 'p99Ms', label: 'p99 ms', digits: 2 },
       { key: 'achievedPerSec', label: 'jobs/s sent', digits: 0 },
     ],
-    async run({ contender, contenderName, env, queue, brokers }) {
+    async run({ contender, contenderName, env, queue, brokers, features }) {
       const total = warmup + timed;
       const worker = await startWorker({
         contender: contenderName,
         env,
         queue,
+        features,
         concurrency: sizes.e2eConcurrency,
         expect: total,
         recordLatency: true,

@@ -1,9 +1,9 @@
 import { performance } from 'node:perf_hooks';
-import { runCallers } from '../callers';
-import { makeJob } from '../job';
-import { measure } from '../measure';
-import type { Sizes } from '../options';
-import { percentile, sortedCopy } from '../stats';
+import { runCallers } from '../lib/callers';
+import { makeJob } from '../lib/job';
+import { measure } from '../lib/measure';
+import type { Sizes } from '../lib/options';
+import { percentile, sortedCopy } from '../lib/stats';
 import { JOBS_PER_SEC, Scenario } from './scenario';
 
 /** Scenario 1: one caller awaiting each confirmed publish before the next. */

@@ -1,6 +1,6 @@
-import { makeJobs } from '../job';
-import { measure } from '../measure';
-import type { Sizes } from '../options';
+import { makeJobs } from '../lib/job';
+import { measure } from '../lib/measure';
+import type { Sizes } from '../lib/options';
 import { JOBS_PER_SEC, Scenario } from './scenario';
 
 export function enqueueBulk(sizes: Sizes): Scenario {

@@ -1,7 +1,7 @@
-import { makeJob, nowUs } from '../job';
-import { measure } from '../measure';
-import type { Sizes } from '../options';
-import { percentile, sortedCopy } from '../stats';
+import { makeJob, nowUs } from '../lib/job';
+import { measure } from '../lib/measure';
+import type { Sizes } from '../lib/options';
+import { percentile, sortedCopy } from '../lib/stats';
 import type { Scenario } from './scenario';
 
 const WARMUP_HOPS = 20;

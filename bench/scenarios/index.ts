@@ -1,4 +1,4 @@
-import type { Sizes } from '../options';
+import type { Sizes } from '../lib/options';
 import { consume } from './consume';
 import { e2eLatency } from './e2e-latency';
 import { enqueueBulk } from './enqueue-bulk';

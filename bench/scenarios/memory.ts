@@ -1,7 +1,7 @@
-import { makeJobs } from '../job';
-import { measure } from '../measure';
-import type { Sizes } from '../options';
-import { startWorker } from '../worker-client';
+import { makeJobs } from '../lib/job';
+import { measure } from '../lib/measure';
+import type { Sizes } from '../lib/options';
+import { startWorker } from '../lib/worker-client';
 import { JOBS_PER_SEC, Scenario } from './scenario';
 
 /** Fed in chunks while it consumes, as a producer would, rather than pre-filled with the whole run. */
@@ -33,11 +33,12 @@ export function memory(sizes: Sizes): Scenario {
       { key: 'maxRssMb', label: 'peak RSS MB', digits: 1 },
       JOBS_PER_SEC,
     ],
-    async run({ contender, contenderName, env, queue, brokers }) {
+    async run({ contender, contenderName, env, queue, brokers, features }) {
       const worker = await startWorker({
         contender: contenderName,
         env,
         queue,
+        features,
         concurrency: sizes.memoryConcurrency,
         expect: total,
         recordLatency: false,

@@ -1,8 +1,8 @@
 import { performance } from 'node:perf_hooks';
 import type { Consumer } from '../adapters/contender';
-import { makeJobs, type Job } from '../job';
-import { measure } from '../measure';
-import type { Sizes } from '../options';
+import { makeJobs, type Job } from '../lib/job';
+import { measure } from '../lib/measure';
+import type { Sizes } from '../lib/options';
 import { JOBS_PER_SEC, Scenario } from './scenario';
 
 /**
@@ -10,13 +10,15 @@ import { JOBS_PER_SEC, Scenario } from './scenario';
  * `retryConcurrency` twice in one run, once succeeding first time, once failing every first attempt
  * (retried without backoff, through each contender's own retry mechanism).
  */
-export function retryCost(sizes: Sizes): Scenario {
+export function retryCost(sizes: Sizes, backoffMs = 0, id = 6, keyPrefix = '6-retry'): Scenario {
   const total = sizes.retryJobs;
   const concurrency = sizes.retryConcurrency;
+  const backoff = backoffMs === 0 ? 'retried at once' : `retried after ${backoffMs / 1000} s`;
   return {
-    id: 6,
-    key: '6-retry',
-    title: `Retry cost: ${total.toLocaleString('en')} pre-filled jobs at concurrency ${concurrency}, each failing once, against the same jobs succeeding first time`,
+    id,
+    key: backoffMs === 0 && keyPrefix === '6-retry' ? keyPrefix : `${keyPrefix}-${backoffMs}ms`,
+    title: `Retry cost: ${total.toLocaleString('en')} pre-filled jobs at concurrency ${concurrency}, each failing once (${backoff}), against the same jobs succeeding first time`,
+    features: { retryBackoffMs: backoffMs },
     requires: ['prefillRetryable', 'consumeFailingOnce'],
     metrics: [
       JOBS_PER_SEC,

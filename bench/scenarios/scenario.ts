@@ -1,8 +1,8 @@
 import type { ContenderName } from '../adapters';
 import type { Contender, ContenderEnv, ContenderFeatures } from '../adapters/contender';
-import type { BrokerPids } from '../broker-processes';
-import type { CpuTimes } from '../cpu';
-import type { Sizes } from '../options';
+import type { BrokerPids } from '../lib/broker-processes';
+import type { CpuTimes } from '../lib/cpu';
+import type { Sizes } from '../lib/options';
 
 export interface MetricSpec {
   key: string;
@@ -20,6 +20,8 @@ export interface RunContext {
   queue: string;
   brokers: BrokerPids;
   sizes: Sizes;
+  /** The scenario's features, which `setup` had (a forked worker sets up with them too). */
+  features: ContenderFeatures;
 }
 
 export interface RunOutcome {
@@ -53,3 +55,21 @@ export interface Scenario {
 }
 
 export const JOBS_PER_SEC: MetricSpec = { key: 'jobsPerSec', label: 'jobs/s', digits: 0 };
+
+/** A scenario measured again under other settings (a queue type, a backoff), as a variant of its own. */
+export interface Variant {
+  /** Appended to the key: `consume-c10` + `-classic`. */
+  keySuffix: string;
+  /** Appended to the title. */
+  titleSuffix: string;
+  features: ContenderFeatures;
+}
+
+export function variantOf(scenario: Scenario, variant: Variant): Scenario {
+  return {
+    ...scenario,
+    key: `${scenario.key}${variant.keySuffix}`,
+    title: `${scenario.title}${variant.titleSuffix}`,
+    features: { ...scenario.features, ...variant.features },
+  };
+}

@@ -13,6 +13,8 @@ declare module 'rascal' {
     strategy: 'ack' | 'nack' | 'republish' | 'forward';
     attempts?: number;
     defer?: number;
+    /** `forward`: the publication to forward to. */
+    publication?: string;
   }
 
   export type AckOrNack = (err?: Error, recovery?: RecoveryStrategy | RecoveryStrategy[]) => void;

@@ -22,17 +22,17 @@ export type ConfirmHandler = (pending: Pending, generation: number, error: unkno
  */
 export class BacklogWriter {
   /** Generation of the current channel: a message's `writtenOn` says which channel it was written to. */
-  generation = 0;
+  private currentGeneration = 0;
   /**
    * False from the moment a write finds the channel closing or closed (amqplib throws at once, but
    * emits `close` only later) until the next channel is set up: writing the backlog to it would
    * throw and requeue in a loop that never yields.
    */
-  channelWritable = false;
+  private channelWritable = false;
   private awaitingDrain = false;
   private resumeScheduled = false;
   /** A message sent alone (see blameRefusal): nothing else is written until it is settled. */
-  isolated: Pending | undefined;
+  private isolated: Pending | undefined;
 
   constructor(
     private readonly managed: ManagedChannel<amqp.ConfirmChannel>,
@@ -41,12 +41,32 @@ export class BacklogWriter {
     private readonly onConfirm: ConfirmHandler,
   ) {}
 
+  /** Generation of the current (or last) channel. */
+  get generation(): number {
+    return this.currentGeneration;
+  }
+
   /** A new channel is set up: its generation, and nothing holds the backlog back but the channel opening. */
   channelOpened(): number {
-    this.generation += 1;
+    this.currentGeneration += 1;
     this.awaitingDrain = false;
     this.channelWritable = true;
-    return this.generation;
+    return this.currentGeneration;
+  }
+
+  /**
+   * The channel closed: nothing is sent alone any more (the message that was, if any, is returned: it
+   * was the only one in flight, so the broker's refusal, if that closed it, was of it).
+   */
+  channelClosed(): Pending | undefined {
+    const isolated = this.isolated;
+    this.isolated = undefined;
+    return isolated;
+  }
+
+  /** The channel is being closed on purpose (to renew it): write nothing more to it. */
+  channelRenewing(): void {
+    this.channelWritable = false;
   }
 
   /** The socket took what it had: write the backlog. */
@@ -68,10 +88,9 @@ export class BacklogWriter {
   /** Writes one message now (the caller checked canWrite). */
   write(pending: Pending): void {
     const channel = this.managed.current!;
-    const generation = this.generation;
+    const generation = this.currentGeneration;
     const { exchange, routingKey, content, properties } = pending.message;
-    pending.writtenOn = generation;
-    this.pending.inFlight.add(pending);
+    this.pending.markWritten(pending, generation);
     try {
       const ok = publishOnChannel(channel, exchange, routingKey, content, properties, (error: unknown) =>
         this.onConfirm(pending, generation, error),
@@ -90,9 +109,9 @@ export class BacklogWriter {
 
   /** Writes the backlog while it can, at most MESSAGES_PER_TURN now and the rest on the next turn. */
   writeBuffered(): void {
-    const buffer = this.pending.buffer;
+    const pending = this.pending;
     let written = 0;
-    while (buffer.length > 0 && this.canWrite()) {
+    while (pending.bufferedCount > 0 && this.canWrite()) {
       if (written >= MESSAGES_PER_TURN) {
         // amqplib's muxer hands the chunks to the socket on a later turn: let it, so the broker
         // works on the first messages while the next are encoded, rather than after all of them.
@@ -105,17 +124,17 @@ export class BacklogWriter {
         }
         return;
       }
-      const next = buffer.peek()!;
+      const next = pending.nextBuffered()!;
       if (!next.settled && next.mustGoAlone) {
         // It was on a channel the broker closed for a message it refused: it goes out alone, after
         // what is in flight, so that if it is the culprit it is the only one lost, and known.
-        if (this.pending.inFlight.size > 0) return;
-        buffer.shift();
+        if (pending.inFlightCount > 0) return;
+        pending.takeBuffered();
         this.isolated = next;
         this.write(next);
         written += 1;
-      } else if (buffer.length === 1) {
-        buffer.shift();
+      } else if (pending.bufferedCount === 1) {
+        pending.takeBuffered();
         if (!next.settled) this.write(next);
         written += 1;
       } else written += this.writeGroup();
@@ -125,7 +144,7 @@ export class BacklogWriter {
   /** The message sent alone was confirmed or nacked: the others may go again. */
   releaseIsolation(pending: Pending): void {
     if (this.isolated !== pending) {
-      if (this.pending.inFlight.size <= 1 && this.pending.buffer.peek()?.mustGoAlone)
+      if (this.pending.inFlightCount <= 1 && this.pending.nextBuffered()?.mustGoAlone)
         setImmediate(() => this.writeBuffered());
       return;
     }
@@ -133,21 +152,23 @@ export class BacklogWriter {
     setImmediate(() => this.writeBuffered());
   }
 
+  /** A message failed (timed out, say): if it was the one sent alone, it must not hold the others back. */
+  messageFailed(pending: Pending): void {
+    if (this.isolated === pending) this.releaseIsolation(pending);
+  }
+
   /** Up to GROUP_SIZE buffered messages, their frames written to the socket as one chunk. */
   private writeGroup(): number {
-    const buffer = this.pending.buffer;
+    const pending = this.pending;
     const group: Pending[] = [];
     // A message that must go alone ends the group: writeBuffered sends it once nothing is in flight.
-    while (group.length < GROUP_SIZE && buffer.length > 0 && !buffer.peek()!.mustGoAlone) {
-      const pending = buffer.shift()!;
-      if (!pending.settled) group.push(pending);
+    while (group.length < GROUP_SIZE && pending.bufferedCount > 0 && !pending.nextBuffered()!.mustGoAlone) {
+      const next = pending.takeBuffered()!;
+      if (!next.settled) group.push(next);
     }
     const channel = this.managed.current!;
-    const generation = this.generation;
-    for (const pending of group) {
-      pending.writtenOn = generation;
-      this.pending.inFlight.add(pending);
-    }
+    const generation = this.currentGeneration;
+    for (const member of group) pending.markWritten(member, generation);
     const result = publishBatchOnChannel(
       channel,
       group.map((p) => p.message),
@@ -157,7 +178,7 @@ export class BacklogWriter {
     if (result.stoppedAt !== undefined) {
       // The channel is closing or closed: the rest go out again on the next channel, in order.
       this.channelWritable = false;
-      for (let i = group.length - 1; i >= result.stoppedAt; i--) this.pending.requeue(group[i]!, generation);
+      for (let i = group.length - 1; i >= result.stoppedAt; i--) pending.requeue(group[i]!, generation);
     }
     if (!result.writable) this.awaitingDrain = true;
     return group.length;

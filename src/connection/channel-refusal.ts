@@ -51,7 +51,7 @@ export function blameRefusal(
   isolated: Pending | undefined,
   log: Logger,
 ): number | undefined {
-  const lost = [...pending.buffer].filter((p) => !p.settled && p.lostOn === generation);
+  const lost = pending.lostWith(generation);
   const culprits = lost.filter((p) => p === isolated || namesMessage(refusal, p.message));
   const brokerMax = brokerMaxMessageBytes(refusal);
   for (const culprit of culprits) {
@@ -76,7 +76,7 @@ export function blameRefusal(
     // as before, once; should one be lost that way again, then alone.
     other.mustGoAlone = culprits.length === 0 || other.refusals > 1;
   }
-  pending.buffer.retain((p) => !p.settled);
+  pending.dropSettled();
   return brokerMax;
 }
 
@@ -87,7 +87,7 @@ export function blameRefusal(
 export function failMissingExchange(pending: PendingMessages, error: Error | undefined): void {
   const missing = missingExchangeOf(error);
   if (missing === undefined) return;
-  for (const message of [...pending.inFlight, ...pending.buffer]) {
+  for (const message of pending.unconfirmed()) {
     if (message.message.exchange === missing) {
       pending.fail(
         message,
@@ -98,5 +98,5 @@ export function failMissingExchange(pending: PendingMessages, error: Error | und
       );
     }
   }
-  pending.buffer.retain((p) => !p.settled);
+  pending.dropSettled();
 }

@@ -32,8 +32,10 @@ const NACKS_BEFORE_NEW_CHANNEL = 4;
  * connection dies are sent again on the next channel (at-least-once: a duplicate is possible, a loss
  * is not). While disconnected, blocked by a broker alarm or waiting for the socket to drain, messages
  * wait in a bounded buffer and fail with PUBLISH_TIMEOUT at their deadline: never unbounded, never silent.
- * Its parts: PendingMessages (what is pending, deadlines), BacklogWriter (writing to the channel), the
- * refusal rules of channel-refusal.ts; this class takes messages and decides on each confirm.
+ * Its parts: PendingMessages (what is pending and where, deadlines), BacklogWriter (writing to the
+ * channel: its generation, writability, drain and the message sent alone), the refusal rules of
+ * channel-refusal.ts; this class takes messages and decides on each confirm. Each part keeps its own
+ * state behind its methods; none writes another's.
  */
 export class ConfirmPublisher {
   private readonly managed: ManagedChannel<amqp.ConfirmChannel>;
@@ -55,10 +57,7 @@ export class ConfirmPublisher {
     this.maxMessageBytes = options.maxMessageBytes;
     this.pending = new PendingMessages(
       () => ({ reason: this.waitReason(), cause: this.manager.lastError }),
-      (pending) => {
-        // A message sent alone that fails (times out, say) must not hold the others back.
-        if (this.writer.isolated === pending) this.writer.releaseIsolation(pending);
-      },
+      (pending) => this.writer.messageFailed(pending),
     );
     this.managed = new ManagedChannel(
       manager,
@@ -76,8 +75,7 @@ export class ConfirmPublisher {
           setImmediate(() => this.writer.writeBuffered());
         },
         onClosed: (error) => {
-          const isolated = this.writer.isolated;
-          this.writer.isolated = undefined;
+          const isolated = this.writer.channelClosed();
           failMissingExchange(this.pending, error);
           this.blameRefusal(this.writer.generation, isolated);
         },
@@ -119,7 +117,7 @@ export class ConfirmPublisher {
       const batch: Batch = { outcomes, open: messages.length, resolve };
       for (let i = 0; i < messages.length; i++) {
         // written in groups below, each group's frames reaching the socket as one chunk
-        if (this.pending.buffer.length >= this.options.maxBuffered) this.writer.writeBuffered();
+        if (this.pending.bufferedCount >= this.options.maxBuffered) this.writer.writeBuffered();
         this.enqueue(newPending(messages[i]!, undefined, undefined, batch, i), true);
       }
       this.writer.writeBuffered();
@@ -140,7 +138,7 @@ export class ConfirmPublisher {
 
   private enqueue(pending: Pending, holdForGroup = false): void {
     const message = pending.message;
-    const buffer = this.pending.buffer;
+    const buffered = this.pending.bufferedCount;
     if (message.content.length > this.maxMessageBytes) {
       this.pending.fail(
         pending,
@@ -153,9 +151,9 @@ export class ConfirmPublisher {
       );
       return;
     }
-    if (!holdForGroup && this.writer.canWrite() && buffer.length === 0) {
+    if (!holdForGroup && buffered === 0 && this.writer.canWrite()) {
       this.writer.write(pending);
-    } else if (buffer.length >= this.options.maxBuffered) {
+    } else if (buffered >= this.options.maxBuffered) {
       this.pending.fail(
         pending,
         new PublishError(
@@ -166,7 +164,7 @@ export class ConfirmPublisher {
       );
       return;
     } else {
-      buffer.push(pending);
+      this.pending.hold(pending);
     }
     this.pending.watchDeadline(message.deadline);
   }
@@ -182,7 +180,6 @@ export class ConfirmPublisher {
     const closed = error !== null && error !== undefined && !isNack(error);
     if (!closed) this.writer.releaseIsolation(pending);
     if (!error) {
-      this.pending.inFlight.delete(pending);
       if (pending.returned) {
         const { exchange, routingKey } = pending.message;
         this.pending.fail(
@@ -205,22 +202,18 @@ export class ConfirmPublisher {
   /** Nacked: sent again after a backoff, on a new channel after NACKS_BEFORE_NEW_CHANNEL nacks. */
   private retryNacked(pending: Pending, generation: number): void {
     pending.nacks += 1;
-    this.pending.inFlight.delete(pending);
-    pending.writtenOn = 0;
+    this.pending.backOff(pending);
     const delay = jitteredBackoff(pending.nacks, 50, 2000, 0.3);
     this.log.debug(
       { ...pending.message.context, nacks: pending.nacks, delay },
       'publish nacked by the broker; retrying',
     );
     if (pending.nacks % NACKS_BEFORE_NEW_CHANNEL === 0) this.renewChannel(generation);
-    // Still pending while it waits: it counts for flush and close, and its deadline holds.
-    this.pending.backingOff.add(pending);
     setTimeout(() => {
-      this.pending.backingOff.delete(pending);
-      if (pending.settled) return;
-      if (this.writer.canWrite() && this.pending.buffer.length === 0) this.writer.write(pending);
+      if (!this.pending.backedOff(pending)) return;
+      if (this.writer.canWrite() && this.pending.bufferedCount === 0) this.writer.write(pending);
       else {
-        this.pending.buffer.unshift(pending);
+        this.pending.sendAgain(pending);
         this.writer.writeBuffered();
       }
     }, delay);
@@ -237,7 +230,7 @@ export class ConfirmPublisher {
       { nacks: NACKS_BEFORE_NEW_CHANNEL },
       'the broker keeps nacking publishes on this channel; opening a new one',
     );
-    this.writer.channelWritable = false;
+    this.writer.channelRenewing();
     this.managed.renew();
   }
 

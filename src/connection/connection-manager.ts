@@ -3,6 +3,7 @@ import * as amqp from 'amqplib';
 import { ConnectionError, jitteredBackoff, WarrenError, type Logger } from '../core';
 import { type BrokerVersion, describeFeatures, readBrokerVersion } from './broker-version';
 import { maskPasswords, redactUrl, type ResolvedConnectionOptions } from './options';
+import { runReadySteps, type ReadyStep } from './ready-steps';
 
 export interface ConnectionEvents {
   connected: [{ url: string; generation: number }];
@@ -11,18 +12,16 @@ export interface ConnectionEvents {
   unblocked: [];
 }
 
-/** Run after every (re)connect, in registration order, before `connected` is emitted. */
-export type ReadyHook = (model: amqp.ChannelModel, generation: number) => Promise<void>;
-
 /**
  * One AMQP connection that heals itself: tries the URL list in turn with backoff and jitter, re-runs
- * the ready hooks (topology, channels, consumers) after every reconnect, and keeps the reason of the
+ * its ready steps (topology, channels, consumers: one ordered list, see `useReadySteps`) after every
+ * reconnect, and keeps the reason of the
  * last close so later errors can carry it as `cause`. Detects loss on `close` (a broker-forced close,
  * 320, emits no `error`).
  */
 export class ConnectionManager extends EventEmitter<ConnectionEvents> {
   private model: amqp.ChannelModel | undefined;
-  private readonly hooks: ReadyHook[] = [];
+  private steps: readonly ReadyStep[] | undefined;
   private urlIndex = 0;
   private attempt = 0;
   private reconnectTimer: NodeJS.Timeout | undefined;
@@ -58,8 +57,13 @@ export class ConnectionManager extends EventEmitter<ConnectionEvents> {
     return this.model;
   }
 
-  onReady(hook: ReadyHook): void {
-    this.hooks.push(hook);
+  /**
+   * The steps run, in this order, after every (re)connect and before `connected` is emitted. Given once,
+   * before `start()`: the whole order is then in the caller's one list, not spread over registrations.
+   */
+  useReadySteps(steps: readonly ReadyStep[]): void {
+    if (this.steps !== undefined) throw new Error('the ready steps of a connection are given once');
+    this.steps = steps;
   }
 
   /** First connection: keeps trying every URL until `connectTimeoutMs`, then fails with CONNECTION_FAILED. */
@@ -71,7 +75,7 @@ export class ConnectionManager extends EventEmitter<ConnectionEvents> {
         return;
       } catch (error) {
         this.lastError = error as Error;
-        // A hook's own failure (a topology conflict, say) will not heal by retrying.
+        // A ready step's own failure (a topology conflict, say) will not heal by retrying.
         if (this.closing || error instanceof WarrenError) throw error;
         const delay = this.nextDelay();
         if (Date.now() + delay > deadline) {
@@ -147,10 +151,14 @@ export class ConnectionManager extends EventEmitter<ConnectionEvents> {
     this.generation += 1;
     const generation = this.generation;
     try {
-      for (const hook of this.hooks) {
-        if (this.model !== model) return;
-        await hook(model, generation);
-      }
+      const ready = await runReadySteps(
+        this.steps ?? [],
+        model,
+        generation,
+        () => this.model === model,
+        (step, error) => this.log.warn({ err: error, step: step.name, generation }, 'a ready step failed'),
+      );
+      if (!ready) return;
     } catch (error) {
       if (this.model === model) {
         this.model = undefined;

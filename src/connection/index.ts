@@ -1,4 +1,5 @@
-export { ConnectionManager, type ConnectionEvents, type ReadyHook } from './connection-manager';
+export { ConnectionManager, type ConnectionEvents } from './connection-manager';
+export { runReadySteps, type ReadyStep } from './ready-steps';
 export { ManagedChannel, type ManagedChannelOptions } from './managed-channel';
 export { ConfirmPublisher, type OutgoingMessage, type ConfirmPublisherOptions } from './confirm-publisher';
 export {

@@ -14,15 +14,16 @@ export interface WaitState {
 /**
  * Every message the confirm publisher has taken and not yet settled, wherever it is: buffered, in flight
  * on the channel, or backing off after a nack. Settles them (once), tells `flush` when none is left, and
- * fails each at its deadline with one timer for all, running only while something is pending.
+ * fails each at its deadline with one timer for all, running only while something is pending. It alone
+ * moves a message between its three places (the methods below); the writer and the publisher ask.
  */
 export class PendingMessages {
   /** Waiting to be written, in order. */
-  readonly buffer = new Fifo<Pending>();
+  private readonly buffer = new Fifo<Pending>();
   /** Written, waiting for the broker's confirm. */
-  readonly inFlight = new Set<Pending>();
+  private readonly inFlight = new Set<Pending>();
   /** Nacked, waiting out their backoff before they are sent again. */
-  readonly backingOff = new Set<Pending>();
+  private readonly backingOff = new Set<Pending>();
   private readonly idleWaiters: (() => void)[] = [];
   private sweeper: NodeJS.Timeout | undefined;
   /**
@@ -44,6 +45,73 @@ export class PendingMessages {
     return this.buffer.length + this.inFlight.size + this.backingOff.size;
   }
 
+  /** How many wait in the buffer. */
+  get bufferedCount(): number {
+    return this.buffer.length;
+  }
+
+  /** How many were written and wait for their confirm. */
+  get inFlightCount(): number {
+    return this.inFlight.size;
+  }
+
+  /** Buffers a message taken while it cannot be written now: it goes out after those before it. */
+  hold(pending: Pending): void {
+    this.buffer.push(pending);
+  }
+
+  /** The buffered message that goes out next, left in place. */
+  nextBuffered(): Pending | undefined {
+    return this.buffer.peek();
+  }
+
+  /** Takes the next buffered message, to write it. */
+  takeBuffered(): Pending | undefined {
+    return this.buffer.shift();
+  }
+
+  /** A message is written on channel `generation`: in flight until its confirm. */
+  markWritten(pending: Pending, generation: number): void {
+    pending.writtenOn = generation;
+    this.inFlight.add(pending);
+  }
+
+  /**
+   * Nacked: out of flight, waiting out its backoff. Still pending while it waits: it counts for flush
+   * and close, and its deadline holds.
+   */
+  backOff(pending: Pending): void {
+    this.inFlight.delete(pending);
+    pending.writtenOn = 0;
+    this.backingOff.add(pending);
+  }
+
+  /** Its backoff is over: true when it is still to be sent (see sendAgain), false when it settled meanwhile. */
+  backedOff(pending: Pending): boolean {
+    this.backingOff.delete(pending);
+    return !pending.settled;
+  }
+
+  /** Puts a message back at the front of the buffer, to go out next. */
+  sendAgain(pending: Pending): void {
+    this.buffer.unshift(pending);
+  }
+
+  /** The buffered messages lost with channel `generation` (see blameRefusal). */
+  lostWith(generation: number): Pending[] {
+    return [...this.buffer].filter((p) => !p.settled && p.lostOn === generation);
+  }
+
+  /** The messages in flight, then the buffered ones: those a closed channel may have concerned. */
+  unconfirmed(): Pending[] {
+    return [...this.inFlight, ...this.buffer];
+  }
+
+  /** Drops the buffered messages that settled while they waited (failed by a channel's close, say). */
+  dropSettled(): void {
+    this.buffer.retain((p) => !p.settled);
+  }
+
   /** A message was taken: its deadline counts from now on. */
   watchDeadline(deadline: number): void {
     if (deadline < this.nextDeadline) this.nextDeadline = deadline;
@@ -54,6 +122,7 @@ export class PendingMessages {
 
   succeed(pending: Pending): void {
     pending.settled = true;
+    this.inFlight.delete(pending);
     settlePending(pending, undefined);
     this.notifyIdle();
   }

@@ -65,7 +65,9 @@ export class OpsConnection {
       log,
       { trust: this.trust },
     );
-    manager.onReady(async (_model, generation) => publishing.confirms.open(generation));
+    manager.useReadySteps([
+      { name: 'confirm channel', run: (_model, generation) => publishing.confirms.open(generation) },
+    ]);
     await manager.start();
     return { manager, ...publishing };
   }

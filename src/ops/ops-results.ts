@@ -55,7 +55,7 @@ export interface ScheduleOverview {
   readonly heldBy: readonly string[];
   /** The id of the process that fires it (the cron leader among its holders), if one leads. */
   readonly firedBy: string | undefined;
-  /** Declared by a `@Cron` of the config's job classes (else added at runtime by `warren.schedule`). */
+  /** Declared by a `@Cron` of the config's job classes (else added at runtime by `warren.cron.schedule`). */
   readonly declared: boolean;
 }
 

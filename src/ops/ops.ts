@@ -125,7 +125,7 @@ export class WarrenOps {
     return mergeSchedules((await this.processes()).processes, declared);
   }
 
-  /** Adds or replaces a schedule in the broker's schedule registry, as `warren.addSchedule` does. */
+  /** Adds or replaces a schedule in the broker's schedule registry, as `warren.cron.add` does. */
   addSchedule(job: string, pattern: string, data: unknown, options?: AddScheduleOptions): Promise<void> {
     return this.registry.add(job, pattern, data, options);
   }
@@ -176,7 +176,7 @@ export class WarrenOps {
   }
 
   /**
-   * Delayed jobs by id, as `warren.cancelDelayed`, `promote` and `reschedule` (README, "Cancel, promote,
+   * Delayed jobs by id, as `warren.delayed.cancel`, `promote` and `reschedule` (README, "Cancel, promote,
    * reschedule"). Promote and reschedule first read the job-control stream to its end.
    */
   readonly delayed = {

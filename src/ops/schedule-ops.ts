@@ -22,7 +22,7 @@ export interface ScheduleOpsConnection {
 
 /**
  * The schedule registry from the operations API and the CLI: the same validation and records as
- * `warren.addSchedule` and its kin. The config's `@Cron` ids count as declared in code (refused for add
+ * `warren.cron.add` and its kin. The config's `@Cron` ids count as declared in code (refused for add
  * and remove, pausable, triggerable). Writes only; it never follows the registry, and trigger-now of a
  * registry schedule reads the registry to its end first.
  */

@@ -11,7 +11,7 @@ export interface SchedulerOptions {
   /**
    * Whether this process takes part in the cron leader election after `start()` and fires
    * schedules while it leads. Default: true when any job class given to `createWarren` carries
-   * `@Cron`, else false. Set it to true to use `warren.schedule()` without `@Cron` classes, or to
+   * `@Cron`, else false. Set it to true to use `warren.cron.schedule()` without `@Cron` classes, or to
    * false for processes that run handlers but must never fire ticks.
    */
   readonly enabled?: boolean;

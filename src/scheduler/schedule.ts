@@ -2,7 +2,7 @@ import { checkOneOf, ConfigurationError, validationMessage, type MissedTickPolic
 import { CronPattern } from './cron-pattern';
 import { MISSED_TICK_POLICIES, type ResolvedSchedulerOptions } from './options';
 
-/** Options of `warren.schedule(job, pattern, data, options)`. */
+/** Options of `warren.cron.schedule(job, pattern, data, options)`. */
 export interface ScheduleOptions {
   /** The schedule's id: part of every firing's job id, and what `unschedule` takes. Default: the job name. */
   readonly id?: string;
@@ -13,12 +13,12 @@ export interface ScheduleOptions {
 }
 
 /**
- * Where a schedule came from: `@Cron` (decorator), `warren.schedule()` in this process (runtime), or the
- * broker's schedule registry (`warren.addSchedule()` in any process, or the CLI).
+ * Where a schedule came from: `@Cron` (decorator), `warren.cron.schedule()` in this process (runtime), or the
+ * broker's schedule registry (`warren.cron.add()` in any process, or the CLI).
  */
 export type ScheduleSource = 'decorator' | 'runtime' | 'registry';
 
-/** A schedule as this process knows it (`warren.schedules()`). */
+/** A schedule as this process knows it (`warren.cron.list()`). */
 export interface ScheduleInfo {
   readonly id: string;
   /** The job each firing publishes. */

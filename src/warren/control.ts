@@ -30,7 +30,8 @@ export interface WarrenControl {
 
 /**
  * Wires a warren instance to the control exchange: it answers warren/ops with its status and follows
- * the operator's pause markers (see src/process-control). Returns the listener, whose `open` is a ready hook.
+ * the operator's pause markers (see src/process-control). Returns the listener, whose `open` is a
+ * reconnect step (reconnect-steps.ts).
  */
 export function createControl(deps: ControlDeps): WarrenControl {
   const processId = randomUUID();

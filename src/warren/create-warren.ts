@@ -13,7 +13,7 @@ import { wireWarren } from './wiring';
  * topology and opens the publisher. Call `start()` to run handlers.
  *
  * In three steps: {@link resolveWarrenConfig} (pure: options to a validated configuration and plan),
- * `wireWarren` (the named parts and their ready hooks), then connect and hand the parts to a Warren.
+ * `wireWarren` (the named parts and their reconnect steps), then connect and hand the parts to a Warren.
  *
  * @example
  * const warren = await createWarren({ url: process.env.AMQP_URL, topology, handlers: [new

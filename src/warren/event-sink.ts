@@ -1,4 +1,4 @@
-import type { EventEmitter } from 'node:events';
+import { EventEmitter } from 'node:events';
 import type { EmitEvent, Logger, WarrenEvents } from '../core';
 
 /**
@@ -27,4 +27,15 @@ export class WarrenEventSink {
 
   /** Whether anyone listens to `event`: parts skip the work of an event nobody hears. */
   readonly listens = (event: keyof WarrenEvents): boolean => (this.#target?.listenerCount(event) ?? 0) > 0;
+}
+
+/**
+ * An async listener of `emitter` (made with `captureRejections: true`) that rejects is logged and
+ * ignored, like one that throws: a listener's bug must not crash the worker (and since `failed` fires
+ * before the dead letter is confirmed, the job would come back and crash the next process too).
+ */
+export function ignoreListenerRejections(emitter: EventEmitter, log: Logger): void {
+  const onRejection = (error: unknown, event: string | symbol) =>
+    log.error({ err: error, event: String(event) }, 'an event listener rejected; ignored');
+  Object.defineProperty(emitter, EventEmitter.captureRejectionSymbol, { value: onRejection });
 }

@@ -10,10 +10,17 @@ interface EventSource {
   on<K extends keyof WarrenEvents>(event: K, listener: (...args: WarrenEvents[K]) => void): unknown;
 }
 
+/** The history of an instance: its writer, and the reconnect step that declares the stream and opens it. */
+export interface WarrenHistory {
+  readonly writer: HistoryWriter;
+  /** Opens the writer's channel (a step of reconnect-steps.ts, after the topology step declared the stream). */
+  readonly open: () => Promise<void>;
+}
+
 /**
- * `createWarren({ history })`: the writer of the history stream (a stream of the plan), opened on every
- * (re)connect; undefined when history is off (the default: it costs CPU on the job path, see README).
- * Register before the connection starts; then {@link recordHistory}.
+ * `createWarren({ history })`: the writer of the history stream (a stream of the plan, declared by the
+ * topology step before `open`), opened on every (re)connect by `open`; undefined when history is off (the
+ * default: it costs CPU on the job path, see README). Then {@link recordHistory}.
  */
 export function createHistory(
   input: HistoryOptions | undefined,
@@ -22,7 +29,7 @@ export function createHistory(
   processId: string,
   log: Logger,
   trust: RecordTrust,
-): HistoryWriter | undefined {
+): WarrenHistory | undefined {
   if (input === undefined) return undefined;
   const options = resolveHistoryOptions(input);
   const stream = requireStream(plan, 'history').name;
@@ -33,9 +40,8 @@ export function createHistory(
     log,
     trust,
   );
-  // The stream is in the plan (planWarrenTopology), declared by the ready step before this one.
-  manager.onReady(async () => writer.open(() => manager.openChannel()));
-  return writer;
+  // The stream is in the plan (planWarrenTopology): the topology step before this one declares it.
+  return { writer, open: () => writer.open(() => manager.openChannel()) };
 }
 
 /** Records each job's lifecycle by listening to the instance's own events. */

@@ -28,7 +28,7 @@ export interface PublishingExtras {
 
 /**
  * Wires publishing on `manager`, for createWarren and warren/ops alike: the confirm channel (opened by
- * the caller's ready hook), the job control that keeps `controllable` copies, and the publisher.
+ * the caller's reconnect step), the job control that keeps `controllable` copies, and the publisher.
  */
 export function wirePublishing(
   plan: TopologyPlan,

@@ -1,5 +1,5 @@
 import type { PublishOptions } from '../core';
-import type { JobClass, JobData } from '../decorators';
+import { readJobDefinition, type JobClass, type JobData } from '../decorators';
 import type { BatchResult } from '../publisher';
 
 /**
@@ -31,3 +31,21 @@ export interface PublishManyEntry<TJobs = WarrenJobs, J = JobClass | JobName<TJo
  * with the typed error a `publish` of it alone would have rejected with.
  */
 export type PublishManyResult = BatchResult;
+
+/** The job name of a `publish`-like call's first argument: the name itself, or its class's `@Job` name. */
+export function jobNameOf(job: string | JobClass): string {
+  return typeof job === 'string' ? job : readJobDefinition(job).name;
+}
+
+/** {@link jobNameOf} for the jobs of one `publishMany` call: one metadata read per class, not per job. */
+export function jobNameResolver(): (job: string | JobClass) => string {
+  const names = new Map<JobClass, string>();
+  return (job) => {
+    if (typeof job === 'string') return job;
+    const known = names.get(job);
+    if (known !== undefined) return known;
+    const name = jobNameOf(job);
+    names.set(job, name);
+    return name;
+  };
+}

@@ -1,32 +1,57 @@
+// size-exception: 14 deprecated aliases (cron, delayed, pause: ~90 lines) stay one minor release; then ~240.
 import 'reflect-metadata';
-import type { EventEmitter } from 'node:events';
-import { ConfigurationError, ShutdownError, type PublishedJob, type PublishOptions } from '../core';
-import { readJobDefinition, type JobClass, type JobData } from '../decorators';
+import { EventEmitter } from 'node:events';
+import {
+  ConfigurationError,
+  ShutdownError,
+  type PublishedJob,
+  type PublishOptions,
+  type WarrenEvents,
+} from '../core';
+import type { JobClass, JobData } from '../decorators';
 import type { Outbox } from '../outbox';
 import type { ResultHandle } from '../publisher';
 import { deleteTopology, type TopologyPlan } from '../topology';
+import type { ScheduleInfo, TriggeredSchedule } from '../scheduler';
 import type { DeadLetters } from '../worker';
 import { SlipBuilder } from '../workflow';
+import { DeprecationWarnings } from './deprecated-aliases';
+import { ignoreListenerRejections } from './event-sink';
 import { reportHealth, type HealthReport } from './health';
 import { announcePublished } from './history';
-import { rescheduleAt, type RescheduleOptions } from './job-control';
+import type { RescheduleOptions } from './job-control';
 import type { WarrenParts } from './parts';
-import { ScheduledWarren } from './scheduled-warren';
 import { closeOnSignals, shutDown } from './shutdown';
-import type { JobName, JobPayload, PublishManyEntry, PublishManyResult, WarrenJobs } from './warren-jobs';
+import { WarrenCron } from './warren-cron';
+import { WarrenDelayed } from './warren-delayed';
+import {
+  jobNameOf,
+  jobNameResolver,
+  type JobName,
+  type JobPayload,
+  type PublishManyEntry,
+  type PublishManyResult,
+  type WarrenJobs,
+} from './warren-jobs';
 
 let partsOf: <T extends object>(warren: Warren<T>) => WarrenParts;
 
 /**
  * A warren instance: one connection, one confirm channel for publishing, a consumer channel per
- * queue with handlers. Create it with {@link createWarren}.
+ * queue with handlers; it emits the {@link WarrenEvents}. Create it with {@link createWarren}. Its own
+ * methods publish, run and close; `cron`, `delayed`, `deadLetters` and `outbox` are objects of their own.
  */
-export class Warren<TJobs extends object = WarrenJobs> extends ScheduledWarren<TJobs> {
+export class Warren<TJobs extends object = WarrenJobs> extends EventEmitter<WarrenEvents> {
+  /** The cron schedules: in this process (`schedule`) or in the broker's registry (`add`). */
+  readonly cron: WarrenCron<TJobs>;
+  /** Cancel, promote and reschedule delayed jobs by id. */
+  readonly delayed: WarrenDelayed;
   /** List, replay and purge dead letters. */
   readonly deadLetters: DeadLetters;
   readonly #parts: WarrenParts;
   readonly #signalHandlers: (() => void)[] = [];
-  readonly #warnedDeprecated = new Set<string>();
+  readonly #deprecations: DeprecationWarnings;
+  #closing: Promise<void> | undefined;
 
   static {
     partsOf = (warren) => warren.#parts;
@@ -34,9 +59,18 @@ export class Warren<TJobs extends object = WarrenJobs> extends ScheduledWarren<T
 
   /** Made by {@link createWarren}; not meant to be called directly. */
   constructor(parts: WarrenParts) {
-    super(parts.scheduling, parts.log);
+    super({ captureRejections: true }); // a listener's rejection is logged, see ignoreListenerRejections
+    ignoreListenerRejections(this, parts.log);
     this.#parts = parts;
+    this.#deprecations = new DeprecationWarnings(parts.log);
+    this.cron = new WarrenCron(parts.scheduling, () => this.isClosing);
+    this.delayed = new WarrenDelayed(parts.jobControl);
     this.deadLetters = parts.deadLetters;
+  }
+
+  /** Whether `close()` was called. */
+  private get isClosing(): boolean {
+    return this.#closing !== undefined;
   }
 
   /**
@@ -62,8 +96,7 @@ export class Warren<TJobs extends object = WarrenJobs> extends ScheduledWarren<T
    */
   publishWithResult(job: string | JobClass, data: unknown, options?: PublishOptions): Promise<ResultHandle> {
     if (this.isClosing) return Promise.reject(new ShutdownError('warren is closed; publish refused'));
-    const name = typeof job === 'string' ? job : readJobDefinition(job).name;
-    return this.#parts.publisher.publishWithResult(name, data, options);
+    return this.#parts.publisher.publishWithResult(jobNameOf(job), data, options);
   }
 
   /**
@@ -81,9 +114,8 @@ export class Warren<TJobs extends object = WarrenJobs> extends ScheduledWarren<T
   publish<C extends JobClass>(job: C, data: JobData<C>, options?: PublishOptions): Promise<PublishedJob>;
   publish(job: string | JobClass, data: unknown, options?: PublishOptions): Promise<PublishedJob> {
     if (this.isClosing) return Promise.reject(new ShutdownError('warren is closed; publish refused'));
-    const name = typeof job === 'string' ? job : readJobDefinition(job).name;
     return announcePublished(
-      this.#parts.publisher.publish(name, data, options),
+      this.#parts.publisher.publish(jobNameOf(job), data, options),
       options,
       (event, ...args) => (this as EventEmitter).emit(event, ...(args as unknown[])),
       () => this.listenerCount('published') > 0,
@@ -108,15 +140,7 @@ export class Warren<TJobs extends object = WarrenJobs> extends ScheduledWarren<T
   ): Promise<PublishManyResult[]> {
     if (this.isClosing) throw new ShutdownError('warren is closed; publishMany refused');
     const entries = jobs as readonly PublishManyEntry<TJobs, JobClass | string>[];
-    const names = new Map<JobClass, string>(); // one metadata read per class, not per job
-    return this.#parts.publisher.publishMany(entries, (job) => {
-      if (typeof job === 'string') return job;
-      const known = names.get(job);
-      if (known !== undefined) return known;
-      const name = readJobDefinition(job).name;
-      names.set(job, name);
-      return name;
-    });
+    return this.#parts.publisher.publishMany(entries, jobNameResolver());
   }
 
   /**
@@ -144,24 +168,6 @@ export class Warren<TJobs extends object = WarrenJobs> extends ScheduledWarren<T
   }
 
   /**
-   * Cancels a delayed job by id, from any process: it is dropped (event `cancelled`) when it comes due.
-   * README, "Cancel, promote, reschedule".
-   */
-  cancelDelayed(jobId: string): Promise<void> {
-    return this.#parts.jobControl.cancel(jobId);
-  }
-
-  /** Runs a delayed job published with `{ controllable: true }` now; the delayed original is dropped. */
-  promote(jobId: string): Promise<void> {
-    return this.#parts.jobControl.promote(jobId);
-  }
-
-  /** Moves a delayed job to `runAt` or `delayMs` from now (earlier only if it was published `controllable`). */
-  reschedule(jobId: string, options: RescheduleOptions): Promise<void> {
-    return this.#parts.jobControl.reschedule(jobId, rescheduleAt(jobId, options));
-  }
-
-  /**
    * Stops consuming a queue (by topology key) in this process only, until `resumeLocal`; running jobs
    * finish. Survives reconnects. To pause a queue in every process, use `ops.pause` (warren/ops).
    */
@@ -177,28 +183,6 @@ export class Warren<TJobs extends object = WarrenJobs> extends ScheduledWarren<T
     return this.#parts.pauses.resumeByUser(queue);
   }
 
-  /** @deprecated Use `pauseLocal` (the same, in this process only); `ops.pause` pauses every process. */
-  pause(queue: string): Promise<void> {
-    this.#warnDeprecated('pause', 'pauseLocal');
-    return this.pauseLocal(queue);
-  }
-
-  /** @deprecated Use `resumeLocal`. */
-  resume(queue: string): Promise<void> {
-    this.#warnDeprecated('resume', 'resumeLocal');
-    return this.resumeLocal(queue);
-  }
-
-  /** The versioning policy's one warning per deprecated name, the first time it is used. */
-  #warnDeprecated(name: string, replacement: string): void {
-    if (this.#warnedDeprecated.has(name)) return;
-    this.#warnedDeprecated.add(name);
-    this.#parts.log.warn(
-      { deprecated: name, replacement },
-      `warren.${name}() is deprecated: use ${replacement}()`,
-    );
-  }
-
   health(): HealthReport {
     return reportHealth(this.#parts.manager, this.#parts.worker, this.#parts.trust);
   }
@@ -208,10 +192,11 @@ export class Warren<TJobs extends object = WarrenJobs> extends ScheduledWarren<T
    * rest and return them to their queue, wait for outstanding publisher confirms, close.
    */
   close(options: { graceMs?: number } = {}): Promise<void> {
-    return this.closeOnce(() => {
+    this.#closing ??= (() => {
       for (const remove of this.#signalHandlers) remove();
       return shutDown(this.#parts, options.graceMs ?? this.#parts.shutdownGraceMs);
-    });
+    })();
+    return this.#closing;
   }
 
   /**
@@ -235,6 +220,92 @@ export class Warren<TJobs extends object = WarrenJobs> extends ScheduledWarren<T
     await worker.stop(shutdownGraceMs);
     await jobControl.stop();
     await deleteTopology(plan, () => manager.openChannel());
+  }
+
+  // Deprecated aliases (deprecated-aliases.ts), kept for one minor release: Warren's methods before its facades.
+
+  /** @deprecated Use `warren.cron.schedule` (same arguments); this alias goes in the next minor release. */
+  get schedule(): WarrenCron<TJobs>['schedule'] {
+    this.#deprecations.warn('schedule');
+    return this.cron.schedule.bind(this.cron) as WarrenCron<TJobs>['schedule'];
+  }
+
+  /** @deprecated Use `warren.cron.unschedule`; this alias goes in the next minor release. */
+  unschedule(id: string): boolean {
+    this.#deprecations.warn('unschedule');
+    return this.cron.unschedule(id);
+  }
+
+  /** @deprecated Use `warren.cron.list()`; this alias goes in the next minor release. */
+  schedules(): ScheduleInfo[] {
+    this.#deprecations.warn('schedules');
+    return this.cron.list();
+  }
+
+  /** @deprecated Use `warren.cron.add` (same arguments); this alias goes in the next minor release. */
+  get addSchedule(): WarrenCron<TJobs>['add'] {
+    this.#deprecations.warn('addSchedule');
+    return this.cron.add.bind(this.cron) as WarrenCron<TJobs>['add'];
+  }
+
+  /** @deprecated Use `warren.cron.remove`; this alias goes in the next minor release. */
+  removeSchedule(id: string): Promise<void> {
+    this.#deprecations.warn('removeSchedule');
+    return this.cron.remove(id);
+  }
+
+  /** @deprecated Use `warren.cron.pause`; this alias goes in the next minor release. */
+  pauseSchedule(id: string): Promise<void> {
+    this.#deprecations.warn('pauseSchedule');
+    return this.cron.pause(id);
+  }
+
+  /** @deprecated Use `warren.cron.resume`; this alias goes in the next minor release. */
+  resumeSchedule(id: string): Promise<void> {
+    this.#deprecations.warn('resumeSchedule');
+    return this.cron.resume(id);
+  }
+
+  /** @deprecated Use `warren.cron.trigger`; this alias goes in the next minor release. */
+  triggerSchedule(id: string): Promise<TriggeredSchedule> {
+    this.#deprecations.warn('triggerSchedule');
+    return this.cron.trigger(id);
+  }
+
+  /** @deprecated Use `warren.cron.isLeader`; this alias goes in the next minor release. */
+  get isLeader(): boolean {
+    this.#deprecations.warn('isLeader');
+    return this.cron.isLeader;
+  }
+
+  /** @deprecated Use `warren.delayed.cancel`; this alias goes in the next minor release. */
+  cancelDelayed(jobId: string): Promise<void> {
+    this.#deprecations.warn('cancelDelayed');
+    return this.delayed.cancel(jobId);
+  }
+
+  /** @deprecated Use `warren.delayed.promote`; this alias goes in the next minor release. */
+  promote(jobId: string): Promise<void> {
+    this.#deprecations.warn('promote');
+    return this.delayed.promote(jobId);
+  }
+
+  /** @deprecated Use `warren.delayed.reschedule`; this alias goes in the next minor release. */
+  reschedule(jobId: string, options: RescheduleOptions): Promise<void> {
+    this.#deprecations.warn('reschedule');
+    return this.delayed.reschedule(jobId, options);
+  }
+
+  /** @deprecated Use `pauseLocal` (the same, in this process only); `ops.pause` pauses every process. */
+  pause(queue: string): Promise<void> {
+    this.#deprecations.warn('pause');
+    return this.pauseLocal(queue);
+  }
+
+  /** @deprecated Use `resumeLocal`. */
+  resume(queue: string): Promise<void> {
+    this.#deprecations.warn('resume');
+    return this.resumeLocal(queue);
   }
 }
 

@@ -11,6 +11,7 @@ import { createDeadLetterLog } from './dead-letter-log';
 import type { WarrenEventSink } from './event-sink';
 import { announcePublished, createHistory } from './history';
 import { queueConcurrency } from './job-settings';
+import { reconnectSteps } from './reconnect-steps';
 import { createOutbox } from './outbox';
 import type { WarrenParts } from './parts';
 import { wirePublishing, type PublishingParts } from './publishing';
@@ -35,7 +36,7 @@ interface SharedParts {
 
 /**
  * The wiring step of `createWarren`: builds every part of a warren from its resolved configuration and
- * registers their ready hooks on the connection, in the order they must run on each (re)connect. Creates
+ * gives the connection its reconnect steps (in wireOperations; their order: reconnect-steps.ts). Creates
  * the outbox table if asked to; connects nothing (the caller starts the connection).
  */
 export async function wireWarren(config: WarrenConfig, events: WarrenEventSink): Promise<WarrenParts> {
@@ -164,9 +165,8 @@ function wireScheduling(base: SharedParts): CronService {
 }
 
 /**
- * The control listener (warren/ops), the dead-letter log and the history, and the ready hooks in their
- * order: the topology first, an operator's pauses before any consumer opens, then publishing, consumers,
- * cron and the dead-letter collector.
+ * The control listener (warren/ops), the dead-letter log and the history; the connection's reconnect
+ * steps (their order: reconnect-steps.ts) and its events forwarded to the instance's.
  */
 function wireOperations(base: SharedParts, consumers: ReturnType<typeof wireConsumers>) {
   const { config, manager, events, publishing } = base;
@@ -192,8 +192,7 @@ function wireOperations(base: SharedParts, consumers: ReturnType<typeof wireCons
     log.child({ component: 'dead-letter-log' }),
     publishing.trust,
   );
-  manager.onReady(async () => base.reapplyTopology());
-  const history = createHistory(
+  const historyPart = createHistory(
     options.history,
     plan,
     manager,
@@ -201,18 +200,22 @@ function wireOperations(base: SharedParts, consumers: ReturnType<typeof wireCons
     log.child({ component: 'history' }),
     publishing.trust,
   );
-  // Before the consumers open: a queue an operator paused must not consume for a moment on (re)connect.
-  manager.onReady(async (_model, generation) => control.listener.open(generation));
-  manager.onReady(async (_model, generation) => {
-    await publishing.confirms.open(generation);
-    await worker.open(generation);
-    await scheduling.open(generation);
-    await deadLetterLog?.follow();
-  });
+  manager.useReadySteps(
+    reconnectSteps({
+      reapplyTopology: base.reapplyTopology,
+      history: historyPart,
+      controlListener: control.listener,
+      confirms: publishing.confirms,
+      worker,
+      scheduling,
+      deadLetterLog,
+    }),
+  );
   manager.on('connected', ({ url }) => events.emit('connected', { url }));
   manager.on('disconnected', ({ error }) => events.emit('disconnected', { error }));
   manager.on('blocked', ({ reason }) => events.emit('blocked', { reason }));
   manager.on('unblocked', () => events.emit('unblocked'));
+  const history = historyPart?.writer;
   const addOns = [deadLetterLog, history, publishing.jobControl].filter((p) => p !== undefined);
   return { control, history, addOns };
 }

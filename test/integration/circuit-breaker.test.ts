@@ -275,7 +275,11 @@ describe('circuit breakers', () => {
     const warren = await testWarren({
       topology,
       handlers: [new SendMail()],
-      breakers: { mailer: quickBreaker(400) },
+      // Open for 1.5 s: a job delivered just before the breaker opened, or back from its 200 ms postponement
+      // before the consumer's cancel went through, must not reach the breaker after it half-opens (its
+      // trial call would fail on the mailer that is still down and open it again). 400 ms was too short for
+      // that on a loaded machine: the states came out open, halfOpen, open, halfOpen, closed.
+      breakers: { mailer: quickBreaker(1_500) },
       worker: { postponeDelayMs: 200 },
       logger,
     });
@@ -283,6 +287,7 @@ describe('circuit breakers', () => {
     await warren.start();
     await warren.publish(SendMail, {}, { jobId: 'held-1' });
     await nextEvent(warren, 'breakerStateChanged', (e: { state: string }) => e.state === 'open');
+    await waitFor(() => !consumer(warren, 'mail').consuming, { what: 'the open breaker to stop the queue' });
 
     // A resume while the breaker is open does not start a hot loop: the breaker still holds the queue.
     await warren.pauseLocal('mail');

@@ -25,7 +25,9 @@ describe('a publish the broker refuses without naming it', () => {
     await channel.assertQueue(queue, { durable: true, arguments: { 'x-expires': 600_000 } });
     manager = new ConnectionManager(resolveConnectionOptions({ url: BROKER_URL }), logger);
     publisher = new ConfirmPublisher(manager, { maxBuffered: 1_000, maxMessageBytes: 1 << 27 }, logger);
-    manager.onReady((_model, generation) => publisher.open(generation));
+    manager.useReadySteps([
+      { name: 'confirm channel', run: (_model, generation) => publisher.open(generation) },
+    ]);
     await manager.start();
   });
 

@@ -56,8 +56,8 @@ async function witnessTicks(ticks: number): Promise<void> {
 }
 
 /** Adds the witness schedule (through `warren`) and waits until it fires. */
-async function addWitness(warren: { addSchedule: Warren<object>['addSchedule'] }): Promise<void> {
-  await warren.addSchedule('clock.tick', '* * * * * *', { from: 'witness' }, { id: 'witness' });
+async function addWitness(warren: { cron: Pick<Warren<object>['cron'], 'add'> }): Promise<void> {
+  await warren.cron.add('clock.tick', '* * * * * *', { from: 'witness' }, { id: 'witness' });
   await waitFor(() => scheduled('witness').length >= 1, { timeoutMs: 20_000, what: 'the witness to fire' });
 }
 
@@ -93,28 +93,28 @@ describe('cron at run time: the schedule registry', () => {
   it('fires a schedule added in another process; pause stops it, resume restarts it, remove ends it', async () => {
     const namespace = ns('reg');
     const leader = await scheduler(namespace);
-    await waitFor(() => leader.isLeader, { what: 'A to lead' });
+    await waitFor(() => leader.cron.isLeader, { what: 'A to lead' });
     const other = await testWarren({ namespace, topology, jobs: [Tick] });
-    await other.addSchedule('clock.tick', '* * * * * *', { from: 'B' }, { id: 'added' });
+    await other.cron.add('clock.tick', '* * * * * *', { from: 'B' }, { id: 'added' });
     await waitFor(() => scheduled('added').length >= 2, { what: 'two ticks fired by A' });
     await addWitness(other);
     assert.deepEqual(runsOf('added')[0]!.data, { from: 'B' });
-    assert.equal(leader.schedules().find((s) => s.id === 'added')?.source, 'registry');
+    assert.equal(leader.cron.list().find((s) => s.id === 'added')?.source, 'registry');
 
-    await other.pauseSchedule('added');
-    await waitFor(() => leader.schedules().find((s) => s.id === 'added')?.paused === true, {
+    await other.cron.pause('added');
+    await waitFor(() => leader.cron.list().find((s) => s.id === 'added')?.paused === true, {
       what: 'A to see the pause',
     });
     const atPause = scheduled('added').length;
     await witnessTicks(3);
     assert.ok(scheduled('added').length <= atPause + 1, 'at most the tick under way fired while paused');
 
-    await other.resumeSchedule('added');
+    await other.cron.resume('added');
     const resumedWith = scheduled('added').length;
     await waitFor(() => scheduled('added').length >= resumedWith + 2, { what: 'ticks after resume' });
 
-    await other.removeSchedule('added');
-    await waitFor(() => leader.schedules().every((s) => s.id !== 'added'), { what: 'A to drop it' });
+    await other.cron.remove('added');
+    await waitFor(() => leader.cron.list().every((s) => s.id !== 'added'), { what: 'A to drop it' });
     const removedWith = scheduled('added').length;
     await witnessTicks(3);
     assert.ok(scheduled('added').length <= removedWith + 1);
@@ -125,21 +125,21 @@ describe('cron at run time: the schedule registry', () => {
     const leader = await scheduler(namespace, [new Tick(), new Coded()]);
     await waitFor(() => scheduled('coded').length >= 1, { what: 'the coded schedule to fire' });
     await addWitness(leader);
-    await leader.pauseSchedule('coded');
+    await leader.cron.pause('coded');
     const atPause = scheduled('coded').length;
     await witnessTicks(3);
     assert.ok(scheduled('coded').length <= atPause + 1);
-    await assert.rejects(leader.removeSchedule('coded'), ConfigurationError);
+    await assert.rejects(leader.cron.remove('coded'), ConfigurationError);
     await assert.rejects(
-      leader.addSchedule('clock.tick', '* * * * * *', { from: 'x' }, { id: 'coded' }),
+      leader.cron.add('clock.tick', '* * * * * *', { from: 'x' }, { id: 'coded' }),
       ConfigurationError,
     );
     // A process started later reads the pause before it could fire.
     await leader.close();
     const later = await scheduler(namespace, [new Tick(), new Coded()]);
-    await waitFor(() => later.isLeader, { what: 'the later process to lead' });
-    assert.equal(later.schedules().find((s) => s.id === 'coded')?.paused, true);
-    await later.resumeSchedule('coded');
+    await waitFor(() => later.cron.isLeader, { what: 'the later process to lead' });
+    assert.equal(later.cron.list().find((s) => s.id === 'coded')?.paused, true);
+    await later.cron.resume('coded');
     const resumedWith = scheduled('coded').length;
     await waitFor(() => scheduled('coded').length >= resumedWith + 1, { what: 'a tick after resume' });
   });
@@ -147,12 +147,12 @@ describe('cron at run time: the schedule registry', () => {
   it('keeps run-time schedules for the next leader and for a process started later', async () => {
     const namespace = ns('regf');
     const first = await scheduler(namespace);
-    await waitFor(() => first.isLeader, { what: 'the first to lead' });
+    await waitFor(() => first.cron.isLeader, { what: 'the first to lead' });
     const second = await scheduler(namespace);
-    await first.addSchedule('clock.tick', '* * * * * *', { from: 'first' }, { id: 'kept' });
+    await first.cron.add('clock.tick', '* * * * * *', { from: 'first' }, { id: 'kept' });
     await waitFor(() => scheduled('kept').length >= 1, { what: 'a tick under the first leader' });
     await first.close();
-    await waitFor(() => second.isLeader, { what: 'the second to lead' });
+    await waitFor(() => second.cron.isLeader, { what: 'the second to lead' });
     const takeover = Date.now();
     await waitFor(() => scheduled('kept').some((r) => r.at > takeover + 100), {
       what: 'a tick fired by the second leader',
@@ -162,7 +162,7 @@ describe('cron at run time: the schedule registry', () => {
     await third.start();
     console.log(`# start with the registry read to its end: ${Date.now() - startedAt} ms`);
     assert.deepEqual(
-      third.schedules().map((s) => [s.id, s.source, s.pattern]),
+      third.cron.list().map((s) => [s.id, s.source, s.pattern]),
       [['kept', 'registry', '* * * * * *']],
     );
   });
@@ -178,18 +178,18 @@ describe('cron at run time: the schedule registry', () => {
     });
     await leader.start();
     const other = await testWarren({ namespace, topology, jobs: [Tick] });
-    await other.addSchedule('clock.tick', '* * * * * *', { from: 'B' }, { id: 'rc' });
+    await other.cron.add('clock.tick', '* * * * * *', { from: 'B' }, { id: 'rc' });
     await waitFor(() => scheduled('rc').length >= 1, { what: 'a tick before the reconnect' });
     await addWitness(other);
     const lost = nextEvent(leader, 'disconnected', () => true, 15_000);
     const back = nextEvent(leader, 'connected', () => true, 15_000);
     assert.ok((await closeConnectionsNamed(`${namespace} leader`)) >= 1);
     await lost;
-    await other.pauseSchedule('rc');
+    await other.cron.pause('rc');
     const pausedWith = scheduled('rc').length;
     await back;
-    await waitFor(() => leader.isLeader, { what: 'the leader to lead again' });
-    assert.equal(leader.schedules().find((s) => s.id === 'rc')?.paused, true);
+    await waitFor(() => leader.cron.isLeader, { what: 'the leader to lead again' });
+    assert.equal(leader.cron.list().find((s) => s.id === 'rc')?.paused, true);
     await witnessTicks(3);
     assert.ok(scheduled('rc').length <= pausedWith + 1, 'no firing after the reconnect');
   });
@@ -198,27 +198,24 @@ describe('cron at run time: the schedule registry', () => {
     const namespace = ns('regt');
     const runner = await testWarren({ namespace, topology, handlers: [new Tick()] });
     await runner.start();
-    await runner.addSchedule('clock.tick', '0 0 1 1 *', { from: 'yearly' }, { id: 'yearly' });
+    await runner.cron.add('clock.tick', '0 0 1 1 *', { from: 'yearly' }, { id: 'yearly' });
     const before = Date.now();
-    const triggered = await runner.triggerSchedule('yearly');
+    const triggered = await runner.cron.trigger('yearly');
     console.log(`# trigger-now in a process that does not follow the registry: ${Date.now() - before} ms`);
     assert.match(triggered.jobId, /^yearly@manual-\d+$/);
     await waitFor(() => runsOf('yearly').length === 1, { what: 'the triggered run' });
     assert.equal(runsOf('yearly')[0]!.jobId, triggered.jobId);
     assert.deepEqual(runsOf('yearly')[0]!.data, { from: 'yearly' });
     assert.ok(Number(triggered.jobId.split('-').at(-1)) >= before);
-    await assert.rejects(runner.triggerSchedule('nope'), UnknownScheduleError);
+    await assert.rejects(runner.cron.trigger('nope'), UnknownScheduleError);
   });
 
   it('validates before writing, and ignores a foreign record in the stream', async () => {
     const namespace = ns('regv');
     const leader = await scheduler(namespace);
+    await assert.rejects(leader.cron.add('clock.tick', 'not a cron', {}, { id: 'bad' }), ConfigurationError);
     await assert.rejects(
-      leader.addSchedule('clock.tick', 'not a cron', {}, { id: 'bad' }),
-      ConfigurationError,
-    );
-    await assert.rejects(
-      leader.addSchedule('clock.tick', '* * * * *', {}, { id: 'bad', tz: 'Mars/Base' }),
+      leader.cron.add('clock.tick', '* * * * *', {}, { id: 'bad', tz: 'Mars/Base' }),
       ConfigurationError,
     );
     const connection = await rawConnection();
@@ -231,10 +228,10 @@ describe('cron at run time: the schedule registry', () => {
       channel.sendToQueue(`${namespace}.warren.schedules`, Buffer.from(body));
     await channel.waitForConfirms();
     await connection.close();
-    await leader.addSchedule('clock.tick', '* * * * * *', { from: 'after' }, { id: 'after' });
+    await leader.cron.add('clock.tick', '* * * * * *', { from: 'after' }, { id: 'after' });
     await waitFor(() => scheduled('after').length >= 1, { what: 'a tick after the foreign records' });
     assert.deepEqual(
-      leader.schedules().map((s) => s.id),
+      leader.cron.list().map((s) => s.id),
       ['after'],
     );
   });
@@ -255,7 +252,7 @@ describe('cron at run time from the warren command', () => {
       scheduler: { enabled: true },
     });
     await worker.start();
-    await waitFor(() => worker.isLeader, { what: 'the worker to lead' });
+    await waitFor(() => worker.cron.isLeader, { what: 'the worker to lead' });
     const cwd = configDir(namespace);
     const every = JSON.stringify({ id: 'every', ms: 0 });
     const added = await runCli(
@@ -291,7 +288,7 @@ describe('cron at run time from the warren command', () => {
     assert.equal(refused.code, 1);
     assert.match(refused.stderr, /without --yes/);
     assert.equal((await runCli(['schedules', 'rm', 'ev', '--yes'], { cwd })).code, 0);
-    await waitFor(() => worker.schedules().every((s) => s.id !== 'ev'), { what: 'the leader to drop it' });
+    await waitFor(() => worker.cron.list().every((s) => s.id !== 'ev'), { what: 'the leader to drop it' });
     assert.equal(log.filter((e) => e.id === 'yearly').length, 2, 'one start and one done');
   });
 });

@@ -48,7 +48,7 @@ describe('cron in one process', () => {
     const elected = nextEvent<{ isLeader: boolean }>(warren, 'leadershipChanged');
     await warren.start();
     assert.deepEqual(await elected, { isLeader: true });
-    assert.equal(warren.isLeader, true);
+    assert.equal(warren.cron.isLeader, true);
     await waitFor(() => ticksOf('every-second').length >= 3, { what: 'three ticks' });
     const ticks = ticksOf('every-second');
     for (const tick of ticks) {
@@ -64,7 +64,7 @@ describe('cron in one process', () => {
       times.slice(1).map((t, i) => t - times[i]!),
       Array(times.length - 1).fill(1000),
     );
-    const [info] = warren.schedules();
+    const [info] = warren.cron.list();
     assert.equal(info!.id, 'every-second');
     assert.equal(info!.source, 'decorator');
     assert.equal(info!.tz, 'UTC');
@@ -78,8 +78,8 @@ describe('cron in one process', () => {
       scheduler: { enabled: true },
     });
     await warren.start();
-    assert.deepEqual(warren.schedules(), []);
-    const info = await warren.schedule(
+    assert.deepEqual(warren.cron.list(), []);
+    const info = await warren.cron.schedule(
       'clock.tick',
       '* * * * * *',
       { from: 'runtime' },
@@ -88,10 +88,10 @@ describe('cron in one process', () => {
     assert.equal(info.source, 'runtime');
     assert.equal(info.tz, 'Asia/Tokyo');
     assert.ok(info.nextFireAt.getTime() - Date.now() <= 1000);
-    await warren.schedule(TickWithoutCron, '* * * * * *', { from: 'keeps-going' }, { id: 'witness' });
+    await warren.cron.schedule(TickWithoutCron, '* * * * * *', { from: 'keeps-going' }, { id: 'witness' });
     assert.deepEqual(
-      warren
-        .schedules()
+      warren.cron
+        .list()
         .map((s) => s.id)
         .sort(),
       ['soon', 'witness'],
@@ -99,8 +99,8 @@ describe('cron in one process', () => {
     await waitFor(() => ticksOf('soon').length >= 1, { what: 'the run-time schedule to fire' });
     assert.deepEqual(ticksOf('soon')[0]!.data, { from: 'runtime' });
 
-    assert.equal(warren.unschedule('soon'), true);
-    assert.equal(warren.unschedule('soon'), false);
+    assert.equal(warren.cron.unschedule('soon'), true);
+    assert.equal(warren.cron.unschedule('soon'), false);
     const firedBefore = ticksOf('soon').length;
     const witnessBefore = ticksOf('witness').length;
     await waitFor(() => ticksOf('witness').length >= witnessBefore + 2, {
@@ -109,7 +109,7 @@ describe('cron in one process', () => {
     // A tick already published when unschedule ran may still arrive, nothing after it.
     assert.ok(ticksOf('soon').length <= firedBefore + 1);
     assert.deepEqual(
-      warren.schedules().map((s) => s.id),
+      warren.cron.list().map((s) => s.id),
       ['witness'],
     );
   });
@@ -199,18 +199,34 @@ describe('cron in one process', () => {
     );
   });
 
-  it('refuses warren.schedule for an unknown job, a bad pattern, and in a process whose scheduler is disabled', async () => {
+  it('refuses warren.cron.schedule for an unknown job, a bad pattern, and in a process whose scheduler is disabled', async () => {
     const enabled = await testWarren({ topology, jobs: [TickWithoutCron], scheduler: { enabled: true } });
-    await assert.rejects(enabled.schedule('clock.nope', '* * * * *'), UnknownJobError);
+    await assert.rejects(enabled.cron.schedule('clock.nope', '* * * * *'), UnknownJobError);
     await assert.rejects(
-      enabled.schedule('clock.tick', 'every day'),
+      enabled.cron.schedule('clock.tick', 'every day'),
       (error: unknown) =>
         error instanceof ConfigurationError && /^schedule\('clock\.tick'\)\.pattern /.test(error.message),
     );
     const disabled = await testWarren({ topology, jobs: [TickWithoutCron] });
     await assert.rejects(
-      disabled.schedule('clock.tick', '* * * * *'),
+      disabled.cron.schedule('clock.tick', '* * * * *'),
       (error: unknown) => error instanceof ConfigurationError && /scheduler is disabled/.test(error.message),
+    );
+  });
+
+  it('keeps the deprecated Warren aliases working until their next minor release', async () => {
+    const warren = await testWarren({ topology, jobs: [TickWithoutCron], scheduler: { enabled: true } });
+    const info = await warren.schedule('clock.tick', '0 0 1 1 *', { from: 'alias' }, { id: 'alias' });
+    assert.equal(info.source, 'runtime');
+    assert.deepEqual(
+      warren.schedules().map((s) => s.id),
+      ['alias'],
+    );
+    assert.equal(warren.unschedule('alias'), true);
+    assert.equal(warren.isLeader, false);
+    await assert.rejects(
+      warren.addSchedule('clock.tick', 'not a cron', {}, { id: 'bad' }),
+      ConfigurationError,
     );
   });
 });

@@ -222,16 +222,18 @@ describe('idempotency keys', () => {
 
   it("runs a job whose claim was left by a crashed worker once that claim's lease expires", async () => {
     const store = pgStore();
-    // A worker claimed the id and died before finishing: nobody completes or releases the claim.
-    assert.equal((await pgStore({ tableName: store.tableName }).claim('report-9', 1_500)).status, 'claimed');
     const { runs, handler } = runCounter();
     const warren = await testWarren({ topology: dedupTopology, handlers: [handler], idempotency: store });
     await warren.start();
     const completed = nextEvent<JobEventBase>(warren, 'completed', () => true, 15_000);
-    const publishedAt = Date.now();
+    // A worker claimed the id and died before finishing: nobody completes or releases the claim. Claimed
+    // just before the publish (not before the warren starts, which may take longer than the lease on a
+    // loaded machine), and timed from before the claim: its lease ends 1.5 s after that at the earliest.
+    const claimedAt = Date.now();
+    assert.equal((await pgStore({ tableName: store.tableName }).claim('report-9', 1_500)).status, 'claimed');
     await warren.publish(DedupJob, { workMs: 0 }, { jobId: 'report-9' });
     assert.equal((await completed).attempt, 1, 'waiting for the lease spent no attempt');
-    assert.ok(Date.now() - publishedAt >= 1_000, 'it waited for the lease');
+    assert.ok(Date.now() - claimedAt >= 1_500, 'it waited for the lease');
     assert.deepEqual(runs, ['report-9']);
   });
 

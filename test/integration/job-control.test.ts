@@ -50,7 +50,7 @@ describe('cancel, promote and reschedule delayed jobs', () => {
     await worker.start();
     const kept = await other.publish('report.build', { n: 1 }, { jobId: 'kept', delayMs: 600 });
     await other.publish('report.build', { n: 2 }, { jobId: 'gone', delayMs: 600 });
-    await other.cancelDelayed('gone');
+    await other.delayed.cancel('gone');
     const cancelled = await nextEvent<{ jobId: string }>(worker, 'cancelled');
     assert.equal(cancelled.jobId, 'gone');
     await waitFor(() => handler.runs.length === 1, { what: 'the kept job to run' });
@@ -78,7 +78,7 @@ describe('cancel, promote and reschedule delayed jobs', () => {
     await worker.start();
     await other.publish('report.build', { n: 1 }, { jobId: 'later', delayMs: 300 });
     const runAt = Date.now() + 2000;
-    await other.reschedule('later', { runAt: new Date(runAt) });
+    await other.delayed.reschedule('later', { runAt: new Date(runAt) });
     await waitFor(() => handler.runs.length === 1, { what: 'the rescheduled job', timeoutMs: 6000 });
     const ranAt = handler.runs[0]!.at;
     assert.ok(ranAt >= runAt, `ran ${runAt - ranAt} ms early`);
@@ -90,7 +90,7 @@ describe('cancel, promote and reschedule delayed jobs', () => {
     await worker.start();
     await other.publish('report.build', { n: 1 }, { jobId: 'early', delayMs: 2500, controllable: true });
     const runAt = Date.now() + 500;
-    await other.reschedule('early', { runAt: new Date(runAt) });
+    await other.delayed.reschedule('early', { runAt: new Date(runAt) });
     await waitFor(() => handler.runs.length === 1, { what: 'the rescheduled copy' });
     assert.ok(handler.runs[0]!.at >= runAt - UNIT_MS, 'the copy ran before its time');
     assert.ok(handler.runs[0]!.at < runAt + LATE_MS, 'the copy ran late');
@@ -103,7 +103,7 @@ describe('cancel, promote and reschedule delayed jobs', () => {
     await worker.start();
     await other.publish('report.build', { n: 7 }, { jobId: 'now', delayMs: 2500, controllable: true });
     const promotedAt = Date.now();
-    await other.promote('now');
+    await other.delayed.promote('now');
     await waitFor(() => handler.runs.length === 1, { what: 'the promoted job' });
     assert.ok(handler.runs[0]!.at - promotedAt < 1000, 'the promoted job did not run at once');
     assert.equal(handler.runs[0]!.n, 7);
@@ -111,10 +111,23 @@ describe('cancel, promote and reschedule delayed jobs', () => {
     assert.equal(handler.runs.length, 1);
   });
 
+  it('keeps the deprecated Warren aliases working until their next minor release', async () => {
+    const { handler, worker, other } = await pair();
+    await worker.start();
+    await other.publish('report.build', { n: 1 }, { jobId: 'alias-gone', delayMs: 600 });
+    await other.publish('report.build', { n: 2 }, { jobId: 'alias-now', delayMs: 5000, controllable: true });
+    await other.cancelDelayed('alias-gone');
+    await other.promote('alias-now');
+    await waitFor(() => handler.runs.length === 1, { what: 'the promoted job' });
+    assert.equal(handler.runs[0]!.jobId, 'alias-now');
+    await nextEvent<{ jobId: string }>(worker, 'cancelled', (e) => e.jobId === 'alias-gone', 6000);
+    assert.throws(() => other.reschedule('alias-now', { delayMs: Number.NaN }), /needs runAt/);
+  });
+
   it('promote refuses a job published without controllable', async () => {
     const { other } = await pair();
     await other.publish('report.build', { n: 1 }, { jobId: 'plain', delayMs: 5000 });
-    await assert.rejects(other.promote('plain'), (e: unknown) => {
+    await assert.rejects(other.delayed.promote('plain'), (e: unknown) => {
       return e instanceof JobControlError && e.code === 'JOB_NOT_CONTROLLABLE';
     });
     const refused = /controllable needs a jobId and a delay|controllable works with publish only/;
@@ -138,7 +151,7 @@ describe('cancel, promote and reschedule delayed jobs', () => {
     const namespace = testNamespace('jc');
     const publisher = await testWarren({ namespace, topology, jobs: [BuildReport] });
     await publisher.publish('report.build', { n: 1 }, { jobId: 'late-worker', delayMs: 300 });
-    await publisher.cancelDelayed('late-worker');
+    await publisher.delayed.cancel('late-worker');
     await publisher.publish('report.build', { n: 2 }, { jobId: 'control', delayMs: 300 });
     const handler = new BuildReport();
     const worker = await testWarren({ namespace, topology, handlers: [handler] });
@@ -165,7 +178,7 @@ describe('cancel, promote and reschedule delayed jobs', () => {
     await other.publish('report.build', { n: 2 }, { jobId: 'missed', delayMs: 2500 });
     const reconnected = nextEvent(worker, 'connected', () => true, 15_000);
     assert.ok((await closeConnectionsNamed(`${namespace} worker`)) >= 1);
-    await other.cancelDelayed('missed');
+    await other.delayed.cancel('missed');
     await reconnected;
     const cancelled = await nextEvent<{ jobId: string }>(worker, 'cancelled', () => true, 10_000);
     assert.equal(cancelled.jobId, 'missed');

@@ -51,7 +51,9 @@ describe('progress', () => {
     const progress = seen.filter((s) => s.kind === 'progress');
     assert.ok(progress.length >= 2, `some progress events (${progress.length})`);
     assert.ok(progress.length <= elapsed / 100 + 2, `${progress.length} events in ${elapsed} ms`);
-    for (let i = 1; i < progress.length; i++)
+    // The window spaces the events; the last one may come sooner: the job's end sends its unsent value
+    // at once, before completed (a loaded machine stretches the run, so that flush lands anywhere in a window).
+    for (let i = 1; i < progress.length - 1; i++)
       assert.ok(progress[i]!.at - progress[i - 1]!.at >= 95, 'events at least ~100 ms apart');
     assert.deepEqual(progress.at(-1)!.value, { done: 5000, of: 5000 });
     assert.equal(seen.at(-1)!.kind, 'completed');

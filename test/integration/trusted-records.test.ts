@@ -163,7 +163,7 @@ function upsert(id: string, job: string, data: unknown) {
 
 /** Adds warren's own schedule `witness` and waits for 3 of its ticks: the moment a forged one would have fired. */
 async function witnessTicks(w: Warren<object>): Promise<void> {
-  await w.addSchedule('clock.tick', '* * * * * *', { from: 'witness' }, { id: 'witness' });
+  await w.cron.add('clock.tick', '* * * * * *', { from: 'witness' }, { id: 'witness' });
   await waitFor(() => runs.filter((r) => r.jobId.startsWith('witness@')).length >= 3, {
     timeoutMs: 20_000,
     what: '3 ticks of warren’s own schedule',
@@ -196,9 +196,9 @@ describe('job control records another broker user writes', () => {
     });
     for (const jobId of ['forged', 'copied', 'real'])
       await publisher.publish('report.build', { n: 1 }, { jobId, delayMs: 1500 });
-    await publisher.cancelDelayed('real');
+    await publisher.delayed.cancel('real');
     // a genuine, signed cancel of `copied` in the other namespace, appended byte for byte to this one
-    await neighbour.cancelDelayed('copied');
+    await neighbour.delayed.cancel('copied');
     const genuine = (await recordsOf(planOf(neighbour).naming.jobControl())).filter((r) =>
       r.body.toString().includes('"a":"cancel"'),
     );
@@ -302,7 +302,7 @@ describe('the schedule registry another broker user writes', () => {
     await witnessTicks(w);
     assert.equal(runs.filter((r) => r.jobId.startsWith('big@')).length, 0);
     assert.equal(
-      w.schedules().some((s) => s.id === 'big'),
+      w.cron.list().some((s) => s.id === 'big'),
       false,
     );
   });
@@ -559,8 +559,8 @@ describe('a fuzz of forged, replayed and malformed records', () => {
     // genuine records of every stream, to replay and to borrow proofs from
     await w.publish('report.build', { n: 1 }, { jobId: 'victim', delayMs: 8000 });
     await w.publish('report.build', { n: 2 }, { jobId: 'cancelled-twin', delayMs: 8000 });
-    await w.cancelDelayed('gone-long-ago');
-    await w.addSchedule('clock.tick', '* * * * * *', { from: 'witness' }, { id: 'witness' });
+    await w.delayed.cancel('gone-long-ago');
+    await w.cron.add('clock.tick', '* * * * * *', { from: 'witness' }, { id: 'witness' });
     await w.publish('report.build', { n: 3 }, { jobId: 'hist' });
     await w.publish('report.build', { n: 4, fail: true }, { jobId: 'dl' });
     const letter = await waitFor(async () => (await ops.dead.search({ jobId: 'dl' }))[0], {
@@ -647,7 +647,7 @@ describe('a fuzz of forged, replayed and malformed records', () => {
     const total = control.length + schedules.length + log.length + history.length + 200;
     assert.ok(total >= 1000);
     // warren's own records still apply: a cancel cancels, the witness keeps firing
-    await w.cancelDelayed('cancelled-twin');
+    await w.delayed.cancel('cancelled-twin');
     const ticks = runs.filter((r) => r.jobId.startsWith('witness@')).length;
     await waitFor(() => ranIds().includes('victim'), {
       timeoutMs: 20_000,
@@ -737,7 +737,7 @@ describe('rolling a key out and rotating it', () => {
     });
     await p.publish('report.build', { n: 1 }, { jobId: `${namespace}-dropped`, delayMs: 1500 });
     await p.publish('report.build', { n: 2 }, { jobId: `${namespace}-kept`, delayMs: 1500 });
-    await p.cancelDelayed(`${namespace}-dropped`);
+    await p.delayed.cancel(`${namespace}-dropped`);
     await nextEvent<{ jobId: string }>(w, 'cancelled', (e) => e.jobId === `${namespace}-dropped`, 15_000);
     await waitFor(() => ranIds().includes(`${namespace}-kept`), { what: 'the job not cancelled to run' });
     assert.equal(ranIds().includes(`${namespace}-dropped`), false);

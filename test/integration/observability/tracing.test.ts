@@ -218,7 +218,7 @@ describe('OpenTelemetry traces', () => {
     const ambient = provider.getTracer('app').startSpan('bootstrap');
     await context.with(trace.setSpan(context.active(), ambient), async () => {
       await warren.start();
-      await warren.schedule('trace.ok', '* * * * * *', {});
+      await warren.cron.schedule('trace.ok', '* * * * * *', {});
     });
     ambient.end();
     await waitFor(() => exporter.getFinishedSpans().some((s) => s.name === 'process trace.ok'), {

@@ -1,0 +1,170 @@
+/**
+ * What the job history costs on the job path: jobs/s and CPU µs per job of one worker draining a prefilled
+ * queue of no-op jobs at concurrency 100, without and with `history` (started and completed events per
+ * job, batched into the history stream), and with history and a `signingKey` (every batch signed). Variants alternate within each round so drift on a shared
+ * machine hits them alike; the report gives the median of the rounds and the broker's CPU per job too.
+ *
+ *   npm run bench -- history [--jobs 20000] [--concurrency 100] [--rounds 5]
+ *   env: AMQP_URL (default amqp://guest:guest@127.0.0.1:5672)
+ */
+import { randomBytes } from 'node:crypto';
+import * as os from 'node:os';
+import { parseArgs } from 'node:util';
+import * as amqp from 'amqplib';
+import { createWarren, defineTopology, Job, type JobHandler, type Warren } from '../../src';
+import type { TopologyPlan } from '../../src/ops';
+import { createOps } from '../../src/ops';
+import { createNaming } from '../../src/topology';
+import { planOf } from '../../src/warren';
+
+const { values } = parseArgs({
+  options: {
+    jobs: { type: 'string', default: '20000' },
+    concurrency: { type: 'string', default: '100' },
+    rounds: { type: 'string', default: '5' },
+  },
+});
+const JOBS = Number(values.jobs);
+const CONCURRENCY = Number(values.concurrency);
+const ROUNDS = Number(values.rounds);
+const AMQP_URL = process.env.AMQP_URL ?? 'amqp://guest:guest@127.0.0.1:5672';
+
+const topology = defineTopology({ queues: { bench: {} } });
+
+@Job('bench.noop', { queue: 'bench', concurrency: CONCURRENCY, attempts: 1 })
+class NoopJob implements JobHandler<{ n: number }> {
+  handle() {}
+}
+
+type Variant = 'off' | 'history' | 'signed';
+
+const SIGNING_KEY = 'bench-signing-key-0123456789abcdef0123';
+
+interface Run {
+  readonly jobsPerSecond: number;
+  readonly cpuUsPerJob: number;
+  /** With history: how long `ops.job(id)` took for a job in the middle of the run (a fresh ops: cold). */
+  readonly lookupMs?: number;
+}
+
+async function runOnce(variant: Variant): Promise<Run> {
+  const namespace = `bench-hist-${randomBytes(4).toString('hex')}`;
+  let warren: Warren | undefined;
+  try {
+    const running = await createWarren({
+      url: AMQP_URL,
+      namespace,
+      topology,
+      handlers: [new NoopJob()],
+      queues: { expiresMs: 5 * 60_000 },
+      delay: { levels: 8 },
+      ...(variant !== 'off' ? { history: {} } : {}),
+      ...(variant === 'signed' ? { signingKey: SIGNING_KEY } : {}),
+    });
+    warren = running;
+    const ids: string[] = [];
+    for (let i = 0; i < JOBS; i += 500)
+      for (const job of await Promise.all(
+        Array.from({ length: Math.min(500, JOBS - i) }, (_, k) => running.publish(NoopJob, { n: i + k })),
+      ))
+        ids.push(job.jobId);
+    let completed = 0;
+    const done = new Promise<void>((resolve) => {
+      running.on('completed', () => {
+        if (++completed === JOBS) resolve();
+      });
+    });
+    const cpu = process.cpuUsage();
+    const started = process.hrtime.bigint();
+    await running.start();
+    await done;
+    const seconds = Number(process.hrtime.bigint() - started) / 1e9;
+    const used = process.cpuUsage(cpu);
+    const run = { jobsPerSecond: JOBS / seconds, cpuUsPerJob: (used.user + used.system) / JOBS };
+    if (variant === 'off') return run;
+    return { ...run, lookupMs: await lookup(namespace, ids[Math.floor(JOBS / 2)]!, variant === 'signed') };
+  } finally {
+    if (warren) {
+      await warren.close();
+      await deletePlan(planOf(warren), namespace);
+    }
+  }
+}
+
+async function lookup(namespace: string, jobId: string, signed: boolean): Promise<number> {
+  // Let the last batch reach the stream first.
+  await new Promise((resolve) => setTimeout(resolve, 500));
+  const ops = createOps({
+    url: AMQP_URL,
+    namespace,
+    topology,
+    jobs: [NoopJob],
+    ...(signed ? { signingKey: SIGNING_KEY } : {}),
+  });
+  try {
+    const started = process.hrtime.bigint();
+    const status = await ops.job(jobId);
+    if (status.state !== 'completed') throw new Error(`job ${jobId} is ${status.state}`);
+    return Number(process.hrtime.bigint() - started) / 1e6;
+  } finally {
+    await ops.close();
+  }
+}
+
+async function deletePlan(plan: TopologyPlan, namespace: string): Promise<void> {
+  const connection = await amqp.connect(AMQP_URL);
+  try {
+    const channel = await connection.createChannel();
+    for (const queue of plan.queues) await channel.deleteQueue(queue.name);
+    for (const exchange of plan.exchanges) await channel.deleteExchange(exchange.name);
+    await channel.deleteQueue(createNaming(namespace).jobHistory());
+  } finally {
+    await connection.close();
+  }
+}
+
+function median(xs: readonly number[]): number {
+  const s = [...xs].sort((a, b) => a - b);
+  return s[Math.floor(s.length / 2)]!;
+}
+
+async function main(): Promise<void> {
+  const variants: Variant[] = ['off', 'history', 'signed'];
+  const runs = new Map<Variant, Run[]>(variants.map((v) => [v, []]));
+  console.log(
+    `history overhead: ${JOBS} no-op jobs per run, concurrency ${CONCURRENCY}, ${ROUNDS} rounds, quorum queue; load ${os
+      .loadavg()
+      .map((l) => l.toFixed(1))
+      .join(' ')}`,
+  );
+  for (let round = 1; round <= ROUNDS; round++) {
+    for (const variant of round % 2 ? variants : [...variants].reverse()) {
+      const run = await runOnce(variant);
+      runs.get(variant)!.push(run);
+      console.log(
+        `  round ${round} ${variant.padEnd(8)} ${run.jobsPerSecond.toFixed(0).padStart(6)} jobs/s  ${run.cpuUsPerJob.toFixed(1).padStart(6)} CPU µs/job` +
+          (run.lookupMs === undefined
+            ? ''
+            : `  ops.job(id) over ${JOBS * 3} events: ${run.lookupMs.toFixed(0)} ms`),
+      );
+    }
+  }
+  const off = runs.get('off')!;
+  const on = runs.get('history')!;
+  const signed = runs.get('signed')!;
+  const rate = (rs: Run[]) => median(rs.map((r) => r.jobsPerSecond));
+  const cpu = (rs: Run[]) => median(rs.map((r) => r.cpuUsPerJob));
+  console.log(
+    `median: off ${rate(off).toFixed(0)} jobs/s ${cpu(off).toFixed(1)} µs/job; history ${rate(on).toFixed(0)} jobs/s ` +
+      `${cpu(on).toFixed(1)} µs/job; throughput ${((rate(on) / rate(off) - 1) * 100).toFixed(1)} %, ` +
+      `CPU +${(cpu(on) - cpu(off)).toFixed(1)} µs/job; signed ${rate(signed).toFixed(0)} jobs/s ` +
+      `${cpu(signed).toFixed(1)} µs/job, ${((rate(signed) / rate(on) - 1) * 100).toFixed(1)} % against history, ` +
+      `CPU +${(cpu(signed) - cpu(on)).toFixed(1)} µs/job; load ${os
+        .loadavg()
+        .map((l) => l.toFixed(1))
+        .join(' ')}`,
+  );
+}
+
+/** The suite's entry (bench/main.ts): its options are `process.argv.slice(2)`, which the entry point sets. */
+export const run = main;

@@ -1,0 +1,149 @@
+/**
+ * Every suite `npm run bench -- <suite>` runs. A suite is a module exporting `run(argv)`; older suites read
+ * the same arguments from `process.argv.slice(2)`, which the entry point sets to them before loading the
+ * module. Modules load lazily, so a suite's libraries (pg, BullMQ, OpenTelemetry) load only when it runs.
+ */
+export interface SuiteModule {
+  run(argv: string[]): Promise<void>;
+}
+
+export interface Suite {
+  readonly name: string;
+  /** One line for `--list`. */
+  readonly summary: string;
+  /** Its options, for `--list` and the README. */
+  readonly usage: string;
+  /**
+   * What `--quick` becomes for this suite: tiny sizes that prove it works in seconds (a smoke run, not a
+   * measurement). Suites with a `--quick` of their own get it passed through.
+   */
+  readonly quickArgs: readonly string[];
+  /** Needs more than RabbitMQ on 5672 (PostgreSQL, Redis, a browser). */
+  readonly needs?: string;
+  load(): Promise<SuiteModule>;
+}
+
+export const DEFAULT_SUITE = 'throughput';
+
+export const SUITES: readonly Suite[] = [
+  {
+    name: 'throughput',
+    summary:
+      'raw amqplib, Rascal and warren in one run (issue 30): consume, batch publish, fail-once retries, end-to-end and serial publish; per broker',
+    usage:
+      '[--quick] [--broker=3.10|4.3|both] [--rounds=N] [--only=consume,batch,retry,e2e,serial] [--queues=classic,quorum] [--payloads=small,1k] [--contenders=amqplib,rascal,warren,amqplib-warren-wire]',
+    quickArgs: ['--quick'],
+    load: () => import('./throughput'),
+  },
+  {
+    name: 'contenders',
+    summary:
+      'warren beside raw amqplib (Nagle on and off), Rascal and BullMQ: the 8 scenarios of the first benchmark',
+    usage:
+      '[--quick] [--only=1,4] [--contenders=amqplib,amqplib-nodelay,rascal,bullmq,warren,warren-classic-levels] [--rounds=N] [--memory-jobs=N] [--delay-max-ms=N] [--single-delay-max-ms=N]',
+    quickArgs: ['--quick'],
+    needs: 'Redis on 6379 (BullMQ)',
+    load: () => import('./contenders'),
+  },
+  {
+    name: 'observability',
+    summary: 'what metrics and traces cost a job: consume at concurrency 100 and publish with 100 callers',
+    usage: '[--jobs 20000] [--rounds 5] [--concurrency 100]',
+    quickArgs: ['--jobs', '500', '--rounds', '1'],
+    load: () => import('./observability'),
+  },
+  {
+    name: 'outbox',
+    summary: 'the transactional outbox beside direct publish: steady 1,000 jobs/s, then draining a backlog',
+    usage: '[--quick]',
+    quickArgs: ['--quick'],
+    needs: 'PostgreSQL (BENCH_PG_URL, default postgres://postgres@127.0.0.1:5432/test)',
+    load: () => import('./outbox'),
+  },
+  {
+    name: 'dead-letter-log',
+    summary:
+      "the dead-letter log's targets: a page of 50 from 1,000,000 letters, search warm and cold, replay",
+    usage: '[--letters 1000000] [--search-letters 100000] [--replay 10000]',
+    quickArgs: ['--letters', '2000', '--search-letters', '1000', '--replay', '100'],
+    load: () => import('./dead-letter-log'),
+  },
+  {
+    name: 'history',
+    summary: 'what the job history (and signing it) costs a job at concurrency 100',
+    usage: '[--jobs 20000] [--concurrency 100] [--rounds 5]',
+    quickArgs: ['--jobs', '500', '--rounds', '1'],
+    load: () => import('./history'),
+  },
+  {
+    name: 'idempotency',
+    summary:
+      'what an idempotency store costs: none, memory, PostgreSQL (synchronous and asynchronous commit)',
+    usage: '[--jobs 5000] [--concurrency 20] [--rounds 3]',
+    quickArgs: ['--jobs', '200', '--rounds', '1'],
+    needs: 'PostgreSQL (PG_URL, default postgres://postgres@127.0.0.1:5432/test)',
+    load: () => import('./idempotency'),
+  },
+  {
+    name: 'cron',
+    summary: "cron firing latency: a '* * * * * *' schedule's tick time to its handler start",
+    usage: '[firings=30]',
+    quickArgs: ['2'],
+    load: () => import('./cron'),
+  },
+  {
+    name: 'leader-failover',
+    summary: 'cron leader failover after SIGKILL and SIGSTOP of the leading process',
+    usage: '[rounds=5] [heartbeatSeconds=2]',
+    quickArgs: ['1', '1'],
+    load: () => import('./leader-failover'),
+  },
+  {
+    name: 'consumer-startup',
+    summary: 'createWarren, start(), and start() to a waiting job running',
+    usage: '[rounds=10]',
+    quickArgs: ['2'],
+    load: () => import('./consumer-startup'),
+  },
+  {
+    name: 'record-codec',
+    summary: 'CPU µs to sign and to verify the records warren writes (no broker)',
+    usage: '[--records 200000]',
+    quickArgs: ['--records', '2000'],
+    load: () => import('./record-codec'),
+  },
+  {
+    name: 'dashboard-load',
+    summary: "the dashboard's load target: 500 queues, 3 worker processes, 10 browsers",
+    usage: '[--queues 500] [--processes 3] [--browsers 10] [--seconds 15]',
+    quickArgs: ['--queues', '10', '--processes', '1', '--browsers', '2', '--seconds', '2'],
+    load: () => import('./dashboard-load'),
+  },
+  {
+    name: 'tracing-floor',
+    summary: "the OpenTelemetry SDK's own CPU per span, no warren and no broker",
+    usage: '[--spans 200000] [--rounds 5]',
+    quickArgs: ['--spans', '2000', '--rounds', '1'],
+    load: () => import('./tracing-floor'),
+  },
+  {
+    name: 'profile',
+    summary: 'one hot path of one contender, optionally under the V8 profiler (no rounds, no report)',
+    usage:
+      'consume|publish|bulk [--contender=warren] [--jobs=N] [--concurrency=N] [--callers=N] [--cpu-prof=FILE] [--tracing|--context-only]',
+    quickArgs: ['--jobs=500'],
+    load: () => import('./profile'),
+  },
+  {
+    name: 'profile-summary',
+    summary:
+      'self and inclusive time by function of a .cpuprofile that `profile --cpu-prof` wrote (no broker)',
+    usage: '<file.cpuprofile> [--top=N]',
+    quickArgs: [],
+    load: () => import('./profile-summary'),
+  },
+];
+
+export function findSuite(name: string): Suite | undefined {
+  return SUITES.find((suite) => suite.name === name);
+}
