@@ -1,7 +1,7 @@
 import type * as amqp from 'amqplib';
 import { ConfigurationError, type Logger } from '../core';
 import { withThrowawayChannel, type OutgoingMessage } from '../connection';
-import { streamAssertion } from '../topology';
+import type { QueueAssertion } from '../topology';
 import { DeadLetterCollector, type ParkingQueue } from './dead-letter-collector';
 import { DeadLetterIndex, type IndexedLetter, type IndexStats } from './dead-letter-index';
 import type { LetterFilter } from './letter-filter';
@@ -25,6 +25,8 @@ export interface DeadLetterLogDeps {
   readonly send: (message: OutgoingMessage) => Promise<void>;
   /** The log stream's name (topology naming). */
   readonly stream: string;
+  /** The stream as the plan declares it (with its retention): asserted before its first use. */
+  readonly assertion: QueueAssertion;
   /** The job queues: key, parking queue, broker name. */
   readonly queues: readonly (ParkingQueue & { readonly name: string })[];
   /** The queue key a job belongs to in the current topology; undefined for a job it does not declare. */
@@ -279,7 +281,7 @@ export class DeadLetterLog {
 
   private async declare(): Promise<void> {
     await withThrowawayChannel(this.deps.openChannel, (channel) =>
-      channel.assertQueue(this.deps.stream, streamAssertion(this.deps.options)),
+      channel.assertQueue(this.deps.stream, this.deps.assertion),
     );
   }
 }

@@ -2,7 +2,8 @@
  * Job control: cancel, promote and reschedule delayed jobs by id, through records on a stream every
  * process follows (README, "Cancel, promote, reschedule").
  */
-export { JobControl, CONTROL_RETENTION_MS, type JobControlDeps } from './job-control';
+export { JobControl, type JobControlDeps } from './job-control';
+export { CONTROL_RETENTION_MS, JOB_CONTROL_RETENTION, READ_AHEAD_SETTLE_MS } from './control-stream';
 export {
   judge,
   parseControlRecord,

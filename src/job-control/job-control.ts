@@ -1,18 +1,15 @@
 import { randomUUID } from 'node:crypto';
 import type * as amqp from 'amqplib';
-import { JobControlError, MAX_DELAY_MS } from '../core';
-import { checkQueueIfExists, withThrowawayChannel, type OutgoingMessage } from '../connection';
+import { JobControlError } from '../core';
+import { withThrowawayChannel, type OutgoingMessage } from '../connection';
 import { followStream, readStream, type StreamFollower, type StreamRecord } from '../streams';
 import { HEADERS, JSON_CONTENT_TYPE } from '../message';
 import type { RecordReader, RecordTrust } from '../records';
-import { streamAssertion, type DelayPlan, type PlannedJob } from '../topology';
+import type { DelayPlan, PlannedJob, QueueAssertion } from '../topology';
+import { CONTROL_RETENTION_MS, READ_AHEAD_SETTLE_MS } from './control-stream';
 import { storedCopyMessage } from './stored-copy';
 import { copyId, judge, parseControlRecord, type ControlRecord, type JobVerdict } from './control-record';
 
-/** A record older than the longest delay can no longer meet its job: the stream keeps a day more. */
-export const CONTROL_RETENTION_MS = MAX_DELAY_MS + 24 * 3_600_000;
-const CONTROL_MAX_BYTES = 1024 ** 3;
-const CONTROL_SEGMENT_BYTES = 16 * 1024 ** 2;
 /** Reading the stream to its end (to this process's own mark) fails past this. */
 const CATCH_UP_TIMEOUT_MS = 15_000;
 const COPY_READ_IDLE_MS = 2000;
@@ -21,6 +18,8 @@ const SWEEP_EVERY = 1000;
 
 export interface JobControlDeps {
   readonly stream: string;
+  /** The stream as the plan declares it: asserted before its first use (a process may not apply the plan). */
+  readonly assertion: QueueAssertion;
   readonly delay: DelayPlan;
   readonly openChannel: () => Promise<amqp.Channel>;
   /** Sends with the broker's confirm. */
@@ -49,6 +48,10 @@ export class JobControl {
   private readonly marks = new Map<string, () => void>();
   private declared: Promise<void> | undefined;
   private stops = 0;
+  /** Whether a read ahead waited (or needed not): later ones, after a reconnect, read at once. */
+  private settled = false;
+  /** Ends a read ahead's wait, if one waits (a stop must not wait it out). */
+  private endSettle: (() => void) | undefined;
   /** Ends the read in progress, if any (a stop must not wait out its timeout). */
   private abortRead: (() => void) | undefined;
   /** The reader of the current pass over the stream (its replay guard). */
@@ -65,15 +68,23 @@ export class JobControl {
   }
 
   /**
-   * Reads the stream to its end and follows it now rather than at the first delayed job, when the stream
-   * exists already (a worker restarting or reconnecting). A new stream is left to the first delayed job:
-   * RabbitMQ 3.10 kills the connection (541 INTERNAL_ERROR, `stream_not_found`) of a consumer that comes
-   * while another connection is still creating the stream, which is what workers starting together on a
-   * new namespace did.
+   * Reads the stream to its end and follows it now rather than at the first delayed job (a worker starting
+   * or reconnecting). A process's first read waits {@link READ_AHEAD_SETTLE_MS}: every process declares
+   * the stream with the plan, RabbitMQ 3.10 answers a second declaration while the first connection still
+   * creates it (4–10 ms here) and kills the connection (541, 506 `Stream not found`) of a consumer or
+   * publisher using it meanwhile: workers starting together on a new namespace (5 of 20 consumers, 14 of
+   * 30 publishers; 4.3.6: none).
    */
   async readAhead(): Promise<void> {
-    if (this.caughtUp === undefined && !(await checkQueueIfExists(this.deps.openChannel, this.deps.stream)))
-      return;
+    if (this.caughtUp === undefined && !this.settled) {
+      this.settled = true;
+      const stops = this.stops;
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(resolve, READ_AHEAD_SETTLE_MS).unref();
+        this.endSettle = () => resolve(clearTimeout(timer));
+      });
+      if (stops !== this.stops) return;
+    }
     await this.follow();
   }
 
@@ -129,6 +140,7 @@ export class JobControl {
 
   async stop(): Promise<void> {
     this.stops++;
+    this.endSettle?.();
     this.abortRead?.();
     await this.follower?.close();
     this.follower = undefined;
@@ -200,14 +212,7 @@ export class JobControl {
 
   private async declare(): Promise<void> {
     await withThrowawayChannel(this.deps.openChannel, (channel) =>
-      channel.assertQueue(
-        this.deps.stream,
-        streamAssertion({
-          maxAgeMs: CONTROL_RETENTION_MS,
-          maxBytes: CONTROL_MAX_BYTES,
-          segmentBytes: CONTROL_SEGMENT_BYTES,
-        }),
-      ),
+      channel.assertQueue(this.deps.stream, this.deps.assertion),
     );
   }
 

@@ -14,7 +14,7 @@ import {
   type ShownLetter,
 } from '../dead-letter-log';
 import type { RecordTrust } from '../records';
-import type { TopologyPlan } from '../topology';
+import { plannedStream, planStream, type TopologyPlan } from '../topology';
 import { UnknownQueueError } from './ops-errors';
 
 export interface LogConnection {
@@ -107,9 +107,14 @@ export class DeadLetterOps {
   private async open(): Promise<DeadLetterLog> {
     if (this.log) return this.log;
     const connection = await this.connect();
+    // A config without deadLetterLog does not plan the log; ops.dead still reads (and collects into) it.
+    const stream =
+      plannedStream(this.plan, 'dead-letter-log') ??
+      planStream('dead-letter-log', this.options, this.plan.naming);
     this.log ??= new DeadLetterLog({
       ...connection,
-      stream: this.plan.naming.deadLetterLog(),
+      stream: stream.name,
+      assertion: stream.assertion,
       queues: this.plan.queues
         .filter((q) => q.role === 'job')
         .map((q) => ({ key: q.key, name: q.name, deadQueue: q.deadQueue })),

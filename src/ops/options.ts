@@ -40,7 +40,9 @@ export interface ResolvedManagementOptions {
 /**
  * Everything `createOps` takes: the same topology and job classes the application gives createWarren
  * (so that one config module serves both), plus where the management API is and how long to wait for
- * processes to answer.
+ * processes to answer. Give the workers' `history` too when they run with it on: the plan then holds the
+ * history stream with its retention (`topology plan`, `diff`, `verify`); without it the stream shows as
+ * `extra` in `topology diff`. `ops.job()` reads the history either way.
  */
 export interface OpsOptions
   extends Pick<
@@ -55,6 +57,7 @@ export interface OpsOptions
     | 'scheduler'
     | 'publisher'
     | 'signingKey'
+    | 'history'
   > {
   /** The management HTTP API; without it `diff`, `verify` fail with MANAGEMENT_NOT_CONFIGURED. */
   readonly management?: ManagementOptions;
@@ -63,7 +66,10 @@ export interface OpsOptions
    * answered by then is not listed. Default 1500.
    */
   readonly replyTimeoutMs?: number;
-  /** The dead-letter log's retention (give the same as the workers' `deadLetterLog`). */
+  /**
+   * The dead-letter log's retention (give the same as the workers' `deadLetterLog`): the plan declares its
+   * stream with it, and `topology diff` compares it.
+   */
   readonly deadLetterLog?: DeadLetterLogOptions;
 }
 

@@ -10,7 +10,7 @@ import {
   type TriggeredSchedule,
 } from '../scheduler';
 import type { RecordTrust } from '../records';
-import type { TopologyPlan } from '../topology';
+import { requireStream, type TopologyPlan } from '../topology';
 
 /** What the schedule operations need from the ops connection (opened on first use). */
 export interface ScheduleOpsConnection {
@@ -56,10 +56,12 @@ export class ScheduleOps {
   private open(): Promise<RuntimeSchedules> {
     this.runtime ??= this.connect().then(({ manager, confirms, publish, trust }) => {
       const log = createSilentLogger();
+      const stream = requireStream(this.plan, 'schedules');
       const registry = new ScheduleRegistry({
         manager,
         confirms,
-        stream: this.plan.naming.scheduleRegistry(),
+        stream: stream.name,
+        assertion: stream.assertion,
         publishTimeoutMs: this.publishTimeoutMs,
         log,
         trust,

@@ -1,4 +1,4 @@
-import { X_ARGS, type TopologyPlan } from '../topology';
+import { isStream, X_ARGS, type TopologyPlan } from '../topology';
 import type { BrokerState } from './management-api';
 import { bindingKey, bindingName } from './topology-diff';
 
@@ -20,7 +20,8 @@ export interface VerifyReport {
  * Checks what makes warren's guarantees hold, per job queue: it exists with the planned type; a
  * quorum queue has the planned delivery limit (the crash-loop backstop); its dead-letter exchange is
  * the planned one, exists and routes to its parking queue; every planned binding to it exists. Then
- * the delay levels and the control exchange exist. Pure.
+ * the delay levels exist, each planned stream exists and is a stream, and the control exchange exists.
+ * Pure.
  */
 export function verifyTopology(plan: TopologyPlan, broker: BrokerState): VerifyReport {
   const checks: VerifyCheck[] = [];
@@ -67,6 +68,12 @@ export function verifyTopology(plan: TopologyPlan, broker: BrokerState): VerifyR
   }
   for (const level of plan.queues.filter((q) => q.role === 'delay'))
     add(level.name, 'exists', queues.has(level.name), `delay level ${level.name}`);
+  for (const stream of plan.queues.filter(isStream)) {
+    const actual = queues.get(stream.name);
+    add(stream.name, 'exists', actual !== undefined, `${stream.stream} stream ${stream.name}`);
+    if (actual)
+      add(stream.name, 'queue type', actual.type === 'stream', `planned stream, broker ${actual.type}`);
+  }
   const control = plan.naming.controlExchange();
   add(control, 'exists', exchanges.has(control), 'control exchange (pause, resume, processes)');
   return { ok: checks.every((c) => c.ok), checks };

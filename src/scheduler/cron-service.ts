@@ -1,7 +1,7 @@
 import type { ConfirmPublisher, ConnectionManager } from '../connection';
 import { ConfigurationError, type EmitEvent, type Logger } from '../core';
 import type { RecordTrust } from '../records';
-import type { TopologyPlan } from '../topology';
+import { requireStream, type TopologyPlan } from '../topology';
 import type { CronDeclarations } from './cron-declarations';
 import { CronLeadership } from './cron-leadership';
 import { RuntimeSchedules, type AddScheduleOptions, type TriggeredSchedule } from './runtime-schedules';
@@ -66,10 +66,12 @@ export class CronService {
     });
     const isFollowing = declarations.scheduler.enabled;
     this.registryLoadMs = Math.max(REGISTRY_LOAD_MIN_MS, deps.publishTimeoutMs);
+    const registry = requireStream(plan, 'schedules');
     this.registry = new ScheduleRegistry({
       manager,
       confirms: deps.confirms,
-      stream: plan.naming.scheduleRegistry(),
+      stream: registry.name,
+      assertion: registry.assertion,
       publishTimeoutMs: deps.publishTimeoutMs,
       log: log.child({ component: 'schedule-registry' }),
       onChange: (id) => this.runtime.reconcile(id),

@@ -10,7 +10,7 @@ import {
   type RegistryEntry,
   type ScheduleRecord,
 } from './schedule-record';
-import { registryStreamAssertion } from '../topology';
+import type { QueueAssertion } from '../topology';
 import type { RecordReader, RecordTrust } from '../records';
 
 export interface ScheduleRegistryDeps {
@@ -18,6 +18,8 @@ export interface ScheduleRegistryDeps {
   readonly confirms: ConfirmPublisher;
   /** The stream's name (`<namespace>.warren.schedules`). */
   readonly stream: string;
+  /** The stream as the plan declares it: asserted before its first use (ops does not apply the plan). */
+  readonly assertion: QueueAssertion;
   readonly publishTimeoutMs: number;
   readonly log: Logger;
   /** Called after each record that changed an id's state was applied (stream order). */
@@ -102,7 +104,7 @@ export class ScheduleRegistry {
   private async ensureStream(): Promise<void> {
     await withThrowawayChannel(
       () => this.deps.manager.openChannel(),
-      (channel) => channel.assertQueue(this.deps.stream, registryStreamAssertion()),
+      (channel) => channel.assertQueue(this.deps.stream, this.deps.assertion),
     );
   }
 

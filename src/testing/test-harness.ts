@@ -14,7 +14,7 @@ export interface TestHarness<TJobs extends object = WarrenJobs> extends JobEvent
   /** The namespace every entity of this harness carries. */
   readonly namespace: string;
   /**
-   * Stops the workers, deletes every queue and exchange of the harness (messages included), closes.
+   * Stops the workers, deletes every queue, stream and exchange of the harness (messages included), closes.
    * Idempotent.
    */
   close(): Promise<void>;

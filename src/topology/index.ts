@@ -10,6 +10,7 @@ export type {
 } from './define-topology';
 export { createNaming, type TopologyNaming } from './naming';
 export { planTopology, type PlanInput } from './plan-topology';
+export { planStream, type PlanStreams } from './plan-streams';
 export type {
   TopologyPlan,
   PlannedExchange,
@@ -20,11 +21,13 @@ export type {
   PlannedLeaderQueue,
   PlannedLedgerQueue,
   PlannedPermitQueue,
+  PlannedStream,
+  StreamKind,
   PlannedBinding,
   PlannedJob,
   QueueRole,
 } from './topology-plan';
-export { isJobQueue } from './topology-plan';
+export { isJobQueue, isStream, plannedStream, requireStream } from './topology-plan';
 export { delayRoute, type DelayPlan, type DelayLevel, type DelayRoute } from './delay-levels';
 export { applyTopology, deleteTopology } from './apply-topology';
 export { requireBrokerFeatures } from './broker-features';
@@ -42,7 +45,6 @@ export {
   consumerTimeoutArguments,
   pauseMarkerAssertion,
   streamAssertion,
-  registryStreamAssertion,
   type QueueAssertion,
   type StreamRetention,
 } from './queue-arguments';

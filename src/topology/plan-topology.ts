@@ -13,6 +13,7 @@ import {
   type CoordinationInput,
   type PlanParts,
 } from './plan-queues';
+import { planStreams, type PlanStreams } from './plan-streams';
 import { exchangeArguments } from './queue-arguments';
 import type { PlannedExchange, TopologyPlan } from './topology-plan';
 
@@ -27,6 +28,12 @@ export interface PlanInput extends CoordinationInput {
    * refiller.
    */
   readonly limiters?: readonly { readonly key: string; readonly maxPermits: number }[];
+  /**
+   * warren's own streams (RabbitMQ 3.9+) to plan, by kind, each with its retention (`{}`: none, kept until
+   * deleted). createWarren and warren/ops plan job-control, schedules and dead-letter-log always, history
+   * when it is on.
+   */
+  readonly streams?: PlanStreams;
 }
 
 /**
@@ -46,6 +53,7 @@ export function planTopology(input: PlanInput): TopologyPlan {
   for (const [key, decl] of Object.entries(queueDecls))
     planJobQueue(parts, key, decl, { naming, options, delay, exchangeDecls });
   planCoordinationQueues(parts, input, naming, options);
+  planStreams(parts, input.streams ?? {}, naming);
   // Operator requests (warren/ops) fan out to every process; each binds an exclusive queue of its own.
   parts.exchanges.push(fanoutExchange(naming.controlExchange()));
 

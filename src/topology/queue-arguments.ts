@@ -60,34 +60,19 @@ export interface StreamRetention {
 }
 
 /**
- * A stream queue (always durable: RabbitMQ requires it). Age is given in whole seconds (`<n>s`), the
- * finest unit `x-max-age` takes.
+ * A stream queue (always durable: RabbitMQ requires it; RabbitMQ 3.9 or later). Age is given in whole
+ * seconds (`<n>s`), the finest unit `x-max-age` takes. Without retention (the schedule registry: its
+ * records are the schedules, and age or size limits would silently drop them) the broker keeps every
+ * record until the stream is deleted. A stream takes no `x-expires`.
  */
-export function streamAssertion(retention: StreamRetention): QueueAssertion {
-  return {
-    durable: true,
-    exclusive: false,
-    autoDelete: false,
-    arguments: Object.freeze({
-      [X_ARGS.queueType]: 'stream',
-      [X_ARGS.maxAge]: `${Math.max(1, Math.ceil(retention.maxAgeMs / 1000))}s`,
-      [X_ARGS.maxLengthBytes]: retention.maxBytes,
-      [X_ARGS.streamMaxSegmentSizeBytes]: retention.segmentBytes,
-    }),
-  };
-}
-
-/**
- * The schedule registry: a stream without retention (its records are the schedules; age or size limits
- * would silently drop them).
- */
-export function registryStreamAssertion(): QueueAssertion {
-  return {
-    durable: true,
-    exclusive: false,
-    autoDelete: false,
-    arguments: Object.freeze({ [X_ARGS.queueType]: 'stream' }),
-  };
+export function streamAssertion(retention: StreamRetention | undefined): QueueAssertion {
+  const args: Record<string, unknown> = { [X_ARGS.queueType]: 'stream' };
+  if (retention !== undefined) {
+    args[X_ARGS.maxAge] = `${Math.max(1, Math.ceil(retention.maxAgeMs / 1000))}s`;
+    args[X_ARGS.maxLengthBytes] = retention.maxBytes;
+    args[X_ARGS.streamMaxSegmentSizeBytes] = retention.segmentBytes;
+  }
+  return { durable: true, exclusive: false, autoDelete: false, arguments: Object.freeze(args) };
 }
 
 /**

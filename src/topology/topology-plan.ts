@@ -1,8 +1,8 @@
-import type { JobDefinition } from '../core';
+import { TopologyError, type JobDefinition } from '../core';
 import type { ExchangeType, QueueType } from './define-topology';
 import type { DelayPlan } from './delay-levels';
 import type { TopologyNaming } from './naming';
-import type { QueueAssertion } from './queue-arguments';
+import type { QueueAssertion, StreamRetention } from './queue-arguments';
 
 /**
  * The plan: every entity warren declares, in declaration order, with every derived name. Plain, immutable
@@ -74,18 +74,62 @@ export interface PlannedPermitQueue extends PlannedQueueBase {
   readonly role: 'permit';
 }
 
-/** A queue of the plan, told apart by `role`: only a job queue has a key, a parking queue and a priority. */
+/**
+ * What each of warren's own streams holds: `job-control` (cancel, promote, reschedule records),
+ * `schedules` (the run-time schedule registry), `dead-letter-log` (every dead letter of the namespace, with
+ * replay and purge markers), `history` (job lifecycle events, planned only when the history is on).
+ */
+export type StreamKind = 'job-control' | 'schedules' | 'dead-letter-log' | 'history';
+
+/**
+ * One of warren's own streams (RabbitMQ 3.9+): read by offset without consuming, so it can be read again
+ * and again. Planned like every other queue: declared with the plan, compared by `topology diff`, deleted by
+ * `deleteTopology`. Always durable, never with `x-expires` (a stream takes none).
+ */
+export interface PlannedStream {
+  readonly role: 'stream';
+  readonly stream: StreamKind;
+  readonly name: string;
+  readonly type: 'stream';
+  /** Age and size limits, each enforced a segment at a time; undefined: kept until deleted. */
+  readonly retention: StreamRetention | undefined;
+  readonly assertion: QueueAssertion;
+}
+
+/**
+ * A queue of the plan, told apart by `role`: only a job queue has a key, a parking queue and a priority;
+ * only a stream has a retention.
+ */
 export type PlannedQueue =
   | PlannedJobQueue
   | PlannedDeadQueue
   | PlannedDelayQueue
   | PlannedLeaderQueue
   | PlannedLedgerQueue
-  | PlannedPermitQueue;
+  | PlannedPermitQueue
+  | PlannedStream;
 
 /** Whether a planned queue is a job queue (narrows it to {@link PlannedJobQueue}). */
 export function isJobQueue(queue: PlannedQueue): queue is PlannedJobQueue {
   return queue.role === 'job';
+}
+
+/** Whether a planned queue is a stream (narrows it to {@link PlannedStream}). */
+export function isStream(queue: PlannedQueue): queue is PlannedStream {
+  return queue.role === 'stream';
+}
+
+/** The planned stream of a kind, or undefined when the plan has none (the history while it is off). */
+export function plannedStream(plan: TopologyPlan, kind: StreamKind): PlannedStream | undefined {
+  return plan.queues.find((q): q is PlannedStream => isStream(q) && q.stream === kind);
+}
+
+/** The planned stream of a kind; a plan without it (made without `streams`) is a TopologyError. */
+export function requireStream(plan: TopologyPlan, kind: StreamKind): PlannedStream {
+  const stream = plannedStream(plan, kind);
+  if (stream === undefined)
+    throw new TopologyError(`the topology plan has no ${kind} stream (plan it with streams['${kind}'])`);
+  return stream;
 }
 
 export interface PlannedBinding {

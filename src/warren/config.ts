@@ -18,7 +18,10 @@ import {
 } from '../core';
 import { readJobDefinition } from '../decorators';
 import { resolvePublisherOptions, type ResolvedPublisherOptions } from '../publisher';
-import { planTopology, type TopologyPlan } from '../topology';
+import { planTopology, type PlanStreams, type StreamRetention, type TopologyPlan } from '../topology';
+import { resolveDeadLetterLogOptions } from '../dead-letter-log';
+import { resolveHistoryOptions } from '../history';
+import { JOB_CONTROL_RETENTION } from '../job-control';
 import { resolveWorkerOptions, type RegisteredJob, type ResolvedWorkerOptions } from '../worker';
 import { planSlipJobs, slipJobName, type SlipSeal } from '../workflow';
 import { slipSeal } from './slip-seal';
@@ -155,10 +158,12 @@ export function resolveWarrenConnectionOptions(
 
 /**
  * The topology plan of a configuration: its declared topology, its jobs, the leader-election queues if
- * this process schedules, and the permit queues of its rate limits. createWarren and warren/ops alike.
+ * this process schedules, the permit queues of its rate limits, and warren's own streams (job control and
+ * schedule registry always, the dead-letter log and the history when given) with the retention the options
+ * give. createWarren and warren/ops alike.
  */
 export function planWarrenTopology(
-  options: Pick<WarrenOptions, 'topology' | 'namespace' | 'delay' | 'queues'>,
+  options: Pick<WarrenOptions, 'topology' | 'namespace' | 'delay' | 'queues' | 'history' | 'deadLetterLog'>,
   definitions: readonly JobDefinition[],
   scheduling: Pick<CronDeclarations, 'scheduler'>,
   limiters: DeclaredLimiters,
@@ -173,7 +178,32 @@ export function planWarrenTopology(
       key: limiter.key,
       maxPermits: limiter.max,
     })),
+    streams: planStreamsOf(options),
   });
+}
+
+/**
+ * The streams of a configuration, each with its retention as its options resolve it: the job-control and
+ * schedule streams always (any process may cancel or add a schedule); the dead-letter log and the history
+ * only when their options are given, so that a process without them never declares them with other
+ * retention than the processes that have them (a 406 at apply).
+ */
+function planStreamsOf(options: Pick<WarrenOptions, 'history' | 'deadLetterLog'>): PlanStreams {
+  const streams: { -readonly [K in keyof PlanStreams]: PlanStreams[K] } = {
+    'job-control': { retention: JOB_CONTROL_RETENTION },
+    schedules: {},
+  };
+  if (options.deadLetterLog !== undefined) {
+    const { collect: _collect, ...deadLetterLog } = options.deadLetterLog;
+    streams['dead-letter-log'] = { retention: retentionOf(resolveDeadLetterLogOptions(deadLetterLog)) };
+  }
+  if (options.history !== undefined)
+    streams.history = { retention: retentionOf(resolveHistoryOptions(options.history)) };
+  return streams;
+}
+
+function retentionOf({ maxAgeMs, maxBytes, segmentBytes }: StreamRetention): StreamRetention {
+  return { maxAgeMs, maxBytes, segmentBytes };
 }
 
 /** The handler instances by job name, each with its definition; a class or a second handler is refused. */

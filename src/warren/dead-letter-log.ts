@@ -2,7 +2,7 @@ import type { ConfirmPublisher, ConnectionManager } from '../connection';
 import type { Logger } from '../core';
 import { DeadLetterLog, resolveDeadLetterLogOptions, type DeadLetterLogOptions } from '../dead-letter-log';
 import type { RecordTrust } from '../records';
-import type { TopologyPlan } from '../topology';
+import { requireStream, type TopologyPlan } from '../topology';
 
 /** `createWarren({ deadLetterLog })`: the log's retention, and whether this process feeds it. */
 export interface WarrenDeadLetterLogOptions extends DeadLetterLogOptions {
@@ -28,10 +28,12 @@ export function createDeadLetterLog(
 ): DeadLetterLog | undefined {
   if (input === undefined || input.collect === false) return undefined;
   const { collect: _collect, ...retention } = input;
+  const stream = requireStream(plan, 'dead-letter-log');
   return new DeadLetterLog({
     openChannel: () => manager.openChannel(),
     send: (message) => confirms.send(message),
-    stream: plan.naming.deadLetterLog(),
+    stream: stream.name,
+    assertion: stream.assertion,
     queues: plan.queues
       .filter((q) => q.role === 'job')
       .map((q) => ({ key: q.key, name: q.name, deadQueue: q.deadQueue })),

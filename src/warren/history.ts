@@ -1,9 +1,9 @@
 import { hostname } from 'node:os';
-import { withThrowawayChannel, type ConnectionManager } from '../connection';
+import type { ConnectionManager } from '../connection';
 import type { EmitEvent, Logger, PublishedJob, PublishOptions, WarrenEvents } from '../core';
 import { firstLine, HistoryWriter, resolveHistoryOptions, type HistoryOptions } from '../history';
 import type { RecordTrust } from '../records';
-import { streamAssertion, type TopologyPlan } from '../topology';
+import { requireStream, type TopologyPlan } from '../topology';
 
 /** The part of a warren instance the history listens to. */
 interface EventSource {
@@ -13,14 +13,14 @@ interface EventSource {
 /** The history of an instance: its writer, and the reconnect step that declares the stream and opens it. */
 export interface WarrenHistory {
   readonly writer: HistoryWriter;
-  /** Declares the history stream and opens the writer's channel (a step of reconnect-steps.ts). */
+  /** Opens the writer's channel (a step of reconnect-steps.ts, after the topology step declared the stream). */
   readonly open: () => Promise<void>;
 }
 
 /**
- * `createWarren({ history })`: the writer of the history stream, declared and opened on every
- * (re)connect by `open`; undefined when history is off (the default: it costs CPU on the job path, see
- * README). Then {@link recordHistory}.
+ * `createWarren({ history })`: the writer of the history stream (a stream of the plan, declared by the
+ * topology step before `open`), opened on every (re)connect by `open`; undefined when history is off (the
+ * default: it costs CPU on the job path, see README). Then {@link recordHistory}.
  */
 export function createHistory(
   input: HistoryOptions | undefined,
@@ -32,7 +32,7 @@ export function createHistory(
 ): WarrenHistory | undefined {
   if (input === undefined) return undefined;
   const options = resolveHistoryOptions(input);
-  const stream = plan.naming.jobHistory();
+  const stream = requireStream(plan, 'history').name;
   const writer = new HistoryWriter(
     stream,
     options,
@@ -40,14 +40,8 @@ export function createHistory(
     log,
     trust,
   );
-  const open = async () => {
-    await withThrowawayChannel(
-      () => manager.openChannel(),
-      (channel) => channel.assertQueue(stream, streamAssertion(options)),
-    );
-    await writer.open(() => manager.openChannel());
-  };
-  return { writer, open };
+  // The stream is in the plan (planWarrenTopology): the topology step before this one declares it.
+  return { writer, open: () => writer.open(() => manager.openChannel()) };
 }
 
 /** Records each job's lifecycle by listening to the instance's own events. */

@@ -2,7 +2,7 @@ import type { ConfirmPublisher, ConnectionManager } from '../connection';
 import { ConfigurationError, MAX_DELAY_MS, validationMessage } from '../core';
 import { JobControl } from '../job-control';
 import type { RecordTrust } from '../records';
-import type { TopologyPlan } from '../topology';
+import { requireStream, type TopologyPlan } from '../topology';
 
 /** When a rescheduled delayed job runs: at `runAt`, or `delayMs` from now. */
 export type RescheduleOptions = { readonly runAt: Date } | { readonly delayMs: number };
@@ -18,8 +18,10 @@ export function createJobControl(
   timeoutMs: number,
   trust: RecordTrust,
 ): JobControl {
+  const stream = requireStream(plan, 'job-control');
   return new JobControl({
-    stream: plan.naming.jobControl(),
+    stream: stream.name,
+    assertion: stream.assertion,
     delay: plan.delay,
     openChannel: () => manager.openChannel(),
     send: (message) => confirms.send(message),

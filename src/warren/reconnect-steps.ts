@@ -26,7 +26,7 @@ interface OpensOn {
 export interface ReconnectParts {
   /** Declares the plan (checking the broker's features first). */
   readonly reapplyTopology: () => Promise<void>;
-  /** Declares the history stream and opens its writer; undefined when history is off. */
+  /** Opens the history writer (the topology step declared its stream); undefined when history is off. */
   readonly history: { open(): Promise<void> } | undefined;
   /** The control listener: an operator's pauses, read before any consumer opens. */
   readonly controlListener: OpensOn;

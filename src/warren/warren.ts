@@ -9,7 +9,6 @@ import {
   type WarrenEvents,
 } from '../core';
 import type { JobClass, JobData } from '../decorators';
-import { withThrowawayChannel } from '../connection';
 import type { Outbox } from '../outbox';
 import type { ResultHandle } from '../publisher';
 import { deleteTopology, type TopologyPlan } from '../topology';
@@ -211,21 +210,16 @@ export class Warren<TJobs extends object = WarrenJobs> extends EventEmitter<Warr
   }
 
   /**
-   * Deletes every queue and exchange of this instance's plan, messages included, and the namespace's
-   * job-control and history streams (declared on first use, outside the plan). For tests and tooling.
-   * Stops this instance's consumers first (running jobs get the grace period): they would otherwise
-   * re-declare the queues they lost. Publishing still works until `close()`.
+   * Deletes every queue, stream and exchange of this instance's plan, messages and records included
+   * (the job-control, schedule, dead-letter-log and history streams are in the plan). For tests and
+   * tooling. Stops this instance's consumers first (running jobs get the grace period): they would
+   * otherwise re-declare the queues they lost. Publishing still works until `close()`.
    */
   async deleteTopology(): Promise<void> {
     const { worker, jobControl, plan, manager, shutdownGraceMs } = this.#parts;
     await worker.stop(shutdownGraceMs);
     await jobControl.stop();
-    const openChannel = () => manager.openChannel();
-    await deleteTopology(plan, openChannel);
-    await withThrowawayChannel(openChannel, async (channel) => {
-      await channel.deleteQueue(plan.naming.jobControl());
-      await channel.deleteQueue(plan.naming.jobHistory());
-    });
+    await deleteTopology(plan, () => manager.openChannel());
   }
 
   // Deprecated aliases (deprecated-aliases.ts), kept for one minor release: Warren's methods before its facades.

@@ -104,6 +104,18 @@ describe('the warren command', () => {
     assert.equal(run.code, 0, run.stderr);
     assert.match(run.stdout, new RegExp(`exchange +${namespace}\\.warren\\.control +fanout durable`));
     assert.match(run.stdout, new RegExp(`queue +${namespace}\\.email +job durable`));
+    // warren's own streams are rows of the plan too, with their retention
+    assert.match(
+      run.stdout,
+      new RegExp(
+        `queue +${namespace}\\.warren\\.job-control +stream durable x-queue-type="stream" x-max-age="31708800s"`,
+      ),
+    );
+    assert.match(
+      run.stdout,
+      new RegExp(`queue +${namespace}\\.warren\\.schedules +stream durable x-queue-type="stream"\n`),
+    );
+    assert.doesNotMatch(run.stdout, /warren\.dead-log/, 'the log is planned only with deadLetterLog');
   });
 
   it('lists queues and processes, as tables and as JSON', async () => {
@@ -183,6 +195,18 @@ describe('the warren command', () => {
       const run = await runCli(['topology', 'apply', '--yes'], { cwd });
       assert.equal(run.code, 0, run.stderr);
       assert.equal((await ops.queues())[0]!.exists, true);
+      // the streams are applied with the plan: diff finds nothing missing, verify checks each one
+      const withManagement = ['--management-url', MANAGEMENT_URL];
+      const diff = await runCli(['topology', 'diff', ...withManagement], { cwd });
+      assert.equal(diff.code, 0, diff.stdout + diff.stderr);
+      assert.equal(diff.stdout.trim(), 'in sync: the broker matches the plan');
+      const verify = await runCli(['topology', 'verify', '--json', ...withManagement], { cwd });
+      assert.equal(verify.code, 0, verify.stdout + verify.stderr);
+      const checks = (JSON.parse(verify.stdout) as { checks: { subject: string; check: string }[] }).checks;
+      assert.deepEqual(
+        checks.filter((c) => c.subject === `${namespace}.warren.job-control`).map((c) => c.check),
+        ['exists', 'queue type'],
+      );
     } finally {
       await ops.close();
       await deletePlanEntities(ops.plan);
@@ -217,7 +241,7 @@ describe('the warren command', () => {
       url.username = user.name;
       url.password = user.password;
       const inUrl = await runCli(['topology', 'verify', '--management-url', url.href], { cwd });
-      assert.equal(inUrl.code, 0, inUrl.stderr);
+      assert.equal(inUrl.code, 0, inUrl.stdout + inUrl.stderr);
       assert.match(inUrl.stdout, /^ +SUBJECT +CHECK/);
       const env = {
         WARREN_MANAGEMENT_URL: MANAGEMENT_URL,
@@ -311,10 +335,6 @@ describe('the warren command', () => {
       assert.equal(forged?.host, `host${HOSTILE}`, '--json keeps the exact value, escaped as JSON');
     } finally {
       await raw.close();
-      const connection = await rawConnection();
-      const channel = await connection.createChannel();
-      await channel.deleteQueue(naming.deadLetterLog()).catch(() => undefined);
-      await connection.close();
     }
   });
 });

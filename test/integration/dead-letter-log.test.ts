@@ -5,14 +5,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createOps, UnknownQueueError, type WarrenOps } from '../../src/ops';
 import { ConfigurationError } from '../../src';
-import { createNaming } from '../../src/topology';
 import { Charge, ChargeSwitch, deadLogOptions, Refund, StalePing } from '../fixtures/dead-log-jobs';
-import { cleanup, rawConnection, testNamespace, testWarren } from '../support/test-broker';
+import { cleanup, deletePlanEntities, testNamespace, testWarren } from '../support/test-broker';
 import { ROOT, runCli } from '../support/run-cli';
 import { waitFor } from '../support/wait-for';
 
 const opened: WarrenOps[] = [];
-const streams: string[] = [];
 
 function opsFor(namespace: string, extra: Parameters<typeof createOps>[0] = {}): WarrenOps {
   const ops = createOps({ ...deadLogOptions(namespace), replyTimeoutMs: 500, ...extra });
@@ -21,7 +19,6 @@ function opsFor(namespace: string, extra: Parameters<typeof createOps>[0] = {}):
 }
 
 async function startWorker(namespace: string, state: ChargeSwitch, retention = {}) {
-  streams.push(createNaming(namespace).deadLetterLog());
   const warren = await testWarren({
     ...deadLogOptions(namespace),
     deadLetterLog: retention,
@@ -43,12 +40,12 @@ async function deadLetters(ops: WarrenOps, n: number, filter = {}) {
 
 describe('dead-letter log', () => {
   afterEach(async () => {
-    for (const ops of opened.splice(0)) await ops.close();
+    // every stream is in the plans: the warrens' (cleanup) and the ops clients' (some tests apply only those)
+    for (const ops of opened.splice(0)) {
+      await ops.close();
+      await deletePlanEntities(ops.plan);
+    }
     await cleanup();
-    const connection = await rawConnection();
-    const channel = await connection.createChannel();
-    for (const stream of streams.splice(0)) await channel.deleteQueue(stream).catch(() => undefined);
-    await connection.close();
   });
 
   it('logs warren’s and the broker’s dead letters; pages read them again without consuming', async () => {
@@ -90,7 +87,6 @@ describe('dead-letter log', () => {
   it('moves letters the broker dead-lettered (TTL) from the parking queue into the log', async () => {
     const namespace = testNamespace('dlog');
     const ops = opsFor(namespace);
-    streams.push(createNaming(namespace).deadLetterLog());
     await ops.topology.apply();
     // No process runs: the job expires in `stale` and the broker parks it; `collect` moves it.
     await ops.publish('stale.ping', { n: 1 });
@@ -230,13 +226,7 @@ describe('dead-letter log', () => {
 });
 
 describe('warren dead', () => {
-  afterEach(async () => {
-    await cleanup();
-    const connection = await rawConnection();
-    const channel = await connection.createChannel();
-    for (const stream of streams.splice(0)) await channel.deleteQueue(stream).catch(() => undefined);
-    await connection.close();
-  });
+  afterEach(cleanup);
 
   function deadConfig(namespace: string): string {
     const dir = mkdtempSync(join(tmpdir(), 'warren-dead-'));

@@ -14,6 +14,7 @@ import {
 } from '../support/test-broker';
 import { nextEvent, passTime, waitFor } from '../support/wait-for';
 import { planOf } from '../../src/warren';
+import { READ_AHEAD_SETTLE_MS } from '../../src/job-control';
 
 const topology = defineTopology({ queues: { reports: {} } });
 const UNIT_MS = 100;
@@ -187,7 +188,7 @@ describe('cancel, promote and reschedule delayed jobs', () => {
     );
   });
 
-  it('a worker reads an existing control stream as it starts and after a reconnect, before any delayed job; a new one is left to the first', async () => {
+  it('a worker reads the planned control stream as it starts, after a settle wait, and at once after a reconnect', async () => {
     const namespace = testNamespace('jc');
     const worker = await testWarren({
       namespace,
@@ -195,25 +196,22 @@ describe('cancel, promote and reschedule delayed jobs', () => {
       handlers: [new BuildReport()],
       connection: { connectionName: `${namespace} worker` },
     });
-    const publisher = await testWarren({ namespace, topology, jobs: [BuildReport] });
     const stream = planOf(worker).naming.jobControl();
-    // each read appends the reader's own mark record; the stream exists once something used it
+    // each read appends the reader's own mark record
     const records = () => streamRecords(stream);
-    await publisher.publish('report.build', { n: 1 }, { jobId: 'no-delay' });
+    assert.equal(await records(), 0, 'the stream is declared with the plan, before anything used it');
+    const startedAt = Date.now();
     await worker.start();
     await passTime(300);
-    // workers starting together must not create it: a consumer racing its creation loses its connection
-    assert.equal(await records(), undefined, 'no stream is created at start');
-    await publisher.delayed.cancel('never-published');
-    await waitFor(async () => (await records()) === 1, { what: 'the cancel record' });
+    // workers starting together declare it together: a consumer racing its creation loses its connection
+    assert.equal(await records(), 0, 'no read within the settle wait');
+    await waitFor(async () => (await records()) === 1, { what: 'the worker to read the stream' });
+    assert.ok(Date.now() - startedAt >= READ_AHEAD_SETTLE_MS);
     const reconnected = nextEvent(worker, 'connected', () => true, 15_000);
     assert.ok((await closeConnectionsNamed(`${namespace} worker`)) >= 1);
     await reconnected;
     // left to the first delayed job, this read made that job run tens of milliseconds late
     await waitFor(async () => (await records()) === 2, { what: 'the reconnected worker to read the stream' });
-    const second = await testWarren({ namespace, topology, handlers: [new BuildReport()] });
-    await second.start();
-    await waitFor(async () => (await records()) === 3, { what: 'a starting worker to read the stream' });
     await worker.deleteTopology();
     assert.equal(await records(), undefined, 'deleteTopology deletes the stream');
   });

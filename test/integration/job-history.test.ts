@@ -5,16 +5,8 @@ import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { defineTopology, Job, type JobHandler } from '../../src';
 import { createOps, type JobState, type WarrenOps } from '../../src/ops';
-import { createNaming } from '../../src/topology';
 import { runCli } from '../support/run-cli';
-import {
-  BROKER_URL,
-  cleanup,
-  rawConnection,
-  testNamespace,
-  testProfile,
-  testWarren,
-} from '../support/test-broker';
+import { BROKER_URL, cleanup, testNamespace, testProfile, testWarren } from '../support/test-broker';
 import { waitFor } from '../support/wait-for';
 
 const topology = defineTopology({ queues: { work: {} } });
@@ -34,7 +26,6 @@ class StepJob implements JobHandler<Step> {
 }
 
 const opened: WarrenOps[] = [];
-const streams: string[] = [];
 
 function options(namespace: string) {
   return { ...testProfile(namespace), topology, jobs: [StepJob] };
@@ -54,16 +45,12 @@ describe('job history: where is job X?', () => {
   afterEach(async () => {
     for (const release of held.splice(0)) release();
     for (const ops of opened.splice(0)) await ops.close();
+    // the history stream is in each warren's plan (history on): cleanup deletes it with the rest
     await cleanup();
-    const connection = await rawConnection();
-    const channel = await connection.createChannel();
-    for (const stream of streams.splice(0)) await channel.deleteQueue(stream).catch(() => undefined);
-    await connection.close();
   });
 
   it('follows a job through waiting, delayed, running, completed, retrying and dead', async () => {
     const namespace = testNamespace('hist');
-    streams.push(createNaming(namespace).jobHistory());
     const warren = await testWarren({
       ...options(namespace),
       handlers: [new StepJob()],

@@ -9,6 +9,7 @@ import { BuildReport, opsAppOptions, SendEmail, type JobLog } from '../fixtures/
 import {
   cleanup,
   deletePlanEntities,
+  MANAGEMENT_URL,
   rawConnection,
   testNamespace,
   testWarren,
@@ -253,6 +254,71 @@ describe('warren/ops against the broker', () => {
     } finally {
       await deletePlanEntities(ops.plan);
     }
+  });
+
+  it("plans, diffs and verifies warren's own streams like every queue, and deleteTopology leaves none", async () => {
+    const namespace = testNamespace('ops');
+    const history = { maxAgeMs: 3_600_000, maxBytes: 64 * 1024 ** 2, segmentBytes: 4 * 1024 ** 2 };
+    const warren = await testWarren({
+      ...opsAppOptions(namespace),
+      handlers: [new SendEmail([]), new BuildReport()],
+      history: { ...history, flushMs: 20 },
+      deadLetterLog: {},
+    });
+    await warren.start();
+    const management = { url: MANAGEMENT_URL };
+    const ops = createOps({ ...opsAppOptions(namespace), history, deadLetterLog: {}, management });
+    opened.push(ops);
+    const streams = ['job-control', 'schedules', 'dead-log', 'history'].map(
+      (s) => `${namespace}.warren.${s}`,
+    );
+    const rows = ops.topology.plan().filter((e) => e.settings.startsWith('stream '));
+    assert.deepEqual(
+      rows.map((e) => `${e.entity} ${e.name}`),
+      streams.map((name) => `queue ${name}`),
+    );
+    assert.match(rows[3]!.settings, /x-queue-type="stream" x-max-age="3600s" x-max-length-bytes=67108864/);
+    assert.equal(
+      rows[1]!.settings,
+      'stream durable x-queue-type="stream"',
+      'the registry keeps every record',
+    );
+
+    assert.deepEqual((await ops.topology.diff()).drift, [], 'the streams the worker declared are planned');
+    const report = await ops.topology.verify();
+    assert.equal(report.ok, true, JSON.stringify(report.checks.filter((c) => !c.ok)));
+    for (const name of streams)
+      assert.deepEqual(
+        report.checks.filter((c) => c.subject === name).map((c) => `${c.check} ${c.ok}`),
+        ['exists true', 'queue type true'],
+      );
+
+    // Retention is compared like any argument; a history the ops config does not plan is extra.
+    const shorter = createOps({
+      deadLetterLog: {},
+      ...opsAppOptions(namespace),
+      history: { ...history, maxAgeMs: 60_000 },
+      management,
+    });
+    const noHistory = createOps({ ...opsAppOptions(namespace), deadLetterLog: {}, management });
+    opened.push(shorter, noHistory);
+    assert.deepEqual(
+      (await shorter.topology.diff()).drift.map((d) => `${d.kind} ${d.name} ${d.differences.join('; ')}`),
+      [`different ${streams[3]} x-max-age: planned "60s", broker "3600s"`],
+    );
+    assert.deepEqual(
+      (await noHistory.topology.diff()).drift.map((d) => `${d.kind} ${d.entity} ${d.name}`),
+      [`extra queue ${streams[3]}`],
+    );
+
+    await warren.deleteTopology();
+    const left = (await ops.topology.diff()).drift;
+    assert.ok(left.length > 0 && left.every((d) => d.kind === 'missing'), JSON.stringify(left));
+    for (const name of streams)
+      assert.ok(
+        left.some((d) => d.name === name),
+        `${name} deleted`,
+      );
   });
 });
 

@@ -2,11 +2,9 @@ import { afterEach, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { defineTopology, Job, type JobContext, type JobHandler } from '../../src';
 import { createOps, type WarrenOps } from '../../src/ops';
-import { createNaming } from '../../src/topology';
 import {
   cleanup,
   closeConnectionsNamed,
-  rawConnection,
   testNamespace,
   testProfile,
   testWarren,
@@ -32,15 +30,11 @@ class ImportRows implements JobHandler<{ rows: number; hold?: boolean }> {
 
 describe('progress', () => {
   const opened: WarrenOps[] = [];
-  const streams: string[] = [];
   afterEach(async () => {
     for (const release of held.splice(0)) release();
     for (const ops of opened.splice(0)) await ops.close();
+    // the history stream is in each warren's plan (history on): cleanup deletes it with the rest
     await cleanup();
-    const connection = await rawConnection();
-    const channel = await connection.createChannel();
-    for (const stream of streams.splice(0)) await channel.deleteQueue(stream).catch(() => undefined);
-    await connection.close();
   });
 
   it('coalesces reports to one event per 100 ms, the last value before completed', async () => {
@@ -67,7 +61,6 @@ describe('progress', () => {
 
   it('records the last progress in the job history: ops.job(id) on another instance shows it', async () => {
     const namespace = testNamespace('prog');
-    streams.push(createNaming(namespace).jobHistory());
     const worker = await testWarren({
       namespace,
       topology,
@@ -101,7 +94,6 @@ describe('progress', () => {
 
   it('keeps recording progress after the worker reconnects: the redelivered run reports and completes', async () => {
     const namespace = testNamespace('prog');
-    streams.push(createNaming(namespace).jobHistory());
     const worker = await testWarren({
       namespace,
       topology,

@@ -21,7 +21,14 @@ import {
   writeOnly,
   type BrokerUser,
 } from '../support/broker-user';
-import { BROKER_URL, cleanup, rawConnection, testNamespace, testWarren } from '../support/test-broker';
+import {
+  BROKER_URL,
+  cleanup,
+  deletePlanEntities,
+  rawConnection,
+  testNamespace,
+  testWarren,
+} from '../support/test-broker';
 import { nextEvent, waitFor } from '../support/wait-for';
 
 /**
@@ -60,7 +67,6 @@ class Coded implements JobHandler<{ from: string }> {
 
 const users: BrokerUser[] = [];
 const opened: WarrenOps[] = [];
-const streams: string[] = [];
 
 async function foreignUser(permissions = DEFAULT_EXCHANGE_ONLY): Promise<BrokerUser> {
   const user = await createBrokerUser('forger', permissions);
@@ -139,23 +145,7 @@ async function within<T>(ms: number, promise: Promise<T>, what: string): Promise
   }
 }
 
-async function deleteStreams(): Promise<void> {
-  const connection = await rawConnection();
-  try {
-    for (const stream of streams.splice(0)) {
-      const channel = await connection.createChannel();
-      channel.on('error', () => undefined);
-      await channel.deleteQueue(stream).catch(() => undefined);
-      await channel.close().catch(() => undefined);
-    }
-  } finally {
-    await connection.close().catch(() => undefined);
-  }
-}
-
 async function worker(namespace: string, options: Record<string, unknown> = {}): Promise<Warren<object>> {
-  const plan = (await import('../../src/topology')).createNaming(namespace);
-  streams.push(plan.deadLetterLog(), plan.scheduleRegistry());
   const warren = await testWarren({
     namespace,
     topology,
@@ -181,9 +171,12 @@ async function witnessTicks(w: Warren<object>): Promise<void> {
 }
 
 afterEach(async () => {
-  for (const ops of opened.splice(0)) await ops.close().catch(() => undefined);
+  // every stream is in the plans (the warrens' and the ops clients'): deleted with the rest
+  for (const ops of opened.splice(0)) {
+    await ops.close().catch(() => undefined);
+    await deletePlanEntities(ops.plan);
+  }
   await cleanup();
-  await deleteStreams();
   for (const user of users.splice(0)) await deleteBrokerUser(user);
   runs.length = 0;
 });

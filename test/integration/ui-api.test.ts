@@ -3,10 +3,9 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import type { Warren } from '../../src';
 import { createOps, type WarrenOps } from '../../src/ops';
-import { createNaming } from '../../src/topology';
 import { type AuditEntry, type DashboardServer, startDashboardServer } from '../../src/ui';
 import { Charge, ChargeSwitch, deadLogOptions, Refund, StalePing } from '../fixtures/dead-log-jobs';
-import { cleanup, rawConnection, testNamespace, testWarren } from '../support/test-broker';
+import { cleanup, testNamespace, testWarren } from '../support/test-broker';
 import { waitFor } from '../support/wait-for';
 
 describe('dashboard API', () => {
@@ -36,10 +35,6 @@ describe('dashboard API', () => {
     await server?.close();
     await ops?.close();
     await cleanup();
-    const connection = await rawConnection();
-    const channel = await connection.createChannel();
-    await channel.deleteQueue(createNaming(namespace).deadLetterLog()).catch(() => undefined);
-    await connection.close();
   });
 
   async function admin() {

@@ -10,10 +10,9 @@ import { join } from 'node:path';
 import { type Browser, chromium, type Page } from 'playwright-core';
 import type { Warren } from '../../src';
 import { createOps, type WarrenOps } from '../../src/ops';
-import { createNaming } from '../../src/topology';
 import { type AuditEntry, type DashboardServer, startDashboardServer } from '../../src/ui';
 import { Charge, ChargeSwitch, deadLogOptions, Refund, StalePing } from '../fixtures/dead-log-jobs';
-import { cleanup, rawConnection, testNamespace, testWarren } from '../support/test-broker';
+import { cleanup, testNamespace, testWarren } from '../support/test-broker';
 import { ROOT } from '../support/run-cli';
 import { waitFor } from '../support/wait-for';
 
@@ -64,11 +63,6 @@ describe('dashboard in a browser', () => {
     await server?.close();
     await ops?.close();
     await cleanup();
-    const connection = await rawConnection();
-    const channel = await connection.createChannel();
-    await channel.deleteQueue(createNaming(namespace).deadLetterLog()).catch(() => undefined);
-    await channel.deleteQueue(createNaming(namespace).jobHistory()).catch(() => undefined);
-    await connection.close();
   });
 
   async function open(role: 'admin' | 'operator' | 'viewer'): Promise<Page> {

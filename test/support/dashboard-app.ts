@@ -5,10 +5,9 @@
  */
 import type { Warren } from '../../src';
 import { createOps, type WarrenOps } from '../../src/ops';
-import { createNaming } from '../../src/topology';
 import { type DashboardServer, type DashboardServerOptions, startDashboardServer } from '../../src/ui';
 import { Charge, ChargeSwitch, deadLogOptions, Refund, StalePing } from '../fixtures/dead-log-jobs';
-import { cleanup, rawConnection, testWarren } from './test-broker';
+import { cleanup, testWarren } from './test-broker';
 
 export interface DashboardApp {
   readonly warren: Warren<object>;
@@ -41,10 +40,6 @@ export async function startDashboardApp(namespace: string): Promise<DashboardApp
       for (const server of servers) await server.close();
       await ops.close();
       await cleanup();
-      const connection = await rawConnection();
-      const channel = await connection.createChannel();
-      await channel.deleteQueue(createNaming(namespace).deadLetterLog()).catch(() => undefined);
-      await connection.close();
     },
   };
 }

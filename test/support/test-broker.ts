@@ -59,7 +59,7 @@ export async function cleanup(): Promise<void> {
   }
 }
 
-/** Deletes a plan's queues and exchanges over a fresh connection (the warren may be closed already). */
+/** Deletes a plan's queues, streams and exchanges over a fresh connection (the warren may be closed already). */
 export async function deletePlanEntities(plan: TopologyPlan): Promise<void> {
   const connection = await amqp.connect(BROKER_URL);
   try {
@@ -71,9 +71,6 @@ export async function deletePlanEntities(plan: TopologyPlan): Promise<void> {
     }
     const ch = await connection.createChannel();
     ch.on('error', () => undefined);
-    // Declared only once a delayed job came due or a job-control action ran; the history only when on.
-    await ch.deleteQueue(plan.naming.jobControl()).catch(() => undefined);
-    await ch.deleteQueue(plan.naming.jobHistory()).catch(() => undefined);
     for (const exchange of plan.exchanges) await ch.deleteExchange(exchange.name).catch(() => undefined);
     await ch.close().catch(() => undefined);
   } finally {

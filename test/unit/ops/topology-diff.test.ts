@@ -11,6 +11,10 @@ const plan = planTopology({
   }),
   jobs: [],
   options: resolveTopologyOptions({ namespace: 'app', delay: { levels: 2 } }),
+  streams: {
+    'job-control': { retention: { maxAgeMs: 3_600_000, maxBytes: 1000, segmentBytes: 100 } },
+    schedules: {},
+  },
 });
 
 /** The broker exactly as the plan says, plus a process's control queue and a pause marker. */
@@ -69,6 +73,46 @@ describe('diffTopology and verifyTopology', () => {
   it('find no drift when the broker matches, ignoring control queues and pause markers', () => {
     assert.deepEqual(diffTopology(plan, brokerOfPlan()), { inSync: true, drift: [] });
     assert.equal(verifyTopology(plan, brokerOfPlan()).ok, true);
+  });
+
+  it('compares the planned streams like every queue: retention, type, and a stream of the namespace not planned', () => {
+    const broker = brokerOfPlan();
+    const drifted: BrokerState = {
+      ...broker,
+      queues: [
+        ...broker.queues
+          .filter((q) => q.name !== 'app.warren.schedules')
+          .map((q) =>
+            q.name === 'app.warren.job-control'
+              ? { ...q, arguments: { ...q.arguments, 'x-max-age': '60s' } }
+              : q,
+          ),
+        { ...broker.queues.find((q) => q.name === 'app.warren.job-control')!, name: 'app.warren.history' },
+      ],
+    };
+    assert.deepEqual(
+      diffTopology(plan, drifted).drift.map((d) => `${d.kind} ${d.name} ${d.differences.join('; ')}`),
+      [
+        'different app.warren.job-control x-max-age: planned "3600s", broker "60s"',
+        'missing app.warren.schedules ',
+        'extra app.warren.history ',
+      ],
+    );
+    const failed = verifyTopology(plan, drifted).checks.filter((c) => !c.ok);
+    assert.deepEqual(
+      failed.map((c) => `${c.subject} ${c.check}`),
+      ['app.warren.schedules exists'],
+    );
+    const classic = {
+      ...broker,
+      queues: broker.queues.map((q) => (q.name === 'app.warren.schedules' ? { ...q, type: 'classic' } : q)),
+    };
+    assert.deepEqual(
+      verifyTopology(plan, classic)
+        .checks.filter((c) => !c.ok)
+        .map((c) => `${c.subject} ${c.check} ${c.detail}`),
+      ['app.warren.schedules queue type planned stream, broker classic'],
+    );
   });
 
   it('lists missing, extra and different entities', () => {

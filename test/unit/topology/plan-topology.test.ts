@@ -1,7 +1,13 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { defineTopology, TopologyError, type JobDefinition } from '../../../src';
-import { planTopology, resolveTopologyOptions } from '../../../src/topology';
+import {
+  isStream,
+  plannedStream,
+  planTopology,
+  requireStream,
+  resolveTopologyOptions,
+} from '../../../src/topology';
 
 const options = resolveTopologyOptions({ namespace: 'app', delay: { levels: 4, unitMs: 100 } });
 
@@ -113,6 +119,39 @@ describe('planTopology', () => {
           b.pattern === '*.*.*.*.app.email',
       ),
     );
+  });
+
+  it('plans the streams it is given by kind: names from topology naming, retention as x-arguments, no x-expires', () => {
+    const retention = { maxAgeMs: 90_500, maxBytes: 1000, segmentBytes: 100 };
+    const p = planTopology({
+      topology: { queues: { email: {} } },
+      jobs: [],
+      options: resolveTopologyOptions({ namespace: 'app', delay: { levels: 1 }, queueExpiresMs: 60_000 }),
+      streams: { history: { retention }, schedules: {}, 'job-control': { retention } },
+    });
+    const streams = p.queues.filter(isStream);
+    assert.deepEqual(
+      streams.map((q) => `${q.stream} ${q.name}`),
+      ['job-control app.warren.job-control', 'schedules app.warren.schedules', 'history app.warren.history'],
+    );
+    assert.equal(plannedStream(p, 'dead-letter-log'), undefined, 'a stream not given is not planned');
+    assert.throws(() => requireStream(p, 'dead-letter-log'), TopologyError);
+    const history = requireStream(p, 'history');
+    assert.equal(history.type, 'stream');
+    assert.deepEqual(history.retention, retention);
+    assert.deepEqual(history.assertion, {
+      durable: true,
+      exclusive: false,
+      autoDelete: false,
+      arguments: {
+        'x-queue-type': 'stream',
+        'x-max-age': '91s',
+        'x-max-length-bytes': 1000,
+        'x-stream-max-segment-size-bytes': 100,
+      },
+    });
+    assert.deepEqual(requireStream(p, 'schedules').assertion.arguments, { 'x-queue-type': 'stream' });
+    assert.equal(plan({ queues: { email: {} } }).queues.filter(isStream).length, 0, 'none without streams');
   });
 
   it('returns a frozen plan', () => {

@@ -10,6 +10,7 @@ import {
 } from '../../../src';
 import type { Instrumentation } from '../../../src/observability';
 import { PUBLISHER_DEFAULTS } from '../../../src/publisher';
+import { isStream } from '../../../src/topology';
 import { resolveWarrenConfig } from '../../../src/warren';
 
 const topology = defineTopology({ queues: { email: {}, reports: { maxPriority: 5 } } });
@@ -42,6 +43,28 @@ describe('resolveWarrenConfig', () => {
     assert.equal(config.instrumentation, undefined);
     assert.ok(config.plan.queues.some((q) => q.name === 'app.email' && q.role === 'job'));
     assert.equal(config.jobs.size, 0);
+  });
+
+  it('plans the job-control and schedule streams always, the dead-letter log and history when given, retention from the options', () => {
+    const streams = (options: object) =>
+      resolveWarrenConfig({ url: NOWHERE, namespace: 'app', topology, ...options })
+        .plan.queues.filter(isStream)
+        .map((q) => `${q.name} ${String(q.assertion.arguments['x-max-age'] ?? 'kept')}`);
+    assert.deepEqual(streams({}), ['app.warren.job-control 31708800s', 'app.warren.schedules kept']);
+    assert.deepEqual(streams({ deadLetterLog: {} }).at(-1), 'app.warren.dead-log 1209600s');
+    assert.deepEqual(
+      streams({ history: { maxAgeMs: 7_200_000 }, deadLetterLog: { maxAgeMs: 86_400_000, collect: false } }),
+      [
+        'app.warren.job-control 31708800s',
+        'app.warren.schedules kept',
+        'app.warren.dead-log 86400s',
+        'app.warren.history 7200s',
+      ],
+    );
+    assert.throws(
+      () => resolveWarrenConfig({ url: NOWHERE, topology, history: { maxAgeMs: 10 } }),
+      /history\.maxAgeMs/,
+    );
   });
 
   it('registers the handlers this process runs and plans the classes it only publishes', () => {

@@ -1,0 +1,49 @@
+import type { TopologyNaming } from './naming';
+import type { PlanParts } from './plan-queues';
+import { streamAssertion, type StreamRetention } from './queue-arguments';
+import type { PlannedStream, StreamKind } from './topology-plan';
+
+/** Each stream kind's name, from the naming functions (the only place names are made). */
+const STREAM_NAMES: { readonly [K in StreamKind]: (naming: TopologyNaming) => string } = {
+  'job-control': (naming) => naming.jobControl(),
+  schedules: (naming) => naming.scheduleRegistry(),
+  'dead-letter-log': (naming) => naming.deadLetterLog(),
+  history: (naming) => naming.jobHistory(),
+};
+
+/** The order streams are planned in, whatever order the input lists them. */
+const STREAM_KINDS = Object.keys(STREAM_NAMES) as StreamKind[];
+
+/** The streams to plan, by kind, each with its retention (`{}`: none, kept until deleted). */
+export type PlanStreams = { readonly [K in StreamKind]?: { readonly retention?: StreamRetention } };
+
+/** warren's own streams, after the coordination queues: durable, with the retention each is given. */
+export function planStreams(parts: PlanParts, streams: PlanStreams, naming: TopologyNaming): void {
+  for (const kind of STREAM_KINDS) {
+    const input = streams[kind];
+    if (input !== undefined) parts.queues.push(planStream(kind, input.retention, naming));
+  }
+}
+
+/**
+ * One stream as a plan would hold it: for a process that must use a stream its configuration does not plan
+ * (`warren/ops` reading the dead-letter log of a config without `deadLetterLog`).
+ */
+export function planStream(
+  kind: StreamKind,
+  retention: StreamRetention | undefined,
+  naming: TopologyNaming,
+): PlannedStream {
+  const kept =
+    retention === undefined
+      ? undefined
+      : { maxAgeMs: retention.maxAgeMs, maxBytes: retention.maxBytes, segmentBytes: retention.segmentBytes };
+  return {
+    role: 'stream',
+    stream: kind,
+    name: STREAM_NAMES[kind](naming),
+    type: 'stream',
+    retention: kept,
+    assertion: streamAssertion(kept),
+  };
+}
