@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 /**
- * Every ```ts snippet of the docs (docs/**\/*.md, README.md, CONTRIBUTING.md) compiles against warren's own
+ * Every ```ts and ```js snippet of the docs (docs/**\/*.md, README.md, CONTRIBUTING.md) compiles against warren's own
  * sources: each snippet is its own module in one TypeScript program, `warren` and `warren/<entry>` resolved
  * to src/ through package.json `exports`, and the names a snippet uses without declaring them (a `mailer`,
  * the `topology` of the page before) declared once in scripts/doc-snippets/context.d.ts.
@@ -8,6 +8,11 @@
  * A snippet with no `import` line sees every export of warren's entries as if imported (a page need not
  * repeat the imports of the page before; the names come from test/unit/public-api.txt, the committed API
  * list); a snippet that imports anything must import all it uses, as a file would.
+ *
+ * JavaScript snippets (```js, ```mjs, ```cjs) are type-checked as written (checkJs, no implicit imports); the
+ * application modules they require by relative path are typed in scripts/doc-snippets/app/. Every snippet
+ * with a decorator compiles a second time with standard decorators (the docs promise both work), NestJS
+ * code excepted.
  *
  * A snippet that cannot compile (a fragment, a shell session, a file of another project) is preceded by
  *   <!-- no-check: the reason -->
@@ -25,6 +30,8 @@ import ts from 'typescript';
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const MARKER = /^<!--\s*no-check(?::\s*(.*?))?\s*-->$/;
 const SNIPPET_DIR = join(root, '.doc-snippets');
+/** Fences checked as JavaScript (allowJs + checkJs), beside ```ts. */
+const JS_LANGS = new Set(['js', 'mjs', 'cjs']);
 
 /** The Markdown files whose snippets are checked. */
 function markdownFiles() {
@@ -119,6 +126,43 @@ function brokenRootLinks() {
   return broken;
 }
 
+/** Type-checks the virtual snippet files in one program; the errors name the Markdown file and line. */
+function compile(snippets, checked, options, application) {
+  const errors = [];
+  const virtual = new Map([...application, ...snippets]);
+  const host = ts.createCompilerHost(options);
+  const getSourceFile = host.getSourceFile.bind(host);
+  host.getSourceFile = (fileName, languageVersion, onError, shouldCreate) => {
+    const text = virtual.get(resolve(fileName));
+    return text !== undefined
+      ? ts.createSourceFile(fileName, text, languageVersion, true)
+      : getSourceFile(fileName, languageVersion, onError, shouldCreate);
+  };
+  const fileExists = host.fileExists.bind(host);
+  host.fileExists = (fileName) => virtual.has(resolve(fileName)) || fileExists(fileName);
+  const directoryExists = host.directoryExists?.bind(host);
+  host.directoryExists = (dir) =>
+    [...virtual.keys()].some((file) => file.startsWith(`${resolve(dir)}/`)) ||
+    (directoryExists?.(dir) ?? true);
+  const readFile = host.readFile.bind(host);
+  host.readFile = (fileName) => virtual.get(resolve(fileName)) ?? readFile(fileName);
+
+  const context = join(root, 'scripts', 'doc-snippets', 'context.d.ts');
+  const program = ts.createProgram([context, ...snippets.keys()], options, host);
+  for (const diagnostic of ts.getPreEmitDiagnostics(program)) {
+    const message = ts.flattenDiagnosticMessageText(diagnostic.messageText, '\n');
+    const source = diagnostic.file ? checked.get(resolve(diagnostic.file.fileName)) : undefined;
+    if (diagnostic.file && source) {
+      const { line } = diagnostic.file.getLineAndCharacterOfPosition(diagnostic.start ?? 0);
+      errors.push(`${source.file}:${source.line + line}: TS${diagnostic.code} ${message}`);
+    } else {
+      const where = diagnostic.file ? relative(root, diagnostic.file.fileName) : 'options';
+      errors.push(`${where}: TS${diagnostic.code} ${message}`);
+    }
+  }
+  return errors;
+}
+
 function main() {
   const started = Date.now();
   const errors = brokenRootLinks();
@@ -136,7 +180,8 @@ function main() {
         errors.push(`${rel}:${snippet.line - 1}: write \`\`\`ts, not \`\`\`${snippet.lang}`);
         continue;
       }
-      if (snippet.lang !== 'ts') continue;
+      const isJs = JS_LANGS.has(snippet.lang);
+      if (snippet.lang !== 'ts' && !isJs) continue;
       if (snippet.noCheck !== undefined) {
         if (snippet.noCheck.trim() === '')
           errors.push(
@@ -146,62 +191,71 @@ function main() {
         uncheckedReasons.push(`${rel}:${snippet.line - 1}: ${snippet.noCheck}`);
         continue;
       }
-      const name = join(SNIPPET_DIR, `${rel.replace(/[^\w]+/g, '_')}_${snippet.line}.ts`);
+      const extension = isJs
+        ? snippet.lang === 'cjs'
+          ? 'cjs'
+          : snippet.lang === 'mjs'
+            ? 'mjs'
+            : 'js'
+        : 'ts';
+      const name = join(SNIPPET_DIR, `${rel.replace(/[^\w]+/g, '_')}_${snippet.line}.${extension}`);
+      if (isJs) {
+        // JavaScript is checked as written (a CommonJS config, a foreign publisher): no implicit imports,
+        // `// @ts-check` semantics through checkJs, its globals from context.d.ts
+        virtual.set(name, `${snippet.code}\n`);
+        checked.set(name, { file: rel, line: snippet.line, js: true });
+        continue;
+      }
       // `export {}` makes every snippet a module of its own (its names do not clash with another's), on the
       // same line as the code's first line so that line numbers stay the Markdown file's
       const imports = /^\s*import\s/m.test(snippet.code) ? '' : prelude;
       virtual.set(name, `export {}; ${imports} ${snippet.code}\n`);
-      checked.set(name, { file: rel, line: snippet.line });
+      checked.set(name, { file: rel, line: snippet.line, decorated: /^\s*@\w/m.test(snippet.code) });
     }
   }
 
-  const options = {
+  // The application modules snippets import by relative path (scripts/doc-snippets/app, mirrored beside them)
+  const appDir = join(root, 'scripts', 'doc-snippets', 'app');
+  const appFiles = (dir) =>
+    readdirSync(dir, { withFileTypes: true }).flatMap((entry) =>
+      entry.isDirectory() ? appFiles(join(dir, entry.name)) : [join(dir, entry.name)],
+    );
+  const application = new Map(
+    appFiles(appDir).map((file) => [join(SNIPPET_DIR, relative(appDir, file)), readFileSync(file, 'utf8')]),
+  );
+  const base = {
     target: ts.ScriptTarget.ES2022,
     module: ts.ModuleKind.ESNext,
     moduleResolution: ts.ModuleResolutionKind.Bundler,
     lib: ['lib.es2022.d.ts', 'lib.dom.d.ts'],
     types: ['node'],
     strict: true,
-    experimentalDecorators: true,
-    emitDecoratorMetadata: true,
+    allowJs: true,
+    checkJs: true,
     esModuleInterop: true,
     skipLibCheck: true,
     noEmit: true,
     baseUrl: root,
     paths: entryPaths(),
   };
-  const host = ts.createCompilerHost(options);
-  const getSourceFile = host.getSourceFile.bind(host);
-  host.getSourceFile = (fileName, languageVersion, onError, shouldCreate) => {
-    const text = virtual.get(resolve(fileName));
-    return text !== undefined
-      ? ts.createSourceFile(fileName, text, languageVersion, true)
-      : getSourceFile(fileName, languageVersion, onError, shouldCreate);
-  };
-  const fileExists = host.fileExists.bind(host);
-  host.fileExists = (fileName) => virtual.has(resolve(fileName)) || fileExists(fileName);
-  const readFile = host.readFile.bind(host);
-  host.readFile = (fileName) => virtual.get(resolve(fileName)) ?? readFile(fileName);
-
-  const context = join(root, 'scripts', 'doc-snippets', 'context.d.ts');
-  const program = ts.createProgram([context, ...virtual.keys()], options, host);
-  for (const diagnostic of ts.getPreEmitDiagnostics(program)) {
-    const message = ts.flattenDiagnosticMessageText(diagnostic.messageText, '\n');
-    const source = diagnostic.file ? checked.get(resolve(diagnostic.file.fileName)) : undefined;
-    if (diagnostic.file && source) {
-      const { line } = diagnostic.file.getLineAndCharacterOfPosition(diagnostic.start ?? 0);
-      errors.push(`${source.file}:${source.line + line}: TS${diagnostic.code} ${message}`);
-    } else {
-      const where = diagnostic.file ? relative(root, diagnostic.file.fileName) : 'options';
-      errors.push(`${where}: TS${diagnostic.code} ${message}`);
-    }
-  }
-
+  const legacy = { ...base, experimentalDecorators: true, emitDecoratorMetadata: true };
+  errors.push(...compile(virtual, checked, legacy, application));
+  // The docs promise that standard (TC39) decorators work as well as legacy ones: every snippet with a
+  // decorator compiles again without experimentalDecorators, except NestJS code, which needs legacy ones.
+  const decorated = new Map(
+    [...virtual].filter(
+      ([name, text]) => checked.get(name).decorated && !/from '(@nestjs\/|warren\/nest)/.test(text),
+    ),
+  );
+  for (const error of compile(decorated, checked, base, application))
+    errors.push(`${error} (standard decorators)`);
   if (process.argv.includes('--list-unchecked')) for (const reason of uncheckedReasons) console.log(reason);
   for (const error of errors) console.error(error);
   const seconds = ((Date.now() - started) / 1000).toFixed(1);
+  const jsCount = [...checked.values()].filter((source) => source.js).length;
   console.log(
-    `doc snippets: ${checked.size} TypeScript snippet(s) compiled, ${unchecked} not checked (no-check), ` +
+    `doc snippets: ${checked.size - jsCount} TypeScript and ${jsCount} JavaScript snippet(s) compiled ` +
+      `(${decorated.size} also with standard decorators), ${unchecked} not checked (no-check), ` +
       `${pages} docs page(s), ${errors.length} error(s), ${seconds} s`,
   );
   process.exitCode = errors.length > 0 ? 1 : 0;

@@ -14,8 +14,15 @@ const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const PAGE = join(root, 'docs', 'reference', 'all-options.md');
 
 const oneLine = (text) => text.replace(/\s+/g, ' ').replace(/\|/g, '\\|').trim();
-/** Markdown prose that Vue compiles as a template: no raw tags or interpolations. */
-const prose = (text) => text.replace(/</g, '&lt;').replace(/\{\{/g, '&#123;&#123;');
+/**
+ * Markdown prose that Vue compiles as a template: no raw tags or interpolations outside code spans. Inside a
+ * code span markdown escapes `<` itself (an entity there would show as `&lt;` literally).
+ */
+const prose = (text) =>
+  text
+    .split(/(`[^`]*`)/)
+    .map((part, i) => (i % 2 === 1 ? part : part.replace(/</g, '&lt;').replace(/\{\{/g, '&#123;&#123;')))
+    .join('');
 
 /** The property initializers of every `*_DEFAULTS` object literal of a file: name -> source text. */
 function defaultsOf(source) {

@@ -87,3 +87,6 @@ declare class Ship implements Activity<Order> {
   handle(order: Order): Promise<void>;
 }
 declare const activities: import('warren').JobClass[];
+
+/** A plain amqplib confirm channel, as the foreign publishers of the wire-format page hold one. */
+declare const channel: import('amqplib').ConfirmChannel;

@@ -75,6 +75,20 @@ describe('docs checks', () => {
     assert.ok(membersOf('src/warren/options.ts', 'WarrenOptions').includes('deduplication'));
   });
 
+  it('generates the options page with code spans as written and only prose escaped for Vue', async () => {
+    const { optionsPage } = await load<{ optionsPage(): string }>('options-reference.mjs');
+    const page = optionsPage();
+    const spans = [...page.matchAll(/`[^`\n]*`/g)].map((match) => match[0]);
+    assert.ok(spans.includes('`<namespace>.<queue>`'), 'a TSDoc code span with angle brackets stays as it is');
+    assert.deepEqual(
+      spans.filter((span) => span.includes('&lt;')),
+      [],
+      'no entity inside a code span (it would show as &lt;)',
+    );
+    const prose = page.replace(/`[^`\n]*`/g, '').replace(/<!--[^\n]*-->/g, '');
+    assert.doesNotMatch(prose, /<[a-z]/i, 'no raw tag outside code spans (Vue would compile it)');
+  });
+
   it('finds every code, option, reason, event and history kind of the code on its reference page', () => {
     const out = execFileSync(process.execPath, [join(root, 'scripts', 'check-doc-reference.mjs')], {
       cwd: root,
