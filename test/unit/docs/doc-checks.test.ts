@@ -79,7 +79,10 @@ describe('docs checks', () => {
     const { optionsPage } = await load<{ optionsPage(): string }>('options-reference.mjs');
     const page = optionsPage();
     const spans = [...page.matchAll(/`[^`\n]*`/g)].map((match) => match[0]);
-    assert.ok(spans.includes('`<namespace>.<queue>`'), 'a TSDoc code span with angle brackets stays as it is');
+    assert.ok(
+      spans.includes('`<namespace>.<queue>`'),
+      'a TSDoc code span with angle brackets stays as it is',
+    );
     assert.deepEqual(
       spans.filter((span) => span.includes('&lt;')),
       [],
