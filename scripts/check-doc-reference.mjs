@@ -4,8 +4,12 @@
  * with the TypeScript compiler, and each member must appear, in backticks, on the page that documents it.
  * A new error code, option, dead-letter reason, event, publish option or history kind therefore fails
  * `npm run docs:build` until it is documented. Exit 1 on anything missing.
+ *
+ * The code's own pointers into the docs stay true too: a TSDoc or comment in src/ that names a docs page
+ * (`docs/guide/cron.md`) must name one that exists, and none may send a reader to the README for a topic
+ * (the README is a short entry page; topics live on the docs site).
  */
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import ts from 'typescript';
@@ -57,8 +61,54 @@ export function membersOf(file, typeName) {
   return members;
 }
 
+/** src/ comments that point at a docs page that does not exist, or at the README. */
+export function staleDocPointers() {
+  const stale = [];
+  const walk = (dir) =>
+    readdirSync(dir).flatMap((name) => {
+      const path = join(dir, name);
+      return statSync(path).isDirectory() ? walk(path) : path.endsWith('.ts') ? [path] : [];
+    });
+  for (const file of walk(join(root, 'src'))) {
+    const rel = file.slice(root.length + 1);
+    const lines = readFileSync(file, 'utf8').split('\n');
+    lines.forEach((line, i) => {
+      if (/\bREADME\b/.test(line))
+        stale.push(`${rel}:${i + 1}: points at the README; name the docs page instead`);
+      for (const match of line.matchAll(/\bdocs\/[\w/-]+\.md\b/g))
+        if (!statSync(join(root, match[0]), { throwIfNoEntry: false }))
+          stale.push(`${rel}:${i + 1}: ${match[0]} does not exist`);
+    });
+  }
+  return stale;
+}
+
+/**
+ * The comparison pages say what warren does today: "When to pick warren" (README) and docs/why-warren.md
+ * once said the outbox was "not there yet" after it shipped. A promise of later has no place there.
+ */
+export function staleComparisons() {
+  const stale = [];
+  for (const [file, from, to] of [
+    ['README.md', '## When to pick warren', '\n## '],
+    ['docs/why-warren.md', '', undefined],
+  ]) {
+    const text = readFileSync(join(root, file), 'utf8');
+    const start = text.indexOf(from);
+    if (start < 0) {
+      stale.push(`${file}: no section '${from}'`);
+      continue;
+    }
+    const end = to === undefined ? text.length : text.indexOf(to, start + from.length);
+    const section = text.slice(start, end < 0 ? text.length : end);
+    for (const match of section.matchAll(/not (?:there )?yet|coming soon|is planned|on the roadmap/gi))
+      stale.push(`${file}: '${match[0]}' in the comparison: say what warren does today`);
+  }
+  return stale;
+}
+
 function main() {
-  const missing = [];
+  const missing = [...staleDocPointers(), ...staleComparisons()];
   let checked = 0;
   for (const rule of RULES) {
     const members = membersOf(rule.file, rule.type);

@@ -19,7 +19,7 @@ interface Result {
   readonly exitCode: number;
 }
 
-/** The sub-commands of `warren job` that act on a delayed job (README, "Cancel, promote, reschedule"). */
+/** The sub-commands of `warren job` that act on a delayed job (docs/guide/job-control.md). */
 export const JOB_ACTIONS: ReadonlySet<string> = new Set(['cancel', 'promote', 'reschedule']);
 
 function jobId(args: readonly string[]): string {

@@ -38,7 +38,7 @@ function parseData(text: string | undefined): unknown {
   }
 }
 
-/** `warren schedules add|rm|pause|resume|trigger`: the broker's schedule registry (README, "Cron"). */
+/** `warren schedules add|rm|pause|resume|trigger`: the broker's schedule registry (docs/guide/cron.md). */
 export const SCHEDULE_COMMANDS: Readonly<Record<string, (ctx: ScheduleContext) => Promise<Result>>> = {
   async 'schedules add'({ ops, args, values }) {
     const job = arg(args, 0, 'job');

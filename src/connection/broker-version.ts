@@ -1,6 +1,6 @@
 /**
  * What warren relies on that differs between RabbitMQ versions, derived from the version the broker
- * reports at connect (README, "Supported versions"). For a broker that is not RabbitMQ or reports no
+ * reports at connect (docs/reference/supported-versions.md). For a broker that is not RabbitMQ or reports no
  * version, each is assumed as on the newest RabbitMQ.
  */
 export interface BrokerFeatures {

@@ -70,7 +70,7 @@ export interface ConnectionOptions {
    * 1 800 000, RabbitMQ's own. warren renews each delivery it holds on purpose (the cron and rate-limit
    * leadership tokens) at a third of it, so that the broker never times the holder out: RabbitMQ 3.x
    * closes the holder's channel then, 4.x cancels its consumer. On 3.12 and later warren also asks the
-   * broker for a longer timeout per consumer (`x-consumer-timeout`; README, "Job timeouts"), so this
+   * broker for a longer timeout per consumer (`x-consumer-timeout`; docs/guide/timeouts.md), so this
    * setting matters most on 3.10 and 3.11. Set it when you lowered `consumer_timeout` below 3 minutes.
    */
   readonly consumerTimeoutMs?: number;

@@ -26,7 +26,7 @@ interface Waiter {
 }
 
 /**
- * A global rate limit built on the broker (README, "Rate limits"). Permits wait in a bounded queue
+ * A global rate limit built on the broker (docs/guide/rate-limits.md). Permits wait in a bounded queue
  * (max-length = max, reject-publish) that the elected refiller tops up each window; a job takes one
  * (consume, ack) before it runs. This process consumes the permit queue only while a job waits,
  * with prefetch 1, so it never hoards permits another process's jobs could use; a permit that

@@ -4,7 +4,7 @@ import { summarizeIssues } from './validate-payload';
  * matching message text: messages are for humans and may change, codes are a stable contract.
  */
 
-/** Stable error codes. Documented in the README ("Errors"). */
+/** Stable error codes. Documented on docs/reference/errors.md. */
 export type WarrenErrorCode =
   | 'CONFIGURATION_INVALID'
   | 'TOPOLOGY_INVALID'

@@ -53,7 +53,7 @@ export interface WarrenEvents {
       readonly error: unknown;
     },
   ];
-  /** A cancelled delayed job came due; it was acked without running (README, "Cancel, promote, reschedule"). */
+  /** A cancelled delayed job came due; it was acked without running (docs/guide/job-control.md). */
   cancelled: [JobEventBase];
   /** A job id that already completed arrived again; it was acked without running. */
   duplicate: [JobEventBase];

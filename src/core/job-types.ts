@@ -30,7 +30,7 @@ export interface JobOptions<TData = unknown> {
   readonly backoff?: BackoffOptions;
   /**
    * Abort the handler's `ctx.signal` and count the attempt as failed after this many ms. Default 15 min.
-   * Must stay below the broker's `consumer_timeout` (30 min by default), see the README.
+   * Must stay below the broker's `consumer_timeout` (30 min by default), see docs/guide/timeouts.md.
    */
   readonly timeoutMs?: number;
   /**
@@ -46,7 +46,7 @@ export interface JobOptions<TData = unknown> {
   readonly breakers?: readonly string[];
   /**
    * At most `max` runs per `durationMs` across every worker process of the namespace (permits live
-   * on the broker). A job waiting for a permit spends no attempt. See the README, "Rate limits".
+   * on the broker). A job waiting for a permit spends no attempt. See docs/guide/rate-limits.md.
    */
   readonly limiter?: RateLimitOptions;
 }
@@ -143,13 +143,12 @@ export interface PublishOptions {
   /**
    * Needs `jobId` and `createWarren({ deduplication })`: while a job of this id waits, is delayed or runs
    * (at most `ttlMs` past its delay, default 24 h), publishing it again returns the existing job
-   * (`deduplicated: true`) instead of enqueuing a copy. README, "Deduplicated publishing".
+   * (`deduplicated: true`) instead of enqueuing a copy. docs/guide/deduplication.md.
    */
   readonly deduplicate?: boolean | { readonly ttlMs: number };
   /**
    * Needs `jobId` and a delay: stores a copy of the job on the job-control stream so that it can be
-   * promoted (run now) or moved earlier, not only cancelled or moved later. README, "Cancel, promote,
-   * reschedule".
+   * promoted (run now) or moved earlier, not only cancelled or moved later. docs/guide/job-control.md.
    */
   readonly controllable?: boolean;
 }

@@ -1,5 +1,5 @@
 /**
- * The dead-letter log's record format (a contract: README, "Dead-letter log"). Every record is one stream
+ * The dead-letter log's record format (a contract: docs/guide/dead-letters.md). Every record is one stream
  * message with header `warren-log-kind`:
  *
  * - `letter`: a dead letter as it left its parking queue: the job's body untouched, its properties and

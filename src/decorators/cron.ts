@@ -27,7 +27,7 @@ export interface CronMetadata {
 /**
  * Publishes the class's job on a cron pattern: once per tick across every process of the namespace
  * (the elected leader fires). Goes with `@Job` on the same class; a class may carry several `@Cron`s
- * with distinct ids. Patterns have 5 fields, or 6 with seconds first; see the README, "Cron". Legacy or
+ * with distinct ids. Patterns have 5 fields, or 6 with seconds first; see docs/guide/cron.md. Legacy or
  * standard (TC39) decorator alike.
  *
  * @example

@@ -1,5 +1,5 @@
 /**
- * The job history's record format (a contract: README, "Finding one job"). One stream record is a batch:
+ * The job history's record format (a contract: docs/operating/cli.md). One stream record is a batch:
  * JSON `{ "p": processId, "h": host, "pid": n, "e": [event, ...] }`, each event
  * `{ "j": jobId, "n": name, "q": queue, "k": kind, "t": ms, "a"?: attempt, "d"?: durationMs,
  *    "u"?: runAt ms, "r"?: dead reason, "x"?: first line of the error, "g"?: progress value }`.
@@ -13,7 +13,7 @@ export type HistoryKind =
   | 'retrying'
   | 'failed'
   | 'dead'
-  /** A cancelled delayed job came due and was dropped (README, "Cancel, promote, reschedule"). */
+  /** A cancelled delayed job came due and was dropped (docs/guide/job-control.md). */
   | 'cancelled';
 
 export interface HistoryEvent {

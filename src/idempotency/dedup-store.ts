@@ -10,7 +10,7 @@ export type ReserveResult =
   | { readonly status: 'exists'; readonly job: DedupRecord };
 
 /**
- * Where deduplicated publishes reserve their job id (README, "Deduplicated publishing"): a publish
+ * Where deduplicated publishes reserve their job id (docs/guide/deduplication.md): a publish
  * with `deduplicate` reserves the id before it sends the job; while the reservation lives (the job
  * waits, is delayed or runs, and at most `ttlMs`), a second publish of the id returns the existing
  * job instead of enqueuing a copy. The worker releases it when the job completes or is dead-lettered

@@ -1,5 +1,5 @@
 /**
- * One record of the job-control stream (a contract: README, "Cancel, promote, reschedule"). JSON, short
+ * One record of the job-control stream (a contract: docs/guide/job-control.md). JSON, short
  * keys like the history's:
  * - `j` job id, `a` action, `t` when it was recorded (ms since epoch);
  * - `u` the new due time of a `reschedule` (ms since epoch);

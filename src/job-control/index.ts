@@ -1,6 +1,6 @@
 /**
  * Job control: cancel, promote and reschedule delayed jobs by id, through records on a stream every
- * process follows (README, "Cancel, promote, reschedule").
+ * process follows (docs/guide/job-control.md).
  */
 export { JobControl, type JobControlDeps } from './job-control';
 export { CONTROL_RETENTION_MS, JOB_CONTROL_RETENTION, READ_AHEAD_SETTLE_MS } from './control-stream';

@@ -32,7 +32,7 @@ export interface JobControlDeps {
 }
 
 /**
- * Cancel, promote and reschedule delayed jobs (README, "Cancel, promote, reschedule"). The delay levels
+ * Cancel, promote and reschedule delayed jobs (docs/guide/job-control.md). The delay levels
  * cannot be searched, so the decisions are records on a stream that every process reads to its end and
  * then follows, into a map by job id; a worker looks a delayed job up there when it comes due. A
  * consuming worker starts that read as it starts if the stream exists; a process that only publishes

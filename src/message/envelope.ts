@@ -12,7 +12,7 @@ import {
 } from './headers';
 
 /**
- * The wire format (README, "Wire format"): the payload is the body as UTF-8 JSON, unwrapped;
+ * The wire format (docs/reference/wire-format.md): the payload is the body as UTF-8 JSON, unwrapped;
  * `type` is the job name, `message_id` the job id, persistent, `timestamp` in seconds, warren's
  * state in `warren-*` headers. Any AMQP client in any language can enqueue a job this way.
  */

@@ -1,6 +1,6 @@
 /**
  * warren's header names: the one place they are spelled. They carry no `x-` prefix because the broker
- * owns `x-`. Part of the wire format contract (README, "Wire format").
+ * owns `x-`. Part of the wire format contract (docs/reference/wire-format.md).
  *
  * - `warren-attempt`      1 for the first run, incremented on every retry.
  * - `warren-enqueued-at`  ms since epoch when the job was first published (kept across retries).
@@ -14,15 +14,14 @@
  * - `warren-replay-of`    on a replayed job: the log offset of the letter it was replayed from.
  * - `warren-replays`      on a replayed job: how many times it has been replayed.
  * - `warren-reply-to`    the publisher's direct reply-to address, moved here from `reply_to` when the
- *                         job is republished (a retry must not carry `reply_to`: README, "Awaited results").
+ *                         job is republished (a retry must not carry `reply_to`: docs/guide/results.md).
  * - `warren-dedup`       1 on a job published with `deduplicate`: the worker releases its id when it ends.
  * - `warren-delayed`     on a delayed publish: its due time (ms since epoch). A job carrying it is checked
- *                         against the job-control records when it comes due (README, "Cancel, promote,
- *                         reschedule"); other jobs are never looked up.
+ *                         against the job-control records when it comes due (docs/guide/job-control.md); other jobs are never looked up.
  * - `warren-control-copy` on the copy a promote or reschedule publishes: the control record that made it,
  *                         so that the copy runs while the original is dropped.
  * - `warren-proof`       on a record of warren's own streams and control messages, when a signing key is
- *                         configured: `1.<key id>.<writer id>.<seq>.<mac>` (README, "What warren trusts").
+ *                         configured: `1.<key id>.<writer id>.<seq>.<mac>` (docs/reference/trust.md).
  * - `traceparent`, `tracestate`  W3C trace context: the publisher's span (warren/observability sets them;
  *                         a foreign publisher may), passed through untouched on retries and delays.
  * - `warren-trace-link`   W3C traceparent of the span before this run (the previous attempt, or the
@@ -86,7 +85,7 @@ export type DeadReason =
   | 'wrong-queue'
   /** The body is over `worker.maxBodyBytes`; it was not parsed. */
   | 'too-large'
-  /** A `warren-*` control header is not an integer, or out of range (README, "What warren trusts"). */
+  /** A `warren-*` control header is not an integer, or out of range (docs/reference/trust.md). */
   | 'invalid-headers'
   /** The broker refused every republish of this message (a retry or re-delay it closed the channel for). */
   | 'unrepublishable';

@@ -2,7 +2,7 @@ import type * as Prom from 'prom-client';
 import type { ResolvedMetricsOptions } from './options';
 import { SeriesMetric } from './series-metric';
 
-/** Every metric warren exports besides the scrape-time queue depths (README, "Metrics"). */
+/** Every metric warren exports besides the scrape-time queue depths (docs/reference/metrics-and-traces.md). */
 export type MetricSet = ReturnType<typeof createMetricSet>;
 
 const JOB = ['job', 'queue'] as const;

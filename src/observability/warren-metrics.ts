@@ -38,7 +38,7 @@ interface Series {
 }
 
 /**
- * Prometheus metrics of one warren instance (README, "Metrics"): counters and histograms in base units,
+ * Prometheus metrics of one warren instance (docs/reference/metrics-and-traces.md): counters and histograms in base units,
  * labelled by job and queue. Job names the topology does not know share one label value, so a foreign or
  * hostile message cannot grow the label set.
  *

@@ -13,7 +13,7 @@ import { resolveTracingOptions, type TracingOptions } from './options';
 import { formatTraceparent, isWritableContext, parseTraceparent } from './trace-context';
 
 /**
- * OpenTelemetry spans per the messaging semantic conventions (README, "Traces"): a PRODUCER `send` span per
+ * OpenTelemetry spans per the messaging semantic conventions (docs/reference/metrics-and-traces.md): a PRODUCER `send` span per
  * publish and a CONSUMER `process` span per handler run, active while the handler runs so its own spans
  * nest. Context travels in `traceparent`/`tracestate`; a retry, a delayed job's run and a replayed dead
  * letter start a new trace linked to the span before it (or continue it: `traces: 'keep'`).

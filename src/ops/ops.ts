@@ -153,7 +153,7 @@ export class WarrenOps {
    * Where job X is: waiting, delayed (until), running (in which process), completed (when, how long),
    * retrying (attempt, next run) or dead (why), from the history stream the workers write with
    * `history` on; `unknown` when the history holds nothing of it (off, expired, or never published).
-   * Reads the history from its oldest record: the CLI's case, measured in the README.
+   * Reads the history from its oldest record: the CLI's case, measured on docs/performance.md.
    */
   async job(jobId: string): Promise<JobStatus> {
     const manager = await this.connect();
@@ -176,8 +176,7 @@ export class WarrenOps {
   }
 
   /**
-   * Delayed jobs by id, as `warren.delayed.cancel`, `promote` and `reschedule` (README, "Cancel, promote,
-   * reschedule"). Promote and reschedule first read the job-control stream to its end.
+   * Delayed jobs by id, as `warren.delayed.cancel`, `promote` and `reschedule` (docs/guide/job-control.md). Promote and reschedule first read the job-control stream to its end.
    */
   readonly delayed = {
     cancel: async (jobId: string): Promise<void> => (await this.connection.jobControl()).cancel(jobId),

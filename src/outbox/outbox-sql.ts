@@ -1,6 +1,6 @@
 /**
  * The outbox table and every statement run on it. One row per job waiting for the broker:
- *   id          bigserial: the relay publishes in this order (insert order; see the README on commit order)
+ *   id          bigserial: the relay publishes in this order (insert order; see docs/guide/outbox.md on commit order)
  *   job_id      the job id, unique: the AMQP message_id, so consumers' idempotency stores see copies
  *   job_name    the @Job name
  *   payload     the payload as the job's schema output it, JSON

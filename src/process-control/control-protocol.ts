@@ -5,7 +5,7 @@
  * Request (ops -> every process), properties `replyTo` (RabbitMQ direct reply-to) and `correlationId`:
  *   { "v": 1, "command": "status", "t": <ms since epoch> }
  *   { "v": 1, "command": "sync-pause", "queue": "<queue key>", "t": <ms since epoch> }
- * With a signing key, requests and replies carry `warren-proof` (README, "What warren trusts"), bound to
+ * With a signing key, requests and replies carry `warren-proof` (docs/reference/trust.md), bound to
  * their correlation id.
  * `sync-pause` does not say "pause" or "resume": it tells the process that an operator changed the
  * pause marker of that queue, and the process reads the marker on the broker (the single source of

@@ -65,11 +65,11 @@ export class JobPublisher {
     private readonly instrumentation?: Instrumentation,
     private readonly results?: ResultChannel,
     private readonly dedup?: DedupReserver,
-    /** Stores the copy of a `controllable` delayed job (README, "Cancel, promote, reschedule"). */
+    /** Stores the copy of a `controllable` delayed job (docs/guide/job-control.md). */
     private readonly storeCopy?: (message: OutgoingMessage, queueName: string) => Promise<void>,
   ) {}
 
-  /** Publishes on the result channel, with `reply_to` set to direct reply-to (README, "Awaited results"). */
+  /** Publishes on the result channel, with `reply_to` set to direct reply-to (docs/guide/results.md). */
   async publishWithResult(name: string, data: unknown, options: PublishOptions = {}): Promise<ResultHandle> {
     if (options.deduplicate || options.controllable)
       throw new ConfigurationError(

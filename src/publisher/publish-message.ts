@@ -106,7 +106,7 @@ export function publishProperties(
     body: NO_BODY,
     attempt: 1,
     enqueuedAt: now,
-    // On a queue with priorities a job without one is sent as 0, as the README promises: RabbitMQ 4.3's
+    // On a queue with priorities a job without one is sent as 0, as docs/guide/priorities.md promises: RabbitMQ 4.3's
     // quorum queues count a message without a priority as 4 (measured), classic queues as 0.
     priority: options.priority ?? job.priority ?? (job.queueMaxPriority !== undefined ? 0 : undefined),
     correlationId: options.correlationId,

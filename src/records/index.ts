@@ -1,7 +1,7 @@
 /**
  * The record codec: the proof (HMAC-SHA256 with key ids) that warren's own stream records and control
  * messages carry when a signing key is configured, the replay guard of their readers, and the skip
- * counters every reader reports to (README, "What warren trusts").
+ * counters every reader reports to (docs/reference/trust.md).
  */
 export {
   RECORD_SIGNING_DEFAULTS,

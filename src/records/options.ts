@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { ConfigurationError, validationMessage } from '../core';
 
 /**
- * The signing key of warren's own records (README, "What warren trusts"): a secret shared by every
+ * The signing key of warren's own records (docs/reference/trust.md): a secret shared by every
  * process of the namespace. A string, or a list of strings while a key rotates: the first signs, every
  * one verifies. Each key's id (written beside the signature) is derived from the key itself, so a key
  * needs no name and a reader finds the key a record was signed with at once.
@@ -16,7 +16,7 @@ export type SigningKeyOption =
       /**
        * While a key is being rolled out: sign, and still apply unsigned records (those of processes
        * that have no key yet); badly signed ones are refused. Default false. Turn it off once every
-       * process of the namespace has the key (README, "What warren trusts").
+       * process of the namespace has the key (docs/reference/trust.md).
        */
       readonly acceptUnsigned?: boolean;
     };

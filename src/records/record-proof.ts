@@ -1,5 +1,5 @@
 /**
- * The proof a record of warren's own carries (a contract: README, "What warren trusts"). One header,
+ * The proof a record of warren's own carries (a contract: docs/reference/trust.md). One header,
  * `warren-proof`, holds `1.<key id>.<writer id>.<seq>.<mac>`:
  * - `key id`: 8 hex characters derived from the key that signed (records/options.ts);
  * - `writer id`: 16 hex characters, random per warren instance; `seq` counts its records from 1;

@@ -1,4 +1,4 @@
-import type { ConfirmPublisher, ConnectionManager } from '../connection';
+import { checkQueueIfExists, type ConfirmPublisher, type ConnectionManager } from '../connection';
 import { ConfigurationError, type EmitEvent, type Logger } from '../core';
 import type { RecordTrust } from '../records';
 import { requireStream, type TopologyPlan } from '../topology';
@@ -145,9 +145,34 @@ export class CronService {
     return this.runtime.removeLocal(id);
   }
 
-  /** Adds or replaces a schedule in the broker's registry (README, "Cron"). */
-  addSchedule(job: string, pattern: string, data: unknown, options?: AddScheduleOptions): Promise<void> {
-    return this.runtime.add(job, pattern, data, options);
+  /**
+   * Adds or replaces a schedule in the broker's registry (docs/guide/cron.md). A schedule fires only where
+   * a process runs the scheduler: added from a process that does not, while no process of the namespace
+   * takes part in the cron election, it is stored but fires nothing, and that is logged as a warning.
+   */
+  async addSchedule(
+    job: string,
+    pattern: string,
+    data: unknown,
+    options?: AddScheduleOptions,
+  ): Promise<void> {
+    await this.runtime.add(job, pattern, data, options);
+    if (!this.deps.declarations.scheduler.enabled) await this.warnIfNoScheduler(options?.id ?? job);
+  }
+
+  /** The election queue's consumers are the processes that run the scheduler (leader and standbys). */
+  private async warnIfNoScheduler(id: string): Promise<void> {
+    const leaderQueue = this.deps.plan.naming.leaderQueue();
+    try {
+      const queue = await checkQueueIfExists(() => this.deps.manager.openChannel(), leaderQueue);
+      if ((queue?.consumerCount ?? 0) > 0) return;
+      this.deps.log.warn(
+        { scheduleId: id, leaderQueue },
+        'schedule stored, but no process runs the scheduler, so it does not fire until one does (a process with a @Cron job or scheduler.enabled: true)',
+      );
+    } catch (error) {
+      this.deps.log.debug({ err: error, scheduleId: id }, 'could not check for a running scheduler');
+    }
   }
 
   removeSchedule(id: string): Promise<void> {

@@ -19,7 +19,7 @@ export interface SchedulerOptions {
   readonly tz?: string;
   /**
    * What a newly elected leader does about ticks that fell while no process led, for schedules that
-   * do not choose: 'skip' (default) or 'run-once' (fire the latest missed tick once). README, "Cron".
+   * do not choose: 'skip' (default) or 'run-once' (fire the latest missed tick once). docs/guide/cron.md.
    */
   readonly missedTicks?: MissedTickPolicy;
 }

@@ -38,7 +38,7 @@ export interface QueueDeclaration {
   readonly type?: QueueType;
   /**
    * 1..10 (RabbitMQ allows 255, but each classic level costs throughput: 255 is 10-30x slower). The range of
-   * `priority` on publish. A quorum queue (RabbitMQ 4.0+) orders priorities the broker's way, see the README.
+   * `priority` on publish. A quorum queue (RabbitMQ 4.0+) orders priorities the broker's way, see docs/guide/priorities.md.
    */
   readonly maxPriority?: number;
   /** Messages older than this expire (and are dead-lettered with reason `expired`). */

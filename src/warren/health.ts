@@ -7,7 +7,7 @@ export interface HealthReport {
   readonly blocked: boolean;
   /**
    * The broker of the current (or last) connection as it reported itself at connect, and the features
-   * warren derives from its version (README, "Supported versions"); undefined before the first connect.
+   * warren derives from its version (docs/reference/supported-versions.md); undefined before the first connect.
    */
   readonly broker: BrokerVersion | undefined;
   readonly consumers: readonly ConsumerHealth[];
@@ -16,7 +16,7 @@ export interface HealthReport {
   /**
    * Records of warren's own streams and control messages this process skipped (forged, replayed,
    * unsigned while a key is set, malformed, out of bounds), per stream and reason: a count that grows is
-   * someone writing where only warren should (README, "What warren trusts").
+   * someone writing where only warren should (docs/reference/trust.md).
    */
   readonly records: RecordSkips;
 }

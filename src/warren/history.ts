@@ -20,7 +20,7 @@ export interface WarrenHistory {
 /**
  * `createWarren({ history })`: the writer of the history stream (a stream of the plan, declared by the
  * topology step before `open`), opened on every (re)connect by `open`; undefined when history is off (the
- * default: it costs CPU on the job path, see README). Then {@link recordHistory}.
+ * default: it costs CPU on the job path, see docs/performance.md). Then {@link recordHistory}.
  */
 export function createHistory(
   input: HistoryOptions | undefined,

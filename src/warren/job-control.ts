@@ -8,7 +8,7 @@ import { requireStream, type TopologyPlan } from '../topology';
 export type RescheduleOptions = { readonly runAt: Date } | { readonly delayMs: number };
 
 /**
- * The job control of an instance (README, "Cancel, promote, reschedule"): idle until a delayed job comes
+ * The job control of an instance (docs/guide/job-control.md): idle until a delayed job comes
  * due or an action is asked for.
  */
 export function createJobControl(

@@ -68,7 +68,7 @@ export interface WarrenOptions {
   readonly idempotency?: IdempotencyStore;
   /**
    * Where `publish(..., { jobId, deduplicate: true })` reserves job ids so that a second publish of a
-   * live id returns the existing job (README, "Deduplicated publishing"): `MemoryDedupStore` (one
+   * live id returns the existing job (docs/guide/deduplication.md): `MemoryDedupStore` (one
    * process) or `PostgresDedupStore` (shared). Workers release an id when its job ends.
    */
   readonly deduplication?: DedupStore;
@@ -79,11 +79,11 @@ export interface WarrenOptions {
   readonly deadLetterLog?: WarrenDeadLetterLogOptions;
   /**
    * Record each job's lifecycle (published, started, completed, retrying, dead) in the history stream,
-   * for `ops.job(id)` / `warren job <id>`. Default: off (its cost on the job path is in the README).
+   * for `ops.job(id)` / `warren job <id>`. Default: off (its cost on the job path is on docs/performance.md).
    */
   readonly history?: HistoryOptions;
   /**
-   * The transactional outbox (README, "Transactional outbox"): `warren.outbox.publish(tx, …)` writes jobs
+   * The transactional outbox (docs/guide/outbox.md): `warren.outbox.publish(tx, …)` writes jobs
    * in your PostgreSQL transaction, and this process relays committed rows to the broker unless
    * `relay: false`. Default: none.
    */
@@ -107,7 +107,7 @@ export interface WarrenOptions {
   /**
    * The shared secret that signs the records warren writes for itself (job control, the schedule
    * registry, the dead-letter log's letters and markers, the history, control requests and replies) and
-   * that their readers require (README, "What warren trusts"). A string of at least 32 characters, or a
+   * that their readers require (docs/reference/trust.md). A string of at least 32 characters, or a
    * list while keys rotate: the first signs, every one verifies. Give every process and warren/ops of the
    * namespace the same. Default: none (records are checked for shape and against the plan, not proven);
    * a shorter key is a ConfigurationError.

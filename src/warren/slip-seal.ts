@@ -13,8 +13,7 @@ function canonical(envelope: SlipEnvelope): Buffer {
 
 /**
  * The seal of slip envelopes for a namespace: with a signing key, an HMAC over the envelope's JSON in
- * its `proof` field (the record codec's proof, role `slip`); without one, no seal (README, "What
- * warren trusts").
+ * its `proof` field (the record codec's proof, role `slip`); without one, no seal (docs/reference/trust.md).
  */
 export function slipSeal(signing: ResolvedRecordSigning | undefined, namespace: string): SlipSeal {
   if (signing === undefined) return NO_SLIP_SEAL;

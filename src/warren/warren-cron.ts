@@ -10,7 +10,7 @@ import type {
 import { jobNameOf, type JobName, type JobPayload, type WarrenJobs } from './warren-jobs';
 
 /**
- * `warren.cron`: the cron schedules of a warren instance (README, "Cron"). Two kinds: `schedule` keeps
+ * `warren.cron`: the cron schedules of a warren instance (docs/guide/cron.md). Two kinds: `schedule` keeps
  * one in this process (like `@Cron`); `add` keeps one in the broker's schedule registry, for every
  * process and every restart. Either is fired once per tick across all processes, by the cron leader.
  */
@@ -25,7 +25,7 @@ export class WarrenCron<TJobs extends object = WarrenJobs> {
    * Publishes `job` with `data` on a cron pattern (5 fields, or 6 with seconds first), once per tick
    * across every process: whichever process leads fires it. The schedule lives in this process; to
    * keep it through restarts and leader changes, every process declares the same schedules at
-   * startup (README, "Cron"), or use {@link WarrenCron.add} to keep it on the broker. Replaces a
+   * startup (docs/guide/cron.md), or use {@link WarrenCron.add} to keep it on the broker. Replaces a
    * schedule of the same id (default: the job name).
    *
    * @example
@@ -68,7 +68,7 @@ export class WarrenCron<TJobs extends object = WarrenJobs> {
 
   /**
    * Adds (or replaces) a schedule in the broker's schedule registry: every process that schedules sees
-   * it, the leader fires it, and it outlives this process and every leader change (README, "Cron").
+   * it, the leader fires it, and it outlives this process and every leader change (docs/guide/cron.md).
    * Validated here first (pattern, time zone, job, data); an id declared in code (`@Cron`,
    * `schedule()`) is refused.
    *

@@ -2,7 +2,7 @@ import type { JobControl } from '../job-control';
 import { rescheduleAt, type RescheduleOptions } from './job-control';
 
 /**
- * `warren.delayed`: delayed jobs by id, from any process (README, "Cancel, promote, reschedule"), as
+ * `warren.delayed`: delayed jobs by id, from any process (docs/guide/job-control.md), as
  * `ops.delayed` does in warren/ops. Each action is a record on the namespace's job-control stream that
  * every worker follows; the job is dropped or moved when it comes due.
  */

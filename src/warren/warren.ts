@@ -90,7 +90,7 @@ export class Warren<TJobs extends object = WarrenJobs> extends EventEmitter<Warr
   }
 
   /**
-   * Publishes a job for its result (README, "Awaited results"): resolves on the broker's confirm with a
+   * Publishes a job for its result (docs/guide/results.md): resolves on the broker's confirm with a
    * handle whose `result({ timeoutMs })` resolves with the handler's return value or rejects with a
    * JobResultError (JOB_FAILED after the last attempt, RESULT_TIMEOUT, RESULT_LOST).
    */
@@ -154,8 +154,7 @@ export class Warren<TJobs extends object = WarrenJobs> extends EventEmitter<Warr
   }
 
   /**
-   * Starts building a routing slip over the classes listed in the `activities` option (see the README,
-   * "Workflows").
+   * Starts building a routing slip over the classes listed in the `activities` option (see docs/guide/workflows.md).
    *
    * @example
    * await warren.slip().step(ReserveStock, { sku: 'A1' }).step(ChargeCard, { cents: 500 }).run();

@@ -2,7 +2,7 @@ import type { Logger } from '../core';
 import { HEADERS } from '../message';
 import type { JobDelivery } from './delivery';
 
-/** Where the ids of jobs published with `deduplicate` are reserved (README, "Deduplicated publishing"). */
+/** Where the ids of jobs published with `deduplicate` are reserved (docs/guide/deduplication.md). */
 export interface DedupReleaseStore {
   release(jobId: string): Promise<void>;
 }

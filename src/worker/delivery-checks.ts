@@ -12,7 +12,7 @@ export interface Refusal {
 }
 
 /**
- * What warren trusts of a delivery's control headers (README, "What warren trusts"): the job must be
+ * What warren trusts of a delivery's control headers (docs/reference/trust.md): the job must be
  * declared on the queue it came from (a job of queue B put into queue A would bypass B's concurrency,
  * limits and permissions), and `warren-*` values must be integers in range. `warren-max-attempts` can
  * lower the job's attempts, never raise them; an attempt past the maximum is clamped to the last one;

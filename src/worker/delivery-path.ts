@@ -32,11 +32,11 @@ export interface DeliveryPathDeps {
   /** The named breaker, for a job of `queue` (a queue whose jobs use a breaker pauses while it is open). */
   readonly breaker: (name: string, queue: string) => BreakerHandle;
   readonly idempotency: Pick<IdempotencyStore, 'claim' | 'complete' | 'release'> | undefined;
-  /** Releases the id of a job published with `deduplicate` when it ends (README, "Deduplicated publishing"). */
+  /** Releases the id of a job published with `deduplicate` when it ends (docs/guide/deduplication.md). */
   readonly deduplication?: DedupReleaseStore | undefined;
   /** The rate limit a job must take a permit from before it runs (`@Job({ limiter })`), if any. */
   readonly limiterFor?: (jobName: string) => PermitGate | undefined;
-  /** Job control (README, "Cancel, promote, reschedule"), if the warren has it. */
+  /** Job control (docs/guide/job-control.md), if the warren has it. */
   readonly jobControl?: JobControlDecider;
   /** Metrics and traces around each handler run (warren/observability), if set. */
   readonly instrumentation?: Instrumentation | undefined;

@@ -4,7 +4,7 @@ import type { JobDelivery } from './delivery';
 import type { PostponingGuardDeps } from './guard-deps';
 
 /**
- * Job control (README, "Cancel, promote, reschedule"): what to do with a delayed job that came due: run
+ * Job control (docs/guide/job-control.md): what to do with a delayed job that came due: run
  * it, drop it (cancelled) or re-delay it by this many ms. Asked only of jobs with `warren-delayed`.
  */
 export interface JobControlDecider {

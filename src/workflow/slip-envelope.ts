@@ -1,7 +1,7 @@
 import type { StandardSchemaIssue, StandardSchemaV1 } from '../core';
 
 /**
- * The routing-slip envelope: part of warren's wire format (README, "Workflows").
+ * The routing-slip envelope: part of warren's wire format (docs/guide/workflows.md).
  *
  * A slip step travels as an ordinary warren job named `<activity>.slip` whose payload (the JSON body,
  * never headers) is this envelope:
@@ -48,7 +48,7 @@ export interface SlipEnvelope {
   readonly branch?: number;
   readonly branchLog?: SlipLogEntry;
   /**
-   * With a signing key: the proof (`1.<key id>.<writer>.<seq>.<mac>`, README "What warren trusts") of
+   * With a signing key: the proof (`1.<key id>.<writer>.<seq>.<mac>`, docs/reference/trust.md) of
    * the envelope's JSON without this field, in the namespace, role `slip`. Without a key: absent.
    */
   readonly proof?: string;

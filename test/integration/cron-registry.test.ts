@@ -20,6 +20,7 @@ import {
   closeConnectionsNamed,
 } from '../support/test-broker';
 import { nextEvent, waitFor } from '../support/wait-for';
+import { createRecordingLogger } from '../../src/testing';
 
 const topology = defineTopology({ queues: { ticks: {} } });
 const runs: { jobId: string; data: unknown; at: number }[] = [];
@@ -118,6 +119,24 @@ describe('cron at run time: the schedule registry', () => {
     const removedWith = scheduled('added').length;
     await witnessTicks(3);
     assert.ok(scheduled('added').length <= removedWith + 1);
+  });
+
+  it('warns when a schedule is added while no process runs the scheduler, and not once one does', async () => {
+    const namespace = ns('nosched');
+    const recording = createRecordingLogger('warn');
+    const publisher = await testWarren({ namespace, topology, jobs: [Tick], logger: recording.logger });
+    const warnings = () => recording.entries.filter((e) => e.msg.includes('no process runs the scheduler'));
+    await publisher.cron.add('clock.tick', '* * * * * *', { from: 'P' }, { id: 'lonely' });
+    assert.equal(warnings().length, 1, 'stored, and the user is told it fires nothing yet');
+    assert.equal(warnings()[0]!.scheduleId, 'lonely');
+
+    const leader = await scheduler(namespace);
+    await waitFor(() => leader.cron.isLeader, { what: 'a scheduler to lead' });
+    await waitFor(() => scheduled('lonely').length >= 1, {
+      what: 'the stored schedule to fire once one runs',
+    });
+    await publisher.cron.add('clock.tick', '* * * * * *', { from: 'P' }, { id: 'lonely' });
+    assert.equal(warnings().length, 1, 'no warning while a scheduler runs');
   });
 
   it('pauses a schedule declared in code in every process, and refuses to replace or remove it', async () => {
