@@ -558,7 +558,6 @@ describe('a fuzz of forged, replayed and malformed records', () => {
     const { naming } = planOf(w);
     // genuine records of every stream, to replay and to borrow proofs from
     await w.publish('report.build', { n: 1 }, { jobId: 'victim', delayMs: 8000 });
-    await w.publish('report.build', { n: 2 }, { jobId: 'cancelled-twin', delayMs: 8000 });
     await w.delayed.cancel('gone-long-ago');
     await w.cron.add('clock.tick', '* * * * * *', { from: 'witness' }, { id: 'witness' });
     await w.publish('report.build', { n: 3 }, { jobId: 'hist' });
@@ -646,7 +645,11 @@ describe('a fuzz of forged, replayed and malformed records', () => {
     }
     const total = control.length + schedules.length + log.length + history.length + 200;
     assert.ok(total >= 1000);
-    // warren's own records still apply: a cancel cancels, the witness keeps firing
+    // warren's own records still apply: a cancel cancels, the witness keeps firing. The twin is published
+    // now, not with the genuine records above: the forging takes seconds under load, and a job due before
+    // its cancel rightly runs.
+    await w.publish('report.build', { n: 2 }, { jobId: 'cancelled-twin', delayMs: 2000 });
+    const twinDueAt = Date.now() + 2000;
     await w.delayed.cancel('cancelled-twin');
     const ticks = runs.filter((r) => r.jobId.startsWith('witness@')).length;
     await waitFor(() => ranIds().includes('victim'), {
@@ -657,6 +660,7 @@ describe('a fuzz of forged, replayed and malformed records', () => {
       timeoutMs: 20_000,
       what: 'two more ticks of the witness',
     });
+    await waitFor(() => Date.now() > twinDueAt + 1500, { what: 'the cancelled twin to be past due' });
     assert.equal(ranIds().includes('cancelled-twin'), false);
     assert.equal(runs.filter((r) => r.jobId.startsWith('fuzz-')).length, 0);
     // nothing hangs, nothing forged is shown
