@@ -33,6 +33,7 @@ export class QueueConsumer {
   private readonly managed: ManagedChannel;
   private state: ConsumerState = 'idle';
   private consumerTag: string | undefined;
+  private subscribing: Promise<void> | undefined;
   private batcher: AckBatcher | undefined;
   /** Deliveries received and not yet handled to the end. */
   private readonly inFlight = new Set<Delivery>();
@@ -124,7 +125,18 @@ export class QueueConsumer {
     if (this.state === 'consuming') await this.subscribe();
   }
 
-  private async subscribe(): Promise<void> {
+  /**
+   * One subscription at a time: a resume or a reconnect's setup that calls while another subscribe awaits
+   * the broker's consume-ok joins it instead of making a second consumer.
+   */
+  private subscribe(): Promise<void> {
+    this.subscribing ??= this.consume().finally(() => {
+      this.subscribing = undefined;
+    });
+    return this.subscribing;
+  }
+
+  private async consume(): Promise<void> {
     const channel = this.managed.current;
     if (!channel || this.consumerTag !== undefined) return;
     const batcher = this.batcher!;
@@ -140,10 +152,17 @@ export class QueueConsumer {
         ),
       },
     );
+    // A pause or stop that came while the broker had not answered yet found no consumer to cancel: the
+    // consumer it did not see is cancelled here, or it would keep consuming a paused queue.
+    if (this.state !== 'consuming' || this.managed.current !== channel) {
+      await channel.cancel(reply.consumerTag).catch(() => undefined);
+      return;
+    }
     this.consumerTag = reply.consumerTag;
   }
 
   private async unsubscribe(): Promise<void> {
+    await this.subscribing?.catch(() => undefined);
     const channel = this.managed.current;
     const tag = this.consumerTag;
     this.consumerTag = undefined;

@@ -116,6 +116,27 @@ describe('warren/ops against the broker', () => {
     await waitFor(() => log.some((e) => e.event === 'done' && e.id === 'waits'), { what: 'the job' });
   });
 
+  it('stays paused when the pause comes while its consumer is still being set up', async () => {
+    const namespace = testNamespace('ops');
+    const log: JobLog = [];
+    const warren = await testWarren({
+      ...opsAppOptions(namespace),
+      handlers: [new SendEmail(log), new BuildReport()],
+    });
+    // start() sends basic.consume; the pause lands before the broker's consume-ok
+    const started = warren.start();
+    await warren.pauseLocal('email');
+    await started;
+    const ops = opsFor(namespace);
+    await ops.publish('email.send', { id: 'held', ms: 1 });
+    const [email] = await ops.queues();
+    assert.equal(email!.consumers, 0, 'no consumer left on the paused queue');
+    await warren.resumeLocal('email');
+    await waitFor(() => log.some((e) => e.event === 'done' && e.id === 'held'), {
+      what: 'the job after resume',
+    });
+  });
+
   it('combines an operator pause with code pauses: the queue runs only when nobody holds it', async () => {
     const namespace = testNamespace('ops');
     const [warren] = await startWorkers(namespace, 1, []);
