@@ -33,7 +33,7 @@ export class QueueConsumer {
   private readonly managed: ManagedChannel;
   private state: ConsumerState = 'idle';
   private consumerTag: string | undefined;
-  private subscribing: Promise<void> | undefined;
+  private subscribing: { readonly channel: amqp.Channel; readonly promise: Promise<void> } | undefined;
   private batcher: AckBatcher | undefined;
   /** Deliveries received and not yet handled to the end. */
   private readonly inFlight = new Set<Delivery>();
@@ -130,15 +130,20 @@ export class QueueConsumer {
    * the broker's consume-ok joins it instead of making a second consumer.
    */
   private subscribe(): Promise<void> {
-    this.subscribing ??= this.consume().finally(() => {
-      this.subscribing = undefined;
-    });
-    return this.subscribing;
+    const channel = this.managed.current;
+    if (!channel || this.consumerTag !== undefined) return Promise.resolve();
+    // a subscribe still pending on a channel that has since been replaced is not joined: the new one
+    // needs its own consumer
+    if (this.subscribing?.channel !== channel) {
+      const pending = this.consume(channel).finally(() => {
+        if (this.subscribing?.promise === pending) this.subscribing = undefined;
+      });
+      this.subscribing = { channel, promise: pending };
+    }
+    return this.subscribing.promise;
   }
 
-  private async consume(): Promise<void> {
-    const channel = this.managed.current;
-    if (!channel || this.consumerTag !== undefined) return;
+  private async consume(channel: amqp.Channel): Promise<void> {
     const batcher = this.batcher!;
     const reply = await channel.consume(
       this.queue.name,
@@ -162,7 +167,7 @@ export class QueueConsumer {
   }
 
   private async unsubscribe(): Promise<void> {
-    await this.subscribing?.catch(() => undefined);
+    await this.subscribing?.promise.catch(() => undefined);
     const channel = this.managed.current;
     const tag = this.consumerTag;
     this.consumerTag = undefined;
