@@ -52,6 +52,7 @@ export interface OpsOptions
     | 'namespace'
     | 'topology'
     | 'jobs'
+    | 'jobDefaults'
     | 'delay'
     | 'queues'
     | 'scheduler'

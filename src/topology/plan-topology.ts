@@ -34,6 +34,11 @@ export interface PlanInput extends CoordinationInput {
    * when it is on.
    */
   readonly streams?: PlanStreams;
+  /**
+   * Delays (ms) that get a hold of their own (one queue, one hop) besides the levels: createWarren and
+   * warren/ops pass the fixed backoffs of the jobs they plan.
+   */
+  readonly holdsMs?: readonly number[];
 }
 
 /**
@@ -48,7 +53,13 @@ export function planTopology(input: PlanInput): TopologyPlan {
   const parts: PlanParts = { exchanges: [], queues: [], bindings: [] };
 
   planDeclaredExchanges(parts, topology, naming);
-  const delay = planDelayLevels(naming, options.delay.unitMs, options.delay.levels, options.delay.queueType);
+  const delay = planDelayLevels(
+    naming,
+    options.delay.unitMs,
+    options.delay.levels,
+    options.delay.queueType,
+    input.holdsMs,
+  );
   planDelayQueues(parts, delay, options);
   for (const [key, decl] of Object.entries(queueDecls))
     planJobQueue(parts, key, decl, { naming, options, delay, exchangeDecls });

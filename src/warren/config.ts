@@ -163,7 +163,10 @@ export function resolveWarrenConnectionOptions(
  * give. createWarren and warren/ops alike.
  */
 export function planWarrenTopology(
-  options: Pick<WarrenOptions, 'topology' | 'namespace' | 'delay' | 'queues' | 'history' | 'deadLetterLog'>,
+  options: Pick<
+    WarrenOptions,
+    'topology' | 'namespace' | 'delay' | 'queues' | 'history' | 'deadLetterLog' | 'jobDefaults'
+  >,
   definitions: readonly JobDefinition[],
   scheduling: Pick<CronDeclarations, 'scheduler'>,
   limiters: DeclaredLimiters,
@@ -179,7 +182,18 @@ export function planWarrenTopology(
       maxPermits: limiter.max,
     })),
     streams: planStreamsOf(options),
+    holdsMs: fixedBackoffsOf(definitions, resolveJobDefaults(options.jobDefaults)),
   });
+}
+
+/** Each planned job's fixed backoff (its own or the defaults'): the delays a hold serves in one hop. */
+function fixedBackoffsOf(definitions: readonly JobDefinition[], defaults: ResolvedJobDefaults): number[] {
+  const delays: number[] = [];
+  for (const definition of definitions) {
+    const backoff = definition.backoff ?? defaults.backoff;
+    if (typeof backoff !== 'function' && backoff.type === 'fixed') delays.push(backoff.delayMs);
+  }
+  return delays;
 }
 
 /**

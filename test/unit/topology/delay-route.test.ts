@@ -38,4 +38,37 @@ describe('delayRoute', () => {
     assert.equal(route.routingKey.split('.').filter((b) => b === '1').length, 2);
     assert.equal(route.delayedMs, 2 ** 33 + 1);
   });
+
+  it('sends a delay that equals a hold through that hold, all bits 0, and every other delay through the levels', () => {
+    const withHolds = planTopology({
+      topology: { queues: { q: {} } },
+      jobs: [],
+      options: resolveTopologyOptions({ delay: { levels: 8, unitMs: 100 } }),
+      holdsMs: [1000, 250, 1000, 0, 1.5, 10 * 60_000],
+    });
+    // kept once each, sorted; a non-positive, fractional or past-the-levels delay gets none
+    assert.deepEqual(
+      withHolds.delay.holds.map((h) => [h.name, h.ttlMs]),
+      [
+        ['warren.delay.hold.250ms', 250],
+        ['warren.delay.hold.1000ms', 1000],
+      ],
+    );
+    assert.deepEqual(delayRoute(withHolds.delay, 1000, 'q'), {
+      exchange: 'warren.delay.hold.1000ms',
+      routingKey: '0.0.0.0.0.0.0.0.q',
+      delayedMs: 1000,
+    });
+    // 250 is not a multiple of the unit: the hold is exact where the levels would round up to 300
+    assert.equal(delayRoute(withHolds.delay, 250, 'q').delayedMs, 250);
+    assert.equal(delayRoute(withHolds.delay, 1100, 'q').exchange, 'warren.delay.03');
+    const hold = withHolds.queues.find((queue) => queue.name === 'warren.delay.hold.1000ms')!;
+    assert.equal(hold.role, 'delay');
+    assert.equal(hold.assertion.arguments['x-message-ttl'], 1000);
+    assert.equal(hold.assertion.arguments['x-dead-letter-exchange'], 'warren.delay.delivery');
+    assert.ok(
+      withHolds.bindings.some((b) => b.source === hold.name && b.destination === hold.name),
+      'the hold exchange is bound to its queue',
+    );
+  });
 });
