@@ -4,6 +4,8 @@
 //   npm run bench -- profile publish --callers=100 --jobs=40000 --contender=warren
 // --cpu-prof=/tmp/publish.cpuprofile
 //   npm run bench -- profile bulk --jobs=20000 --contender=warren
+//   npm run bench -- profile retry --concurrency=100 --jobs=10000 --backoff=0 --contender=warren
+// (retry: every job fails once and is retried after --backoff ms; the profile covers both runs of each)
 // The profile covers the timed part only (not connecting, not the consume scenario's prefill);
 // then: npm run bench -- profile-summary /tmp/consume.cpuprofile
 // --tracing (warren only): with warrenTracing(), every span sampled, to a no-op exporter through the SDK's
@@ -18,13 +20,13 @@ import { CONTENDER_NAMES, ContenderName, createContender } from '../adapters';
 import { runCallers } from '../lib/callers';
 import { makeJob, makeJobs } from '../lib/job';
 
-const USAGE = `usage: npm run bench -- profile consume|publish|bulk [--contender=${CONTENDER_NAMES.join('|')}] [--jobs=N] [--concurrency=N] [--callers=N] [--cpu-prof=FILE] [--tracing|--context-only]`;
+const USAGE = `usage: npm run bench -- profile consume|publish|bulk|retry [--contender=${CONTENDER_NAMES.join('|')}] [--jobs=N] [--concurrency=N] [--callers=N] [--backoff=MS] [--cpu-prof=FILE] [--tracing|--context-only]`;
 
 async function main(): Promise<void> {
   const [mode, ...rest] = process.argv.slice(2);
   const flags = new Map(rest.map((arg) => arg.replace(/^--/, '').split('=', 2) as [string, string]));
   const name = (flags.get('contender') ?? 'warren') as ContenderName;
-  if (!CONTENDER_NAMES.includes(name) || !['consume', 'publish', 'bulk'].includes(mode ?? ''))
+  if (!CONTENDER_NAMES.includes(name) || !['consume', 'publish', 'bulk', 'retry'].includes(mode ?? ''))
     throw new Error(USAGE);
   if ((flags.has('tracing') || flags.has('context-only')) && name !== 'warren') throw new Error(USAGE);
   const jobs = Number(flags.get('jobs') ?? 20_000);
@@ -50,28 +52,35 @@ async function main(): Promise<void> {
       })
     : await createContender(name, env);
   const queue = `bench-profile-${randomBytes(4).toString('hex')}`;
-  await contender.setup(queue);
+  const backoffMs = Number(flags.get('backoff') ?? 0);
+  await contender.setup(queue, mode === 'retry' ? { retryBackoffMs: backoffMs } : {});
   try {
     const start = performance.now();
     const cpuStart = process.cpuUsage();
-    if (mode === 'consume') {
+    if (mode === 'consume' || mode === 'retry') {
       const concurrency = Number(flags.get('concurrency') ?? 1);
-      await contender.prefill(makeJobs(jobs));
+      if (mode === 'retry') await contender.prefillRetryable!(makeJobs(jobs));
+      else await contender.prefill(makeJobs(jobs));
       const profiler = await startProfiler(flags.get('cpu-prof'));
       const prefilled = performance.now();
       const cpuPrefilled = process.cpuUsage();
       let handled = 0;
       let finish!: () => void;
       const done = new Promise<void>((resolve) => (finish = resolve));
-      const consumer = await contender.consume(concurrency, () => {
+      const onJob = () => {
         if (++handled === jobs) finish();
-      });
+      };
+      const consumer =
+        mode === 'retry'
+          ? await contender.consumeFailingOnce!(concurrency, onJob)
+          : await contender.consume(concurrency, onJob);
       await done;
       const wallMs = performance.now() - prefilled;
       const cpu = process.cpuUsage(cpuPrefilled);
       await profiler.stop();
       await consumer.stop();
-      report(`${name} consume c=${concurrency}`, jobs, wallMs, cpu);
+      const what = mode === 'retry' ? `retry (backoff ${backoffMs} ms)` : 'consume';
+      report(`${name} ${what} c=${concurrency}`, jobs, wallMs, cpu);
     } else if (mode === 'bulk') {
       const batch = makeJobs(jobs);
       const profiler = await startProfiler(flags.get('cpu-prof'));

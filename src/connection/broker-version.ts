@@ -16,6 +16,8 @@ export interface BrokerFeatures {
   readonly transientQueues: boolean;
   /** Dead-letter cycle detection drops a message re-entering a queue with its `x-death` (3.x). */
   readonly dropsDeadLetterCycles: boolean;
+  /** Quorum queues delay a requeued delivery by `x-delayed-retry-*` (4.3+). */
+  readonly delayedRetry: boolean;
 }
 
 /** What the broker says about itself in `connection.start` (AMQP server properties). */
@@ -62,10 +64,11 @@ function featuresOf(version: { major: number; minor: number } | undefined): Brok
     consumerTimeoutClosesChannel: !atLeast(4, 0),
     transientQueues: !atLeast(4, 3),
     dropsDeadLetterCycles: !atLeast(4, 0),
+    delayedRetry: atLeast(4, 3),
   });
 }
 
-/** The features a broker has, as one line for the connect log: `quorumPriorities, consumerTimeoutArgument`. */
+/** The features a broker has, as one line for the connect log: `quorumPriorities, consumerTimeoutArgument, delayedRetry`. */
 export function describeFeatures(features: BrokerFeatures): string {
   const on = Object.entries(features)
     .filter(([, value]) => value)

@@ -53,6 +53,15 @@ export interface QueueDeclaration {
    */
   readonly deliveryLimit?: number;
   /**
+   * Quorum only, used on RabbitMQ 4.3 and later: a retry of this queue's jobs whose delay is exactly this
+   * many ms stays in the queue (the worker rejects the delivery and the broker redelivers it after the
+   * delay: `x-delayed-retry-*`), instead of a republish through the delay levels. On an older broker the
+   * arguments are declared but unused and retries are republished as always. Each in-place retry counts
+   * towards `deliveryLimit`, and so does a worker crash mid-job (which then spends an attempt too):
+   * docs/guide/retries.md#in-place-retries.
+   */
+  readonly inPlaceRetryMs?: number;
+  /**
    * @deprecated Every queue is durable: RabbitMQ 4.3 refuses transient non-exclusive queues. `false` is a
    * TopologyError.
    */

@@ -101,6 +101,7 @@ export function planJobQueue(
       queue: key,
     });
   const type = queueType(decl, path);
+  checkInPlaceRetry(decl, type, path, key);
   const deadExchange = naming.deadExchange(key);
   const deadQueue = naming.deadQueue(key);
   parts.exchanges.push(fanoutExchange(deadExchange));
@@ -125,6 +126,8 @@ export function planJobQueue(
     deadQueue,
     deadExchange,
     ...(decl.maxPriority !== undefined ? { maxPriority: decl.maxPriority } : {}),
+    ...(decl.inPlaceRetryMs !== undefined ? { inPlaceRetryMs: decl.inPlaceRetryMs } : {}),
+    ...(type === 'quorum' ? { deliveryLimit: decl.deliveryLimit ?? options.deliveryLimit } : {}),
     assertion: jobQueueAssertion({
       declaration: decl,
       type,
@@ -135,6 +138,24 @@ export function planJobQueue(
     }),
   });
   planJobQueueBindings(parts, name, decl, path, context);
+}
+
+/** In-place retries need a quorum queue (RabbitMQ's `x-delayed-retry-*`) and a whole number of ms. */
+function checkInPlaceRetry(decl: QueueDeclaration, type: string, path: string, key: string): void {
+  const delayMs = decl.inPlaceRetryMs;
+  if (delayMs === undefined) return;
+  if (!Number.isInteger(delayMs) || delayMs < 1)
+    throw new TopologyError(
+      `${path}.inPlaceRetryMs must be a positive whole number of ms (got ${String(delayMs)})`,
+      {
+        queue: key,
+      },
+    );
+  if (type !== 'quorum')
+    throw new TopologyError(
+      `${path}.inPlaceRetryMs needs a quorum queue (RabbitMQ delays requeued deliveries on quorum queues only); this one is ${type}`,
+      { queue: key },
+    );
 }
 
 /** A job queue's declared bindings, then the one that brings its delayed messages back. */

@@ -14,6 +14,12 @@ export const X_ARGS = {
   overflow: 'x-overflow',
   singleActiveConsumer: 'x-single-active-consumer',
   deliveryLimit: 'x-delivery-limit',
+  /** Quorum queues, RabbitMQ 4.3+: which requeued deliveries come back only after a delay, and its bounds. */
+  delayedRetryType: 'x-delayed-retry-type',
+  delayedRetryMin: 'x-delayed-retry-min',
+  delayedRetryMax: 'x-delayed-retry-max',
+  /** On a quorum-queue delivery: how often it was returned as failed (a reject with requeue, a lost channel). */
+  deliveryCount: 'x-delivery-count',
   deadLetterExchange: 'x-dead-letter-exchange',
   deadLetterRoutingKey: 'x-dead-letter-routing-key',
   deadLetterStrategy: 'x-dead-letter-strategy',
@@ -106,6 +112,13 @@ export function jobQueueAssertion(input: QueueArgumentInput): QueueAssertion {
   if (d.overflow !== undefined) typed[X_ARGS.overflow] = d.overflow;
   if (d.singleActiveConsumer) typed[X_ARGS.singleActiveConsumer] = true;
   if (type === 'quorum') typed[X_ARGS.deliveryLimit] = d.deliveryLimit ?? input.defaultDeliveryLimit;
+  if (d.inPlaceRetryMs !== undefined) {
+    // 'failed': a reject with requeue (and a lost channel) waits; a nack with requeue (warren's requeue of
+    // an aborted or unconfirmed job) comes back at once, uncounted. min = max: the same delay every time.
+    typed[X_ARGS.delayedRetryType] = 'failed';
+    typed[X_ARGS.delayedRetryMin] = d.inPlaceRetryMs;
+    typed[X_ARGS.delayedRetryMax] = d.inPlaceRetryMs;
+  }
   if (input.deadLetterExchange !== undefined) typed[X_ARGS.deadLetterExchange] = input.deadLetterExchange;
   if (input.expiresMs !== undefined) typed[X_ARGS.expires] = input.expiresMs;
   return {

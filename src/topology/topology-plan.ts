@@ -47,6 +47,10 @@ export interface PlannedJobQueue extends PlannedQueueBase {
   /** Full name of the fanout exchange it dead-letters to, bound to `deadQueue`. */
   readonly deadExchange: string;
   readonly maxPriority?: number;
+  /** A retry of exactly this delay stays in the queue (RabbitMQ 4.3+), see QueueDeclaration. */
+  readonly inPlaceRetryMs?: number;
+  /** Quorum: deliveries of one message before the broker dead-letters it. */
+  readonly deliveryLimit?: number;
 }
 
 /** The parking queue of a job queue: dead letters wait here. */

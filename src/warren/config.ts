@@ -130,6 +130,7 @@ function registerJobs(
   for (const [name, handler] of handlers) {
     const planned = plan.jobs.get(name)!;
     const { attempts, backoff, timeoutMs } = resolveJobSettings(planned, jobDefaults);
+    checkInPlaceAttempts(plan, name, planned.queueName, attempts);
     jobs.set(name, {
       planned,
       handler,
@@ -142,6 +143,21 @@ function registerJobs(
     });
   }
   return jobs;
+}
+
+/**
+ * On a queue that retries in place every retry is a delivery the broker counts towards the queue's
+ * delivery limit: a job with more attempts than that limit would be dead-lettered by the broker
+ * (`delivery_limit`) before its last attempt ran.
+ */
+function checkInPlaceAttempts(plan: TopologyPlan, name: string, queueName: string, attempts: number): void {
+  const queue = plan.queues.find((q) => q.name === queueName);
+  if (queue?.role !== 'job' || queue.inPlaceRetryMs === undefined || queue.deliveryLimit === undefined)
+    return;
+  if (attempts > queue.deliveryLimit)
+    throw new ConfigurationError(
+      `@Job('${name}').attempts (${attempts}) is over the delivery limit (${queue.deliveryLimit}) of its queue '${queue.key}', which retries in place (inPlaceRetryMs): each retry counts towards that limit, so raise topology.queues.${queue.key}.deliveryLimit to at least ${attempts}`,
+    );
 }
 
 /** `url` and `connection` of WarrenOptions (or OpsOptions) as one resolved ConnectionOptions. */

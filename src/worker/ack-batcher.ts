@@ -52,6 +52,19 @@ export class AckBatcher {
   }
 
   /**
+   * Returns a delivery as failed (`basic.reject` with requeue): a quorum queue with `x-delayed-retry-type:
+   * failed` redelivers it after its delay and counts it in `x-delivery-count`, where a nack with requeue
+   * (requeue above) comes back at once, uncounted (measured on RabbitMQ 4.3.6).
+   */
+  retryInPlace(message: amqp.Message): void {
+    const tag = message.fields.deliveryTag;
+    if (!this.outstanding.has(tag)) return;
+    this.flush();
+    this.outstanding.delete(tag);
+    settleQuietly(() => this.channel.reject(message, true));
+  }
+
+  /**
    * Rejects a delivery without requeue: the broker dead-letters it through the queue's own dead-letter
    * exchange, body untouched. The last resort for a message warren cannot republish at all.
    */

@@ -40,6 +40,8 @@ export interface DeliveryPathDeps {
   readonly jobControl?: JobControlDecider;
   /** Metrics and traces around each handler run (warren/observability), if set. */
   readonly instrumentation?: Instrumentation | undefined;
+  /** Whether the broker delays a rejected delivery (quorum `x-delayed-retry-*`, RabbitMQ 4.3+). */
+  readonly inPlaceRetries?: () => boolean;
 }
 
 /**
@@ -50,6 +52,7 @@ export interface DeliveryPathDeps {
 export function createJobProcessor(deps: DeliveryPathDeps): JobProcessor {
   const { emit, listens, log, options } = deps;
   const { postponeDelayMs } = options;
+  const inPlaceRetries = deps.inPlaceRetries ?? (() => false);
   const republisher = new Republisher({
     delay: deps.plan.delay,
     confirms: deps.confirms,
@@ -67,11 +70,13 @@ export function createJobProcessor(deps: DeliveryPathDeps): JobProcessor {
     listens,
     log,
     postponeDelayMs,
+    inPlaceRetries,
   });
   const { jobControl, idempotency } = deps;
   return new JobProcessor({
     triage: { jobs: deps.jobs, maxBodyBytes: options.maxBodyBytes },
     redeliveryLimit: options.redeliveryLimit,
+    inPlaceRetries,
     republisher,
     settler,
     jobControl:

@@ -6,7 +6,7 @@ import type { AckBatcher } from './ack-batcher';
 import type { RunningJob } from './run-handler';
 
 /** How a delivery is settled on the channel it came from (the consumer's AckBatcher). */
-export type Settlement = Pick<AckBatcher, 'ack' | 'flush' | 'requeue' | 'reject'>;
+export type Settlement = Pick<AckBatcher, 'ack' | 'flush' | 'requeue' | 'reject' | 'retryInPlace'>;
 
 /** A delivery whose body decoded: what the guards, the handler run and the outcome settler take. */
 export interface JobDelivery extends Delivery {
@@ -84,6 +84,16 @@ export class Delivery {
     if (this.isSettled) return;
     this.isSettled = true;
     this.settlement.requeue(this.message);
+  }
+
+  /**
+   * Back to its queue as failed (a reject with requeue): on a queue with `inPlaceRetryMs` the broker
+   * redelivers it after that delay, its `x-delivery-count` one higher.
+   */
+  retryInPlace(): void {
+    if (this.isSettled) return;
+    this.isSettled = true;
+    this.settlement.retryInPlace(this.message);
   }
 
   /** Dead-letters the delivery through the broker (nack without requeue), body untouched. */

@@ -1,3 +1,4 @@
+import type * as amqp from 'amqplib';
 import {
   PayloadValidationError,
   validatePayload,
@@ -6,7 +7,8 @@ import {
   type WarrenEvents,
 } from '../core';
 import type { PermitGate } from '../coordination';
-import { HEADERS } from '../message';
+import { HEADERS, type DecodedJob } from '../message';
+import { X_ARGS } from '../topology';
 import type { ClaimGuard } from './claim-guard';
 import type { Delivery } from './delivery';
 import {
@@ -30,6 +32,8 @@ export interface JobProcessorDeps {
   readonly triage: TriageRules;
   /** Classic queues: deliveries of one job before it is dead-lettered as a crash loop. */
   readonly redeliveryLimit: number;
+  /** Whether the broker delays a rejected delivery (quorum `x-delayed-retry-*`, RabbitMQ 4.3+). */
+  readonly inPlaceRetries: () => boolean;
   readonly republisher: Pick<Republisher, 'delayed' | 'deadLetter'>;
   readonly settler: Pick<OutcomeSettler, 'settle'>;
   /** Without job control, delayed jobs run when they come due. */
@@ -69,7 +73,11 @@ export class JobProcessor {
       await this.carryOut(delivery, triaged);
       return;
     }
-    delivery.assignJob(triaged);
+    delivery.assignJob(
+      delivery.queue.inPlaceRetryMs !== undefined && deps.inPlaceRetries()
+        ? withInPlaceAttempts(triaged, delivery.message)
+        : triaged,
+    );
     const { job, message, queue } = delivery;
     if (deps.jobControl && message.properties.headers?.[HEADERS.delayed] !== undefined)
       if (!(await deps.jobControl.admit(delivery, now))) return;
@@ -120,4 +128,19 @@ export class JobProcessor {
     delivery.assignJob(verdict.job);
     return this.deps.republisher.delayed(delivery, verdict.delayMs, verdict.headers ?? {});
   }
+}
+
+/**
+ * On a queue that retries in place, each retry is the same message back (its `warren-attempt` unchanged)
+ * with the broker's `x-delivery-count` one higher: the attempt is their sum. The count is the broker's only
+ * on a redelivery; on a first delivery the header is whatever the publisher wrote, and is ignored.
+ */
+function withInPlaceAttempts(
+  job: DecodedJob,
+  message: Pick<amqp.Message, 'fields' | 'properties'>,
+): DecodedJob {
+  if (!message.fields.redelivered) return job;
+  const count = message.properties.headers?.[X_ARGS.deliveryCount];
+  if (typeof count !== 'number' || !Number.isInteger(count) || count < 1) return job;
+  return { ...job, attempt: job.attempt + count };
 }

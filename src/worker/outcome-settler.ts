@@ -21,6 +21,8 @@ export interface OutcomeSettlerDeps {
   readonly log: Logger;
   /** How long a job refused by an open breaker waits, ms (`worker.postponeDelayMs`). */
   readonly postponeDelayMs: number;
+  /** Whether the broker delays a rejected delivery (quorum `x-delayed-retry-*`, RabbitMQ 4.3+). */
+  readonly inPlaceRetries: () => boolean;
 }
 
 /**
@@ -113,6 +115,18 @@ export class OutcomeSettler {
       return republisher.deadLetter(delivery, decision.reason, error, carried);
     }
     this.deps.log.info({ ...base, err: error, delayMs: decision.delayMs }, 'attempt failed; retrying');
+    if (delivery.queue.inPlaceRetryMs === decision.delayMs && this.deps.inPlaceRetries()) {
+      // The broker keeps the message and redelivers it after the queue's delay, its x-delivery-count one
+      // higher (the next attempt): nothing to republish, nothing to confirm.
+      delivery.retryInPlace();
+      this.deps.emit('retried', {
+        ...base,
+        error,
+        delayMs: decision.delayMs,
+        nextAttempt: decision.nextAttempt,
+      });
+      return;
+    }
     const headers = { ...carried, [HEADERS.attempt]: decision.nextAttempt };
     if (await republisher.delayed(delivery, decision.delayMs, headers)) {
       this.deps.emit('retried', {

@@ -6,7 +6,7 @@ import { QueueConsumer } from './queue-consumer';
 import type { RegisteredJob } from './registered-job';
 
 /** The worker builds the rate limiters of its jobs itself, from their `limiter` and the connection. */
-export interface WorkerDeps extends Omit<DeliveryPathDeps, 'limiterFor'> {
+export interface WorkerDeps extends Omit<DeliveryPathDeps, 'limiterFor' | 'inPlaceRetries'> {
   readonly manager: ConnectionManager;
   readonly reapplyTopology: () => Promise<void>;
   readonly concurrencyOf: (queueName: string) => number;
@@ -36,6 +36,7 @@ export class Worker {
     const processor = createJobProcessor({
       ...deps,
       limiterFor: (jobName) => this.limiters.limiterFor(jobName),
+      inPlaceRetries: () => deps.manager.broker?.features.delayedRetry === true,
     });
     const queueNames = new Set([...deps.jobs.values()].map((job) => job.planned.queueName));
     for (const queue of deps.plan.queues) {

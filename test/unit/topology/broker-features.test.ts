@@ -46,6 +46,7 @@ describe('readBrokerVersion', () => {
       consumerTimeoutClosesChannel: true,
       transientQueues: true,
       dropsDeadLetterCycles: true,
+      delayedRetry: false,
     });
     assert.equal(features('3.12.0').consumerTimeoutArgument, true);
     assert.deepEqual(features('4.3.6'), {
@@ -55,11 +56,16 @@ describe('readBrokerVersion', () => {
       consumerTimeoutClosesChannel: false,
       transientQueues: false,
       dropsDeadLetterCycles: false,
+      delayedRetry: true,
     });
     assert.equal(features('4.2.1').classicConsumerTimeout, true);
+    assert.equal(features('4.2.1').delayedRetry, false);
     // a broker that is not RabbitMQ, or says no version: as the newest RabbitMQ
     assert.deepEqual(readBrokerVersion({ product: 'SomeMQ', version: '1.0' })!.features, features('4.3.6'));
-    assert.equal(describeFeatures(features('4.3.6')), 'quorumPriorities, consumerTimeoutArgument');
+    assert.equal(
+      describeFeatures(features('4.3.6')),
+      'quorumPriorities, consumerTimeoutArgument, delayedRetry',
+    );
   });
 });
 

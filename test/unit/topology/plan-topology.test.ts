@@ -159,4 +159,27 @@ describe('planTopology', () => {
     assert.ok(Object.isFrozen(p));
     assert.ok(Object.isFrozen(p.queues[0]));
   });
+
+  it('plans in-place retries on a quorum queue only, with the same delay as both bounds', () => {
+    const p = plan({ queues: { billing: { type: 'quorum', inPlaceRetryMs: 2000, deliveryLimit: 7 } } });
+    const queue = p.queues.find((q) => q.role === 'job')!;
+    assert.equal(queue.role === 'job' && queue.inPlaceRetryMs, 2000);
+    assert.equal(queue.role === 'job' && queue.deliveryLimit, 7);
+    assert.deepEqual(
+      [
+        queue.assertion.arguments['x-delayed-retry-type'],
+        queue.assertion.arguments['x-delayed-retry-min'],
+        queue.assertion.arguments['x-delayed-retry-max'],
+      ],
+      ['failed', 2000, 2000],
+    );
+    assert.throws(
+      () => plan({ queues: { reports: { type: 'classic', inPlaceRetryMs: 2000 } } }),
+      (e: unknown) => e instanceof TopologyError && /inPlaceRetryMs needs a quorum queue/.test(e.message),
+    );
+    assert.throws(
+      () => plan({ queues: { billing: { inPlaceRetryMs: 0.5 } } }),
+      (e: unknown) => e instanceof TopologyError && /positive whole number/.test(e.message),
+    );
+  });
 });

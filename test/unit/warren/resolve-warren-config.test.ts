@@ -123,4 +123,24 @@ describe('resolveWarrenConfig', () => {
     const both = resolveWarrenConfig({ url: NOWHERE, instrumentation: [one, two] }).instrumentation;
     assert.ok(both !== undefined && both !== one && both !== two);
   });
+
+  it('refuses a job with more attempts than the delivery limit of a queue that retries in place', () => {
+    @Job('billing.charge', { queue: 'billing', attempts: 8 })
+    class Charge implements JobHandler<object> {
+      handle(): void {}
+    }
+    const inPlace = defineTopology({ queues: { billing: { inPlaceRetryMs: 1000, deliveryLimit: 5 } } });
+    assert.throws(
+      () => resolveWarrenConfig({ url: NOWHERE, topology: inPlace, handlers: [new Charge()] }),
+      (e: unknown) =>
+        e instanceof ConfigurationError &&
+        /attempts \(8\) is over the delivery limit \(5\).*deliveryLimit to at least 8/.test(e.message),
+    );
+    const raised = defineTopology({ queues: { billing: { inPlaceRetryMs: 1000, deliveryLimit: 8 } } });
+    assert.ok(
+      resolveWarrenConfig({ url: NOWHERE, topology: raised, handlers: [new Charge()] }).jobs.has(
+        'billing.charge',
+      ),
+    );
+  });
 });

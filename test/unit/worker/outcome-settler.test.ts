@@ -1,7 +1,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import type * as amqp from 'amqplib';
-import { CircuitOpenError, HEADERS, UnrecoverableError } from '../../../src';
+import { CircuitOpenError, HEADERS, RetryLaterError, UnrecoverableError } from '../../../src';
 import type { DecodedJob } from '../../../src/message';
 import type { PlannedJobQueue } from '../../../src/topology';
 import { DedupRelease } from '../../../src/worker/dedup-release';
@@ -12,7 +12,7 @@ import type { Republisher } from '../../../src/worker/republisher';
 import type { RunOutcome } from '../../../src/worker/run-handler';
 
 /** What the settler did: settle calls, republishes and events, in order. */
-function harness(options: { idempotency?: boolean } = {}) {
+function harness(options: { idempotency?: boolean; inPlace?: boolean } = {}) {
   const calls: unknown[][] = [];
   const record =
     (...head: unknown[]) =>
@@ -33,6 +33,7 @@ function harness(options: { idempotency?: boolean } = {}) {
     flush: () => undefined,
     requeue: record('requeue'),
     reject: record('reject'),
+    retryInPlace: record('retryInPlace'),
   };
   const idempotency = {
     complete: async (id: string) => void calls.push(['complete', id]),
@@ -48,6 +49,7 @@ function harness(options: { idempotency?: boolean } = {}) {
     listens: () => true,
     log,
     postponeDelayMs: 5_000,
+    inPlaceRetries: () => options.inPlace === true,
   };
   return { calls, settlement, settler: new OutcomeSettler(deps) };
 }
@@ -63,8 +65,8 @@ const registered = {
   backoff: { type: 'fixed', delayMs: 200, jitter: 0 },
 } as unknown as RegisteredJob;
 
-function run(h: ReturnType<typeof harness>, outcome: RunOutcome, attempt = 1) {
-  const delivery: Delivery = new Delivery(message, queue, h.settlement);
+function run(h: ReturnType<typeof harness>, outcome: RunOutcome, attempt = 1, on = queue) {
+  const delivery: Delivery = new Delivery(message, on, h.settlement);
   delivery.assignJob({ ...job, attempt });
   return h.settler.settle(delivery satisfies JobDelivery, registered, outcome);
 }
@@ -117,5 +119,28 @@ describe('OutcomeSettler', () => {
     assert.deepEqual(h.calls[0], ['delayed', 5_000, {}]);
     assert.deepEqual(h.calls[1]![1], 'postponed');
     assert.equal((h.calls[1]![2] as { breaker: string }).breaker, 'mailer');
+  });
+
+  it('retries in place on a queue whose in-place delay is the backoff, where the broker supports it', async () => {
+    const inPlaceQueue = { ...queue, inPlaceRetryMs: 200 } as PlannedJobQueue;
+    const error = new Error('smtp down');
+    const h = harness({ inPlace: true });
+    await run(h, { kind: 'failed', error }, 1, inPlaceQueue);
+    assert.deepEqual(
+      h.calls.map((c) => c.slice(0, 2)),
+      [['emit', 'failed'], ['retryInPlace'], ['emit', 'retried']],
+    );
+    assert.equal((h.calls[2]![2] as { nextAttempt: number }).nextAttempt, 2);
+    // an older broker (no x-delayed-retry): republished through the levels as always
+    const old = harness({ inPlace: false });
+    await run(old, { kind: 'failed', error }, 1, inPlaceQueue);
+    assert.deepEqual(old.calls[1], ['delayed', 200, { [HEADERS.attempt]: 2 }]);
+    // another delay (RetryLaterError) and a postponement (no attempt spent) are republished
+    const later = harness({ inPlace: true });
+    await run(later, { kind: 'failed', error: new RetryLaterError(500) }, 1, inPlaceQueue);
+    assert.deepEqual(later.calls[1], ['delayed', 500, { [HEADERS.attempt]: 2 }]);
+    const postponed = harness({ inPlace: true });
+    await run(postponed, { kind: 'failed', error: new CircuitOpenError('mailer') }, 1, inPlaceQueue);
+    assert.deepEqual(postponed.calls[0], ['delayed', 5_000, {}]);
   });
 });
