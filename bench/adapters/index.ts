@@ -7,16 +7,18 @@ export const CONTENDER_NAMES = [
   'bullmq',
   'warren',
   'warren-classic-levels',
+  'warren-in-place',
   'amqplib-warren-wire',
 ] as const;
 export type ContenderName = (typeof CONTENDER_NAMES)[number];
 /**
  * What a `contenders` run without `--contenders` measures. `warren-classic-levels` (warren with
- * `delay.queueType: 'classic'`) only matters to the delay scenarios, and `amqplib-warren-wire` (raw amqplib
+ * `delay.queueType: 'classic'`) only matters to the delay scenarios, `warren-in-place` (its quorum queue
+ * retrying in place, RabbitMQ 4.3) to the throughput suite's retries with a backoff, and `amqplib-warren-wire` (raw amqplib
  * publishing warren's messages) to the throughput suite's publish scenarios, so they are asked for by name.
  */
 export const DEFAULT_CONTENDERS: readonly ContenderName[] = CONTENDER_NAMES.filter(
-  (name) => name !== 'warren-classic-levels' && name !== 'amqplib-warren-wire',
+  (name) => name !== 'warren-classic-levels' && name !== 'warren-in-place' && name !== 'amqplib-warren-wire',
 );
 export type BrokerKind = 'rabbitmq' | 'redis';
 
@@ -27,6 +29,7 @@ export const BROKER_OF: Record<ContenderName, BrokerKind> = {
   bullmq: 'redis',
   warren: 'rabbitmq',
   'warren-classic-levels': 'rabbitmq',
+  'warren-in-place': 'rabbitmq',
   'amqplib-warren-wire': 'rabbitmq',
 };
 
@@ -48,6 +51,8 @@ export async function createContender(name: ContenderName, env: ContenderEnv): P
       return new (await import('./warren')).WarrenContender(env);
     case 'warren-classic-levels':
       return new (await import('./warren')).WarrenContender(env, { delay: { queueType: 'classic' } }, name);
+    case 'warren-in-place':
+      return new (await import('./warren')).WarrenContender(env, {}, name, true);
     case 'amqplib-warren-wire':
       return new (await import('./warren-wire')).WarrenWireContender(env);
   }

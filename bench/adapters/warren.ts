@@ -37,8 +37,11 @@ function failOnceJob(backoffMs: number) {
  * The bench's topology: one job queue of the scenario's type; with `jobsExchange`, bound to a direct exchange
  * `jobs` that warren publishes through (the wire contract's routing).
  */
-export function benchTopology(features: ContenderFeatures) {
+export function benchTopology(features: ContenderFeatures, inPlaceRetries = false) {
   const type = features.queueType ?? 'quorum';
+  const inPlaceRetryMs =
+    inPlaceRetries && type === 'quorum' ? features.retryBackoffMs || undefined : undefined;
+  if (inPlaceRetryMs !== undefined) return defineTopology({ queues: { jobs: { type, inPlaceRetryMs } } });
   if (!features.jobsExchange) return defineTopology({ queues: { jobs: { type } } });
   return defineTopology({
     exchanges: { jobs: { type: 'direct' } },
@@ -79,6 +82,8 @@ export class WarrenContender implements Contender {
     readonly env: ContenderEnv,
     private readonly extra: Partial<WarrenOptions> = {},
     readonly name: string = 'warren',
+    /** `warren-in-place`: the queue of a retry scenario with a backoff retries in place (`inPlaceRetryMs`). */
+    private readonly inPlaceRetries = false,
   ) {}
 
   async setup(queue: string, features: ContenderFeatures = {}): Promise<void> {
@@ -88,7 +93,7 @@ export class WarrenContender implements Contender {
     this.options = {
       url: this.env.amqpUrl,
       namespace: queue,
-      topology: benchTopology(features),
+      topology: benchTopology(features, this.inPlaceRetries),
       ...(defaultLevels ? {} : { delay: { queueType: 'classic' as const, levels: 4 } }),
       ...this.extra,
     };

@@ -34,7 +34,15 @@ const BROKER_URLS: Record<BrokerLabel, string> = {
   '3.10': process.env.BENCH_AMQP_URL ?? 'amqp://guest:guest@127.0.0.1:5672',
   '4.3': process.env.BENCH_AMQP_URL_43 ?? 'amqp://guest:guest@127.0.0.1:5673',
 };
-const DEFAULT_CONTENDERS: readonly ContenderName[] = ['amqplib', 'rascal', 'warren', 'amqplib-warren-wire'];
+const DEFAULT_CONTENDERS: readonly ContenderName[] = [
+  'amqplib',
+  'rascal',
+  'warren',
+  'warren-in-place',
+  'amqplib-warren-wire',
+];
+/** warren with its quorum queue retrying in place: only the quorum retries with a backoff. */
+const IN_PLACE_CONTENDER: ContenderName = 'warren-in-place';
 /** raw amqplib publishing warren's messages only means something where publishing is what is measured. */
 const WIRE_CONTENDER: ContenderName = 'amqplib-warren-wire';
 const PUBLISH_GROUPS: readonly Group[] = ['batch', 'serial'];
@@ -238,7 +246,12 @@ async function runOnBroker(broker: Broker, options: ThroughputOptions, argv: str
   const scenarios = buildThroughputScenarios(options);
   const contendersOf = (scenario: Scenario) =>
     options.contenders.filter(
-      (name) => name !== WIRE_CONTENDER || PUBLISH_GROUPS.includes(groupOf(scenario)),
+      (name) =>
+        (name !== WIRE_CONTENDER || PUBLISH_GROUPS.includes(groupOf(scenario))) &&
+        (name !== IN_PLACE_CONTENDER ||
+          (groupOf(scenario) === 'retry' &&
+            scenario.features?.queueType === 'quorum' &&
+            Boolean(scenario.features.retryBackoffMs))),
     );
   console.log(
     `${runId}: throughput on RabbitMQ ${broker.version} (${new URL(broker.url).host}), ${options.quick ? 'quick' : 'full'}, ` +
