@@ -1,6 +1,6 @@
 import 'reflect-metadata';
 import { isAmqpReply, type ConnectionManager } from '../connection';
-import { PauseMarkers, type ControlReply, type ProcessStatus } from '../process-control';
+import { ControlClient, PauseMarkers, type ControlReply, type ProcessStatus } from '../process-control';
 import { resolveJobLimiters } from '../coordination';
 import { createSilentLogger, type PublishedJob, type PublishOptions } from '../core';
 import { readJobDefinition, type JobClass } from '../decorators';
@@ -14,8 +14,15 @@ import { findJob, jobStatus, type JobStatus } from '../history';
 import { resolvePublisherOptions } from '../publisher';
 import { RecordTrust, type RecordSkips } from '../records';
 import type { PlannedJobQueue, TopologyPlan } from '../topology';
-import { planWarrenTopology, rescheduleAt, type RescheduleOptions } from '../warren';
-import { ControlClient } from './control-client';
+import {
+  planWarrenTopology,
+  removeNamespace,
+  rescheduleAt,
+  resolveWarrenConnectionOptions,
+  type NamespaceRemovalResult,
+  type RemoveNamespaceOptions,
+  type RescheduleOptions,
+} from '../warren';
 import { DeadLetterOps } from './dead-letter-ops';
 import { mergeSchedules } from './describe-plan';
 import { ManagementApi, type BrokerState } from './management-api';
@@ -195,6 +202,32 @@ export class WarrenOps {
 
   /** Topology as code against the broker: plan (offline), diff and verify (management API), apply. */
   readonly topology: TopologyOps;
+
+  /**
+   * Removes the namespace from the broker: every queue, exchange, stream and marker of it, by exact name
+   * (docs/operating/removing-a-namespace.md). Refuses with NamespaceInUseError (NAMESPACE_IN_USE) while
+   * processes of the namespace answer on the control exchange; with `force` it asks them to stop (they
+   * close) and waits up to `timeoutMs`. Closes this ops client first (create a new one to go on).
+   *
+   * @example
+   * const { stopped } = await ops.removeNamespace({ force: true, timeoutMs: 60_000 });
+   */
+  async removeNamespace(options: RemoveNamespaceOptions = {}): Promise<NamespaceRemovalResult> {
+    const manager = await this.connect();
+    return removeNamespace(
+      {
+        plan: this.plan,
+        openChannel: () => manager.openChannel(),
+        trust: this.trust,
+        closeSelf: () => this.close(),
+        connection: resolveWarrenConnectionOptions(this.input, {
+          connectionName: `warren ops ${process.pid}`,
+        }),
+        log: createSilentLogger(),
+      },
+      { replyTimeoutMs: this.options.replyTimeoutMs, ...options },
+    );
+  }
 
   /** Closes the connection (if one was opened). */
   async close(): Promise<void> {
