@@ -1,3 +1,4 @@
+// size-exception: one short delegate per operation of the API (removal, dead letters, schedules live in files of their own); ~305.
 import 'reflect-metadata';
 import { isAmqpReply, type ConnectionManager } from '../connection';
 import { ControlClient, PauseMarkers, type ControlReply, type ProcessStatus } from '../process-control';
@@ -16,9 +17,7 @@ import { RecordTrust, type RecordSkips } from '../records';
 import type { PlannedJobQueue, TopologyPlan } from '../topology';
 import {
   planWarrenTopology,
-  removeNamespace,
   rescheduleAt,
-  resolveWarrenConnectionOptions,
   type NamespaceRemovalResult,
   type RemoveNamespaceOptions,
   type RescheduleOptions,
@@ -26,7 +25,7 @@ import {
 import { DeadLetterOps } from './dead-letter-ops';
 import { mergeSchedules } from './describe-plan';
 import { ManagementApi, type BrokerState } from './management-api';
-import { OpsConnection } from './ops-connection';
+import { OpsConnection, removeOpsNamespace } from './ops-connection';
 import { overviewQueues } from './queue-overview';
 import { ManagementApiError, UnknownQueueError } from './ops-errors';
 import type { PauseResult, ProcessesReport, QueueOverview, ScheduleOverview } from './ops-results';
@@ -204,29 +203,15 @@ export class WarrenOps {
   readonly topology: TopologyOps;
 
   /**
-   * Removes the namespace from the broker: every queue, exchange, stream and marker of it, by exact name
-   * (docs/operating/removing-a-namespace.md). Refuses with NamespaceInUseError (NAMESPACE_IN_USE) while
-   * processes of the namespace answer on the control exchange; with `force` it asks them to stop (they
-   * close) and waits up to `timeoutMs`. Closes this ops client first (create a new one to go on).
-   *
-   * @example
-   * const { stopped } = await ops.removeNamespace({ force: true, timeoutMs: 60_000 });
+   * Removes the namespace, as `warren.removeNamespace` does (docs/operating/removing-a-namespace.md); this
+   * ops client is closed after (create a new one to go on).
    */
   async removeNamespace(options: RemoveNamespaceOptions = {}): Promise<NamespaceRemovalResult> {
     const manager = await this.connect();
-    return removeNamespace(
-      {
-        plan: this.plan,
-        openChannel: () => manager.openChannel(),
-        trust: this.trust,
-        closeSelf: () => this.close(),
-        connection: resolveWarrenConnectionOptions(this.input, {
-          connectionName: `warren ops ${process.pid}`,
-        }),
-        log: createSilentLogger(),
-      },
-      { replyTimeoutMs: this.options.replyTimeoutMs, ...options },
-    );
+    return removeOpsNamespace(this.input, this.plan, this.trust, manager, () => this.close(), {
+      replyTimeoutMs: this.options.replyTimeoutMs,
+      ...options,
+    });
   }
 
   /** Closes the connection (if one was opened). */
