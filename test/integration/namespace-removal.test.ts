@@ -100,7 +100,8 @@ async function forkReady(namespace: string, count: number) {
   return forked;
 }
 
-function ops(namespace: string, replyTimeoutMs = 1500): WarrenOps {
+/** Answers are gathered for 3 s: a forked process on a loaded machine may take more than the default. */
+function ops(namespace: string, replyTimeoutMs = 3000): WarrenOps {
   const client = createOps({ ...removalAppOptions(namespace), replyTimeoutMs });
   opened.push(client);
   return client;
@@ -155,7 +156,7 @@ describe('removing a namespace', () => {
     const ownBefore = within(before, a, ab);
     assert.ok(ownBefore.length > 30, `namespace a has its entities: ${ownBefore.join(', ')}`);
 
-    const refused = await remover.removeNamespace().then(
+    const refused = await remover.removeNamespace({ replyTimeoutMs: 3000 }).then(
       () => assert.fail('removed while other processes run'),
       (error: unknown) => error,
     );
@@ -170,7 +171,7 @@ describe('removing a namespace', () => {
     assert.equal(remover.health().connected, true, 'a refusal changes nothing');
     assert.deepEqual(within(await brokerNames(), a, ab), ownBefore, 'nothing deleted');
 
-    const result = await remover.removeNamespace({ force: true, timeoutMs: 30_000 });
+    const result = await remover.removeNamespace({ force: true, timeoutMs: 30_000, replyTimeoutMs: 3000 });
     assert.deepEqual(result.stopped.map((p) => p.pid).sort(), others.map((w) => w.pid).sort());
     assert.equal(remover.health().connected, false, 'the remover closed itself');
     for (const worker of others) assert.equal(worker.child.exitCode, null, 'the stopped processes live on');
@@ -254,7 +255,7 @@ function removalConfigDir(namespace: string): string {
   const fixture = join(ROOT, 'dist', 'test', 'fixtures', 'namespace-worker.js');
   writeFileSync(
     join(dir, 'warren.config.js'),
-    `module.exports = { ...require(${JSON.stringify(fixture)}).removalAppOptions(${JSON.stringify(namespace)}), replyTimeoutMs: 1500 };\n`,
+    `module.exports = { ...require(${JSON.stringify(fixture)}).removalAppOptions(${JSON.stringify(namespace)}), replyTimeoutMs: 3000 };\n`,
   );
   return dir;
 }
