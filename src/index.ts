@@ -17,6 +17,8 @@ export {
   type HealthReport,
   type PublishManyResult,
   type RescheduleOptions,
+  type RemoveNamespaceOptions,
+  type NamespaceRemovalResult,
 } from './warren';
 export {
   Job,
@@ -57,6 +59,7 @@ export {
   ShutdownError,
   JobResultError,
   JobControlError,
+  NamespaceInUseError,
   UnrecoverableError,
   RetryLaterError,
   CompensationFailedError,

@@ -65,6 +65,7 @@ const operating = [
       { text: 'The dashboard', link: '/operating/dashboard' },
       { text: 'The ops API', link: '/operating/ops-api' },
       { text: 'Upgrades', link: '/operating/upgrades' },
+      { text: 'Removing a namespace', link: '/operating/removing-a-namespace' },
     ],
   },
 ];

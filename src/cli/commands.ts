@@ -3,6 +3,7 @@ import { CliError } from './cli-error';
 import { confirm } from './confirm';
 import { DEAD_COMMANDS, type DeadValues } from './dead-commands';
 import { JOB_COMMANDS, type JobControlValues } from './job-commands';
+import { NAMESPACE_COMMANDS, type NamespaceValues } from './namespace-commands';
 import { SCHEDULE_COMMANDS, type ScheduleValues } from './schedule-commands';
 import { formatTable } from './table';
 
@@ -17,7 +18,7 @@ export interface CommandContext {
   readonly ops: WarrenOps;
   readonly args: readonly string[];
   readonly yes: boolean;
-  readonly values: DeadValues & JobControlValues & ScheduleValues;
+  readonly values: DeadValues & JobControlValues & ScheduleValues & NamespaceValues;
 }
 
 type Command = (ctx: CommandContext) => Promise<CommandResult>;
@@ -49,6 +50,7 @@ export const COMMANDS: Readonly<Record<string, Command>> = {
   ...DEAD_COMMANDS,
   ...JOB_COMMANDS,
   ...SCHEDULE_COMMANDS,
+  ...NAMESPACE_COMMANDS,
   /** Handled by main (it runs until stopped); listed here so that the name is known. */
   ui: async () => ok(null, ''),
   async queues({ ops }) {

@@ -39,6 +39,9 @@ commands:
   topology diff              missing / extra / different on the broker; exits 2 on drift
   topology verify            queue types, delivery limits, dead-letter wiring, bindings; exits 2 on failure
   topology apply             declare what is missing (never deletes)
+  namespace remove           delete every queue, exchange, stream and marker of the namespace (asks unless
+                             --yes); refuses while its processes answer: --force asks them to stop first
+                             and waits (--wait <ms>, default 30000)
   dead ls                    the newest dead letters (--from <offset> pages from an offset, --limit n)
   dead show <offset>         one dead letter: payload, error, state
   dead search                dead letters matching the filter options below
@@ -63,7 +66,7 @@ options:
                              user of this machine can read a command line)
   --timeout <ms>             how long to wait for processes to answer (default 1500)
   --json                     print JSON for scripts instead of tables
-  --yes                      do not ask before pause, resume, apply, schedules rm
+  --yes                      do not ask before pause, resume, apply, schedules rm, namespace remove
   -h, --help                 this help
   --version                  warren's version`;
 
@@ -102,6 +105,8 @@ const OPTIONS = {
   delay: { type: 'string' },
   id: { type: 'string' },
   tz: { type: 'string' },
+  force: { type: 'boolean' },
+  wait: { type: 'string' },
 } as const;
 
 type Values = ReturnType<typeof parse>['values'];
@@ -166,6 +171,7 @@ function commandOf(positionals: readonly string[]): { name: string; args: string
   const grouped =
     first === 'topology' ||
     first === 'dead' ||
+    first === 'namespace' ||
     (first === 'job' && JOB_ACTIONS.has(second ?? '')) ||
     (first === 'schedules' && second !== undefined);
   const name = grouped ? `${first} ${second ?? ''}`.trim() : first;

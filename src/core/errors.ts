@@ -34,7 +34,8 @@ export type WarrenErrorCode =
   | 'RESULT_TIMEOUT'
   | 'RESULT_LOST'
   | 'JOB_NOT_CONTROLLABLE'
-  | 'JOB_ALREADY_DUE';
+  | 'JOB_ALREADY_DUE'
+  | 'NAMESPACE_IN_USE';
 
 export interface WarrenErrorContext {
   jobName?: string;
@@ -265,5 +266,33 @@ export class JobControlError extends WarrenError {
     options: WarrenErrorContext = {},
   ) {
     super(code, message, options);
+  }
+}
+
+/** A process of a namespace, as a removal names it: its warren id, host and pid. */
+export interface NamespaceProcess {
+  readonly id: string;
+  readonly host: string;
+  readonly pid: number;
+}
+
+/**
+ * A namespace cannot be removed while other processes of it answer on the control exchange
+ * (`NAMESPACE_IN_USE`): they would declare it again. `processes` names them; `force` asks them to stop
+ * first, and when some still answer by the deadline (`timedOut`), nothing is deleted.
+ */
+export class NamespaceInUseError extends WarrenError {
+  constructor(
+    readonly namespace: string,
+    readonly processes: readonly NamespaceProcess[],
+    readonly timedOut: boolean,
+  ) {
+    const names = processes.map((p) => `${p.host}:${p.pid}`).join(', ');
+    super(
+      'NAMESPACE_IN_USE',
+      timedOut
+        ? `namespace '${namespace}': ${processes.length} process(es) still answer after being asked to stop (${names}); nothing was deleted`
+        : `namespace '${namespace}' is in use by ${processes.length} other process(es) (${names}): stop them, or remove with force to ask them to stop`,
+    );
   }
 }

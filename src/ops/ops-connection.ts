@@ -4,7 +4,14 @@ import type { JobControl } from '../job-control';
 import type { RecordTrust } from '../records';
 import { resolvePublisherOptions, type JobPublisher } from '../publisher';
 import type { TopologyPlan } from '../topology';
-import { resolveWarrenConnectionOptions, wirePublishing, type PublishingParts } from '../warren';
+import {
+  removeNamespace,
+  resolveWarrenConnectionOptions,
+  wirePublishing,
+  type NamespaceRemovalResult,
+  type PublishingParts,
+  type RemoveNamespaceOptions,
+} from '../warren';
 import type { OpsOptions } from './options';
 
 /** An opened ops connection: the connection and the same publishing parts a warren wires. */
@@ -71,4 +78,29 @@ export class OpsConnection {
     await manager.start();
     return { manager, ...publishing };
   }
+}
+
+/**
+ * `ops.removeNamespace`: asks over the ops connection, closes the ops client (`close`), then deletes over
+ * a connection of its own named like the ops one.
+ */
+export function removeOpsNamespace(
+  input: OpsOptions,
+  plan: TopologyPlan,
+  trust: RecordTrust,
+  manager: ConnectionManager,
+  close: () => Promise<void>,
+  options: RemoveNamespaceOptions,
+): Promise<NamespaceRemovalResult> {
+  return removeNamespace(
+    {
+      plan,
+      openChannel: () => manager.openChannel(),
+      trust,
+      closeSelf: close,
+      connection: resolveWarrenConnectionOptions(input, { connectionName: `warren ops ${process.pid}` }),
+      log: createSilentLogger(),
+    },
+    options,
+  );
 }

@@ -23,7 +23,7 @@ export interface TopologyDiff {
  * Compares the plan with what the broker has. Missing and different cover everything in the plan;
  * `extra` covers the broker's entities that belong to the plan's namespace (every non-`amq.` entity
  * when the namespace is empty) and are not in the plan, leaving out state that is not topology:
- * exclusive queues (each process's control queue) and operator pause markers. Pure.
+ * exclusive queues (each process's control queue), operator pause markers and the removal marker. Pure.
  */
 export function diffTopology(plan: TopologyPlan, broker: BrokerState): TopologyDiff {
   const drift: Drift[] = [];
@@ -45,7 +45,13 @@ export function diffTopology(plan: TopologyPlan, broker: BrokerState): TopologyD
     if (ours(e.name) && !plannedNames.has(e.name))
       drift.push({ kind: 'extra', entity: 'exchange', name: e.name, differences: [] });
   for (const q of broker.queues)
-    if (ours(q.name) && !q.exclusive && !plan.naming.isPauseMarker(q.name) && !plannedNames.has(q.name))
+    if (
+      ours(q.name) &&
+      !q.exclusive &&
+      !plan.naming.isPauseMarker(q.name) &&
+      q.name !== plan.naming.removalMarker() &&
+      !plannedNames.has(q.name)
+    )
       drift.push({ kind: 'extra', entity: 'queue', name: q.name, differences: [] });
 
   const plannedBindings = new Set(plan.bindings.map(bindingKey));

@@ -1,6 +1,6 @@
 import type { Channel, ConsumeMessage } from 'amqplib';
 import type { Logger } from '../core';
-import type { ConnectionManager } from '../connection';
+import { checkQueueIfExists, type ConnectionManager } from '../connection';
 import type { TopologyNaming } from '../topology';
 import { HEADERS } from '../message';
 import type { RecordReader, RecordTrust } from '../records';
@@ -21,6 +21,8 @@ export interface ControlTarget {
   queueKeys(): readonly string[];
   /** Takes or releases the operator's hold on a queue (combined with breakers and code, see BreakerPauses). */
   holdByOperator(queueKey: string, held: boolean): Promise<void>;
+  /** Closes the process's warren: an operator removes its namespace (the removal marker exists). */
+  closeForRemoval(): void;
 }
 
 /** Only RabbitMQ's direct reply-to: a forged request cannot make a process publish into a queue of its choice. */
@@ -42,6 +44,7 @@ export class ControlListener {
   /** Sync requests waiting for their read, by queue key, with everyone to answer when it is done. */
   private readonly pendingSyncs = new Map<string, ReplyTarget[]>();
   private foreignSyncs = 0;
+  private removing = false;
 
   constructor(
     private readonly naming: TopologyNaming,
@@ -118,6 +121,7 @@ export class ControlListener {
     const target = { replyTo: replyTo as string, correlationId: correlationId as string };
     // A status is answered at once: a flood of requests queued ahead of it cannot hide this process.
     if (valid.command === 'sync-pause') this.coalesceSync(channel, valid.queue!, target);
+    else if (valid.command === 'sync-remove') this.syncRemoval(channel, valid, target);
     else this.reply(channel, valid, target);
   }
 
@@ -152,6 +156,34 @@ export class ControlListener {
         this.log.info({ queue: key }, 'operator pause state synced from the broker');
         for (const t of targets)
           this.reply(channel, { v: CONTROL_PROTOCOL_VERSION, command: 'sync-pause', queue: key }, t);
+      })
+      .catch((error: unknown) => this.log.warn({ err: error }, 'control request failed'));
+  }
+
+  /**
+   * Closes this process when the namespace's removal marker exists (an operator removes the namespace),
+   * answering first so the operator knows who obeyed; without the marker the request changes nothing.
+   */
+  private syncRemoval(channel: Channel, request: ControlRequest, target: ReplyTarget): void {
+    if (this.removing) return;
+    this.queue = this.queue
+      .then(async () => {
+        if (this.closed || this.removing) return;
+        const marked = await checkQueueIfExists(
+          () => this.manager.openChannel(),
+          this.naming.removalMarker(),
+        );
+        if (marked === undefined) {
+          this.log.info('asked to stop for a namespace removal, but no removal marker exists: ignored');
+          return;
+        }
+        this.removing = true;
+        this.log.warn(
+          { marker: this.naming.removalMarker() },
+          'an operator is removing this namespace: closing',
+        );
+        this.reply(channel, request, target);
+        this.target.closeForRemoval();
       })
       .catch((error: unknown) => this.log.warn({ err: error }, 'control request failed'));
   }

@@ -5,12 +5,15 @@
  * Request (ops -> every process), properties `replyTo` (RabbitMQ direct reply-to) and `correlationId`:
  *   { "v": 1, "command": "status", "t": <ms since epoch> }
  *   { "v": 1, "command": "sync-pause", "queue": "<queue key>", "t": <ms since epoch> }
+ *   { "v": 1, "command": "sync-remove", "t": <ms since epoch> }
  * With a signing key, requests and replies carry `warren-proof` (docs/reference/trust.md), bound to
  * their correlation id.
  * `sync-pause` does not say "pause" or "resume": it tells the process that an operator changed the
  * pause marker of that queue, and the process reads the marker on the broker (the single source of
  * truth) and holds or releases the queue accordingly. A forged request can therefore make a process
  * re-read the broker, never pause a queue nobody paused.
+ * `sync-remove` likewise: the process reads the namespace's removal marker and, only while it exists,
+ * answers and then closes (an operator removes the namespace: docs/operating/removing-a-namespace.md).
  *
  * Reply (process -> replyTo, same correlationId): { "v": 1, "command": ..., "queue"?: ...,
  * "process": ProcessStatus }.
@@ -21,7 +24,7 @@
  */
 
 export const CONTROL_PROTOCOL_VERSION = 1;
-export const CONTROL_COMMANDS = ['status', 'sync-pause'] as const;
+export const CONTROL_COMMANDS = ['status', 'sync-pause', 'sync-remove'] as const;
 export type ControlCommand = (typeof CONTROL_COMMANDS)[number];
 
 /** Requests larger than this are not parsed. */

@@ -1,3 +1,4 @@
+export { ControlClient } from './control-client';
 export { ControlListener, type ControlTarget } from './control-listener';
 export { PauseMarkers } from './pause-markers';
 export {

@@ -1,5 +1,6 @@
 import type { Channel } from 'amqplib';
 import { TopologyConflictError } from '../core';
+import type { NamespaceRemoval } from './plan-removal';
 import type { TopologyPlan } from './topology-plan';
 
 type Step = {
@@ -62,6 +63,30 @@ export async function deleteTopology(plan: TopologyPlan, openChannel: () => Prom
   for (const ex of plan.exchanges)
     steps.push({ entity: 'exchange', name: ex.name, declared: {}, run: (ch) => ch.deleteExchange(ex.name) });
   await runPipelined(steps, openChannel);
+}
+
+/**
+ * Deletes a namespace's entities by exact name (see planNamespaceRemoval): queues first, then exchanges.
+ * Deleting a name the broker does not have succeeds, so the removal can be run again after a failure.
+ */
+export async function deleteNamespaceEntities(
+  removal: NamespaceRemoval,
+  openChannel: () => Promise<Channel>,
+): Promise<void> {
+  const queues: Step[] = removal.queues.map((name) => ({
+    entity: 'queue',
+    name,
+    declared: {},
+    run: (ch) => ch.deleteQueue(name),
+  }));
+  await runPipelined(queues, openChannel);
+  const exchanges: Step[] = removal.exchanges.map((name) => ({
+    entity: 'exchange',
+    name,
+    declared: {},
+    run: (ch) => ch.deleteExchange(name),
+  }));
+  await runPipelined(exchanges, openChannel);
 }
 
 async function runPipelined(steps: readonly Step[], openChannel: () => Promise<Channel>): Promise<void> {

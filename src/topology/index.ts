@@ -29,12 +29,14 @@ export type {
 } from './topology-plan';
 export { isJobQueue, isStream, plannedStream, requireStream } from './topology-plan';
 export { delayRoute, type DelayPlan, type DelayLevel, type DelayRoute } from './delay-levels';
-export { applyTopology, deleteTopology } from './apply-topology';
+export { applyTopology, deleteTopology, deleteNamespaceEntities } from './apply-topology';
+export { planNamespaceRemoval, type NamespaceRemoval } from './plan-removal';
 export { requireBrokerFeatures } from './broker-features';
 export type { BrokerIdentity } from './broker-identity';
 export {
   resolveTopologyOptions,
   TOPOLOGY_DEFAULTS,
+  MAX_DELAY_LEVELS,
   type TopologyOptions,
   type ResolvedTopologyOptions,
   type DelayOptions,

@@ -38,6 +38,11 @@ export interface TopologyNaming {
   /** Whether a broker entity name is one of the pause markers (state, not topology). */
   isPauseMarker(name: string): boolean;
   /**
+   * The durable marker queue whose existence means "an operator is removing this namespace": a process
+   * asked to stop for the removal reads it first, so a forged request cannot close anyone.
+   */
+  removalMarker(): string;
+  /**
    * The stream holding every dead letter of the namespace (all job queues), read by offset without
    * consuming, with replay and purge markers appended.
    */
@@ -73,6 +78,7 @@ export function createNaming(namespace: string): TopologyNaming {
     controlExchange: () => `${prefix}warren.control`,
     pauseMarker: (queueKey: string) => `${prefix}warren.paused.${queueKey}`,
     isPauseMarker: (name: string) => name.startsWith(`${prefix}warren.paused.`),
+    removalMarker: () => `${prefix}warren.removing`,
     deadLetterLog: () => `${prefix}warren.dead-log`,
     jobHistory: () => `${prefix}warren.history`,
     jobControl: () => `${prefix}warren.job-control`,

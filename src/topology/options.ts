@@ -52,6 +52,9 @@ export interface ResolvedTopologyOptions {
   readonly queueExpiresMs: number | undefined;
 }
 
+/** The most delay levels a plan may have: namespace removal deletes every level up to it. */
+export const MAX_DELAY_LEVELS = 40;
+
 export const TOPOLOGY_DEFAULTS = Object.freeze({
   namespace: '',
   delay: Object.freeze({ unitMs: 100, levels: 29, queueType: 'quorum' as QueueType }),
@@ -88,7 +91,12 @@ export function resolveTopologyOptions(input: TopologyOptions = {}): ResolvedTop
     namespace,
     delay: Object.freeze({
       unitMs: checkInteger('delay.unitMs', delay.unitMs ?? TOPOLOGY_DEFAULTS.delay.unitMs, 1),
-      levels: checkInteger('delay.levels', delay.levels ?? TOPOLOGY_DEFAULTS.delay.levels, 1, 40),
+      levels: checkInteger(
+        'delay.levels',
+        delay.levels ?? TOPOLOGY_DEFAULTS.delay.levels,
+        1,
+        MAX_DELAY_LEVELS,
+      ),
       queueType: checkOneOf('delay.queueType', delay.queueType ?? TOPOLOGY_DEFAULTS.delay.queueType, [
         'quorum',
         'classic',

@@ -26,6 +26,8 @@ export interface ControlDeps {
 export interface WarrenControl {
   readonly listener: ControlListener;
   readonly processId: string;
+  /** What the process does when an operator removes its namespace (the Warren closes itself). */
+  onRemoval(close: () => void): void;
 }
 
 /**
@@ -65,6 +67,7 @@ export function createControl(deps: ControlDeps): WarrenControl {
       ...(s.lastFiredAt ? { lastFiredAt: s.lastFiredAt.toISOString() } : {}),
     })),
   });
+  let closeForRemoval: () => void = () => undefined;
   const listener = new ControlListener(
     deps.plan.naming,
     deps.manager,
@@ -72,9 +75,16 @@ export function createControl(deps: ControlDeps): WarrenControl {
       status,
       queueKeys: () => deps.consumers().map((consumer) => consumer.queue),
       holdByOperator: (key, held) => deps.pauses.hold('operator', key, held),
+      closeForRemoval: () => closeForRemoval(),
     },
     deps.log,
     deps.trust,
   );
-  return { listener, processId };
+  return {
+    listener,
+    processId,
+    onRemoval: (close) => {
+      closeForRemoval = close;
+    },
+  };
 }

@@ -20,3 +20,10 @@ export type { WarrenParts } from './parts';
 export { checkWarrenOptionKeys, resolveWarrenTopologyOptions, type WarrenOptions } from './options';
 export type { WarrenDeadLetterLogOptions } from './dead-letter-log';
 export { createJobControl, rescheduleAt, type RescheduleOptions } from './job-control';
+export {
+  removeNamespace,
+  REMOVE_NAMESPACE_DEFAULTS,
+  type RemoveNamespaceOptions,
+  type NamespaceRemovalResult,
+  type NamespaceRemover,
+} from './remove-namespace';

@@ -1,5 +1,5 @@
 import type { BreakerPauses, BreakerRegistry } from '../breaker';
-import type { ConfirmPublisher, ConnectionManager } from '../connection';
+import type { ConfirmPublisher, ConnectionManager, ResolvedConnectionOptions } from '../connection';
 import type { Logger } from '../core';
 import type { HistoryWriter } from '../history';
 import type { JobControl } from '../job-control';
@@ -29,6 +29,8 @@ export interface WarrenParts {
   /** Where the parts' events go; forwards to the Warren once connected. */
   readonly events: WarrenEventSink;
   readonly manager: ConnectionManager;
+  /** The resolved connection options: a namespace removal deletes over a fresh connection made with them. */
+  readonly connectionOptions: ResolvedConnectionOptions;
   /** The confirm channel every publish goes through. */
   readonly confirms: ConfirmPublisher;
   readonly publisher: JobPublisher;

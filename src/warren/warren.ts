@@ -21,6 +21,11 @@ import { reportHealth, type HealthReport } from './health';
 import { announcePublished } from './history';
 import type { RescheduleOptions } from './job-control';
 import type { WarrenParts } from './parts';
+import {
+  removeNamespace,
+  type NamespaceRemovalResult,
+  type RemoveNamespaceOptions,
+} from './remove-namespace';
 import { closeOnSignals, shutDown } from './shutdown';
 import { WarrenCron } from './warren-cron';
 import { WarrenDelayed } from './warren-delayed';
@@ -52,6 +57,7 @@ export class Warren<TJobs extends object = WarrenJobs> extends EventEmitter<Warr
   readonly #signalHandlers: (() => void)[] = [];
   readonly #deprecations: DeprecationWarnings;
   #closing: Promise<void> | undefined;
+  #removing = false;
 
   static {
     partsOf = (warren) => warren.#parts;
@@ -66,6 +72,11 @@ export class Warren<TJobs extends object = WarrenJobs> extends EventEmitter<Warr
     this.cron = new WarrenCron(parts.scheduling, () => this.isClosing);
     this.delayed = new WarrenDelayed(parts.jobControl);
     this.deadLetters = parts.deadLetters;
+    // An operator removes the namespace (warren/ops with force): close, unless this instance is the remover.
+    parts.control.onRemoval(() => {
+      if (this.#removing) return;
+      this.close().catch((error: unknown) => parts.log.error({ err: error }, 'close for removal failed'));
+    });
   }
 
   /** Whether `close()` was called. */
@@ -212,13 +223,49 @@ export class Warren<TJobs extends object = WarrenJobs> extends EventEmitter<Warr
    * Deletes every queue, stream and exchange of this instance's plan, messages and records included
    * (the job-control, schedule, dead-letter-log and history streams are in the plan). For tests and
    * tooling. Stops this instance's consumers first (running jobs get the grace period): they would
-   * otherwise re-declare the queues they lost. Publishing still works until `close()`.
+   * otherwise re-declare the queues they lost. Publishing still works until `close()`. It does not stop
+   * cron, other processes or a reconnect from declaring the plan again, and leaves what this configuration
+   * does not plan: to remove an application's namespace, use {@link Warren.removeNamespace}.
    */
   async deleteTopology(): Promise<void> {
     const { worker, jobControl, plan, manager, shutdownGraceMs } = this.#parts;
     await worker.stop(shutdownGraceMs);
     await jobControl.stop();
     await deleteTopology(plan, () => manager.openChannel());
+  }
+
+  /**
+   * Removes this instance's namespace from the broker, like BullMQ's `obliterate()`: every queue,
+   * exchange, stream and marker its naming gives the namespace (docs/operating/removing-a-namespace.md),
+   * by exact name, never by prefix. Refuses with NamespaceInUseError (NAMESPACE_IN_USE) while other
+   * processes of the namespace answer on the control exchange; with `force` it asks them to stop (they
+   * close) and waits up to `timeoutMs`. Then it closes this instance (so that nothing here declares the
+   * namespace again) and deletes over a connection of its own. Messages and records are lost.
+   *
+   * @example
+   * const { stopped, queues } = await warren.removeNamespace({ force: true });
+   */
+  async removeNamespace(options: RemoveNamespaceOptions = {}): Promise<NamespaceRemovalResult> {
+    if (this.isClosing)
+      throw new ShutdownError('warren is closed; removeNamespace needs it open to ask who runs');
+    const parts = this.#parts;
+    this.#removing = true;
+    try {
+      return await removeNamespace(
+        {
+          plan: parts.plan,
+          openChannel: () => parts.manager.openChannel(),
+          trust: parts.trust,
+          selfId: parts.control.processId,
+          closeSelf: () => this.close(),
+          connection: parts.connectionOptions,
+          log: parts.log.child({ component: 'removal' }),
+        },
+        options,
+      );
+    } finally {
+      this.#removing = false;
+    }
   }
 
   // Deprecated aliases (deprecated-aliases.ts), kept for one minor release: Warren's methods before its facades.

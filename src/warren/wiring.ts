@@ -85,6 +85,7 @@ export async function wireWarren(config: WarrenConfig, events: WarrenEventSink):
     log,
     events,
     manager,
+    connectionOptions: config.connection,
     ...publishing,
     ...consumers,
     ...operations,

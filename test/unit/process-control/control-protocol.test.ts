@@ -8,8 +8,13 @@ import { WARREN_VERSION } from '../../../src/core';
 const json = (value: unknown) => Buffer.from(JSON.stringify(value));
 
 describe('control protocol', () => {
-  it('accepts status and sync-pause requests', () => {
+  it('accepts status, sync-pause and sync-remove requests', () => {
     assert.deepEqual(parseControlRequest(json({ v: 1, command: 'status' })), { v: 1, command: 'status' });
+    assert.deepEqual(parseControlRequest(json({ v: 1, command: 'sync-remove', t: 5 })), {
+      v: 1,
+      command: 'sync-remove',
+      t: 5,
+    });
     assert.deepEqual(parseControlRequest(json({ v: 1, command: 'sync-pause', queue: 'email' })), {
       v: 1,
       command: 'sync-pause',

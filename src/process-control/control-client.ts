@@ -5,7 +5,7 @@ import {
   parseControlReply,
   type ControlReply,
   type ControlRequest,
-} from '../process-control';
+} from './control-protocol';
 import type { TopologyNaming } from '../topology';
 import { exchangeExists } from '../connection';
 import type { RecordTrust } from '../records';

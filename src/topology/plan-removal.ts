@@ -1,0 +1,52 @@
+import { planDelayLevels } from './delay-levels';
+import { MAX_DELAY_LEVELS } from './options';
+import type { StreamKind, TopologyPlan } from './topology-plan';
+
+/**
+ * Every broker entity a namespace's removal deletes, by exact name: never a name prefix, so removing
+ * namespace `a` leaves namespace `a.b` whole. Queues (the removal marker last) are deleted before exchanges.
+ */
+export interface NamespaceRemoval {
+  readonly namespace: string;
+  readonly queues: readonly string[];
+  readonly exchanges: readonly string[];
+}
+
+const STREAM_NAMES: { readonly [K in StreamKind]: (plan: TopologyPlan) => string } = {
+  'job-control': (plan) => plan.naming.jobControl(),
+  schedules: (plan) => plan.naming.scheduleRegistry(),
+  'dead-letter-log': (plan) => plan.naming.deadLetterLog(),
+  history: (plan) => plan.naming.jobHistory(),
+};
+
+/**
+ * What removing a plan's namespace deletes. Pure. The rule: every entity of the plan, plus the names
+ * warren's naming gives the namespace whatever the options were, since another process of the namespace
+ * may have run with other ones: all four streams (the history and dead-letter log whether or not this
+ * configuration turns them on), the cron leader queue and ledger, every delay level up to
+ * {@link MAX_DELAY_LEVELS} and the delivery exchange, the control exchange, the pause marker of each of
+ * the plan's job queues, and the removal marker. What only another configuration names (a queue key or a
+ * rate limiter this one does not declare) is not known here and stays: remove with that configuration.
+ */
+export function planNamespaceRemoval(plan: TopologyPlan): NamespaceRemoval {
+  const { naming } = plan;
+  const queues = new Set<string>(plan.queues.map((q) => q.name));
+  const exchanges = new Set<string>(plan.exchanges.map((e) => e.name));
+  for (const name of Object.values(STREAM_NAMES)) queues.add(name(plan));
+  queues.add(naming.leaderQueue());
+  queues.add(naming.cronLedgerQueue());
+  const everyLevel = planDelayLevels(naming, 1, MAX_DELAY_LEVELS, 'classic');
+  for (const level of everyLevel.levels) {
+    queues.add(level.name);
+    exchanges.add(level.name);
+  }
+  exchanges.add(everyLevel.deliveryExchange);
+  exchanges.add(naming.controlExchange());
+  for (const q of plan.queues) if (q.role === 'job') queues.add(naming.pauseMarker(q.key));
+  queues.delete(naming.removalMarker());
+  return Object.freeze({
+    namespace: naming.namespace,
+    queues: Object.freeze([...queues, naming.removalMarker()]),
+    exchanges: Object.freeze([...exchanges]),
+  });
+}
