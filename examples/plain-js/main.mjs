@@ -8,10 +8,12 @@ import { createWarren, defineJob, defineTopology } from 'warren';
 
 const topology = defineTopology({ queues: { email: {} } });
 
+/** @type {string[]} */
 const sent = [];
 const welcomeEmail = defineJob(
   'email.welcome',
   { queue: 'email', attempts: 3, backoff: { type: 'fixed', delayMs: 200 } },
+  /** @param {{ email: string }} data the payload (JSDoc types it for editors; optional) */
   async (data, ctx) => {
     // The first attempt fails, as a flaky mail server would: warren retries it after 200 ms.
     if (ctx.attempt === 1) throw new Error('mail server busy');
