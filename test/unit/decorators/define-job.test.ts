@@ -16,6 +16,7 @@ import {
 import type { StandardSchemaV1 } from '../../../src/core';
 import { resolveWarrenConfig } from '../../../src/warren';
 import { runJob } from '../../../src/testing';
+import { z } from 'zod';
 
 const topology = defineTopology({ queues: { email: {}, reports: {} } });
 const NOWHERE = 'amqp://127.0.0.1:1';
@@ -250,6 +251,20 @@ describe('defineJob', () => {
       ConfigurationError,
       /defineJob\('email.digest'\) cron\('0 10 \* \* \*'\) and defineJob\('email.digest'\) cron\('0 9 \* \* \*'\) share the schedule id/,
     );
+  });
+
+  it("types publish with a zod schema's input and the handler with its output", async () => {
+    const Port = z.object({ port: z.string().transform(Number) });
+    const listen = defineJob('net.listen', { queue: 'email', schema: Port }, (data) => {
+      const port: number = data.port;
+      return port + 1;
+    });
+    const input: JobData<typeof listen> = { port: '8080' };
+    // @ts-expect-error publish takes the schema's input: a string
+    const wrong: JobData<typeof listen> = { port: 8080 };
+    assert.ok(wrong);
+    const run = await runJob(listen, input);
+    assert.equal(run.result, 8081);
   });
 
   it('types the data from the schema or the type argument, and publish with it', () => {
