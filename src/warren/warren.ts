@@ -8,7 +8,7 @@ import {
   type PublishOptions,
   type WarrenEvents,
 } from '../core';
-import type { JobRef, JobData } from '../decorators';
+import type { DefinedJob, JobClass, JobData, JobRef } from '../decorators';
 import type { Outbox } from '../outbox';
 import type { ResultHandle } from '../publisher';
 import { deleteTopology, type TopologyPlan } from '../topology';
@@ -94,6 +94,12 @@ export class Warren<TJobs extends object = WarrenJobs> extends EventEmitter<Warr
    * handle whose `result({ timeoutMs })` resolves with the handler's return value or rejects with a
    * JobResultError (JOB_FAILED after the last attempt, RESULT_TIMEOUT, RESULT_LOST).
    */
+  publishWithResult<D, R, I>(
+    job: DefinedJob<D, R, I>,
+    data: I,
+    options?: PublishOptions,
+  ): Promise<ResultHandle<Awaited<R>>>;
+  publishWithResult(job: string | JobClass, data: unknown, options?: PublishOptions): Promise<ResultHandle>;
   publishWithResult(job: string | JobRef, data: unknown, options?: PublishOptions): Promise<ResultHandle> {
     if (this.isClosing) return Promise.reject(new ShutdownError('warren is closed; publish refused'));
     return this.#parts.publisher.publishWithResult(jobNameOf(job), data, options);

@@ -299,6 +299,17 @@ describe('defineJob', () => {
       // @ts-expect-error the type argument: count is required
       warren.publish(fromGeneric, {}),
       warren.slip().step(fromGeneric, { count: 2 }),
+      // @ts-expect-error publishWithResult checks the data too
+      warren.publishWithResult(fromParameter, { a: 'one' }),
+      warren
+        .publishWithResult(fromParameter, { a: 1 })
+        .then((handle) => handle.result({ timeoutMs: 1 }))
+        .then((result) => {
+          const sum: number = result; // the handler's return type
+          // @ts-expect-error not a string
+          const text: string = result;
+          return [sum, text];
+        }),
     ];
     assert.equal(typeof publishes, 'function');
     defineJob(
