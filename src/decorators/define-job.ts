@@ -92,6 +92,10 @@ export function defineJob(
     throw new ConfigurationError(
       `${where} needs a handler function (data, ctx) => result as its third argument (got ${typeof handler})`,
     );
+  if (/^class\b/.test(Function.prototype.toString.call(handler)))
+    throw new ConfigurationError(
+      `${where} takes a handler function, not a class: decorate the class with @Job and pass an instance in handlers`,
+    );
   const { cron, activity, ...jobOptions } = options;
   const compensate = compensationOf(where, activity);
   const metadata: JobMetadata = Object.freeze({

@@ -90,6 +90,11 @@ describe('defineJob', () => {
       ConfigurationError,
       /needs a handler function .*got object/,
     );
+    throwsTyped(
+      () => defineJob('email.digest', { queue: 'email' }, WelcomeEmail as never),
+      ConfigurationError,
+      /takes a handler function, not a class/,
+    );
   });
 
   it('refuses a schema that is not a Standard Schema', () => {
