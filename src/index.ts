@@ -2,7 +2,8 @@
  * warren — background jobs on RabbitMQ. The public API: explicit named exports only, each from one entry.
  *
  * This root entry holds what a job author and a publisher need: createWarren and the Warren instance, the
- * decorators, topology as code, the errors, the job and publish types, slips, the stores and the outbox.
+ * decorators and their function form (defineJob), topology as code, the errors, the job and publish
+ * types, slips, the stores and the outbox.
  * Operator types are in `warren/ops`, instrumentation and metrics in `warren/observability`. The nested
  * option types (`WarrenOptions['worker']`, `['connection']`, ...) are read from WarrenOptions; they are
  * not exported one by one. The list is test/unit/public-api.txt, its limits test/unit/public-api.test.ts.
@@ -23,12 +24,15 @@ export {
 export {
   Job,
   Cron,
+  defineJob,
   readJobDefinition,
   /** For integrations (warren/nest) that tell @Job classes apart without validating them. */
   readJobMetadata,
   type JobClass,
   type JobData,
   type CronOptions,
+  type DefinedJob,
+  type DefineJobOptions,
 } from './decorators';
 export type {
   ScheduleOptions,

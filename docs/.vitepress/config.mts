@@ -28,7 +28,7 @@ const guide = [
     text: 'Running jobs',
     items: [
       { text: 'Topology as code', link: '/guide/topology' },
-      { text: "The handler's context", link: '/guide/handlers' },
+      { text: 'Handlers: a function or a class', link: '/guide/handlers' },
       { text: 'Progress', link: '/guide/progress' },
       { text: 'Workers and concurrency', link: '/guide/workers' },
       { text: 'Retries', link: '/guide/retries' },

@@ -49,6 +49,12 @@ export interface JobOptions<TData = unknown> {
    * on the broker). A job waiting for a permit spends no attempt. See docs/guide/rate-limits.md.
    */
   readonly limiter?: RateLimitOptions;
+  /**
+   * The job may be a step of a routing slip (`warren.slip()`, docs/guide/workflows.md): its `<name>.slip`
+   * companion job is planned in every process that knows the job (`handlers` or `jobs`), so the
+   * `activities` option need not list it again. Default false.
+   */
+  readonly activity?: boolean;
 }
 
 /**
@@ -111,6 +117,17 @@ export interface JobContext {
    * recorded in the job history, coalesced to one event per job every 100 ms. Never waits.
    */
   readonly progress: (value: unknown) => void;
+}
+
+/** What a completed step left behind; its activity's `compensate(log, ctx)` receives it. */
+export interface SlipLogEntry {
+  readonly activity: string;
+  readonly step: number;
+  /** The step's arguments as the activity received them (variables merged under the step's args). */
+  readonly args: unknown;
+  /** What `handle` returned (JSON), or `{ dropped: 'too-large' }` past SLIP_MAX_RESULT_BYTES (workflow). */
+  readonly result: unknown;
+  readonly completedAt: number;
 }
 
 /** The slice of a circuit breaker a handler uses. */

@@ -54,8 +54,13 @@ export function Cron<TData>(pattern: string, options: CronOptions<TData> = {}) {
   };
 }
 
-/** The `@Cron` schedules of a class or of an instance's class, in source order (empty when none). */
+/**
+ * The `@Cron` schedules of a class or of an instance's class, or the `cron` option of a defined job, in
+ * source order (empty when none).
+ */
 export function readCronMetadata(target: object): readonly CronMetadata[] {
+  if (typeof target === 'object' && target !== null && Object.hasOwn(target, CRON_METADATA))
+    return (target as { [CRON_METADATA]: readonly CronMetadata[] })[CRON_METADATA];
   const ctor = typeof target === 'function' ? target : (target as { constructor?: unknown }).constructor;
   if (typeof ctor !== 'function') return [];
   return (Reflect.getOwnMetadata(CRON_METADATA, ctor) as readonly CronMetadata[] | undefined) ?? [];

@@ -1,23 +1,28 @@
 import 'reflect-metadata';
 import type { JobHandler, JobOptions } from '../core';
 import { requireClassDecoration } from './class-decoration';
-import { JOB_METADATA } from './job-metadata';
+import type { DefinedJob } from './define-job';
+import { JOB_METADATA, type JobMetadata } from './job-metadata';
 
 /** A class whose instances handle a job. */
 // biome-ignore lint/suspicious/noExplicitAny: the user's constructor and payload types
 export type JobClass<TData = any> = abstract new (...args: any[]) => JobHandler<TData>;
 
-/** The payload type a handler class accepts: `JobData<typeof WelcomeEmail>`. */
-export type JobData<C> = C extends abstract new (
-  ...args: never[]
-) => { handle(data: infer D, ...rest: never[]): unknown }
-  ? D
-  : never;
+/**
+ * A job as the publishing calls take it: a @Job class, or a job of the function form ({@link defineJob}).
+ */
+// biome-ignore lint/suspicious/noExplicitAny: any payload and result (the data type is both read and written)
+export type JobRef = JobClass | DefinedJob<any, any, any>;
 
-export interface JobMetadata {
-  readonly name: string;
-  readonly options: JobOptions;
-}
+/** The payload type a job takes: `JobData<typeof WelcomeEmail>`, `JobData<typeof welcomeEmail>`. */
+export type JobData<C> =
+  C extends DefinedJob<infer _D, infer _R, infer I>
+    ? I
+    : C extends abstract new (
+          ...args: never[]
+        ) => { handle(data: infer D, ...rest: never[]): unknown }
+      ? D
+      : never;
 
 /**
  * Marks a class as the handler of job `name`. Records plain metadata only; the instance's `handle`
@@ -45,3 +50,5 @@ export function Job<TData>(name: string, options: JobOptions<TData>) {
     Reflect.defineMetadata(JOB_METADATA, metadata, target);
   };
 }
+
+export type { JobMetadata };

@@ -45,7 +45,8 @@ export interface DiscoveredApp {
  */
 @Injectable()
 export class JobDiscovery {
-  private readonly found = new Map<JobClass, DiscoveredJob>();
+  /** By class; a job of `defineJob` (a plain object, no class) by itself. */
+  private readonly found = new Map<object, DiscoveredJob>();
 
   constructor(private readonly discovery: DiscoveryService) {}
 
@@ -64,20 +65,23 @@ export class JobDiscovery {
       if (jobClass === undefined) continue;
       const { name } = readJobDefinition(value ?? jobClass);
       const moduleName = wrapper.host?.name ?? 'unknown module';
+      const defined = value !== undefined && isDefinedJob(value);
+      const label = defined ? `defineJob('${name}')` : `@Job('${name}') handler ${jobClass.name}`;
       if (wrapper.scope === Scope.REQUEST || wrapper.scope === Scope.TRANSIENT) {
         throw new ConfigurationError(
-          `@Job('${name}') handler ${jobClass.name} in ${moduleName} is ${wrapper.scope === Scope.REQUEST ? 'request' : 'transient'}-scoped; ` +
+          `${label} in ${moduleName} is ${wrapper.scope === Scope.REQUEST ? 'request' : 'transient'}-scoped; ` +
             'job handlers must be singletons (the default scope): jobs do not run inside an HTTP request',
         );
       }
-      const earlier = this.found.get(jobClass);
+      const key = defined ? value : jobClass;
+      const earlier = this.found.get(key);
       if (earlier) {
         throw new ConfigurationError(
-          `@Job('${name}') handler ${jobClass.name} is provided by two modules (${earlier.moduleName} and ${moduleName}); ` +
+          `${label} is provided by two modules (${earlier.moduleName} and ${moduleName}); ` +
             'provide it in one module and import that module where you need it',
         );
       }
-      this.found.set(jobClass, {
+      this.found.set(key, {
         jobClass,
         jobName: name,
         moduleName,
@@ -123,12 +127,22 @@ export class JobDiscovery {
       )
         continue;
       const { name } = readJobDefinition(instance);
+      if (isDefinedJob(instance))
+        throw new ConfigurationError(
+          `defineJob('${name}') is provided by a factory (${String(wrapper.name)} in ${wrapper.host?.name ?? 'unknown module'}); ` +
+            'provide it with useValue',
+        );
       throw new ConfigurationError(
         `@Job('${name}') handler ${instance.constructor.name} is provided by a factory (${String(wrapper.name)} in ${wrapper.host?.name ?? 'unknown module'}); ` +
           'warren discovers handlers among class providers: list the class in providers and let Nest inject its dependencies',
       );
     }
   }
+}
+
+/** A job of `defineJob`: a plain object carrying its own job metadata, with no class of its own. */
+function isDefinedJob(value: object): boolean {
+  return Object.getPrototypeOf(value) === Object.prototype && readJobMetadata(value) !== undefined;
 }
 
 /** The @Job class a provider is built from, when Nest builds it from a class (not a factory or value). */
@@ -139,7 +153,8 @@ function jobClassOf(wrapper: ProviderWrapper): JobClass | undefined {
 }
 
 /**
- * The @Job instance a value provider holds (`useValue`, or `overrideProvider(X).useValue(fake)` in a test).
+ * The @Job instance (or the job of `defineJob`) a value provider holds (`useValue`, or
+ * `overrideProvider(X).useValue(fake)` in a test).
  */
 function valueHandlerOf(wrapper: ProviderWrapper): JobHandler | undefined {
   // A class provider's wrapper holds a bare prototype until Nest builds it: only metatype-less wrappers hold

@@ -115,7 +115,9 @@ export class WarrenModule {
           topology: mergeTopologies(warren.topology ?? {}, ...app.topologies),
           handlers: app.handlers,
           jobs: [
-            ...(warren.jobs ?? []).filter((job) => !app.handlers.some((handler) => handler instanceof job)),
+            ...(warren.jobs ?? []).filter(
+              (job) => typeof job !== 'function' || !app.handlers.some((handler) => handler instanceof job),
+            ),
             ...app.jobs,
           ],
         };

@@ -4,7 +4,7 @@ import { isAmqpReply, type ConnectionManager } from '../connection';
 import { ControlClient, PauseMarkers, type ControlReply, type ProcessStatus } from '../process-control';
 import { resolveJobLimiters } from '../coordination';
 import { createSilentLogger, type PublishedJob, type PublishOptions } from '../core';
-import { readJobDefinition, type JobClass } from '../decorators';
+import { readJobDefinition, type JobRef } from '../decorators';
 import {
   readCronDeclarations,
   type AddScheduleOptions,
@@ -52,7 +52,7 @@ export class WarrenOps {
   /** Made by {@link createOps}; not meant to be called directly. */
   constructor(private readonly input: OpsOptions) {
     this.options = resolveOpsOptions(input);
-    const jobs: readonly JobClass[] = input.jobs ?? [];
+    const jobs: readonly JobRef[] = input.jobs ?? [];
     const cron = readCronDeclarations(input.scheduler, jobs);
     const definitions = jobs.map((job) => readJobDefinition(job));
     this.crons = cron.crons;

@@ -1,5 +1,5 @@
 import { lostCreateRace, type PublishedJob, type PublishOptions } from '../core';
-import { readJobDefinition, type JobClass, type JobData } from '../decorators';
+import { readJobDefinition, type JobRef, type JobData } from '../decorators';
 import { OutboxError } from './outbox-error';
 import { outboxStatements, outboxTableSql, type OutboxStatements } from './outbox-sql';
 import type { OutboxTransaction, ResolvedOutboxOptions } from './options';
@@ -100,7 +100,7 @@ export class Outbox<TJobs extends object = object> {
     data: JobPayload<TJobs, K>,
     options?: OutboxPublishOptions,
   ): Promise<OutboxPublished>;
-  publish<C extends JobClass>(
+  publish<C extends JobRef>(
     tx: OutboxTransaction,
     job: C,
     data: JobData<C>,
@@ -108,7 +108,7 @@ export class Outbox<TJobs extends object = object> {
   ): Promise<OutboxPublished>;
   async publish(
     tx: OutboxTransaction,
-    job: string | JobClass,
+    job: string | JobRef,
     data: unknown,
     options: OutboxPublishOptions = {},
   ): Promise<OutboxPublished> {

@@ -9,14 +9,17 @@ import {
 import type { OutgoingMessage } from '../connection';
 import { DIRECT_REPLY_TO, parseJobResult, type JobResultBody } from '../message';
 
-/** A job published for its result: `result({ timeoutMs })` resolves with the handler's return value. */
-export interface ResultHandle extends PublishedJob {
+/**
+ * A job published for its result: `result({ timeoutMs })` resolves with the handler's return value, as
+ * JSON carried it (`TResult` is the handler's return type for a job of `defineJob`, else unknown).
+ */
+export interface ResultHandle<TResult = unknown> extends PublishedJob {
   /**
    * The handler's return value, or a JobResultError: `JOB_FAILED` (its final error, after retries),
    * `RESULT_TIMEOUT` (nothing within `timeoutMs`, which is mandatory) or `RESULT_LOST` (the connection
    * the answer would come back on was lost).
    */
-  result(options: { readonly timeoutMs: number }): Promise<unknown>;
+  result(options: { readonly timeoutMs: number }): Promise<TResult>;
 }
 
 interface Waiting {

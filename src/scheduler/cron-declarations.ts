@@ -1,5 +1,5 @@
 import { ConfigurationError } from '../core';
-import { readCronMetadata, readJobDefinition } from '../decorators';
+import { describeJobSource, jobIdentity, readCronMetadata, readJobDefinition } from '../decorators';
 import type { TopologyPlan } from '../topology';
 import { resolveSchedulerOptions, type ResolvedSchedulerOptions, type SchedulerOptions } from './options';
 import { resolveSchedule, type ScheduleSpec } from './schedule';
@@ -13,15 +13,15 @@ export interface CronDeclarations {
 
 /**
  * Reads `@Cron` from every job class of this process (handler instances and publish-only classes; a class
- * given twice counts once) and resolves the scheduler options. Throws ConfigurationError naming the path.
+ * given twice counts once) and the `cron` option of every defined job, and resolves the scheduler options.
+ * Throws ConfigurationError naming the path.
  */
 export function readCronDeclarations(
   input: SchedulerOptions | undefined,
   sources: readonly object[],
 ): CronDeclarations {
   const classes = new Map<unknown, object>();
-  for (const source of sources)
-    classes.set(typeof source === 'function' ? source : source.constructor, source);
+  for (const source of sources) classes.set(jobIdentity(source), source);
   const hasCron = [...classes.values()].some((source) => readCronMetadata(source).length > 0);
   const scheduler = resolveSchedulerOptions(input, hasCron);
 
@@ -30,9 +30,9 @@ export function readCronDeclarations(
     const metadata = readCronMetadata(source);
     if (metadata.length === 0) continue;
     const definition = readJobDefinition(source);
-    const label = typeof source === 'function' ? source.name : source.constructor.name;
+    const label = describeJobSource(source);
     for (const cron of metadata) {
-      const at = `${label} @Cron('${cron.pattern}')`;
+      const at = `${label} ${label.startsWith('defineJob') ? 'cron' : '@Cron'}('${cron.pattern}')`;
       const spec = resolveSchedule(
         at,
         {

@@ -9,6 +9,7 @@ import {
   UnrecoverableError,
   validatePayload,
   type BreakerHandle,
+  type DefinedJob,
   type JobContext,
   type JobHandler,
   type PublishedJob,
@@ -90,8 +91,12 @@ export interface RunJobResult<TResult = unknown> {
   readonly durationMs: number;
 }
 
+/** The payload `runJob` takes: a defined job's schema input, or the handler's data type. */
+type RunJobData<H extends JobHandler> =
+  H extends DefinedJob<infer _D, infer _R, infer I> ? I : Parameters<H['handle']>[0];
+
 /**
- * Runs a @Job handler instance once, without a broker: a context like the worker's, `ctx.publish`
+ * Runs a @Job handler instance (or a job of `defineJob`) once, without a broker: a context like the worker's, `ctx.publish`
  * recorded, `ctx.log` recorded, the payload validated and the timeout enforced like on a worker.
  * Never throws for a failing handler: the failure is in `error`, and `outcome` says what would follow.
  *
@@ -102,7 +107,7 @@ export interface RunJobResult<TResult = unknown> {
  */
 export async function runJob<H extends JobHandler>(
   handler: H,
-  data: Parameters<H['handle']>[0],
+  data: RunJobData<H>,
   options: RunJobOptions = {},
 ): Promise<RunJobResult<Awaited<ReturnType<H['handle']>>>> {
   const definition = readJobDefinition(handler);

@@ -16,7 +16,7 @@ import {
   type Logger,
   type ResolvedJobDefaults,
 } from '../core';
-import { readJobDefinition } from '../decorators';
+import { describeJobSource, readJobDefinition } from '../decorators';
 import { resolvePublisherOptions, type ResolvedPublisherOptions } from '../publisher';
 import { planTopology, type PlanStreams, type StreamRetention, type TopologyPlan } from '../topology';
 import { resolveDeadLetterLogOptions } from '../dead-letter-log';
@@ -85,7 +85,7 @@ export function resolveWarrenConfig(
   const handlerByName = new Map([...handlers].map(([name, h]) => [name, h.handler]));
   const seal = slipSeal(signing, topologyOptions.namespace);
   const slips = planSlipJobs(
-    options.activities ?? [],
+    listActivities(options.activities ?? [], [...handlerByName.values(), ...(options.jobs ?? [])]),
     handlerByName,
     emit,
     jobDefaults.timeoutMs,
@@ -236,7 +236,10 @@ function retentionOf({ maxAgeMs, maxBytes, segmentBytes }: StreamRetention): Str
   return { maxAgeMs, maxBytes, segmentBytes };
 }
 
-/** The handler instances by job name, each with its definition; a class or a second handler is refused. */
+/**
+ * The handler instances and defined jobs by job name, each with its definition; a class or a second
+ * handler of one name is refused.
+ */
 function readHandlers(
   handlers: readonly object[],
 ): Map<string, { readonly handler: JobHandler; readonly definition: JobDefinition }> {
@@ -247,10 +250,30 @@ function readHandlers(
         `handlers takes instances (new ${(handler as { name: string }).name}(...)); pass classes you only publish as jobs`,
       );
     const definition = readJobDefinition(handler);
-    if (read.has(definition.name)) throw new ConfigurationError(`two handlers for job '${definition.name}'`);
+    const earlier = read.get(definition.name);
+    if (earlier)
+      throw new ConfigurationError(
+        `two handlers for job '${definition.name}': ${describeJobSource(earlier.handler)} and ${describeJobSource(handler)}`,
+      );
     read.set(definition.name, { handler: handler as JobHandler, definition });
   }
   return read;
+}
+
+/**
+ * The slip activities of a configuration: the `activities` option, then every job of `handlers` and
+ * `jobs` whose definition says `activity: true` (once per name: listing it in both is allowed).
+ */
+function listActivities(declared: readonly object[], sources: readonly object[]): object[] {
+  const activities = [...declared];
+  const names = new Set(declared.map((activity) => readJobDefinition(activity).name));
+  for (const source of sources) {
+    const { name, activity } = readJobDefinition(source);
+    if (activity !== true || names.has(name)) continue;
+    names.add(name);
+    activities.push(source);
+  }
+  return activities;
 }
 
 function listInstrumentation(input: WarrenOptions['instrumentation']): readonly Instrumentation[] {

@@ -1,7 +1,7 @@
 import type { BreakerOptions } from '../breaker';
 import type { ConnectionOptions } from '../connection';
 import { checkKnownKeys, type Instrumentation, type JobDefaults, type Logger } from '../core';
-import type { JobClass } from '../decorators';
+import type { JobRef } from '../decorators';
 import type { PublisherOptions } from '../publisher';
 import type { SchedulerOptions } from '../scheduler';
 import {
@@ -31,10 +31,10 @@ export interface WarrenOptions {
   /** Prefix of every queue and exchange name. Default ''. */
   readonly namespace?: string;
   readonly topology?: TopologyDeclaration;
-  /** Instances of @Job classes this process runs. */
+  /** Instances of @Job classes, and jobs of `defineJob`, that this process runs. */
   readonly handlers?: readonly object[];
-  /** @Job classes this process only publishes (their handlers run elsewhere). */
-  readonly jobs?: readonly JobClass[];
+  /** @Job classes and jobs of `defineJob` that this process only publishes (their handlers run elsewhere). */
+  readonly jobs?: readonly JobRef[];
   /** A pino logger; default silent. */
   readonly logger?: Logger;
   /** Attempts, backoff, timeout and concurrency for jobs that do not set their own. */
@@ -94,11 +94,12 @@ export interface WarrenOptions {
    */
   readonly instrumentation?: Instrumentation | readonly Instrumentation[];
   /**
-   * Job classes that may be steps of a routing slip (`warren.slip()`). Each gets a companion job
-   * `<name>.slip` on its queue, with its attempts and backoff, that carries the slip's envelope. List them
-   * in every process that starts or runs slips; a process runs the steps whose handler it has.
+   * Job classes (or defined jobs) that may be steps of a routing slip (`warren.slip()`). Each gets a
+   * companion job `<name>.slip` on its queue, with its attempts and backoff, that carries the slip's
+   * envelope. List them in every process that starts or runs slips; a process runs the steps whose handler
+   * it has. A job whose options say `activity: true` is an activity without being listed here.
    */
-  readonly activities?: readonly JobClass[];
+  readonly activities?: readonly JobRef[];
   /**
    * Where the fan-in of a slip's parallel steps is counted. Default a MemoryJoinStore: right for one
    * worker process only; give a PostgresJoinStore when several processes run the branches.

@@ -1,5 +1,5 @@
 import { ShutdownError } from '../core';
-import type { JobClass, JobData } from '../decorators';
+import type { JobRef, JobData } from '../decorators';
 import type {
   AddScheduleOptions,
   CronService,
@@ -37,14 +37,14 @@ export class WarrenCron<TJobs extends object = WarrenJobs> {
     data?: JobPayload<TJobs, K>,
     options?: ScheduleOptions,
   ): Promise<ScheduleInfo>;
-  schedule<C extends JobClass>(
+  schedule<C extends JobRef>(
     job: C,
     pattern: string,
     data?: JobData<C>,
     options?: ScheduleOptions,
   ): Promise<ScheduleInfo>;
   schedule(
-    job: string | JobClass,
+    job: string | JobRef,
     pattern: string,
     data?: unknown,
     options?: ScheduleOptions,
@@ -81,13 +81,13 @@ export class WarrenCron<TJobs extends object = WarrenJobs> {
     data?: JobPayload<TJobs, K>,
     options?: AddScheduleOptions,
   ): Promise<void>;
-  add<C extends JobClass>(
+  add<C extends JobRef>(
     job: C,
     pattern: string,
     data?: JobData<C>,
     options?: AddScheduleOptions,
   ): Promise<void>;
-  add(job: string | JobClass, pattern: string, data?: unknown, options?: AddScheduleOptions): Promise<void> {
+  add(job: string | JobRef, pattern: string, data?: unknown, options?: AddScheduleOptions): Promise<void> {
     return this.scheduling.addSchedule(jobNameOf(job), pattern, data, options);
   }
 

@@ -1,5 +1,5 @@
 import type { PublishOptions } from '../core';
-import { readJobDefinition, type JobClass, type JobData } from '../decorators';
+import { readJobDefinition, type JobRef, type JobData } from '../decorators';
 import type { BatchResult } from '../publisher';
 
 /**
@@ -20,9 +20,9 @@ export type JobPayload<TJobs, K> = K extends keyof TJobs ? TJobs[K] : unknown;
  * One job of a {@link Warren.publishMany} call: a job class or a job name, its payload (typed like
  * `publish`'s) and its publish options.
  */
-export interface PublishManyEntry<TJobs = WarrenJobs, J = JobClass | JobName<TJobs>> {
+export interface PublishManyEntry<TJobs = WarrenJobs, J = JobRef | JobName<TJobs>> {
   readonly job: J;
-  readonly data: J extends JobClass ? JobData<J> : JobPayload<TJobs, J>;
+  readonly data: J extends JobRef ? JobData<J> : JobPayload<TJobs, J>;
   readonly options?: PublishOptions;
 }
 
@@ -33,13 +33,13 @@ export interface PublishManyEntry<TJobs = WarrenJobs, J = JobClass | JobName<TJo
 export type PublishManyResult = BatchResult;
 
 /** The job name of a `publish`-like call's first argument: the name itself, or its class's `@Job` name. */
-export function jobNameOf(job: string | JobClass): string {
+export function jobNameOf(job: string | JobRef): string {
   return typeof job === 'string' ? job : readJobDefinition(job).name;
 }
 
 /** {@link jobNameOf} for the jobs of one `publishMany` call: one metadata read per class, not per job. */
-export function jobNameResolver(): (job: string | JobClass) => string {
-  const names = new Map<JobClass, string>();
+export function jobNameResolver(): (job: string | JobRef) => string {
+  const names = new Map<JobRef, string>();
   return (job) => {
     if (typeof job === 'string') return job;
     const known = names.get(job);

@@ -8,7 +8,7 @@ import {
   type PublishOptions,
   type WarrenEvents,
 } from '../core';
-import type { JobClass, JobData } from '../decorators';
+import type { DefinedJob, JobClass, JobData, JobRef } from '../decorators';
 import type { Outbox } from '../outbox';
 import type { ResultHandle } from '../publisher';
 import { deleteTopology, type TopologyPlan } from '../topology';
@@ -105,7 +105,13 @@ export class Warren<TJobs extends object = WarrenJobs> extends EventEmitter<Warr
    * handle whose `result({ timeoutMs })` resolves with the handler's return value or rejects with a
    * JobResultError (JOB_FAILED after the last attempt, RESULT_TIMEOUT, RESULT_LOST).
    */
-  publishWithResult(job: string | JobClass, data: unknown, options?: PublishOptions): Promise<ResultHandle> {
+  publishWithResult<D, R, I>(
+    job: DefinedJob<D, R, I>,
+    data: I,
+    options?: PublishOptions,
+  ): Promise<ResultHandle<Awaited<R>>>;
+  publishWithResult(job: string | JobClass, data: unknown, options?: PublishOptions): Promise<ResultHandle>;
+  publishWithResult(job: string | JobRef, data: unknown, options?: PublishOptions): Promise<ResultHandle> {
     if (this.isClosing) return Promise.reject(new ShutdownError('warren is closed; publish refused'));
     return this.#parts.publisher.publishWithResult(jobNameOf(job), data, options);
   }
@@ -122,8 +128,8 @@ export class Warren<TJobs extends object = WarrenJobs> extends EventEmitter<Warr
     data: JobPayload<TJobs, K>,
     options?: PublishOptions,
   ): Promise<PublishedJob>;
-  publish<C extends JobClass>(job: C, data: JobData<C>, options?: PublishOptions): Promise<PublishedJob>;
-  publish(job: string | JobClass, data: unknown, options?: PublishOptions): Promise<PublishedJob> {
+  publish<C extends JobRef>(job: C, data: JobData<C>, options?: PublishOptions): Promise<PublishedJob>;
+  publish(job: string | JobRef, data: unknown, options?: PublishOptions): Promise<PublishedJob> {
     if (this.isClosing) return Promise.reject(new ShutdownError('warren is closed; publish refused'));
     return announcePublished(
       this.#parts.publisher.publish(jobNameOf(job), data, options),
@@ -144,13 +150,13 @@ export class Warren<TJobs extends object = WarrenJobs> extends EventEmitter<Warr
    * const results = await warren.publishMany(users.map((u) => ({ job: WelcomeEmail, data: { userId: u.id } })));
    * const failed = results.filter((r) => r.status === 'failed');
    */
-  async publishMany<const J extends readonly (JobClass | JobName<TJobs>)[]>(
+  async publishMany<const J extends readonly (JobRef | JobName<TJobs>)[]>(
     jobs: {
       readonly [I in keyof J]: PublishManyEntry<TJobs, J[I]>;
     },
   ): Promise<PublishManyResult[]> {
     if (this.isClosing) throw new ShutdownError('warren is closed; publishMany refused');
-    const entries = jobs as readonly PublishManyEntry<TJobs, JobClass | string>[];
+    const entries = jobs as readonly PublishManyEntry<TJobs, JobRef | string>[];
     return this.#parts.publisher.publishMany(entries, jobNameResolver());
   }
 

@@ -1,5 +1,5 @@
 import { ConfigurationError, type EmitEvent, type JobDefinition, type JobHandler } from '../core';
-import { readJobDefinition, type JobClass } from '../decorators';
+import { readJobDefinition } from '../decorators';
 import { MemoryJoinStore, type JoinStore } from '../idempotency';
 import { NO_SLIP_SEAL, slipJobName, slipSchema, type SlipSeal } from './slip-envelope';
 import { SlipRouter } from './slip-router';
@@ -19,11 +19,11 @@ export interface SlipJobs {
 }
 
 /**
- * Plans the slip jobs: `activities` are the classes that may be steps; `handlers` the activity handler
- * instances of this process, by job name.
+ * Plans the slip jobs: `activities` are the jobs (classes, instances or defined jobs) that may be steps;
+ * `handlers` the activity handlers of this process, by job name.
  */
 export function planSlipJobs(
-  activities: readonly JobClass[],
+  activities: readonly object[],
   handlers: ReadonlyMap<string, JobHandler>,
   emit: EmitEvent,
   defaultTimeoutMs: number,
@@ -46,7 +46,7 @@ export function planSlipJobs(
         name,
         new SlipStepHandler(handler as SlipActivity, router, emit, timeoutMs, definition.schema),
       );
-    const { limiter: _limiter, ...rest } = definition;
+    const { limiter: _limiter, activity: _activity, ...rest } = definition;
     return Object.freeze({
       ...rest,
       name,

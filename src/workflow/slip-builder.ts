@@ -7,7 +7,7 @@ import {
   type PublishOptions,
   type StandardSchemaV1,
 } from '../core';
-import { readJobDefinition, type JobClass, type JobData } from '../decorators';
+import { readJobDefinition, type JobRef, type JobData } from '../decorators';
 import {
   PARALLEL_STEP,
   SLIP_MAX_BRANCHES,
@@ -29,12 +29,12 @@ export type PublishSlipStep = (
 
 /** One branch of a parallel step: `branch(ChargeCard, { cents: 500 })`. */
 export interface SlipBranch {
-  readonly activity: JobClass;
+  readonly activity: JobRef;
   readonly args: unknown;
 }
 
 /** A typed branch of a parallel step. */
-export function branch<C extends JobClass>(activity: C, args: JobData<C>): SlipBranch {
+export function branch<C extends JobRef>(activity: C, args: JobData<C>): SlipBranch {
   return { activity, args };
 }
 
@@ -65,12 +65,12 @@ export class SlipBuilder {
    * Appends a step: `activity` must be listed in the `activities` option. (Named `then` before 0.2: that
    * made a builder a thenable, so an `await` on it called the step method; there is no `then` any more.)
    */
-  step<C extends JobClass>(activity: C, args: JobData<C>): SlipBuilder {
+  step<C extends JobRef>(activity: C, args: JobData<C>): SlipBuilder {
     const step = { activity: this.activityName(activity), args };
     return new SlipBuilder(this.publish, this.known, [...this.steps, step], this.vars, this.schemas);
   }
 
-  private activityName(activity: JobClass): string {
+  private activityName(activity: JobRef): string {
     const { name, schema } = readJobDefinition(activity);
     if (!this.known.has(name))
       throw new ConfigurationError(

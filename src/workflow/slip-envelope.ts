@@ -1,4 +1,4 @@
-import type { StandardSchemaIssue, StandardSchemaV1 } from '../core';
+import type { SlipLogEntry, StandardSchemaIssue, StandardSchemaV1 } from '../core';
 
 /**
  * The routing-slip envelope: part of warren's wire format (docs/guide/workflows.md).
@@ -83,16 +83,8 @@ export interface SlipStep {
 export const PARALLEL_STEP = '*parallel';
 export const SLIP_MAX_BRANCHES = 20;
 
-/** What a completed step left behind; its activity's `compensate(log, ctx)` receives it. */
-export interface SlipLogEntry {
-  readonly activity: string;
-  readonly step: number;
-  /** The step's arguments as the activity received them (variables merged under the step's args). */
-  readonly args: unknown;
-  /** What `handle` returned (JSON), or `{ dropped: 'too-large' }` past SLIP_MAX_RESULT_BYTES. */
-  readonly result: unknown;
-  readonly completedAt: number;
-}
+/** A slip log entry's type lives in core: the function form of a job (decorators) names it too. */
+export type { SlipLogEntry };
 
 /** The step whose attempts ran out (or that threw an UnrecoverableError). */
 export interface SlipFault {

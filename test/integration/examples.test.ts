@@ -28,6 +28,17 @@ describe('the examples', () => {
     assert.match(stdout, /done: 3 emails sent, 1 job dead-lettered/);
   });
 
+  it('runs the plain JavaScript quickstart (defineJob, no compiler) from the built package', async () => {
+    const { stdout } = await run(process.execPath, ['examples/plain-js/main.mjs'], {
+      cwd,
+      env,
+      timeout: 60_000,
+    });
+    assert.match(stdout, /retry: email\.welcome attempt 1 failed/);
+    assert.match(stdout, /result: \{"sentTo":"grace@example\.com","attempt":2\}/);
+    assert.match(stdout, /done: 2 emails sent from plain JavaScript/);
+  });
+
   it('runs the outbox example: receipts for the committed orders only', async () => {
     const { stdout } = await run(process.execPath, ['dist/examples/outbox/main.js'], {
       cwd,

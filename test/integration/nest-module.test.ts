@@ -14,7 +14,15 @@ import {
   type ModuleMetadata,
 } from '@nestjs/common';
 import { Test } from '@nestjs/testing';
-import { ConfigurationError, defineTopology, Job, Warren, type JobContext, type JobHandler } from '../../src';
+import {
+  ConfigurationError,
+  defineJob,
+  defineTopology,
+  Job,
+  Warren,
+  type JobContext,
+  type JobHandler,
+} from '../../src';
 import type { TopologyPlan } from '../../src/ops';
 import { WarrenHealthIndicator, WarrenModule, WarrenPublisher } from '../../src/nest';
 import { createRecordingLogger, recordJobEvents } from '../../src/testing';
@@ -241,6 +249,32 @@ describe('WarrenModule in a Nest application', () => {
     await jobs.waitForCompleted('email.welcome', { jobId: 'welcome-u6' });
     assert.deepEqual(fakeMailer.sent, [{ userId: 'u6', jobId: 'welcome-u6' }]);
     assert.deepEqual(app.get(Mailer).sent, [], "the module's own Mailer was not used");
+  });
+
+  it('runs jobs of defineJob that modules provide with useValue, each by itself', async () => {
+    const ran: string[] = [];
+    const hello = defineJob('email.hello', { queue: 'email', attempts: 1 }, (data: Welcome) => {
+      ran.push(`hello ${data.userId}`);
+    });
+    const bye = defineJob('email.bye', { queue: 'email', attempts: 1 }, (data: Welcome) => {
+      ran.push(`bye ${data.userId}`);
+    });
+    @Module({
+      providers: [
+        { provide: 'hello', useValue: hello },
+        { provide: 'bye', useValue: bye },
+      ],
+    })
+    class GreetingModule {}
+    const { warren } = await boot({
+      imports: [WarrenModule.forRoot({ ...testProfile(testNamespace('nest')), topology }), GreetingModule],
+    });
+    const jobs = recordJobEvents(warren);
+    await warren.publish(hello, { userId: 'u8' }, { jobId: 'hello-u8' });
+    await warren.publish(bye, { userId: 'u8' }, { jobId: 'bye-u8' });
+    await jobs.waitForCompleted('email.hello', { jobId: 'hello-u8' });
+    await jobs.waitForCompleted('email.bye', { jobId: 'bye-u8' });
+    assert.deepEqual(ran.sort(), ['bye u8', 'hello u8']);
   });
 
   it('only publishes when startWorkers is false: the job waits in its queue', async () => {

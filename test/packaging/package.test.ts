@@ -47,6 +47,15 @@ describe('the packed tarball in ESM and CommonJS apps', () => {
     }
   });
 
+  it('runs a job of defineJob from plain JavaScript, with import and with require, no compiler', async () => {
+    for (const script of ['define-job.mjs', 'define-job.cjs'])
+      assert.deepEqual(JSON.parse(await nodeScript(app, [script])), {
+        status: 'completed',
+        result: 'daily#1',
+        definition: { name: 'report.send', queue: 'reports', attempts: 3 },
+      });
+  });
+
   const compilers = [
     ['TypeScript 5.9', 'typescript', /^Version 5\.9\./],
     ['TypeScript 7', 'typescript-7', /^Version 7\./],
