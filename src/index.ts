@@ -32,6 +32,7 @@ export type {
   ScheduleOptions,
   ScheduleInfo,
   AddScheduleOptions,
+  AddedSchedule,
   TriggeredSchedule,
 } from './scheduler';
 export {

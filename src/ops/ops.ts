@@ -6,6 +6,7 @@ import { createSilentLogger, type PublishedJob, type PublishOptions } from '../c
 import { readJobDefinition, type JobClass } from '../decorators';
 import {
   readCronDeclarations,
+  type AddedSchedule,
   type AddScheduleOptions,
   type ScheduleSpec,
   type TriggeredSchedule,
@@ -110,8 +111,10 @@ export class WarrenOps {
   }
 
   /**
-   * The schedules the running processes hold and those the config's `@Cron`s declare, with their next
-   * fire time and the process firing them.
+   * Every schedule: those the running processes hold, those the config's `@Cron`s declare and those the
+   * broker's schedule registry holds, with their next fire time, the process firing them, and whether any
+   * process fires them at all (`isFired`, `notFired`: a registry schedule while no process runs the
+   * scheduler fires nothing). Reads the registry once (no record appended) while it asks the processes.
    */
   async schedules(): Promise<ScheduleOverview[]> {
     const now = Date.now();
@@ -122,11 +125,20 @@ export class WarrenOps {
       tz: spec.cron.tz,
       nextFireAt: new Date(spec.cron.nextAfter(now)),
     }));
-    return mergeSchedules((await this.processes()).processes, declared);
+    const [report, registry] = await Promise.all([this.processes(), this.registry.read()]);
+    return mergeSchedules(report.processes, declared, registry);
   }
 
-  /** Adds or replaces a schedule in the broker's schedule registry, as `warren.cron.add` does. */
-  addSchedule(job: string, pattern: string, data: unknown, options?: AddScheduleOptions): Promise<void> {
+  /**
+   * Adds or replaces a schedule in the broker's schedule registry, as `warren.cron.add` does. The result
+   * says whether a process fires it; while none runs the scheduler it carries a `warning`.
+   */
+  addSchedule(
+    job: string,
+    pattern: string,
+    data: unknown,
+    options?: AddScheduleOptions,
+  ): Promise<AddedSchedule> {
     return this.registry.add(job, pattern, data, options);
   }
 
