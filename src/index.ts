@@ -17,6 +17,7 @@ export {
   type HealthReport,
   type PublishManyResult,
   type RescheduleOptions,
+  type CancelledJob,
 } from './warren';
 export {
   Job,

@@ -12,6 +12,7 @@ import {
   type TriggeredSchedule,
 } from '../scheduler';
 import { findJob, jobStatus, type JobStatus } from '../history';
+import type { CancelledJob } from '../job-control';
 import { resolvePublisherOptions } from '../publisher';
 import { RecordTrust, type RecordSkips } from '../records';
 import type { PlannedJobQueue, TopologyPlan } from '../topology';
@@ -111,10 +112,8 @@ export class WarrenOps {
   }
 
   /**
-   * Every schedule: those the running processes hold, those the config's `@Cron`s declare and those the
-   * broker's schedule registry holds, with their next fire time, the process firing them, and whether any
-   * process fires them at all (`isFired`, `notFired`: a registry schedule while no process runs the
-   * scheduler fires nothing). Reads the registry once (no record appended) while it asks the processes.
+   * Every schedule (held by the running processes, the config's `@Cron`s, the broker's registry): next
+   * fire time, the process firing it, and whether any does (`isFired`, `notFired`). Reads the registry once.
    */
   async schedules(): Promise<ScheduleOverview[]> {
     const now = Date.now();
@@ -187,11 +186,10 @@ export class WarrenOps {
     return (await this.connection.publisher()).publish(job, data, options);
   }
 
-  /**
-   * Delayed jobs by id, as `warren.delayed.cancel`, `promote` and `reschedule` (docs/guide/job-control.md). Promote and reschedule first read the job-control stream to its end.
-   */
+  /** Delayed jobs by id, as `warren.delayed.*` (docs/guide/job-control.md); each reads the control stream first. */
   readonly delayed = {
-    cancel: async (jobId: string): Promise<void> => (await this.connection.jobControl()).cancel(jobId),
+    cancel: async (jobId: string): Promise<CancelledJob> =>
+      (await this.connection.jobControl()).cancel(jobId),
     promote: async (jobId: string): Promise<void> => (await this.connection.jobControl()).promote(jobId),
     reschedule: async (jobId: string, options: RescheduleOptions): Promise<void> =>
       (await this.connection.jobControl()).reschedule(jobId, rescheduleAt(jobId, options)),

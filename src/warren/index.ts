@@ -20,3 +20,4 @@ export type { WarrenParts } from './parts';
 export { checkWarrenOptionKeys, resolveWarrenTopologyOptions, type WarrenOptions } from './options';
 export type { WarrenDeadLetterLogOptions } from './dead-letter-log';
 export { createJobControl, rescheduleAt, type RescheduleOptions } from './job-control';
+export type { CancelledJob } from '../job-control';
