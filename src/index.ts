@@ -20,6 +20,7 @@ export {
   type RescheduleOptions,
   type RemoveNamespaceOptions,
   type NamespaceRemovalResult,
+  type CancelledJob,
 } from './warren';
 export {
   Job,
@@ -38,6 +39,7 @@ export type {
   ScheduleOptions,
   ScheduleInfo,
   AddScheduleOptions,
+  AddedSchedule,
   TriggeredSchedule,
 } from './scheduler';
 export {

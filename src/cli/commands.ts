@@ -1,4 +1,4 @@
-import type { PauseResult, ProcessStatus, WarrenOps } from '../ops';
+import type { PauseResult, ProcessStatus, ScheduleNotFiredReason, ScheduleOverview, WarrenOps } from '../ops';
 import { CliError } from './cli-error';
 import { confirm } from './confirm';
 import { DEAD_COMMANDS, type DeadValues } from './dead-commands';
@@ -44,6 +44,29 @@ function pauseText(verb: string, result: PauseResult): string {
     lines.push(`not confirmed by ${result.unconfirmed.map(processLabel).join(', ')}`);
   if (result.silent) lines.push(`${result.silent} listening process(es) did not answer`);
   return lines.join('\n');
+}
+
+const NOT_FIRED_TEXT: Readonly<Record<ScheduleNotFiredReason, string>> = {
+  paused: 'paused',
+  'no-scheduler': 'no scheduler',
+  'not-held': 'leader lacks it',
+};
+
+/** One line per reason a schedule does not fire (a pause is the operator's choice: no warning). */
+function unfiredWarnings(schedules: readonly ScheduleOverview[]): string[] {
+  const ids = (reason: ScheduleNotFiredReason) =>
+    schedules.filter((s) => s.notFired === reason).map((s) => s.id);
+  const lines: string[] = [];
+  const orphans = ids('no-scheduler');
+  if (orphans.length)
+    lines.push(
+      `warning: ${orphans.join(', ')} fire(s) nothing: no process runs the scheduler ` +
+        '(start one with a @Cron job or scheduler.enabled: true)',
+    );
+  const unheld = ids('not-held');
+  if (unheld.length)
+    lines.push(`warning: ${unheld.join(', ')} fire(s) nothing: the cron leader does not hold it`);
+  return lines;
 }
 
 export const COMMANDS: Readonly<Record<string, Command>> = {
@@ -159,10 +182,12 @@ export const COMMANDS: Readonly<Record<string, Command>> = {
       s.tz,
       s.nextFireAt.toISOString(),
       s.heldBy.length === 0 ? 'no process holds it' : (s.firedBy?.slice(0, 8) ?? 'no leader'),
+      s.isFired ? 'yes' : `no: ${NOT_FIRED_TEXT[s.notFired ?? 'not-held']}`,
     ]);
+    const table = formatTable(['ID', 'JOB', 'PATTERN', 'TZ', 'NEXT', 'FIRED BY', 'FIRES'], rows);
     const text = schedules.length
-      ? formatTable(['ID', 'JOB', 'PATTERN', 'TZ', 'NEXT', 'FIRED BY'], rows)
-      : 'no schedule is declared or held by a running process';
+      ? [table, ...unfiredWarnings(schedules)].join('\n')
+      : 'no schedule is declared, in the registry or held by a running process';
     return ok(schedules, text);
   },
 

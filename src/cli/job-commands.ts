@@ -37,8 +37,23 @@ const done = (id: string, action: string, detail = ''): Result => ({
 export const JOB_COMMANDS: Readonly<Record<string, (ctx: JobContext) => Promise<Result>>> = {
   async 'job cancel'({ ops, args }) {
     const id = jobId(args);
-    await ops.delayed.cancel(id);
-    return done(id, 'cancel', ' (dropped when it comes due)');
+    const { cancelledAt, dueAt } = await ops.delayed.cancel(id);
+    const detail =
+      dueAt === undefined
+        ? ' (it never runs; its message is dropped when it comes due)'
+        : dueAt <= cancelledAt
+          ? ` (it came due at ${dueAt.toISOString()}: only a later retry of it is dropped)`
+          : ` (it would have run at ${dueAt.toISOString()}; its message stays in the delay levels until then)`;
+    return {
+      json: {
+        jobId: id,
+        action: 'cancel',
+        cancelledAt: cancelledAt.toISOString(),
+        ...(dueAt ? { dueAt: dueAt.toISOString() } : {}),
+      },
+      text: `job ${id}: cancel${detail}`,
+      exitCode: 0,
+    };
   },
 
   async 'job promote'({ ops, args }) {

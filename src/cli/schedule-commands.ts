@@ -44,11 +44,15 @@ export const SCHEDULE_COMMANDS: Readonly<Record<string, (ctx: ScheduleContext) =
     const job = arg(args, 0, 'job');
     const pattern = arg(args, 1, 'pattern');
     const id = values.id ?? job;
-    await ops.addSchedule(job, pattern, parseData(args[2]), {
+    const added = await ops.addSchedule(job, pattern, parseData(args[2]), {
       id,
       ...(values.tz !== undefined ? { tz: values.tz } : {}),
     });
-    return ok({ id, action: 'upsert' }, `schedule ${id} added: ${job} on '${pattern}'`);
+    const text = `schedule ${id} added: ${job} on '${pattern}'`;
+    return ok(
+      { id, action: 'upsert', isFired: added.isFired, warning: added.warning },
+      added.warning === undefined ? text : `${text}\nwarning: ${added.warning}`,
+    );
   },
 
   async 'schedules rm'({ ops, args, yes }) {

@@ -53,8 +53,26 @@ export interface WarrenEvents {
       readonly error: unknown;
     },
   ];
-  /** A cancelled delayed job came due; it was acked without running (docs/guide/job-control.md). */
-  cancelled: [JobEventBase];
+  /**
+   * A delayed job was cancelled: emitted once, at the call (`warren.delayed.cancel`), in the cancelling
+   * process. `dueAt` (ms), `name` and `queue` when known (a `controllable` job's stored copy, or its latest
+   * reschedule), else undefined. When the held message comes due later, the worker that meets it emits
+   * `discarded`, not this (docs/guide/job-control.md).
+   */
+  cancelled: [
+    {
+      readonly jobId: string;
+      readonly name: string | undefined;
+      readonly queue: string | undefined;
+      readonly cancelledAt: number;
+      readonly dueAt: number | undefined;
+    },
+  ];
+  /**
+   * A delayed job's held message came due after a cancel, or after a promote or a move through its stored
+   * copy (the copy runs instead), and was acked without running, in the worker that met it.
+   */
+  discarded: [JobEventBase];
   /** A job id that already completed arrived again; it was acked without running. */
   duplicate: [JobEventBase];
   connected: [{ readonly url: string }];

@@ -13,7 +13,10 @@ export type HistoryKind =
   | 'retrying'
   | 'failed'
   | 'dead'
-  /** A cancelled delayed job came due and was dropped (docs/guide/job-control.md). */
+  /**
+   * A delayed job was cancelled (recorded at the call, by a process with history on) or its held message
+   * came due after a cancel and was dropped (docs/guide/job-control.md).
+   */
   | 'cancelled';
 
 export interface HistoryEvent {

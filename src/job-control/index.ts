@@ -3,6 +3,7 @@
  * process follows (docs/guide/job-control.md).
  */
 export { JobControl, type JobControlDeps } from './job-control';
+export type { CancelledJob } from './cancelled-job';
 export { CONTROL_RETENTION_MS, JOB_CONTROL_RETENTION, READ_AHEAD_SETTLE_MS } from './control-stream';
 export {
   judge,

@@ -3,10 +3,11 @@ import type * as amqp from 'amqplib';
 import { JobControlError } from '../core';
 import { withThrowawayChannel, type OutgoingMessage } from '../connection';
 import { followStream, readStream, type StreamFollower, type StreamRecord } from '../streams';
-import { HEADERS, JSON_CONTENT_TYPE } from '../message';
+import { JSON_CONTENT_TYPE } from '../message';
 import type { RecordReader, RecordTrust } from '../records';
 import type { DelayPlan, PlannedJob, QueueAssertion } from '../topology';
 import { CONTROL_RETENTION_MS, READ_AHEAD_SETTLE_MS } from './control-stream';
+import { dueTimeOf, knownOfJob, type CancelledJob } from './cancelled-job';
 import { storedCopyMessage } from './stored-copy';
 import { copyId, judge, parseControlRecord, type ControlRecord, type JobVerdict } from './control-record';
 
@@ -88,8 +89,14 @@ export class JobControl {
     await this.follow();
   }
 
-  async cancel(jobId: string): Promise<void> {
-    await this.append({ j: jobId, a: 'cancel', t: Date.now() });
+  /** Records the cancel, with what is known of the job (knownOfJob); an unreadable stream leaves it unknown. */
+  async cancel(jobId: string): Promise<CancelledJob> {
+    const known = await this.follow()
+      .then(async () => knownOfJob(this.decisions.get(jobId), await this.storedCopy(jobId), this.deps.jobs))
+      .catch(() => ({}));
+    const t = Date.now();
+    await this.append({ j: jobId, a: 'cancel', t });
+    return { jobId, cancelledAt: new Date(t), dueAt: undefined, name: undefined, queue: undefined, ...known };
   }
 
   /**
@@ -257,10 +264,7 @@ export class JobControl {
 
   /** A job that already came due has run (or is running): a copy would run it again. */
   private checkNotDue(jobId: string, stored: ControlRecord): void {
-    const decision = this.decisions.get(jobId);
-    const dueAt =
-      decision?.a === 'promote' ? decision.t : (decision?.u ?? Number(stored.h?.[HEADERS.delayed] ?? 0));
-    if (dueAt <= Date.now())
+    if (!(dueTimeOf(this.decisions.get(jobId), stored) > Date.now()))
       throw new JobControlError('JOB_ALREADY_DUE', `job ${jobId} already came due`, { jobId });
   }
 

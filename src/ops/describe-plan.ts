@@ -1,7 +1,7 @@
 import type { TopologyPlan } from '../topology';
 import type { PlanEntry } from './ops-results';
 import type { ProcessStatus } from '../process-control';
-import type { ScheduleOverview } from './ops-results';
+import type { ScheduleNotFiredReason, ScheduleOverview } from './ops-results';
 
 /** The plan as rows: every exchange, queue and binding warren declares, with its settings. Pure. */
 export function describePlan(plan: TopologyPlan): PlanEntry[] {
@@ -32,7 +32,7 @@ export function describePlan(plan: TopologyPlan): PlanEntry[] {
   ];
 }
 
-/** A schedule the config declares (`@Cron` on its job classes), with its next tick from now. */
+/** A schedule the config declares (`@Cron` on its job classes) or the registry holds, with its next tick from now. */
 export interface DeclaredSchedule {
   readonly id: string;
   readonly job: string;
@@ -41,17 +41,32 @@ export interface DeclaredSchedule {
   readonly nextFireAt: Date;
 }
 
+/** The schedule registry as ops read it, and whether a process takes part in the cron election. */
+export interface RegistryView {
+  /** The registry's schedules (those with a definition). */
+  readonly schedules: readonly DeclaredSchedule[];
+  /** Every id the registry holds paused, registry or code. */
+  readonly paused: ReadonlySet<string>;
+  /** The election queue has a consumer (see scheduler/scheduler-presence.ts). */
+  readonly isSchedulerRunning: boolean;
+}
+
+type Merged = Omit<ScheduleOverview, 'paused' | 'isFired' | 'notFired'>;
+
 /**
- * Merges the schedules each process reports, by id, with those the config declares: who holds each,
- * who fires it, the next tick. A declared schedule no process holds shows with `heldBy: []`. Pure.
+ * Merges the schedules each process reports, by id, with those the config declares and those the
+ * registry holds: who holds each, who fires it, the next tick, and whether it fires at all. A declared or
+ * registry schedule no process holds shows with `heldBy: []`. Pure.
  */
 export function mergeSchedules(
   processes: readonly ProcessStatus[],
-  declared: readonly DeclaredSchedule[] = [],
+  declared: readonly DeclaredSchedule[],
+  registry: RegistryView,
 ): ScheduleOverview[] {
-  const byId = new Map<string, ScheduleOverview>();
-  for (const d of declared)
-    byId.set(d.id, { ...d, lastFiredAt: undefined, heldBy: [], firedBy: undefined, declared: true });
+  const byId = new Map<string, Merged>();
+  const none = { lastFiredAt: undefined, heldBy: [], firedBy: undefined };
+  for (const r of registry.schedules) byId.set(r.id, { ...r, ...none, declared: false, source: 'registry' });
+  for (const d of declared) byId.set(d.id, { ...d, ...none, declared: true, source: 'code' });
   for (const p of processes) {
     for (const s of p.schedules) {
       const earlier = byId.get(s.id);
@@ -68,10 +83,36 @@ export function mergeSchedules(
         heldBy: [...(earlier?.heldBy ?? []), p.id],
         firedBy: p.isLeader ? p.id : earlier?.firedBy,
         declared: earlier?.declared ?? false,
+        source: earlier?.source ?? 'code',
       });
     }
   }
-  return [...byId.values()].sort((a, b) => a.nextFireAt.getTime() - b.nextFireAt.getTime());
+  const leaderAnswered = processes.some((p) => p.isLeader);
+  const isRunning = registry.isSchedulerRunning || leaderAnswered;
+  return [...byId.values()]
+    .map((s) => {
+      const paused = registry.paused.has(s.id);
+      const notFired = whyNotFired(s, paused, isRunning, leaderAnswered);
+      return { ...s, paused, isFired: notFired === undefined, notFired };
+    })
+    .sort((a, b) => a.nextFireAt.getTime() - b.nextFireAt.getTime());
+}
+
+/**
+ * A registry schedule is held by every process that runs the scheduler, so a running scheduler fires it,
+ * unless the leader answered without it; a code schedule fires only where the leader holds it.
+ */
+function whyNotFired(
+  s: Merged,
+  paused: boolean,
+  isRunning: boolean,
+  leaderAnswered: boolean,
+): ScheduleNotFiredReason | undefined {
+  if (paused) return 'paused';
+  if (s.firedBy !== undefined) return undefined;
+  if (!isRunning) return 'no-scheduler';
+  if (s.source === 'registry' && !leaderAnswered) return undefined;
+  return 'not-held';
 }
 
 function latest(a: Date | undefined, b: Date | undefined): Date | undefined {

@@ -21,6 +21,7 @@ export type {
   PauseResult,
   ProcessesReport,
   ScheduleOverview,
+  ScheduleNotFiredReason,
   PlanEntry,
   ApplyResult,
 } from './ops-results';

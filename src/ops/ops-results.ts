@@ -43,7 +43,15 @@ export interface ProcessesReport {
   readonly silent: number | undefined;
 }
 
-/** A schedule across the processes that hold it. */
+/**
+ * Why a schedule does not fire now: `'paused'` through the registry; `'no-scheduler'`: no process takes
+ * part in the cron election (the election queue has no consumer); `'not-held'`: a scheduler runs, but the
+ * leader does not hold this schedule (a code schedule of a process that does not lead, or one the leader
+ * cannot run), judged from the processes that answered.
+ */
+export type ScheduleNotFiredReason = 'paused' | 'no-scheduler' | 'not-held';
+
+/** A schedule across the processes that hold it, the config's `@Cron`s and the schedule registry. */
 export interface ScheduleOverview {
   readonly id: string;
   readonly job: string;
@@ -57,6 +65,22 @@ export interface ScheduleOverview {
   readonly firedBy: string | undefined;
   /** Declared by a `@Cron` of the config's job classes (else added at runtime by `warren.cron.schedule`). */
   readonly declared: boolean;
+  /**
+   * `'registry'`: defined in the broker's schedule registry (`warren.cron.add`, `ops.addSchedule`, the
+   * CLI); `'code'`: declared in code (a `@Cron`, `warren.cron.schedule()`), which wins over a registry
+   * definition of the same id.
+   */
+  readonly source: 'code' | 'registry';
+  /** Paused through the registry (`warren.cron.pause`): no process fires it until resumed. */
+  readonly paused: boolean;
+  /**
+   * Whether a process fires its ticks now: it is not paused, some process takes part in the cron election,
+   * and the leader holds it (a registry schedule: every scheduling process holds it, so the leader does
+   * unless it answered without it). `notFired` says why not.
+   */
+  readonly isFired: boolean;
+  /** Why it does not fire, when `isFired` is false. */
+  readonly notFired: ScheduleNotFiredReason | undefined;
 }
 
 /** One row of the planned topology, for people. */

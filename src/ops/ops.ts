@@ -7,11 +7,13 @@ import { createSilentLogger, type PublishedJob, type PublishOptions } from '../c
 import { readJobDefinition, type JobRef } from '../decorators';
 import {
   readCronDeclarations,
+  type AddedSchedule,
   type AddScheduleOptions,
   type ScheduleSpec,
   type TriggeredSchedule,
 } from '../scheduler';
 import { findJob, jobStatus, type JobStatus } from '../history';
+import type { CancelledJob } from '../job-control';
 import { resolvePublisherOptions } from '../publisher';
 import { RecordTrust, type RecordSkips } from '../records';
 import type { PlannedJobQueue, TopologyPlan } from '../topology';
@@ -116,8 +118,8 @@ export class WarrenOps {
   }
 
   /**
-   * The schedules the running processes hold and those the config's `@Cron`s declare, with their next
-   * fire time and the process firing them.
+   * Every schedule (held by the running processes, the config's `@Cron`s, the broker's registry): next
+   * fire time, the process firing it, and whether any does (`isFired`, `notFired`). Reads the registry once.
    */
   async schedules(): Promise<ScheduleOverview[]> {
     const now = Date.now();
@@ -128,11 +130,20 @@ export class WarrenOps {
       tz: spec.cron.tz,
       nextFireAt: new Date(spec.cron.nextAfter(now)),
     }));
-    return mergeSchedules((await this.processes()).processes, declared);
+    const [report, registry] = await Promise.all([this.processes(), this.registry.read()]);
+    return mergeSchedules(report.processes, declared, registry);
   }
 
-  /** Adds or replaces a schedule in the broker's schedule registry, as `warren.cron.add` does. */
-  addSchedule(job: string, pattern: string, data: unknown, options?: AddScheduleOptions): Promise<void> {
+  /**
+   * Adds or replaces a schedule in the broker's schedule registry, as `warren.cron.add` does. The result
+   * says whether a process fires it; while none runs the scheduler it carries a `warning`.
+   */
+  addSchedule(
+    job: string,
+    pattern: string,
+    data: unknown,
+    options?: AddScheduleOptions,
+  ): Promise<AddedSchedule> {
     return this.registry.add(job, pattern, data, options);
   }
 
@@ -181,11 +192,10 @@ export class WarrenOps {
     return (await this.connection.publisher()).publish(job, data, options);
   }
 
-  /**
-   * Delayed jobs by id, as `warren.delayed.cancel`, `promote` and `reschedule` (docs/guide/job-control.md). Promote and reschedule first read the job-control stream to its end.
-   */
+  /** Delayed jobs by id, as `warren.delayed.*` (docs/guide/job-control.md); each reads the control stream first. */
   readonly delayed = {
-    cancel: async (jobId: string): Promise<void> => (await this.connection.jobControl()).cancel(jobId),
+    cancel: async (jobId: string): Promise<CancelledJob> =>
+      (await this.connection.jobControl()).cancel(jobId),
     promote: async (jobId: string): Promise<void> => (await this.connection.jobControl()).promote(jobId),
     reschedule: async (jobId: string, options: RescheduleOptions): Promise<void> =>
       (await this.connection.jobControl()).reschedule(jobId, rescheduleAt(jobId, options)),

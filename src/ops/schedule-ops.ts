@@ -1,9 +1,12 @@
 import type { ConfirmPublisher, ConnectionManager } from '../connection';
 import { createSilentLogger } from '../core';
 import {
+  CronPattern,
+  isSchedulerRunning,
   RuntimeSchedules,
   Scheduler,
   ScheduleRegistry,
+  type AddedSchedule,
   type AddScheduleOptions,
   type ResolvedSchedulerOptions,
   type ScheduleSpec,
@@ -11,6 +14,7 @@ import {
 } from '../scheduler';
 import type { RecordTrust } from '../records';
 import { requireStream, type TopologyPlan } from '../topology';
+import type { DeclaredSchedule, RegistryView } from './describe-plan';
 
 /** What the schedule operations need from the ops connection (opened on first use). */
 export interface ScheduleOpsConnection {
@@ -20,14 +24,23 @@ export interface ScheduleOpsConnection {
   readonly trust: RecordTrust;
 }
 
+/** Quiet time after the registry's last chunk that ends a read of it, ms. */
+const REGISTRY_END_IDLE_MS = 200;
+
+interface Parts {
+  readonly runtime: RuntimeSchedules;
+  readonly registry: ScheduleRegistry;
+  readonly isSchedulerRunning: () => Promise<boolean>;
+}
+
 /**
  * The schedule registry from the operations API and the CLI: the same validation and records as
  * `warren.cron.add` and its kin. The config's `@Cron` ids count as declared in code (refused for add
- * and remove, pausable, triggerable). Writes only; it never follows the registry, and trigger-now of a
- * registry schedule reads the registry to its end first.
+ * and remove, pausable, triggerable). It never follows the registry: trigger-now of a registry schedule
+ * reads the registry to its end first, and `read()` reads it once for `ops.schedules()`.
  */
 export class ScheduleOps {
-  private runtime: Promise<RuntimeSchedules> | undefined;
+  private parts: Promise<Parts> | undefined;
 
   constructor(
     private readonly plan: TopologyPlan,
@@ -37,24 +50,66 @@ export class ScheduleOps {
     private readonly connect: () => Promise<ScheduleOpsConnection>,
   ) {}
 
-  async add(job: string, pattern: string, data: unknown, options?: AddScheduleOptions): Promise<void> {
-    await (await this.open()).add(job, pattern, data, options);
+  /** Stores the schedule; the result says whether a process fires it (ops never runs a scheduler). */
+  async add(
+    job: string,
+    pattern: string,
+    data: unknown,
+    options?: AddScheduleOptions,
+  ): Promise<AddedSchedule> {
+    return (await this.open()).runtime.add(job, pattern, data, options);
   }
 
   async remove(id: string): Promise<void> {
-    await (await this.open()).remove(id);
+    await (await this.open()).runtime.remove(id);
   }
 
   async setPaused(id: string, paused: boolean): Promise<void> {
-    await (await this.open()).setPaused(id, paused);
+    await (await this.open()).runtime.setPaused(id, paused);
   }
 
   async trigger(id: string): Promise<TriggeredSchedule> {
-    return (await this.open()).trigger(id);
+    return (await this.open()).runtime.trigger(id);
   }
 
-  private open(): Promise<RuntimeSchedules> {
-    this.runtime ??= this.connect().then(({ manager, confirms, publish, trust }) => {
+  /**
+   * The registry as it is now (its schedules with their next tick, every paused id) and whether a
+   * process runs the scheduler. A definition no process could run (an invalid pattern or zone, which
+   * only a foreign writer can store) is left out, as every process leaves it out.
+   */
+  async read(): Promise<RegistryView> {
+    const parts = await this.open();
+    const [entries, running] = await Promise.all([
+      parts.registry.snapshot(REGISTRY_END_IDLE_MS),
+      parts.isSchedulerRunning(),
+    ]);
+    const now = Date.now();
+    const schedules: DeclaredSchedule[] = [];
+    const paused = new Set<string>();
+    for (const [id, entry] of entries) {
+      if (entry.paused) paused.add(id);
+      const definition = entry.definition;
+      if (definition === undefined) continue;
+      try {
+        const at = `schedule registry '${id}'`;
+        const tz = definition.tz ?? this.defaults.tz;
+        const cron = CronPattern.parse(`${at}.pattern`, definition.pattern, tz, `${at}.tz`, id);
+        schedules.push({
+          id,
+          job: definition.job,
+          pattern: cron.pattern,
+          tz: cron.tz,
+          nextFireAt: new Date(cron.nextAfter(now)),
+        });
+      } catch {
+        // skipped by every process too (logged there)
+      }
+    }
+    return { schedules, paused, isSchedulerRunning: running };
+  }
+
+  private open(): Promise<Parts> {
+    this.parts ??= this.connect().then(({ manager, confirms, publish, trust }) => {
       const log = createSilentLogger();
       const stream = requireStream(this.plan, 'schedules');
       const registry = new ScheduleRegistry({
@@ -69,6 +124,7 @@ export class ScheduleOps {
       const never = { isLeader: false, onChange: () => () => undefined };
       const ledger = { read: async () => new Map(), write: async () => undefined };
       const scheduler = new Scheduler({ publish, leadership: never, ledger, log });
+      const running = () => isSchedulerRunning(() => manager.openChannel(), this.plan.naming.leaderQueue());
       const runtime = new RuntimeSchedules({
         scheduler,
         registry,
@@ -77,11 +133,12 @@ export class ScheduleOps {
         isFollowing: false,
         loadTimeoutMs: Math.max(10_000, this.publishTimeoutMs),
         publish,
+        isSchedulerRunning: running,
         log,
       });
       for (const spec of this.crons) runtime.addLocal(spec);
-      return runtime;
+      return { runtime, registry, isSchedulerRunning: running };
     });
-    return this.runtime;
+    return this.parts;
   }
 }

@@ -1,4 +1,4 @@
-import { checkQueueIfExists, type ConfirmPublisher, type ConnectionManager } from '../connection';
+import type { ConfirmPublisher, ConnectionManager } from '../connection';
 import { ConfigurationError, type EmitEvent, type Logger } from '../core';
 import type { RecordTrust } from '../records';
 import { requireStream, type TopologyPlan } from '../topology';
@@ -9,6 +9,7 @@ import type { ScheduleInfo, ScheduleOptions } from './schedule';
 import { resolveRuntimeSchedule } from './schedule-data';
 import { ScheduleRegistry } from './schedule-registry';
 import { Scheduler, type LeadershipSignal } from './scheduler';
+import { isSchedulerRunning, type AddedSchedule } from './scheduler-presence';
 import type { TickLedger } from './term-ledger';
 
 export interface CronServiceDeps {
@@ -85,6 +86,7 @@ export class CronService {
       isFollowing,
       loadTimeoutMs: this.registryLoadMs,
       publish: deps.publish,
+      isSchedulerRunning: () => isSchedulerRunning(() => manager.openChannel(), plan.naming.leaderQueue()),
       log: log.child({ component: 'scheduler' }),
     });
     for (const spec of declarations.crons) this.runtime.addLocal(spec);
@@ -146,33 +148,24 @@ export class CronService {
   }
 
   /**
-   * Adds or replaces a schedule in the broker's registry (docs/guide/cron.md). A schedule fires only where
-   * a process runs the scheduler: added from a process that does not, while no process of the namespace
-   * takes part in the cron election, it is stored but fires nothing, and that is logged as a warning.
+   * Adds or replaces a schedule in the broker's registry (docs/guide/schedule-registry.md). A schedule fires
+   * only where a process runs the scheduler: added from a process that does not, while no process of the
+   * namespace takes part in the cron election, it is stored but fires nothing; the result says so
+   * (`isFired: false` and a `warning`), and the warning is logged.
    */
   async addSchedule(
     job: string,
     pattern: string,
     data: unknown,
     options?: AddScheduleOptions,
-  ): Promise<void> {
-    await this.runtime.add(job, pattern, data, options);
-    if (!this.deps.declarations.scheduler.enabled) await this.warnIfNoScheduler(options?.id ?? job);
-  }
-
-  /** The election queue's consumers are the processes that run the scheduler (leader and standbys). */
-  private async warnIfNoScheduler(id: string): Promise<void> {
-    const leaderQueue = this.deps.plan.naming.leaderQueue();
-    try {
-      const queue = await checkQueueIfExists(() => this.deps.manager.openChannel(), leaderQueue);
-      if ((queue?.consumerCount ?? 0) > 0) return;
+  ): Promise<AddedSchedule> {
+    const added = await this.runtime.add(job, pattern, data, options);
+    if (added.warning !== undefined)
       this.deps.log.warn(
-        { scheduleId: id, leaderQueue },
-        'schedule stored, but no process runs the scheduler, so it does not fire until one does (a process with a @Cron job or scheduler.enabled: true)',
+        { scheduleId: added.id, leaderQueue: this.deps.plan.naming.leaderQueue() },
+        added.warning,
       );
-    } catch (error) {
-      this.deps.log.debug({ err: error, scheduleId: id }, 'could not check for a running scheduler');
-    }
+    return added;
   }
 
   removeSchedule(id: string): Promise<void> {

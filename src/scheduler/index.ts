@@ -9,6 +9,7 @@ export {
   type TriggeredSchedule,
 } from './runtime-schedules';
 export { ScheduleRegistry, type ScheduleRegistryDeps } from './schedule-registry';
+export { isSchedulerRunning, noSchedulerWarning, type AddedSchedule } from './scheduler-presence';
 export {
   resolveSchedulerOptions,
   SCHEDULER_DEFAULTS,

@@ -15,6 +15,7 @@ import type { Scheduler } from './scheduler';
 import type { TopologyPlan } from '../topology';
 import type { ScheduleRegistry } from './schedule-registry';
 import { resolveRuntimeSchedule } from './schedule-data';
+import { noSchedulerWarning, type AddedSchedule } from './scheduler-presence';
 
 /** Options of `addSchedule(job, pattern, data, options)`: those of `schedule()`. */
 export interface AddScheduleOptions {
@@ -42,6 +43,8 @@ export interface RuntimeSchedulesDeps {
   readonly isFollowing: boolean;
   readonly loadTimeoutMs: number;
   readonly publish: (job: string, data: unknown, jobId: string) => Promise<unknown>;
+  /** Whether some process takes part in the cron election now (see scheduler-presence.ts). */
+  readonly isSchedulerRunning: () => Promise<boolean>;
   readonly log: Logger;
 }
 
@@ -136,8 +139,17 @@ export class RuntimeSchedules {
     if (this.applied.delete(id)) this.deps.scheduler.remove(id);
   }
 
-  /** Validates, then appends an upsert; every process (and the next leader) schedules it. */
-  async add(job: string, pattern: string, data: unknown, options: AddScheduleOptions = {}): Promise<void> {
+  /**
+   * Validates, then appends an upsert; every process (and the next leader) schedules it. The result says
+   * whether a process fires it: this one (its scheduler is enabled), or one that takes part in the cron
+   * election now.
+   */
+  async add(
+    job: string,
+    pattern: string,
+    data: unknown,
+    options: AddScheduleOptions = {},
+  ): Promise<AddedSchedule> {
     const at = `addSchedule('${options.id ?? job}')`;
     const spec = await resolveRuntimeSchedule(at, this.deps.plan, this.deps.defaults, {
       job,
@@ -158,6 +170,18 @@ export class RuntimeSchedules {
       data: spec.data,
       missedTicks: spec.missedTicks,
     });
+    const isFired = this.deps.isFollowing ? true : await this.askSchedulerRunning(spec.id);
+    const warning = isFired === false ? noSchedulerWarning(spec.id) : undefined;
+    return { id: spec.id, job, isFired, warning };
+  }
+
+  private async askSchedulerRunning(id: string): Promise<boolean | undefined> {
+    try {
+      return await this.deps.isSchedulerRunning();
+    } catch (error) {
+      this.deps.log.debug({ err: error, scheduleId: id }, 'could not check for a running scheduler');
+      return undefined;
+    }
   }
 
   async remove(id: string): Promise<void> {

@@ -1,7 +1,12 @@
 import { randomUUID } from 'node:crypto';
-import { withThrowawayChannel, type ConfirmPublisher, type ConnectionManager } from '../connection';
+import {
+  isAmqpReply,
+  withThrowawayChannel,
+  type ConfirmPublisher,
+  type ConnectionManager,
+} from '../connection';
 import type { Logger } from '../core';
-import { followStream, type StreamFollower, type StreamRecord } from '../streams';
+import { followStream, readToEnd, type StreamFollower, type StreamRecord } from '../streams';
 import { JSON_CONTENT_TYPE } from '../message';
 import {
   applyScheduleRecord,
@@ -87,6 +92,38 @@ export class ScheduleRegistry {
       clearTimeout(timer);
       this.syncs.delete(token);
     }
+  }
+
+  /**
+   * The registry's state now, for a reader that neither schedules nor writes (`ops.schedules()`): one read
+   * from the first record to the last one there was when it began, appending nothing (a sync record per
+   * look would grow the stream forever) and leaving `state` alone. An absent stream is an empty registry.
+   * The end is found by waiting `idleMs` after the last chunk (at least 1 s on an empty stream).
+   */
+  async snapshot(idleMs: number): Promise<Map<string, RegistryEntry>> {
+    const state = new Map<string, RegistryEntry>();
+    const reader = this.deps.trust.reader('schedules');
+    try {
+      await readToEnd(
+        () => this.deps.manager.openChannel(),
+        this.deps.stream,
+        'first',
+        { idleMs, prefetch: 500 },
+        (message) => {
+          const where = { offset: message.offset, stream: this.deps.stream };
+          if (!reader.accept(message.content, message.properties.headers, where)) return;
+          const record = decodeScheduleRecord(message.content);
+          if (typeof record === 'string') {
+            reader.skip(record === 'too large' ? 'too-large' : 'malformed', { ...where, why: record });
+            return;
+          }
+          applyScheduleRecord(state, record);
+        },
+      );
+    } catch (error) {
+      if (!isAmqpReply(error, 'NOT_FOUND')) throw error;
+    }
+    return state;
   }
 
   /** The connection's ready hook: a follower lost with the old connection resumes where it stopped. */

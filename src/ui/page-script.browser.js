@@ -170,6 +170,13 @@ function overview() {
       h('td', {}, s.tz),
       h('td', {}, when(s.nextFireAt)),
       h('td', {}, s.firedBy ? s.firedBy.slice(0, 8) : '–'),
+      h(
+        'td',
+        {},
+        s.isFired
+          ? h('span', { class: 'tag ok' }, 'yes')
+          : h('span', { class: `tag ${s.notFired === 'paused' ? 'warn' : 'bad'}` }, `no: ${s.notFired}`),
+      ),
     ]),
   );
   return [
@@ -185,7 +192,7 @@ function overview() {
       : null,
     h('h2', {}, 'Schedules'),
     scheds.length
-      ? table(['Id', 'Job', 'Pattern', 'Zone', 'Next fire', 'Fired by'], scheds, 'schedules')
+      ? table(['Id', 'Job', 'Pattern', 'Zone', 'Next fire', 'Fired by', 'Fires'], scheds, 'schedules')
       : h('p', { class: 'muted' }, 'no schedules'),
     h('p', { class: 'muted' }, `as of ${when(snapshot.at)}`),
   ];

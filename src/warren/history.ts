@@ -87,9 +87,7 @@ export function recordHistory(writer: HistoryWriter, warren: EventSource): void 
       x: firstLine(e.error),
     });
   });
-  warren.on('cancelled', (e) =>
-    writer.record({ j: e.jobId, n: e.name, q: e.queue, k: 'cancelled', t: Date.now(), a: e.attempt }),
-  );
+  recordCancels(writer, warren);
   warren.on('deadLettered', (e) =>
     writer.record({
       j: e.jobId,
@@ -101,6 +99,23 @@ export function recordHistory(writer: HistoryWriter, warren: EventSource): void 
       r: e.reason,
       x: firstLine(e.error),
     }),
+  );
+}
+
+/** A cancel at the call, in the cancelling process; and its held message dropped when due, in the worker. */
+function recordCancels(writer: HistoryWriter, warren: EventSource): void {
+  warren.on('cancelled', (e) =>
+    writer.record({
+      j: e.jobId,
+      n: e.name ?? '',
+      q: e.queue ?? '',
+      k: 'cancelled',
+      t: e.cancelledAt,
+      ...runAt(e.dueAt),
+    }),
+  );
+  warren.on('discarded', (e) =>
+    writer.record({ j: e.jobId, n: e.name, q: e.queue, k: 'cancelled', t: Date.now(), a: e.attempt }),
   );
 }
 

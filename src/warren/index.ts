@@ -27,3 +27,4 @@ export {
   type NamespaceRemovalResult,
   type NamespaceRemover,
 } from './remove-namespace';
+export type { CancelledJob } from '../job-control';

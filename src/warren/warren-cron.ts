@@ -1,6 +1,7 @@
 import { ShutdownError } from '../core';
 import type { JobRef, JobData } from '../decorators';
 import type {
+  AddedSchedule,
   AddScheduleOptions,
   CronService,
   ScheduleInfo,
@@ -70,24 +71,32 @@ export class WarrenCron<TJobs extends object = WarrenJobs> {
    * Adds (or replaces) a schedule in the broker's schedule registry: every process that schedules sees
    * it, the leader fires it, and it outlives this process and every leader change (docs/guide/cron.md).
    * Validated here first (pattern, time zone, job, data); an id declared in code (`@Cron`,
-   * `schedule()`) is refused.
+   * `schedule()`) is refused. Resolves on the broker's confirm with whether a process fires it: stored
+   * while no process runs the scheduler, it fires nothing until one does, and the result carries a
+   * `warning` (also logged).
    *
    * @example
-   * await warren.cron.add('report.send', '0 9 * * 1-5', { kind: 'weekday' }, { id: 'report.weekday' });
+   * const { warning } = await warren.cron.add('report.send', '0 9 * * 1-5', { kind: 'weekday' }, { id: 'report.weekday' });
+   * if (warning) console.warn(warning);
    */
   add<K extends JobName<TJobs>>(
     job: K,
     pattern: string,
     data?: JobPayload<TJobs, K>,
     options?: AddScheduleOptions,
-  ): Promise<void>;
+  ): Promise<AddedSchedule>;
   add<C extends JobRef>(
     job: C,
     pattern: string,
     data?: JobData<C>,
     options?: AddScheduleOptions,
-  ): Promise<void>;
-  add(job: string | JobRef, pattern: string, data?: unknown, options?: AddScheduleOptions): Promise<void> {
+  ): Promise<AddedSchedule>;
+  add(
+    job: string | JobRef,
+    pattern: string,
+    data?: unknown,
+    options?: AddScheduleOptions,
+  ): Promise<AddedSchedule> {
     return this.scheduling.addSchedule(jobNameOf(job), pattern, data, options);
   }
 

@@ -1,4 +1,5 @@
-import type { JobControl } from '../job-control';
+import type { EmitEvent } from '../core';
+import type { CancelledJob, JobControl } from '../job-control';
 import { rescheduleAt, type RescheduleOptions } from './job-control';
 
 /**
@@ -8,11 +9,30 @@ import { rescheduleAt, type RescheduleOptions } from './job-control';
  */
 export class WarrenDelayed {
   /** Made by the Warren; reach it as `warren.delayed`. */
-  constructor(private readonly jobControl: JobControl) {}
+  constructor(
+    private readonly jobControl: JobControl,
+    private readonly emit: EmitEvent,
+  ) {}
 
-  /** Cancels a delayed job: it is dropped (event `cancelled`) when it comes due. */
-  cancel(jobId: string): Promise<void> {
-    return this.jobControl.cancel(jobId);
+  /**
+   * Cancels a delayed job: once the broker confirms the record, no worker runs it. Resolves with what is
+   * known of it (its due time, name and queue for a `controllable` job) and emits `cancelled` here, now.
+   * Its message stays held in the delay levels until its due time (RabbitMQ cannot take one message out of
+   * a queue), then the worker that meets it drops it (event `discarded`).
+   *
+   * @example
+   * const { dueAt } = await warren.delayed.cancel('invoice-42');
+   */
+  async cancel(jobId: string): Promise<CancelledJob> {
+    const cancelled = await this.jobControl.cancel(jobId);
+    this.emit('cancelled', {
+      jobId,
+      name: cancelled.name,
+      queue: cancelled.queue,
+      cancelledAt: cancelled.cancelledAt.getTime(),
+      dueAt: cancelled.dueAt?.getTime(),
+    });
+    return cancelled;
   }
 
   /** Runs a delayed job published with `{ controllable: true }` now; the delayed original is dropped. */

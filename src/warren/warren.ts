@@ -70,7 +70,9 @@ export class Warren<TJobs extends object = WarrenJobs> extends EventEmitter<Warr
     this.#parts = parts;
     this.#deprecations = new DeprecationWarnings(parts.log);
     this.cron = new WarrenCron(parts.scheduling, () => this.isClosing);
-    this.delayed = new WarrenDelayed(parts.jobControl);
+    this.delayed = new WarrenDelayed(parts.jobControl, (event, ...args) =>
+      (this as EventEmitter).emit(event, ...(args as unknown[])),
+    );
     this.deadLetters = parts.deadLetters;
     // An operator removes the namespace (warren/ops with force): close, unless this instance is the remover.
     parts.control.onRemoval(() => {
@@ -333,7 +335,7 @@ export class Warren<TJobs extends object = WarrenJobs> extends EventEmitter<Warr
   /** @deprecated Use `warren.delayed.cancel`; this alias goes in the next minor release. */
   cancelDelayed(jobId: string): Promise<void> {
     this.#deprecations.warn('cancelDelayed');
-    return this.delayed.cancel(jobId);
+    return this.delayed.cancel(jobId).then(() => undefined);
   }
 
   /** @deprecated Use `warren.delayed.promote`; this alias goes in the next minor release. */

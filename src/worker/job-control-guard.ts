@@ -25,7 +25,7 @@ export interface JobControlGuardDeps extends PostponingGuardDeps {
 export class JobControlGuard {
   constructor(private readonly deps: JobControlGuardDeps) {}
 
-  /** False when job control settled the job: cancelled (acked, `cancelled`) or rescheduled (re-delayed). */
+  /** False when job control settled the job: dropped (acked, `discarded`) or rescheduled (re-delayed). */
   async admit(delivery: JobDelivery, now: number): Promise<boolean> {
     const { job, message } = delivery;
     let verdict: 'run' | 'drop' | number;
@@ -44,7 +44,7 @@ export class JobControlGuard {
     if (verdict === 'drop') {
       delivery.ack();
       this.deps.dedup.release(delivery);
-      this.deps.emit('cancelled', delivery.eventBase());
+      this.deps.emit('discarded', delivery.eventBase());
       return false;
     }
     await this.deps.republisher.delayed(delivery, verdict, {});

@@ -182,7 +182,7 @@ describe('the warren command', () => {
   it('lists schedules, and says when none is held', async () => {
     const run = await runCli(['schedules'], { cwd: configDir(testNamespace('cli')) });
     assert.equal(run.code, 0, run.stderr);
-    assert.equal(run.stdout.trim(), 'no schedule is declared or held by a running process');
+    assert.equal(run.stdout.trim(), 'no schedule is declared, in the registry or held by a running process');
   });
 
   it('needs the management API for diff, and applies the topology with --yes', async () => {

@@ -291,7 +291,7 @@ describe('cron at run time from the warren command', () => {
       },
     );
     assert.equal(added.code, 0, added.stderr);
-    assert.deepEqual(JSON.parse(added.stdout), { id: 'ev', action: 'upsert' });
+    assert.deepEqual(JSON.parse(added.stdout), { id: 'ev', action: 'upsert', isFired: true });
     await waitFor(() => log.filter((e) => e.event === 'done' && e.id === 'every').length >= 2, {
       what: 'two firings of the schedule added by the CLI',
     });

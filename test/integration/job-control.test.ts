@@ -51,7 +51,7 @@ describe('cancel, promote and reschedule delayed jobs', () => {
     const kept = await other.publish('report.build', { n: 1 }, { jobId: 'kept', delayMs: 600 });
     await other.publish('report.build', { n: 2 }, { jobId: 'gone', delayMs: 600 });
     await other.delayed.cancel('gone');
-    const cancelled = await nextEvent<{ jobId: string }>(worker, 'cancelled');
+    const cancelled = await nextEvent<{ jobId: string }>(worker, 'discarded');
     assert.equal(cancelled.jobId, 'gone');
     await waitFor(() => handler.runs.length === 1, { what: 'the kept job to run' });
     assert.deepEqual(
@@ -94,7 +94,7 @@ describe('cancel, promote and reschedule delayed jobs', () => {
     await waitFor(() => handler.runs.length === 1, { what: 'the rescheduled copy' });
     assert.ok(handler.runs[0]!.at >= runAt - UNIT_MS, 'the copy ran before its time');
     assert.ok(handler.runs[0]!.at < runAt + LATE_MS, 'the copy ran late');
-    await nextEvent<{ jobId: string }>(worker, 'cancelled', (e) => e.jobId === 'early', 6000);
+    await nextEvent<{ jobId: string }>(worker, 'discarded', (e) => e.jobId === 'early', 6000);
     assert.equal(handler.runs.length, 1);
   });
 
@@ -107,7 +107,7 @@ describe('cancel, promote and reschedule delayed jobs', () => {
     await waitFor(() => handler.runs.length === 1, { what: 'the promoted job' });
     assert.ok(handler.runs[0]!.at - promotedAt < 1000, 'the promoted job did not run at once');
     assert.equal(handler.runs[0]!.n, 7);
-    await nextEvent<{ jobId: string }>(worker, 'cancelled', (e) => e.jobId === 'now', 6000);
+    await nextEvent<{ jobId: string }>(worker, 'discarded', (e) => e.jobId === 'now', 6000);
     assert.equal(handler.runs.length, 1);
   });
 
@@ -120,7 +120,7 @@ describe('cancel, promote and reschedule delayed jobs', () => {
     await other.promote('alias-now');
     await waitFor(() => handler.runs.length === 1, { what: 'the promoted job' });
     assert.equal(handler.runs[0]!.jobId, 'alias-now');
-    await nextEvent<{ jobId: string }>(worker, 'cancelled', (e) => e.jobId === 'alias-gone', 6000);
+    await nextEvent<{ jobId: string }>(worker, 'discarded', (e) => e.jobId === 'alias-gone', 6000);
     assert.throws(() => other.reschedule('alias-now', { delayMs: Number.NaN }), /needs runAt/);
   });
 
@@ -155,7 +155,7 @@ describe('cancel, promote and reschedule delayed jobs', () => {
     await publisher.publish('report.build', { n: 2 }, { jobId: 'control', delayMs: 300 });
     const handler = new BuildReport();
     const worker = await testWarren({ namespace, topology, handlers: [handler] });
-    const cancelled = nextEvent<{ jobId: string }>(worker, 'cancelled');
+    const cancelled = nextEvent<{ jobId: string }>(worker, 'discarded');
     await worker.start();
     assert.equal((await cancelled).jobId, 'late-worker');
     await waitFor(() => handler.runs.length === 1, { what: 'the other job' });
@@ -179,7 +179,7 @@ describe('cancel, promote and reschedule delayed jobs', () => {
     const reconnected = nextEvent(worker, 'connected', () => true, 15_000);
     // listened for from the start: under load the reconnect can take until the job is due, and the
     // cancel then lands before a listener attached after 'connected' would hear it
-    const cancelled = nextEvent<{ jobId: string }>(worker, 'cancelled', () => true, 20_000);
+    const cancelled = nextEvent<{ jobId: string }>(worker, 'discarded', () => true, 20_000);
     assert.ok((await closeConnectionsNamed(`${namespace} worker`)) >= 1);
     await other.delayed.cancel('missed');
     await reconnected;
@@ -235,7 +235,7 @@ describe('cancel, promote and reschedule delayed jobs', () => {
     assert.match(run.stdout, /job cli-job: promote/);
     await waitFor(() => log.some((e) => e.event === 'start'), { what: 'the promoted job' });
     assert.ok(log[0]!.at < promotedAt + 4000 - UNIT_MS, 'it ran when the original came due, not at once');
-    await nextEvent<{ jobId: string }>(worker, 'cancelled', (e) => e.jobId === 'cli-job', 8000);
+    await nextEvent<{ jobId: string }>(worker, 'discarded', (e) => e.jobId === 'cli-job', 8000);
     assert.equal(log.filter((e) => e.event === 'start').length, 1);
   });
 });

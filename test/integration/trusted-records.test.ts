@@ -206,7 +206,7 @@ describe('job control records another broker user writes', () => {
     assert.ok(typeof genuine[0]!.headers['warren-proof'] === 'string');
     const stream = planOf(w).naming.jobControl();
     await appendAs(user, stream, [{ j: 'forged', a: 'cancel', t: Date.now() }, ...genuine]);
-    await nextEvent<{ jobId: string }>(w, 'cancelled', (e) => e.jobId === 'real');
+    await nextEvent<{ jobId: string }>(w, 'discarded', (e) => e.jobId === 'real');
     await waitFor(() => ranIds().includes('forged') && ranIds().includes('copied'), {
       what: 'the jobs whose cancels were forged to run',
     });
@@ -742,7 +742,7 @@ describe('rolling a key out and rotating it', () => {
     await p.publish('report.build', { n: 1 }, { jobId: `${namespace}-dropped`, delayMs: 1500 });
     await p.publish('report.build', { n: 2 }, { jobId: `${namespace}-kept`, delayMs: 1500 });
     await p.delayed.cancel(`${namespace}-dropped`);
-    await nextEvent<{ jobId: string }>(w, 'cancelled', (e) => e.jobId === `${namespace}-dropped`, 15_000);
+    await nextEvent<{ jobId: string }>(w, 'discarded', (e) => e.jobId === `${namespace}-dropped`, 15_000);
     await waitFor(() => ranIds().includes(`${namespace}-kept`), { what: 'the job not cancelled to run' });
     assert.equal(ranIds().includes(`${namespace}-dropped`), false);
     return w;
