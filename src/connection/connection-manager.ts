@@ -4,6 +4,7 @@ import { ConnectionError, jitteredBackoff, WarrenError, type Logger } from '../c
 import { type BrokerVersion, describeFeatures, readBrokerVersion } from './broker-version';
 import { maskPasswords, redactUrl, type ResolvedConnectionOptions } from './options';
 import { runReadySteps, type ReadyStep } from './ready-steps';
+import { corkMuxWrites } from './corked-writes';
 
 export interface ConnectionEvents {
   connected: [{ url: string; generation: number }];
@@ -145,6 +146,8 @@ export class ConnectionManager extends EventEmitter<ConnectionEvents> {
       this.log.info('connection unblocked');
       this.emit('unblocked');
     });
+    if (!corkMuxWrites(model.connection))
+      this.log.debug('amqplib internals are not as expected: frames are written one socket write each');
     this.model = model;
     this.blockedReason = undefined;
     this.broker = readBrokerVersion((model.connection as { serverProperties?: unknown }).serverProperties);

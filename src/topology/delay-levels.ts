@@ -18,15 +18,24 @@ export interface DelayLevel {
 }
 
 /**
- * A hold: one queue whose queue-wide TTL is one exact delay, dead-lettering straight into the delivery
- * exchange. A delay that equals a hold's waits there, one hop, instead of in the levels its bits name
- * (a 1 s retry: one queue instead of two levels and four topic exchanges; about a third of the broker's
- * work). warren plans one for every fixed backoff among the jobs it plans.
+ * A hold: one queue whose queue-wide TTL is one exact delay, dead-lettering straight into one job queue
+ * (through the default exchange). A delay to that queue that equals a hold's waits there, one hop, instead
+ * of in the levels its bits name: a 1 s retry is one queue instead of two levels, four topic exchanges and
+ * the delivery exchange's match on a 30-word key, the path raw amqplib takes with one TTL queue. warren
+ * plans one for every fixed backoff among the jobs it plans, per job queue.
  */
 export interface DelayHold {
-  /** Exchange (fanout) and queue share this name. */
+  /** The hold queue, published to through the default exchange. */
   readonly name: string;
   readonly ttlMs: number;
+  /** Full name of the job queue it dead-letters into. */
+  readonly queueName: string;
+}
+
+/** A hold to plan: a job queue (full name) and the delay, ms. */
+export interface HoldRequest {
+  readonly queueName: string;
+  readonly delayMs: number;
 }
 
 export interface DelayPlan {
@@ -41,7 +50,7 @@ export interface DelayPlan {
   readonly entryExchange: string;
   readonly deliveryExchange: string;
   readonly levels: readonly DelayLevel[];
-  /** Holds by their delay, ms; empty when no planned job has a fixed backoff. */
+  /** The holds, by name; empty when no planned job has a fixed backoff. */
   readonly holds: readonly DelayHold[];
 }
 
@@ -50,16 +59,18 @@ export function planDelayLevels(
   unitMs: number,
   levelCount: number,
   queueType: QueueType,
-  holdsMs: readonly number[] = [],
+  holdRequests: readonly HoldRequest[] = [],
 ): DelayPlan {
   const levels: DelayLevel[] = [];
   for (let level = 0; level < levelCount; level++)
     levels.push({ level, name: naming.delayLevel(level), ttlMs: unitMs * 2 ** level });
   const maxDelayMs = (2 ** levelCount - 1) * unitMs;
-  const holds = [...new Set(holdsMs)]
-    .filter((ms) => Number.isInteger(ms) && ms > 0 && ms <= maxDelayMs)
-    .sort((a, b) => a - b)
-    .map((ttlMs) => ({ name: naming.delayHold(ttlMs), ttlMs }));
+  const holds = new Map<string, DelayHold>();
+  for (const { queueName, delayMs } of holdRequests) {
+    if (!Number.isInteger(delayMs) || delayMs <= 0 || delayMs > maxDelayMs) continue;
+    const name = naming.delayHold(queueName, delayMs);
+    holds.set(name, { name, ttlMs: delayMs, queueName });
+  }
   return {
     unitMs,
     levelCount,
@@ -68,7 +79,7 @@ export function planDelayLevels(
     entryExchange: naming.delayLevel(levelCount - 1),
     deliveryExchange: naming.delayDelivery(),
     levels,
-    holds,
+    holds: [...holds.values()].sort((a, b) => a.name.localeCompare(b.name)),
   };
 }
 
@@ -97,14 +108,10 @@ export interface DelayRoute {
  * `queueName`.
  */
 export function delayRoute(plan: DelayPlan, delayMs: number, queueName: string): DelayRoute {
-  const hold = plan.holds.find((h) => h.ttlMs === delayMs);
-  // The delivery exchange routes on the bits' words then the queue: all bits 0 past a hold.
-  if (hold !== undefined)
-    return {
-      exchange: hold.name,
-      routingKey: `${'0.'.repeat(plan.levelCount)}${queueName}`,
-      delayedMs: delayMs,
-    };
+  if (plan.holds.length > 0) {
+    const hold = plan.holds.find((h) => h.ttlMs === delayMs && h.queueName === queueName);
+    if (hold !== undefined) return { exchange: '', routingKey: hold.name, delayedMs: delayMs };
+  }
   const maxUnits = 2 ** plan.levelCount - 1;
   const units = Math.min(maxUnits, Math.max(0, Math.ceil(delayMs / plan.unitMs)));
   const bits: string[] = [];

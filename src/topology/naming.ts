@@ -14,8 +14,8 @@ export interface TopologyNaming {
   delayLevel(level: number): string;
   /** Where a delayed message leaves the levels for its destination queue. */
   delayDelivery(): string;
-  /** The hold of one exact delay (ms): exchange and queue share the name. */
-  delayHold(delayMs: number): string;
+  /** The hold of one exact delay (ms) in front of one job queue (its full name). */
+  delayHold(queueName: string, delayMs: number): string;
   /** The single-active-consumer token queue of the cron leader election. */
   leaderQueue(): string;
   /** The queue a rate limiter's permits wait in. */
@@ -69,7 +69,8 @@ export function createNaming(namespace: string): TopologyNaming {
     deadExchange: (key: string) => `${prefix}${key}.dlx`,
     delayLevel: (level: number) => `${prefix}warren.delay.${String(level).padStart(2, '0')}`,
     delayDelivery: () => `${prefix}warren.delay.delivery`,
-    delayHold: (delayMs: number) => `${prefix}warren.delay.hold.${delayMs}ms`,
+    delayHold: (queueName: string, delayMs: number) =>
+      `${prefix}warren.delay.hold.${queueName.slice(prefix.length)}.${delayMs}ms`,
     leaderQueue: () => `${prefix}warren.leader`,
     permitQueue: (limiterKey: string) => `${prefix}warren.permits.${limiterKey}`,
     cronLedgerQueue: () => `${prefix}warren.cron-ledger`,

@@ -59,21 +59,13 @@ export function planDelayQueues(parts: PlanParts, delay: DelayPlan, options: Res
       pattern: delayLevelPattern(delay, level.level, 0),
     });
   }
-  for (const hold of delay.holds) {
-    parts.exchanges.push(fanoutExchange(hold.name));
+  for (const hold of delay.holds)
     parts.queues.push({
       name: hold.name,
       role: 'delay',
       type: delay.queueType,
-      assertion: delayLevelAssertion(
-        delay.queueType,
-        hold.ttlMs,
-        delay.deliveryExchange,
-        options.queueExpiresMs,
-      ),
+      assertion: delayLevelAssertion(delay.queueType, hold.ttlMs, '', options.queueExpiresMs, hold.queueName),
     });
-    parts.bindings.push({ source: hold.name, destination: hold.name, destinationType: 'queue', pattern: '' });
-  }
 }
 
 /** What planning one job queue needs besides its own declaration. */

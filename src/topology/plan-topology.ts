@@ -35,10 +35,10 @@ export interface PlanInput extends CoordinationInput {
    */
   readonly streams?: PlanStreams;
   /**
-   * Delays (ms) that get a hold of their own (one queue, one hop) besides the levels: createWarren and
-   * warren/ops pass the fixed backoffs of the jobs they plan.
+   * Delays (ms) to a job queue (its key in `topology.queues`) that get a hold of their own (one queue, one
+   * hop) besides the levels: createWarren and warren/ops pass the fixed backoffs of the jobs they plan.
    */
-  readonly holdsMs?: readonly number[];
+  readonly holds?: readonly { readonly queue: string; readonly delayMs: number }[];
 }
 
 /**
@@ -58,7 +58,9 @@ export function planTopology(input: PlanInput): TopologyPlan {
     options.delay.unitMs,
     options.delay.levels,
     options.delay.queueType,
-    input.holdsMs,
+    (input.holds ?? [])
+      .filter((hold) => Object.hasOwn(queueDecls, hold.queue))
+      .map((hold) => ({ queueName: naming.queue(hold.queue), delayMs: hold.delayMs })),
   );
   planDelayQueues(parts, delay, options);
   for (const [key, decl] of Object.entries(queueDecls))

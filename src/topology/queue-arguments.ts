@@ -154,11 +154,14 @@ export function delayLevelAssertion(
   ttlMs: number,
   nextExchange: string,
   expiresMs?: number,
+  nextRoutingKey?: string,
 ): QueueAssertion {
   const extra: Record<string, unknown> = {
     [X_ARGS.messageTtl]: ttlMs,
     [X_ARGS.deadLetterExchange]: nextExchange,
   };
+  // A hold dead-letters into its one job queue through the default exchange.
+  if (nextRoutingKey !== undefined) extra[X_ARGS.deadLetterRoutingKey] = nextRoutingKey;
   if (type === 'quorum') {
     extra[X_ARGS.deadLetterStrategy] = 'at-least-once';
     extra[X_ARGS.overflow] = 'reject-publish';

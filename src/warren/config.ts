@@ -198,18 +198,22 @@ export function planWarrenTopology(
       maxPermits: limiter.max,
     })),
     streams: planStreamsOf(options),
-    holdsMs: fixedBackoffsOf(definitions, resolveJobDefaults(options.jobDefaults)),
+    holds: fixedBackoffsOf(definitions, resolveJobDefaults(options.jobDefaults)),
   });
 }
 
-/** Each planned job's fixed backoff (its own or the defaults'): the delays a hold serves in one hop. */
-function fixedBackoffsOf(definitions: readonly JobDefinition[], defaults: ResolvedJobDefaults): number[] {
-  const delays: number[] = [];
+/** Each planned job's fixed backoff (its own or the defaults') and its queue: what a hold serves in one hop. */
+function fixedBackoffsOf(
+  definitions: readonly JobDefinition[],
+  defaults: ResolvedJobDefaults,
+): { queue: string; delayMs: number }[] {
+  const holds: { queue: string; delayMs: number }[] = [];
   for (const definition of definitions) {
     const backoff = definition.backoff ?? defaults.backoff;
-    if (typeof backoff !== 'function' && backoff.type === 'fixed') delays.push(backoff.delayMs);
+    if (typeof backoff !== 'function' && backoff.type === 'fixed')
+      holds.push({ queue: definition.queue, delayMs: backoff.delayMs });
   }
-  return delays;
+  return holds;
 }
 
 /**

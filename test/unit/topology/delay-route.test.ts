@@ -39,36 +39,44 @@ describe('delayRoute', () => {
     assert.equal(route.delayedMs, 2 ** 33 + 1);
   });
 
-  it('sends a delay that equals a hold through that hold, all bits 0, and every other delay through the levels', () => {
+  it('sends a delay to a queue that has a hold of that length through it, and every other delay through the levels', () => {
     const withHolds = planTopology({
-      topology: { queues: { q: {} } },
+      topology: { queues: { q: {}, r: {} } },
       jobs: [],
-      options: resolveTopologyOptions({ delay: { levels: 8, unitMs: 100 } }),
-      holdsMs: [1000, 250, 1000, 0, 1.5, 10 * 60_000],
+      options: resolveTopologyOptions({ namespace: 'app', delay: { levels: 8, unitMs: 100 } }),
+      holds: [
+        { queue: 'q', delayMs: 1000 },
+        { queue: 'q', delayMs: 250 },
+        { queue: 'q', delayMs: 1000 },
+        { queue: 'q', delayMs: 0 },
+        { queue: 'q', delayMs: 1.5 },
+        { queue: 'q', delayMs: 10 * 60_000 },
+        { queue: 'nope', delayMs: 1000 },
+      ],
     });
-    // kept once each, sorted; a non-positive, fractional or past-the-levels delay gets none
+    // kept once each; a non-positive, fractional or past-the-levels delay, or an undeclared queue, gets none
     assert.deepEqual(
-      withHolds.delay.holds.map((h) => [h.name, h.ttlMs]),
+      withHolds.delay.holds.map((h) => [h.name, h.ttlMs, h.queueName]),
       [
-        ['warren.delay.hold.250ms', 250],
-        ['warren.delay.hold.1000ms', 1000],
+        ['app.warren.delay.hold.q.1000ms', 1000, 'app.q'],
+        ['app.warren.delay.hold.q.250ms', 250, 'app.q'],
       ],
     );
-    assert.deepEqual(delayRoute(withHolds.delay, 1000, 'q'), {
-      exchange: 'warren.delay.hold.1000ms',
-      routingKey: '0.0.0.0.0.0.0.0.q',
+    // one hop, through the default exchange, like raw amqplib's TTL queue
+    assert.deepEqual(delayRoute(withHolds.delay, 1000, 'app.q'), {
+      exchange: '',
+      routingKey: 'app.warren.delay.hold.q.1000ms',
       delayedMs: 1000,
     });
     // 250 is not a multiple of the unit: the hold is exact where the levels would round up to 300
-    assert.equal(delayRoute(withHolds.delay, 250, 'q').delayedMs, 250);
-    assert.equal(delayRoute(withHolds.delay, 1100, 'q').exchange, 'warren.delay.03');
-    const hold = withHolds.queues.find((queue) => queue.name === 'warren.delay.hold.1000ms')!;
+    assert.equal(delayRoute(withHolds.delay, 250, 'app.q').delayedMs, 250);
+    assert.equal(delayRoute(withHolds.delay, 1100, 'app.q').exchange, 'app.warren.delay.03');
+    // queue r has no hold of its own
+    assert.equal(delayRoute(withHolds.delay, 1000, 'app.r').exchange, 'app.warren.delay.03');
+    const hold = withHolds.queues.find((queue) => queue.name === 'app.warren.delay.hold.q.1000ms')!;
     assert.equal(hold.role, 'delay');
     assert.equal(hold.assertion.arguments['x-message-ttl'], 1000);
-    assert.equal(hold.assertion.arguments['x-dead-letter-exchange'], 'warren.delay.delivery');
-    assert.ok(
-      withHolds.bindings.some((b) => b.source === hold.name && b.destination === hold.name),
-      'the hold exchange is bound to its queue',
-    );
+    assert.equal(hold.assertion.arguments['x-dead-letter-exchange'], '');
+    assert.equal(hold.assertion.arguments['x-dead-letter-routing-key'], 'app.q');
   });
 });
