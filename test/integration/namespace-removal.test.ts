@@ -115,9 +115,17 @@ async function removeAll(...namespaces: string[]): Promise<void> {
       .catch(() => undefined);
 }
 
+/** After each test, pass or fail: its processes killed and every namespace it watched removed. */
+async function removeWatched(): Promise<void> {
+  await workers.killAll();
+  await removeAll(...watched);
+  watched.clear();
+}
+
 describe('removing a namespace', () => {
   afterEach(async () => {
     for (const client of opened.splice(0)) await client.close().catch(() => undefined);
+    await removeWatched();
     await cleanup();
   });
   after(() => workers.killAll());
@@ -186,8 +194,6 @@ describe('removing a namespace', () => {
     assert.equal((await ops(ab).processes()).processes.length, 1, "a.b's process still runs");
     assert.equal((await ops(a).processes()).processes.length, 0, 'no process of a answers');
 
-    await workers.killAll();
-    await removeAll(ab, unrelated);
   });
 
   it('fails naming the processes that still answer at the deadline, and deletes nothing', async () => {
@@ -285,6 +291,7 @@ function runCliOnTerminal(args: readonly string[], cwd: string, answer: string) 
 
 describe('warren namespace remove', () => {
   afterEach(async () => {
+    await removeWatched();
     for (const client of opened.splice(0)) await client.close().catch(() => undefined);
     await cleanup();
   });
