@@ -57,12 +57,21 @@ export async function applyTopology(plan: TopologyPlan, openChannel: () => Promi
 
 /** Deletes every entity of the plan (tests and the CLI); messages in its queues are lost. */
 export async function deleteTopology(plan: TopologyPlan, openChannel: () => Promise<Channel>): Promise<void> {
-  const steps: Step[] = [];
-  for (const q of plan.queues)
-    steps.push({ entity: 'queue', name: q.name, declared: {}, run: (ch) => ch.deleteQueue(q.name) });
-  for (const ex of plan.exchanges)
-    steps.push({ entity: 'exchange', name: ex.name, declared: {}, run: (ch) => ch.deleteExchange(ex.name) });
+  const steps = [
+    ...plan.queues.map((q) => deletion('queue', q.name)),
+    ...plan.exchanges.map((ex) => deletion('exchange', ex.name)),
+  ];
   await runPipelined(steps, openChannel);
+}
+
+/** The step that deletes one queue or exchange (absent is fine: the broker answers ok). */
+function deletion(entity: 'queue' | 'exchange', name: string): Step {
+  return {
+    entity,
+    name,
+    declared: {},
+    run: (ch) => (entity === 'queue' ? ch.deleteQueue(name) : ch.deleteExchange(name)),
+  };
 }
 
 /**
@@ -73,20 +82,14 @@ export async function deleteNamespaceEntities(
   removal: NamespaceRemoval,
   openChannel: () => Promise<Channel>,
 ): Promise<void> {
-  const queues: Step[] = removal.queues.map((name) => ({
-    entity: 'queue',
-    name,
-    declared: {},
-    run: (ch) => ch.deleteQueue(name),
-  }));
-  await runPipelined(queues, openChannel);
-  const exchanges: Step[] = removal.exchanges.map((name) => ({
-    entity: 'exchange',
-    name,
-    declared: {},
-    run: (ch) => ch.deleteExchange(name),
-  }));
-  await runPipelined(exchanges, openChannel);
+  await runPipelined(
+    removal.queues.map((name) => deletion('queue', name)),
+    openChannel,
+  );
+  await runPipelined(
+    removal.exchanges.map((name) => deletion('exchange', name)),
+    openChannel,
+  );
 }
 
 async function runPipelined(steps: readonly Step[], openChannel: () => Promise<Channel>): Promise<void> {

@@ -22,7 +22,9 @@ export interface DelayLevel {
  * (through the default exchange). A delay to that queue that equals a hold's waits there, one hop, instead
  * of in the levels its bits name: a 1 s retry is one queue instead of two levels, four topic exchanges and
  * the delivery exchange's match on a 30-word key, the path raw amqplib takes with one TTL queue. warren
- * plans one for every fixed backoff among the jobs it plans, per job queue.
+ * plans one for every fixed backoff among the jobs it plans, per job queue, of that queue's type: a
+ * quorum queue's hold is quorum too (replicated, at-least-once dead-lettering), a classic queue's is
+ * classic (on the classic queue's node, as the job is; about half the broker's work of a quorum hold).
  */
 export interface DelayHold {
   /** The hold queue, published to through the default exchange. */
@@ -30,11 +32,14 @@ export interface DelayHold {
   readonly ttlMs: number;
   /** Full name of the job queue it dead-letters into. */
   readonly queueName: string;
+  /** The job queue's type. */
+  readonly type: QueueType;
 }
 
-/** A hold to plan: a job queue (full name) and the delay, ms. */
+/** A hold to plan: a job queue (full name and type) and the delay, ms. */
 export interface HoldRequest {
   readonly queueName: string;
+  readonly type: QueueType;
   readonly delayMs: number;
 }
 
@@ -66,10 +71,10 @@ export function planDelayLevels(
     levels.push({ level, name: naming.delayLevel(level), ttlMs: unitMs * 2 ** level });
   const maxDelayMs = (2 ** levelCount - 1) * unitMs;
   const holds = new Map<string, DelayHold>();
-  for (const { queueName, delayMs } of holdRequests) {
+  for (const { queueName, type, delayMs } of holdRequests) {
     if (!Number.isInteger(delayMs) || delayMs <= 0 || delayMs > maxDelayMs) continue;
     const name = naming.delayHold(queueName, delayMs);
-    holds.set(name, { name, ttlMs: delayMs, queueName });
+    holds.set(name, { name, ttlMs: delayMs, queueName, type });
   }
   return {
     unitMs,

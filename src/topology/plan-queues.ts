@@ -63,8 +63,8 @@ export function planDelayQueues(parts: PlanParts, delay: DelayPlan, options: Res
     parts.queues.push({
       name: hold.name,
       role: 'delay',
-      type: delay.queueType,
-      assertion: delayLevelAssertion(delay.queueType, hold.ttlMs, '', options.queueExpiresMs, hold.queueName),
+      type: hold.type,
+      assertion: delayLevelAssertion(hold.type, hold.ttlMs, '', options.queueExpiresMs, hold.queueName),
     });
 }
 

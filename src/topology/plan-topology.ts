@@ -3,7 +3,7 @@ import type { ExchangeDeclaration, TopologyDeclaration } from './define-topology
 import { planDelayLevels } from './delay-levels';
 import { createNaming, type TopologyNaming } from './naming';
 import type { ResolvedTopologyOptions } from './options';
-import { defaultPattern, KEY_PATTERN, requireDurable, requireExchange } from './plan-checks';
+import { defaultPattern, KEY_PATTERN, queueType, requireDurable, requireExchange } from './plan-checks';
 import { planJobs } from './plan-jobs';
 import {
   fanoutExchange,
@@ -60,7 +60,11 @@ export function planTopology(input: PlanInput): TopologyPlan {
     options.delay.queueType,
     (input.holds ?? [])
       .filter((hold) => Object.hasOwn(queueDecls, hold.queue))
-      .map((hold) => ({ queueName: naming.queue(hold.queue), delayMs: hold.delayMs })),
+      .map((hold) => ({
+        queueName: naming.queue(hold.queue),
+        type: queueType(queueDecls[hold.queue]!, `topology.queues.${hold.queue}`),
+        delayMs: hold.delayMs,
+      })),
   );
   planDelayQueues(parts, delay, options);
   for (const [key, decl] of Object.entries(queueDecls))

@@ -41,7 +41,7 @@ describe('delayRoute', () => {
 
   it('sends a delay to a queue that has a hold of that length through it, and every other delay through the levels', () => {
     const withHolds = planTopology({
-      topology: { queues: { q: {}, r: {} } },
+      topology: { queues: { q: {}, r: {}, c: { type: 'classic' } } },
       jobs: [],
       options: resolveTopologyOptions({ namespace: 'app', delay: { levels: 8, unitMs: 100 } }),
       holds: [
@@ -52,12 +52,14 @@ describe('delayRoute', () => {
         { queue: 'q', delayMs: 1.5 },
         { queue: 'q', delayMs: 10 * 60_000 },
         { queue: 'nope', delayMs: 1000 },
+        { queue: 'c', delayMs: 1000 },
       ],
     });
     // kept once each; a non-positive, fractional or past-the-levels delay, or an undeclared queue, gets none
     assert.deepEqual(
       withHolds.delay.holds.map((h) => [h.name, h.ttlMs, h.queueName]),
       [
+        ['app.warren.delay.hold.c.1000ms', 1000, 'app.c'],
         ['app.warren.delay.hold.q.1000ms', 1000, 'app.q'],
         ['app.warren.delay.hold.q.250ms', 250, 'app.q'],
       ],
@@ -78,5 +80,11 @@ describe('delayRoute', () => {
     assert.equal(hold.assertion.arguments['x-message-ttl'], 1000);
     assert.equal(hold.assertion.arguments['x-dead-letter-exchange'], '');
     assert.equal(hold.assertion.arguments['x-dead-letter-routing-key'], 'app.q');
+    // a hold has its job queue's type: quorum (at-least-once dead-lettering) here, classic for queue c
+    assert.equal(hold.type, 'quorum');
+    assert.equal(hold.assertion.arguments['x-dead-letter-strategy'], 'at-least-once');
+    const classicHold = withHolds.queues.find((queue) => queue.name === 'app.warren.delay.hold.c.1000ms')!;
+    assert.equal(classicHold.type, 'classic');
+    assert.equal(classicHold.assertion.arguments['x-queue-type'], 'classic');
   });
 });
