@@ -193,7 +193,6 @@ describe('removing a namespace', () => {
     assert.deepEqual(within(after, unrelated), within(before, unrelated), 'the unrelated one too');
     assert.equal((await ops(ab).processes()).processes.length, 1, "a.b's process still runs");
     assert.equal((await ops(a).processes()).processes.length, 0, 'no process of a answers');
-
   });
 
   it('fails naming the processes that still answer at the deadline, and deletes nothing', async () => {
