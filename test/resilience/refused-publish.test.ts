@@ -18,7 +18,9 @@ import { planOf } from '../../src/warren';
 const MAX_MESSAGE_SIZE = 65_536;
 const runs: number[] = [];
 
-@Job('small.fail', { queue: 'small', attempts: 3, backoff: { type: 'fixed', delayMs: 100 } })
+// An exponential backoff: its retries go through the delay levels, whose exchanges a permission can refuse
+// (a fixed backoff's retry goes to its hold through the default exchange, which the jobs' publishes use too).
+@Job('small.fail', { queue: 'small', attempts: 3, backoff: { type: 'exponential', delayMs: 100, jitter: 0 } })
 class SmallFail implements JobHandler<{ pad: string }> {
   async handle(_data: { pad: string }, ctx: { attempt: number }) {
     runs.push(ctx.attempt);
