@@ -44,11 +44,7 @@ export class AckBatcher {
 
   /** Returns a delivery to the queue (it is redelivered, marked `redelivered`). */
   requeue(message: amqp.Message): void {
-    const tag = message.fields.deliveryTag;
-    if (!this.outstanding.has(tag)) return;
-    this.flush();
-    this.outstanding.delete(tag);
-    settleQuietly(() => this.channel.nack(message, false, true));
+    this.settleAlone(message, () => this.channel.nack(message, false, true));
   }
 
   /**
@@ -57,11 +53,7 @@ export class AckBatcher {
    * (requeue above) comes back at once, uncounted (measured on RabbitMQ 4.3.6).
    */
   retryInPlace(message: amqp.Message): void {
-    const tag = message.fields.deliveryTag;
-    if (!this.outstanding.has(tag)) return;
-    this.flush();
-    this.outstanding.delete(tag);
-    settleQuietly(() => this.channel.reject(message, true));
+    this.settleAlone(message, () => this.channel.reject(message, true));
   }
 
   /**
@@ -69,11 +61,16 @@ export class AckBatcher {
    * exchange, body untouched. The last resort for a message warren cannot republish at all.
    */
   reject(message: amqp.Message): void {
+    this.settleAlone(message, () => this.channel.nack(message, false, false));
+  }
+
+  /** Settles one outstanding delivery by itself, after the acks batched before it went out. */
+  private settleAlone(message: amqp.Message, settle: () => void): void {
     const tag = message.fields.deliveryTag;
     if (!this.outstanding.has(tag)) return;
     this.flush();
     this.outstanding.delete(tag);
-    settleQuietly(() => this.channel.nack(message, false, false));
+    settleQuietly(settle);
   }
 
   flush(): void {
