@@ -92,19 +92,27 @@ export class ManagementApi {
   private async get<T>(listing: string, suffix = ''): Promise<T> {
     const { url, username, password, vhost } = this.options;
     const address = `${url}/api/${listing}/${encodeURIComponent(vhost)}${suffix}`;
+    const signal = AbortSignal.timeout(this.options.timeoutMs);
     let response: Response;
-    try {
-      response = await fetch(address, {
-        headers: { authorization: `Basic ${Buffer.from(`${username}:${password}`).toString('base64')}` },
-        signal: AbortSignal.timeout(this.options.timeoutMs),
-      });
-    } catch (error) {
-      throw new ManagementApiError(
-        'MANAGEMENT_FAILED',
-        redactCredentials(`cannot reach the management API at ${url}: ${reasonOf(error)}`),
-        undefined,
-        error,
-      );
+    for (let attempt = 1; ; attempt += 1) {
+      try {
+        response = await fetch(address, {
+          headers: { authorization: `Basic ${Buffer.from(`${username}:${password}`).toString('base64')}` },
+          signal,
+        });
+      } catch (error) {
+        throw new ManagementApiError(
+          'MANAGEMENT_FAILED',
+          redactCredentials(`cannot reach the management API at ${url}: ${reasonOf(error)}`),
+          undefined,
+          error,
+        );
+      }
+      // RabbitMQ answers 500 to a listing that raced a queue's deletion; the same listing a moment
+      // later is whole, so a few such answers are retried within the one timeout.
+      if (response.status !== 500 || attempt === LISTING_ATTEMPTS) break;
+      await response.body?.cancel();
+      await new Promise((resolve) => setTimeout(resolve, 100 * attempt));
     }
     if (!response.ok)
       throw new ManagementApiError(
@@ -115,6 +123,8 @@ export class ManagementApi {
     return (await response.json()) as T;
   }
 }
+
+const LISTING_ATTEMPTS = 3;
 
 interface RawQueue {
   name: string;
