@@ -16,6 +16,7 @@ import {
 } from './log-record';
 import type { ResolvedDeadLetterLogOptions } from './options';
 import { replayLetters, type ReplayOptions, type ReplayResult } from './replay-letters';
+import { scanLog } from './letter-scan';
 import { lastOffset, readStream, type StreamRecord } from '../streams';
 import type { RecordReader, RecordTrust } from '../records';
 
@@ -32,6 +33,8 @@ export interface DeadLetterLogDeps {
   /** The queue key a job belongs to in the current topology; undefined for a job it does not declare. */
   readonly jobQueue: (jobName: string) => string | undefined;
   readonly options: ResolvedDeadLetterLogOptions;
+  /** `memory`: an index in this process, built once and followed; `scan`: one read of the log a query. */
+  readonly index: 'memory' | 'scan';
   readonly publishTimeoutMs: number;
   readonly log: Logger;
   /** Signs the markers (and the collector's letters); verifies, counts and skips what is read. */
@@ -145,8 +148,7 @@ export class DeadLetterLog {
    * included) read from that one record of the stream: the index keeps only the error's first line.
    */
   async show(offset: number): Promise<ShownLetter | undefined> {
-    await this.sync();
-    const letter = this.index.get(offset);
+    const [letter] = await this.search({ offsets: [offset] }, 1);
     if (!letter) return undefined;
     let detail: LetterDetail = { headers: {}, lastError: undefined };
     await readStream(
@@ -164,32 +166,67 @@ export class DeadLetterLog {
 
   /** Letters matching the filter, oldest first, with their state (dead, replayed, purged). */
   async search(filter: LetterFilter, limit?: number): Promise<IndexedLetter[]> {
+    if (this.isScanning) return (await this.scan(filter, limit)).letters;
     await this.sync();
     return this.index.search(filter, limit);
   }
 
   /** How many letters match the filter. */
   async count(filter: LetterFilter): Promise<number> {
+    if (this.isScanning) return (await this.scan(filter, 0)).count;
     await this.sync();
     return this.index.count(filter);
   }
 
   async stats(): Promise<LogStats> {
     await this.ensure();
-    await this.index.sync(true);
+    let stats: IndexStats;
+    if (this.isScanning) stats = (await this.scan({}, 0)).stats;
+    else {
+      await this.index.sync(true);
+      stats = this.index.stats();
+    }
     let parked = 0;
     for (const q of this.deps.queues) parked += await this.parkedCount(q.deadQueue);
-    return { ...this.index.stats(), stream: this.deps.stream, parked };
+    return { ...stats, stream: this.deps.stream, parked };
+  }
+
+  /** `index: 'scan'`: every query reads the log once and keeps only its matches (see scanLog). */
+  private get isScanning(): boolean {
+    return this.deps.index === 'scan';
+  }
+
+  private async scan(filter: LetterFilter, limit?: number) {
+    await this.ensure();
+    return scanLog(
+      this.deps.openChannel,
+      this.deps.stream,
+      this.deps.options.endIdleMs,
+      this.deps.trust.reader('dead-letter-log'),
+      filter,
+      limit,
+    );
+  }
+
+  /** The dead letters a replay or purge selects, and the last offset the selection looked at. */
+  private async select(
+    filter: LetterFilter,
+    limit?: number,
+  ): Promise<{ letters: IndexedLetter[]; upTo: number }> {
+    if (this.isScanning) {
+      const found = await this.scan({ ...filter, state: 'dead' }, limit);
+      return { letters: found.letters, upTo: found.stats.nextOffset - 1 };
+    }
+    await this.sync();
+    const upTo = this.index.stats().nextOffset - 1;
+    const letters = this.index.search({ ...filter, state: 'dead' }, limit).filter((l) => l.offset <= upTo);
+    return { letters, upTo };
   }
 
   /** Replays the dead letters matching the filter; see {@link replayLetters}. */
   async replay(filter: LetterFilter, options: ReplayOptions = {}): Promise<ReplayResult> {
     if (options.to !== undefined) this.queueName(options.to);
-    await this.sync();
-    const upTo = this.index.stats().nextOffset - 1;
-    const selected = this.index
-      .search({ ...filter, state: 'dead' }, options.limit)
-      .filter((l) => l.offset <= upTo);
+    const { letters: selected, upTo } = await this.select(filter, options.limit);
     const dryRun = options.dryRun ?? false;
     // Before any republish: a queue the configuration no longer declares, or a job the target queue
     // does not run (its worker would park it again as wrong-queue), must not stop a replay halfway.
@@ -217,8 +254,7 @@ export class DeadLetterLog {
 
   /** Marks the dead letters matching the filter purged (the log is append-only; retention removes them). */
   async purge(filter: LetterFilter, options: { dryRun?: boolean } = {}): Promise<PurgeResult> {
-    await this.sync();
-    const selected = this.index.search({ ...filter, state: 'dead' }).map((l) => l.offset);
+    const selected = (await this.select(filter)).letters.map((l) => l.offset);
     const dryRun = options.dryRun ?? false;
     if (!dryRun)
       for (let i = 0; i < selected.length; i += 5000) await this.mark('purged', selected.slice(i, i + 5000));

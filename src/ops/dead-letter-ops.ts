@@ -34,6 +34,7 @@ export class DeadLetterOps {
   constructor(
     private readonly plan: TopologyPlan,
     private readonly options: ResolvedDeadLetterLogOptions,
+    private readonly index: 'memory' | 'scan',
     private readonly publishTimeoutMs: number,
     private readonly connect: () => Promise<LogConnection>,
   ) {}
@@ -120,6 +121,7 @@ export class DeadLetterOps {
         .map((q) => ({ key: q.key, name: q.name, deadQueue: q.deadQueue })),
       jobQueue: (jobName) => this.plan.jobs.get(jobName)?.queue,
       options: this.options,
+      index: this.index,
       publishTimeoutMs: this.publishTimeoutMs,
       log: createSilentLogger(),
     });

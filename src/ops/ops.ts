@@ -82,6 +82,7 @@ export class WarrenOps {
     this.dead = new DeadLetterOps(
       this.plan,
       this.options.deadLetterLog,
+      this.options.deadLetterIndex,
       resolvePublisherOptions(input.publisher).timeoutMs,
       async () => {
         const { manager, confirms, trust } = await this.connection.open();

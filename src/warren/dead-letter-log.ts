@@ -39,6 +39,8 @@ export function createDeadLetterLog(
       .map((q) => ({ key: q.key, name: q.name, deadQueue: q.deadQueue })),
     jobQueue: (jobName) => plan.jobs.get(jobName)?.queue,
     options: resolveDeadLetterLogOptions(retention),
+    // A worker only collects into the log; it never queries it.
+    index: 'scan',
     publishTimeoutMs,
     log,
     trust,
