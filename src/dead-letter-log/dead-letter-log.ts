@@ -16,7 +16,7 @@ import {
 } from './log-record';
 import type { ResolvedDeadLetterLogOptions } from './options';
 import { replayLetters, type ReplayOptions, type ReplayResult } from './replay-letters';
-import { scanLog } from './letter-scan';
+import { indexKey, queryIndexed, scanLog } from './letter-scan';
 import { lastOffset, readStream, type StreamRecord } from '../streams';
 import type { RecordReader, RecordTrust } from '../records';
 
@@ -26,6 +26,8 @@ export interface DeadLetterLogDeps {
   readonly send: (message: OutgoingMessage) => Promise<void>;
   /** The log stream's name (topology naming). */
   readonly stream: string;
+  /** Its offset index's stream (topology naming), declared with the log's retention on first use. */
+  readonly indexStream: string;
   /** The stream as the plan declares it (with its retention): asserted before its first use. */
   readonly assertion: QueueAssertion;
   /** The job queues: key, parking queue, broker name. */
@@ -71,6 +73,7 @@ export class DeadLetterLog {
   readonly index: DeadLetterIndex;
   private readonly collector: DeadLetterCollector;
   private declared: Promise<void> | undefined;
+  private indexDeclared: Promise<void> | undefined;
 
   constructor(private readonly deps: DeadLetterLogDeps) {
     this.index = new DeadLetterIndex(
@@ -166,14 +169,14 @@ export class DeadLetterLog {
 
   /** Letters matching the filter, oldest first, with their state (dead, replayed, purged). */
   async search(filter: LetterFilter, limit?: number): Promise<IndexedLetter[]> {
-    if (this.isScanning) return (await this.scan(filter, limit)).letters;
+    if (this.isScanning) return (await this.query(filter, limit)).letters;
     await this.sync();
     return this.index.search(filter, limit);
   }
 
   /** How many letters match the filter. */
   async count(filter: LetterFilter): Promise<number> {
-    if (this.isScanning) return (await this.scan(filter, 0)).count;
+    if (this.isScanning) return (await this.query(filter, Number.POSITIVE_INFINITY, true)).count;
     await this.sync();
     return this.index.count(filter);
   }
@@ -196,6 +199,67 @@ export class DeadLetterLog {
     return this.deps.index === 'scan';
   }
 
+  /**
+   * A query in scan mode: through the offset index when the filter names a job id, a payload field, a
+   * reason or offsets; else one read of the whole log.
+   */
+  private async query(
+    filter: LetterFilter,
+    limit?: number,
+    isCount = false,
+  ): Promise<{ letters: IndexedLetter[]; count: number; upTo: number }> {
+    const key = indexKey(filter);
+    if (key === undefined) {
+      const found = await this.scan(filter, isCount ? 0 : limit);
+      return { letters: found.letters, count: found.count, upTo: found.stats.nextOffset - 1 };
+    }
+    await this.ensure();
+    await this.ensureIndex();
+    return queryIndexed(
+      {
+        openChannel: this.deps.openChannel,
+        stream: this.deps.stream,
+        indexStream: this.indexStream,
+        idleMs: this.deps.options.endIdleMs,
+        reader: this.deps.trust.reader('dead-letter-log'),
+        indexReader: this.deps.trust.reader('dead-letter-log'),
+        appendIndex: (content) =>
+          this.deps.send({
+            exchange: '',
+            routingKey: this.indexStream,
+            content,
+            properties: {
+              persistent: true,
+              contentType: 'application/octet-stream',
+              headers: this.deps.trust.proof('dead-letter-log', content, 'index'),
+            },
+            deadline: Date.now() + this.deps.publishTimeoutMs,
+            context: {},
+          }),
+      },
+      filter,
+      key,
+      isCount ? Number.POSITIVE_INFINITY : limit,
+    );
+  }
+
+  private get indexStream(): string {
+    return this.deps.indexStream;
+  }
+
+  private ensureIndex(): Promise<void> {
+    this.indexDeclared ??= withThrowawayChannel(this.deps.openChannel, (channel) =>
+      channel.assertQueue(this.deps.indexStream, this.deps.assertion),
+    ).then(
+      () => undefined,
+      (error: unknown) => {
+        this.indexDeclared = undefined;
+        throw error;
+      },
+    );
+    return this.indexDeclared;
+  }
+
   private async scan(filter: LetterFilter, limit?: number) {
     await this.ensure();
     return scanLog(
@@ -214,8 +278,8 @@ export class DeadLetterLog {
     limit?: number,
   ): Promise<{ letters: IndexedLetter[]; upTo: number }> {
     if (this.isScanning) {
-      const found = await this.scan({ ...filter, state: 'dead' }, limit);
-      return { letters: found.letters, upTo: found.stats.nextOffset - 1 };
+      const found = await this.query({ ...filter, state: 'dead' }, limit);
+      return { letters: found.letters, upTo: found.upTo };
     }
     await this.sync();
     const upTo = this.index.stats().nextOffset - 1;

@@ -115,6 +115,7 @@ export class DeadLetterOps {
     this.log ??= new DeadLetterLog({
       ...connection,
       stream: stream.name,
+      indexStream: this.plan.naming.deadLetterLogIndex(),
       assertion: stream.assertion,
       queues: this.plan.queues
         .filter((q) => q.role === 'job')

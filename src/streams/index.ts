@@ -8,7 +8,17 @@ export {
   readStream,
   readToEnd,
   lastOffset,
+  firstOffset,
+  readOffsets,
   type StreamRecord,
   type StreamStart,
   type ReadOptions,
 } from './stream-reader';
+export {
+  decodeBlock,
+  encodeBlock,
+  IndexBuilder,
+  keyHash,
+  uncovered,
+  type IndexBlock,
+} from './offset-index';

@@ -210,3 +210,71 @@ export async function lastOffset(
   );
   return end;
 }
+
+/** Offsets this close together are read in one run rather than one read each. */
+const RUN_GAP = 16;
+/** Reads in flight at once when reading scattered offsets. */
+const OFFSET_READS = 8;
+
+/**
+ * Reads the records at the given offsets (any order, duplicates ignored): one read per run of nearby
+ * offsets, several runs at once, so a thousand scattered records cost a thousand short reads in parallel,
+ * not a read of everything between them. `visit` sees only the asked offsets (of each run, in order).
+ */
+export async function readOffsets(
+  openChannel: () => Promise<amqp.Channel>,
+  stream: string,
+  offsets: Iterable<number>,
+  idleMs: number,
+  visit: (record: StreamRecord) => void,
+): Promise<void> {
+  const sorted = [...new Set(offsets)].sort((a, b) => a - b);
+  const runs: { from: number; until: number; wanted: Set<number> }[] = [];
+  for (const offset of sorted) {
+    const last = runs[runs.length - 1];
+    if (last && offset - last.until <= RUN_GAP) {
+      last.until = offset;
+      last.wanted.add(offset);
+    } else runs.push({ from: offset, until: offset, wanted: new Set([offset]) });
+  }
+  let next = 0;
+  const worker = async () => {
+    while (next < runs.length) {
+      const run = runs[next++]!;
+      await readStream(
+        openChannel,
+        stream,
+        run.from,
+        {
+          max: Number.POSITIVE_INFINITY,
+          until: run.until,
+          idleMs,
+          prefetch: Math.min(2000, Math.max(200, run.until - run.from + 1)),
+        },
+        (r) => {
+          if (run.wanted.has(r.offset)) visit(r);
+        },
+      );
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(OFFSET_READS, runs.length) }, worker));
+}
+
+/** The offset of the stream's first kept record, or undefined when it is empty. */
+export async function firstOffset(
+  openChannel: () => Promise<amqp.Channel>,
+  stream: string,
+  idleMs: number,
+): Promise<number | undefined> {
+  let first: number | undefined;
+  await readStream(
+    openChannel,
+    stream,
+    'first',
+    { max: 1, idleMs, firstWaitMs: Math.max(idleMs, LAST_CHUNK_FIRST_WAIT_MS), prefetch: 1 },
+    (r) => {
+      first = r.offset;
+    },
+  );
+  return first;
+}

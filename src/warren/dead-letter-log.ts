@@ -33,6 +33,7 @@ export function createDeadLetterLog(
     openChannel: () => manager.openChannel(),
     send: (message) => confirms.send(message),
     stream: stream.name,
+    indexStream: plan.naming.deadLetterLogIndex(),
     assertion: stream.assertion,
     queues: plan.queues
       .filter((q) => q.role === 'job')

@@ -16,6 +16,7 @@ import { RecordTrust, resolveRecordSigning } from '../../src/records';
 import { createNaming, planStream } from '../../src/topology';
 import { resolveDeadLetterLogOptions } from '../../src/dead-letter-log';
 import { signedFields } from '../../src/dead-letter-log/log-record';
+import { encodeBlock, keyHash } from '../../src/streams';
 import { runCli } from '../support/run-cli';
 import { BROKER_URL, rawConnection, testNamespace } from '../support/test-broker';
 
@@ -71,6 +72,8 @@ describe('lookup and search from a fresh process (issue 33)', () => {
     const channel = await connection.createChannel();
     await channel.deleteQueue(naming.jobHistory()).catch(() => undefined);
     await channel.deleteQueue(naming.deadLetterLog()).catch(() => undefined);
+    await channel.deleteQueue(naming.deadLetterLogIndex()).catch(() => undefined);
+    await channel.deleteQueue(naming.jobHistoryIndex()).catch(() => undefined);
     await connection.close();
   });
 
@@ -193,6 +196,33 @@ describe('lookup and search from a fresh process (issue 33)', () => {
       (await search('--reason', 'unrecoverable', '--state', 'dead')).map((l) => l.jobId),
       ['job-0', 'job-500', 'job-1500', 'job-2000', 'job-2500'],
     );
+    // The first query indexed the log. Now: an unsigned block claiming the whole log holds nothing (it
+    // would hide every letter), and a signed block whose entries point job-2999 at other letters (a wrong
+    // index costs reads, never an answer), then the same questions again.
+    const channel = await connection.createConfirmChannel();
+    const hide = encodeBlock({ from: 0, to: LETTERS + 10, entries: [], marks: [] });
+    channel.sendToQueue(naming.deadLetterLogIndex(), hide, { persistent: true });
+    const wrong = encodeBlock({
+      from: 0,
+      to: 10,
+      entries: Array.from({ length: 10 }, (_, i) => [keyHash('j:job-2999'), i] as const),
+      marks: [],
+    });
+    channel.sendToQueue(naming.deadLetterLogIndex(), wrong, {
+      persistent: true,
+      headers: trust.proof('dead-letter-log', wrong, 'index'),
+    });
+    await channel.waitForConfirms();
+    await channel.close();
+    assert.deepEqual(
+      (await search('--job-id', 'job-2999')).map((l) => [l.jobId, l.state]),
+      [['job-2999', 'dead']],
+    );
+    assert.deepEqual(
+      (await search('--job-id', 'job-1000')).map((l) => l.state),
+      ['replayed'],
+    );
+    assert.equal((await search('--field', 'customer.id=c42')).length, LETTERS / 100);
     const stats = await runCli(['dead', 'stats', '--json'], { cwd });
     assert.equal(stats.code, 0, stats.stderr);
     const s = JSON.parse(stats.stdout) as { letters: number; byState: Record<string, number> };

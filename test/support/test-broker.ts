@@ -63,7 +63,9 @@ export async function cleanup(): Promise<void> {
 export async function deletePlanEntities(plan: TopologyPlan): Promise<void> {
   const connection = await amqp.connect(BROKER_URL);
   try {
-    for (const queue of plan.queues) {
+    // the offset indexes a query declares beside the history and the dead-letter log
+    const indexes = [plan.naming.deadLetterLogIndex(), plan.naming.jobHistoryIndex()];
+    for (const queue of [...plan.queues, ...indexes.map((name) => ({ name }))]) {
       const ch = await connection.createChannel();
       ch.on('error', () => undefined);
       await ch.deleteQueue(queue.name).catch(() => undefined);
