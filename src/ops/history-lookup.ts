@@ -1,0 +1,49 @@
+import { isAmqpReply, withThrowawayChannel } from '../connection';
+import { findJob, jobStatus, resolveHistoryOptions, type HistoryOptions, type JobStatus } from '../history';
+import type { RecordTrust } from '../records';
+import { plannedStream, planStream, type TopologyPlan } from '../topology';
+import type { OpsConnection } from './ops-connection';
+
+/**
+ * `ops.job(id)`: the job's events from the history, through its offset index (a stream beside the
+ * history, declared with the history's retention on first use). `unknown` when no history stream exists.
+ */
+export async function lookupJob(
+  plan: TopologyPlan,
+  connection: OpsConnection,
+  trust: RecordTrust,
+  history: HistoryOptions | undefined,
+  idleMs: number,
+  jobId: string,
+): Promise<JobStatus> {
+  const { manager, confirms } = await connection.open();
+  const openChannel = () => manager.openChannel();
+  const stream =
+    plannedStream(plan, 'history') ?? planStream('history', resolveHistoryOptions(history), plan.naming);
+  const indexStream = plan.naming.jobHistoryIndex();
+  try {
+    // Only beside an existing history: a lookup must not create the history (or leave an index of none).
+    await withThrowawayChannel(openChannel, (channel) => channel.checkQueue(stream.name));
+    await withThrowawayChannel(openChannel, (channel) => channel.assertQueue(indexStream, stream.assertion));
+    return await findJob(openChannel, stream.name, jobId, idleMs, trust.reader('history'), {
+      stream: indexStream,
+      reader: trust.reader('history'),
+      append: (content) =>
+        confirms.send({
+          exchange: '',
+          routingKey: indexStream,
+          content,
+          properties: {
+            persistent: true,
+            contentType: 'application/octet-stream',
+            headers: trust.proof('history', content, 'index'),
+          },
+          deadline: Date.now() + 10_000,
+          context: {},
+        }),
+    });
+  } catch (error) {
+    if (isAmqpReply(error, 'NOT_FOUND')) return jobStatus(jobId, [], Date.now());
+    throw error;
+  }
+}
