@@ -4,9 +4,11 @@
  * of `--letters` letters, each query from a fresh process (bench/suites/lookup-child.ts: connect, then
  * time the one query; peak RSS of that process), beside the same queries through a baseline build
  * (`--baseline <dir with dist/>`, e.g. a copy of main's dist) in the same run. One namespace of its own,
- * deleted afterwards.
+ * deleted afterwards. The history is filled eight batches in flight (eight writer processes), the log 500
+ * letters in flight (the collector's prefetch): a stream's chunks form from what arrives together, and a
+ * read at an offset starts at its chunk.
  *
- *   npm run bench -- lookup [--events 1000000] [--letters 100000] [--lookups 20] [--baseline DIR]
+ *   npm run bench -- lookup [--events 1000000] [--letters 100000] [--lookups 20] [--baseline DIR] [--dead-baseline no]
  *   env: AMQP_URL (default amqp://guest:guest@127.0.0.1:5672)
  */
 import { execFile } from 'node:child_process';
@@ -26,6 +28,8 @@ const { values } = parseArgs({
     letters: { type: 'string', default: '100000' },
     lookups: { type: 'string', default: '20' },
     baseline: { type: 'string' },
+    /** Run the baseline's log queries too (at 1,000,000 letters its index needs ~3 GB and minutes). */
+    'dead-baseline': { type: 'string', default: 'yes' },
   },
 });
 const EVENTS = Number(values.events);
@@ -62,6 +66,8 @@ async function publishAll(
   stream: string,
   count: number,
   record: (i: number) => { content: Buffer; properties: amqp.Options.Publish },
+  /** Publishes in flight: as many as the writers would have (chunks of the stream form from them). */
+  window: number,
 ): Promise<number> {
   const channel = await connection.createConfirmChannel();
   const started = Date.now();
@@ -72,9 +78,9 @@ async function publishAll(
     inFlight += 1;
     channel.publish('', stream, r.content, r.properties, () => {
       inFlight -= 1;
-      if (inFlight < 1000) waiting?.();
+      if (inFlight <= window / 2) waiting?.();
     });
-    if (inFlight >= 3000) await new Promise<void>((resolve) => (waiting = resolve));
+    if (inFlight >= window) await new Promise<void>((resolve) => (waiting = resolve));
   }
   await channel.waitForConfirms();
   await channel.close();
@@ -117,18 +123,24 @@ async function main(): Promise<void> {
 
     // The history: EVENTS events in batches of BATCH, each job a published, a started and a completed.
     const t0 = Date.now() - EVENTS;
-    const fillHistory = await publishAll(connection, naming.jobHistory(), Math.ceil(EVENTS / BATCH), (b) => {
-      const e: object[] = [];
-      for (let i = b * BATCH; i < Math.min(EVENTS, (b + 1) * BATCH); i += 1) {
-        const job = Math.floor(i / 3);
-        const k = ['published', 'started', 'completed'][i % 3];
-        e.push({ j: `job-${job}`, n: 'bench.charge', q: 'bench', k, t: t0 + i });
-      }
-      return {
-        content: Buffer.from(JSON.stringify({ p: 'bench', h: 'bench', pid: 1, e })),
-        properties: { persistent: true },
-      };
-    });
+    const fillHistory = await publishAll(
+      connection,
+      naming.jobHistory(),
+      Math.ceil(EVENTS / BATCH),
+      (b) => {
+        const e: object[] = [];
+        for (let i = b * BATCH; i < Math.min(EVENTS, (b + 1) * BATCH); i += 1) {
+          const job = Math.floor(i / 3);
+          const k = ['published', 'started', 'completed'][i % 3];
+          e.push({ j: `job-${job}`, n: 'bench.charge', q: 'bench', k, t: t0 + i });
+        }
+        return {
+          content: Buffer.from(JSON.stringify({ p: 'bench', h: 'bench', pid: 1, e })),
+          properties: { persistent: true },
+        };
+      },
+      8,
+    ); // eight writer processes, one batch in flight each
     results.historyFillSeconds = round(fillHistory);
 
     const jobs = Math.floor(EVENTS / 3);
@@ -136,6 +148,9 @@ async function main(): Promise<void> {
     for (const [build, root] of Object.entries(builds)) {
       const ms: number[] = [];
       const rss: number[] = [];
+      const firstLookup = await child(root, 'job', namespace, 'job-1');
+      results[`first job lookup, indexes the history ${build}`] = { ms: round(firstLookup.ms) };
+      console.log(`first job lookup, ${build}:`, results[`first job lookup, indexes the history ${build}`]);
       for (const id of ids) {
         const r = await child(root, 'job', namespace, id);
         if (r.found !== 3) throw new Error(`${build}: ${id} has ${r.found} events`);
@@ -152,35 +167,48 @@ async function main(): Promise<void> {
 
     // The dead-letter log: LETTERS letters; SELECTED of them carry customer.id "selected".
     const every = Math.floor(LETTERS / SELECTED);
-    const fillLog = await publishAll(connection, log.name, LETTERS, (i) => ({
-      content: Buffer.from(
-        JSON.stringify({ order: i, customer: { id: i % every === 0 ? 'selected' : `c${i % 5000}` } }),
-      ),
-      properties: {
-        messageId: `letter-${i}`,
-        type: 'bench.charge',
-        contentType: 'application/json',
-        persistent: true,
-        headers: {
-          'warren-log-kind': 'letter',
-          'warren-queue': 'bench',
-          'warren-dead-reason': i === Math.floor(LETTERS / 2) ? 'rare-reason' : 'attempts-exhausted',
-          'warren-last-error': `TypeError: card declined\n    at charge (billing.js:${i % 100}:1)`,
-          'warren-dead-at': t0 + i,
-          'warren-attempt': 3,
+    const fillLog = await publishAll(
+      connection,
+      log.name,
+      LETTERS,
+      (i) => ({
+        content: Buffer.from(
+          JSON.stringify({ order: i, customer: { id: i % every === 0 ? 'selected' : `c${i % 5000}` } }),
+        ),
+        properties: {
+          messageId: `letter-${i}`,
+          type: 'bench.charge',
+          contentType: 'application/json',
+          persistent: true,
+          headers: {
+            'warren-log-kind': 'letter',
+            'warren-queue': 'bench',
+            'warren-dead-reason': i === Math.floor(LETTERS / 2) ? 'rare-reason' : 'attempts-exhausted',
+            'warren-last-error': `TypeError: card declined\n    at charge (billing.js:${i % 100}:1)`,
+            'warren-dead-at': t0 + i,
+            'warren-attempt': 3,
+          },
         },
-      },
-    }));
+      }),
+      500,
+    ); // the collector's prefetch
     results.logFillSeconds = round(fillLog);
     const logBytes = await streamBytes(log.name);
     results.logMb = logBytes === undefined ? undefined : round(logBytes / 1024 ** 2);
 
+    const deadBuilds = values['dead-baseline'] !== 'no' ? builds : { branch: OWN_DIST };
+    // The first keyed query reads the unindexed log and indexes it (once; a later one reads the index).
+    for (const [build, root] of Object.entries(deadBuilds)) {
+      const r = await child(root, 'search', namespace, JSON.stringify({ jobId: 'letter-1' }));
+      results[`first search, indexes the log ${build}`] = { ms: round(r.ms), rssMb: round(r.rssMb) };
+      console.log(`first search, ${build}:`, results[`first search, indexes the log ${build}`]);
+    }
     const queries: [string, string, object][] = [
       ['search by job id', 'search', { jobId: `letter-${Math.floor(LETTERS * 0.7)}` }],
       ['search by field', 'search', { field: { path: 'customer.id', equals: 'selected' } }],
       ['search by reason', 'search', { reason: 'rare-reason' }],
     ];
-    for (const [build, root] of Object.entries(builds))
+    for (const [build, root] of Object.entries(deadBuilds))
       for (const [what, mode, filter] of queries) {
         const r = await child(root, mode, namespace, JSON.stringify(filter));
         results[`${what} ${build}`] = { ms: round(r.ms), found: r.found, rssMb: round(r.rssMb) };

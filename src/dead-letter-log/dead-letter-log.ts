@@ -16,7 +16,7 @@ import {
 } from './log-record';
 import type { ResolvedDeadLetterLogOptions } from './options';
 import { replayLetters, type ReplayOptions, type ReplayResult } from './replay-letters';
-import { indexKey, queryIndexed, scanLog } from './letter-scan';
+import { indexKey, queryIndexed, scanLog, type IndexedAnswer } from './letter-scan';
 import { lastOffset, readStream, type StreamRecord } from '../streams';
 import type { RecordReader, RecordTrust } from '../records';
 
@@ -203,15 +203,16 @@ export class DeadLetterLog {
    * A query in scan mode: through the offset index when the filter names a job id, a payload field, a
    * reason or offsets; else one read of the whole log.
    */
-  private async query(
-    filter: LetterFilter,
-    limit?: number,
-    isCount = false,
-  ): Promise<{ letters: IndexedLetter[]; count: number; upTo: number }> {
+  private async query(filter: LetterFilter, limit?: number, isCount = false): Promise<IndexedAnswer> {
     const key = indexKey(filter);
     if (key === undefined) {
       const found = await this.scan(filter, isCount ? 0 : limit);
-      return { letters: found.letters, count: found.count, upTo: found.stats.nextOffset - 1 };
+      return {
+        letters: found.letters,
+        count: found.count,
+        upTo: found.stats.nextOffset - 1,
+        records: new Map(),
+      };
     }
     await this.ensure();
     await this.ensureIndex();
@@ -276,11 +277,8 @@ export class DeadLetterLog {
   private async select(
     filter: LetterFilter,
     limit?: number,
-  ): Promise<{ letters: IndexedLetter[]; upTo: number }> {
-    if (this.isScanning) {
-      const found = await this.query({ ...filter, state: 'dead' }, limit);
-      return { letters: found.letters, upTo: found.upTo };
-    }
+  ): Promise<{ letters: IndexedLetter[]; upTo: number; records?: ReadonlyMap<number, StreamRecord> }> {
+    if (this.isScanning) return this.query({ ...filter, state: 'dead' }, limit);
     await this.sync();
     const upTo = this.index.stats().nextOffset - 1;
     const letters = this.index.search({ ...filter, state: 'dead' }, limit).filter((l) => l.offset <= upTo);
@@ -290,7 +288,7 @@ export class DeadLetterLog {
   /** Replays the dead letters matching the filter; see {@link replayLetters}. */
   async replay(filter: LetterFilter, options: ReplayOptions = {}): Promise<ReplayResult> {
     if (options.to !== undefined) this.queueName(options.to);
-    const { letters: selected, upTo } = await this.select(filter, options.limit);
+    const { letters: selected, upTo, records } = await this.select(filter, options.limit);
     const dryRun = options.dryRun ?? false;
     // Before any republish: a queue the configuration no longer declares, or a job the target queue
     // does not run (its worker would park it again as wrong-queue), must not stop a replay halfway.
@@ -308,6 +306,7 @@ export class DeadLetterLog {
       },
       selected,
       options,
+      records,
     );
     this.deps.log.info(
       { selected: selected.length, replayed, failed, to: options.to },

@@ -114,6 +114,19 @@ export interface IndexedQueryDeps {
   readonly appendIndex: (content: Buffer) => Promise<void>;
 }
 
+/** The answer of an indexed query. */
+export interface IndexedAnswer {
+  readonly letters: IndexedLetter[];
+  readonly count: number;
+  /** The log's last offset when the query read it. */
+  readonly upTo: number;
+  /** The records of the first matches, as read (a replay republishes them without reading them again). */
+  readonly records: ReadonlyMap<number, StreamRecord>;
+}
+
+/** Records of matches kept for a replay: a chunk's worth of reads saved, a bounded memory. */
+const KEPT_RECORDS = 10_000;
+
 /** Offsets an index block spans at most. */
 const BLOCK_OFFSETS = 4096;
 /** Payload fields indexed per letter: scalar leaves, this deep. */
@@ -161,7 +174,7 @@ export async function queryIndexed(
   /** From indexKey: '' when the filter names its offsets (no entry is looked up then). */
   key: string,
   limit = Number.POSITIVE_INFINITY,
-): Promise<{ letters: IndexedLetter[]; count: number; upTo: number }> {
+): Promise<IndexedAnswer> {
   const hash = key === '' ? -1 : keyHash(key);
   const matches = compileFilter({ ...filter, state: undefined });
   const blocks: { from: number; to: number }[] = [];
@@ -180,7 +193,9 @@ export async function queryIndexed(
     firstOffset(deps.openChannel, deps.stream, deps.idleMs),
     lastOffset(deps.openChannel, deps.stream, deps.idleMs),
   ]);
-  if (first === undefined || end === undefined) return { letters: [], count: 0, upTo: -1 };
+  if (first === undefined || end === undefined)
+    return { letters: [], count: 0, upTo: -1, records: new Map() };
+  const records = new Map<number, StreamRecord>();
   const markers: [number, Marker][] = [];
   const found = new Map<number, LoggedLetter>();
   const onRecord = (r: StreamRecord, builder?: IndexBuilder) => {
@@ -195,7 +210,9 @@ export async function queryIndexed(
       return;
     }
     builder?.add(r.offset, letterKeys(record.letter));
-    if (matches(record.letter, 'dead')) found.set(r.offset, record.letter);
+    if (!matches(record.letter, 'dead')) return;
+    found.set(r.offset, record.letter);
+    if (records.size < KEPT_RECORDS) records.set(r.offset, r);
   };
   // The part no block covers: read, matched, indexed for the next query.
   for (const gap of uncovered(blocks, first, end)) {
@@ -247,5 +264,5 @@ export async function queryIndexed(
     count += 1;
     if (letters.length < limit) letters.push({ ...found.get(offset)!, state });
   }
-  return { letters, count, upTo: end };
+  return { letters, count, upTo: end, records };
 }

@@ -58,6 +58,8 @@ export async function replayLetters(
   deps: ReplayDeps,
   letters: readonly IndexedLetter[],
   options: ReplayOptions,
+  /** Records the selection already read (proven): not read again. */
+  known: ReadonlyMap<number, StreamRecord> = new Map(),
 ): Promise<{ replayed: number; failed: number }> {
   const rate = options.ratePerSecond ?? REPLAY_DEFAULT_RATE;
   const started = Date.now();
@@ -66,7 +68,14 @@ export async function replayLetters(
   let failed = 0;
   for (let i = 0; i < letters.length && failed === 0; i += CHUNK) {
     const chunk = letters.slice(i, i + CHUNK);
-    const records = await readChunk(deps, chunk);
+    const records = await readChunk(
+      deps,
+      chunk.filter((l) => !known.has(l.offset)),
+    );
+    for (const l of chunk) {
+      const record = known.get(l.offset);
+      if (record) records.set(l.offset, record);
+    }
     const confirmed: number[] = [];
     const inFlight = new Set<Promise<void>>();
     for (const letter of chunk) {
