@@ -16,7 +16,7 @@ import {
 } from './log-record';
 import type { ResolvedDeadLetterLogOptions } from './options';
 import { replayLetters, type ReplayOptions, type ReplayResult } from './replay-letters';
-import { indexKey, queryIndexed, scanLog, type IndexedAnswer } from './letter-scan';
+import { memoryQueries, ScanQueries, type LetterQueries } from './scan-queries';
 import { lastOffset, readStream, type StreamRecord } from '../streams';
 import type { RecordReader, RecordTrust } from '../records';
 
@@ -73,7 +73,7 @@ export class DeadLetterLog {
   readonly index: DeadLetterIndex;
   private readonly collector: DeadLetterCollector;
   private declared: Promise<void> | undefined;
-  private indexDeclared: Promise<void> | undefined;
+  private readonly queries: LetterQueries;
 
   constructor(private readonly deps: DeadLetterLogDeps) {
     this.index = new DeadLetterIndex(
@@ -83,6 +83,7 @@ export class DeadLetterLog {
       deps.trust.reader('dead-letter-log'),
     );
     this.collector = new DeadLetterCollector({ ...deps });
+    this.queries = deps.index === 'scan' ? new ScanQueries(deps) : memoryQueries(this.index);
   }
 
   /** Declares the stream (durable, retention by age and size). Idempotent. */
@@ -169,126 +170,29 @@ export class DeadLetterLog {
 
   /** Letters matching the filter, oldest first, with their state (dead, replayed, purged). */
   async search(filter: LetterFilter, limit?: number): Promise<IndexedLetter[]> {
-    if (this.isScanning) return (await this.query(filter, limit)).letters;
-    await this.sync();
-    return this.index.search(filter, limit);
+    await this.ensure();
+    return this.queries.search(filter, limit);
   }
 
   /** How many letters match the filter. */
   async count(filter: LetterFilter): Promise<number> {
-    if (this.isScanning) return (await this.query(filter, Number.POSITIVE_INFINITY, true)).count;
-    await this.sync();
-    return this.index.count(filter);
+    await this.ensure();
+    return this.queries.count(filter);
   }
 
   async stats(): Promise<LogStats> {
     await this.ensure();
-    let stats: IndexStats;
-    if (this.isScanning) stats = (await this.scan({}, 0)).stats;
-    else {
-      await this.index.sync(true);
-      stats = this.index.stats();
-    }
+    const stats = await this.queries.stats();
     let parked = 0;
     for (const q of this.deps.queues) parked += await this.parkedCount(q.deadQueue);
     return { ...stats, stream: this.deps.stream, parked };
   }
 
-  /** `index: 'scan'`: every query reads the log once and keeps only its matches (see scanLog). */
-  private get isScanning(): boolean {
-    return this.deps.index === 'scan';
-  }
-
-  /**
-   * A query in scan mode: through the offset index when the filter names a job id, a payload field, a
-   * reason or offsets; else one read of the whole log.
-   */
-  private async query(filter: LetterFilter, limit?: number, isCount = false): Promise<IndexedAnswer> {
-    const key = indexKey(filter);
-    if (key === undefined) {
-      const found = await this.scan(filter, isCount ? 0 : limit);
-      return {
-        letters: found.letters,
-        count: found.count,
-        upTo: found.stats.nextOffset - 1,
-        records: new Map(),
-      };
-    }
-    await this.ensure();
-    await this.ensureIndex();
-    return queryIndexed(
-      {
-        openChannel: this.deps.openChannel,
-        stream: this.deps.stream,
-        indexStream: this.indexStream,
-        idleMs: this.deps.options.endIdleMs,
-        reader: this.deps.trust.reader('dead-letter-log'),
-        indexReader: this.deps.trust.reader('dead-letter-log'),
-        appendIndex: (content) =>
-          this.deps.send({
-            exchange: '',
-            routingKey: this.indexStream,
-            content,
-            properties: {
-              persistent: true,
-              contentType: 'application/octet-stream',
-              headers: this.deps.trust.proof('dead-letter-log', content, 'index'),
-            },
-            deadline: Date.now() + this.deps.publishTimeoutMs,
-            context: {},
-          }),
-      },
-      filter,
-      key,
-      isCount ? Number.POSITIVE_INFINITY : limit,
-    );
-  }
-
-  private get indexStream(): string {
-    return this.deps.indexStream;
-  }
-
-  private ensureIndex(): Promise<void> {
-    this.indexDeclared ??= withThrowawayChannel(this.deps.openChannel, (channel) =>
-      channel.assertQueue(this.deps.indexStream, this.deps.assertion),
-    ).then(
-      () => undefined,
-      (error: unknown) => {
-        this.indexDeclared = undefined;
-        throw error;
-      },
-    );
-    return this.indexDeclared;
-  }
-
-  private async scan(filter: LetterFilter, limit?: number) {
-    await this.ensure();
-    return scanLog(
-      this.deps.openChannel,
-      this.deps.stream,
-      this.deps.options.endIdleMs,
-      this.deps.trust.reader('dead-letter-log'),
-      filter,
-      limit,
-    );
-  }
-
-  /** The dead letters a replay or purge selects, and the last offset the selection looked at. */
-  private async select(
-    filter: LetterFilter,
-    limit?: number,
-  ): Promise<{ letters: IndexedLetter[]; upTo: number; records?: ReadonlyMap<number, StreamRecord> }> {
-    if (this.isScanning) return this.query({ ...filter, state: 'dead' }, limit);
-    await this.sync();
-    const upTo = this.index.stats().nextOffset - 1;
-    const letters = this.index.search({ ...filter, state: 'dead' }, limit).filter((l) => l.offset <= upTo);
-    return { letters, upTo };
-  }
-
   /** Replays the dead letters matching the filter; see {@link replayLetters}. */
   async replay(filter: LetterFilter, options: ReplayOptions = {}): Promise<ReplayResult> {
     if (options.to !== undefined) this.queueName(options.to);
-    const { letters: selected, upTo, records } = await this.select(filter, options.limit);
+    await this.ensure();
+    const { letters: selected, upTo, records } = await this.queries.select(filter, options.limit);
     const dryRun = options.dryRun ?? false;
     // Before any republish: a queue the configuration no longer declares, or a job the target queue
     // does not run (its worker would park it again as wrong-queue), must not stop a replay halfway.
@@ -317,16 +221,12 @@ export class DeadLetterLog {
 
   /** Marks the dead letters matching the filter purged (the log is append-only; retention removes them). */
   async purge(filter: LetterFilter, options: { dryRun?: boolean } = {}): Promise<PurgeResult> {
-    const selected = (await this.select(filter)).letters.map((l) => l.offset);
+    await this.ensure();
+    const selected = (await this.queries.select(filter)).letters.map((l) => l.offset);
     const dryRun = options.dryRun ?? false;
     if (!dryRun)
       for (let i = 0; i < selected.length; i += 5000) await this.mark('purged', selected.slice(i, i + 5000));
     return { selected: selected.length, purged: dryRun ? 0 : selected.length, dryRun };
-  }
-
-  private async sync(): Promise<void> {
-    await this.ensure();
-    await this.index.sync();
   }
 
   private async mark(action: MarkerAction, offsets: readonly number[], to?: string): Promise<void> {

@@ -1,16 +1,13 @@
 import type * as amqp from 'amqplib';
 import type { RecordReader } from '../records';
 import {
-  decodeBlock,
-  encodeBlock,
-  firstOffset,
-  IndexBuilder,
+  indexGaps,
   keyHash,
-  lastOffset,
+  lookUpIndex,
   readOffsets,
-  readStream,
   readToEnd,
-  uncovered,
+  type IndexBuilder,
+  type IndexedStream,
   type StreamRecord,
 } from '../streams';
 import {
@@ -39,18 +36,8 @@ const RANK: Readonly<Record<HistoryKind, number>> = {
   cancelled: 4,
 };
 
-/** What a lookup through the history's offset index needs (streams/offset-index.ts). */
-export interface HistoryIndex {
-  /** The index's stream (topology naming), declared. */
-  readonly stream: string;
-  /** Verifies the index's records (its own replay guard). */
-  readonly reader: RecordReader;
-  /** Appends one index block, signed (best effort). */
-  readonly append: (content: Buffer) => Promise<void>;
-}
-
-/** Offsets (batches) an index block spans at most. */
-const BLOCK_OFFSETS = 1024;
+/** Offsets (batches) an index block of the history spans at most, and its entries at most. */
+const BLOCK = { offsets: 1024, maxEntries: 100_000 };
 
 /**
  * Where job X is. Without `index`: reads the history from its oldest kept record and keeps the events of
@@ -65,107 +52,65 @@ export async function findJob(
   jobId: string,
   idleMs: number,
   reader: RecordReader,
-  index?: HistoryIndex,
+  index?: IndexedStream,
 ): Promise<JobStatus> {
   const needle = Buffer.from(JSON.stringify(jobId));
   const events: JobEvent[] = [];
   const seen = new Set<number>();
   const onRecord = (record: StreamRecord, builder?: IndexBuilder) => {
-    builder?.saw(record.offset);
     if (seen.has(record.offset)) return;
     seen.add(record.offset);
     if (builder === undefined && !record.content.includes(needle)) return;
     const where = { offset: record.offset, stream };
     if (!reader.accept(record.content, record.properties.headers, where)) return;
     const batch = parseHistoryBatch(record.content);
-    if (batch === undefined) {
-      reader.skip('malformed', where);
-      return;
-    }
-    if (builder) {
-      const jobs = new Set<string>();
-      for (const e of batch.e)
-        if (e !== null && typeof e === 'object' && typeof e.j === 'string') jobs.add(e.j);
-      builder.add(
-        record.offset,
-        [...jobs].map((j) => `j:${j}`),
-      );
-    }
-    collect(batch, where);
-  };
-  const collect = (batch: HistoryBatch, where: { offset: number; stream: string }) => {
+    if (batch === undefined) return reader.skip('malformed', where);
+    builder?.add(record.offset, jobKeys(batch));
     for (const e of batch.e) {
       if (e?.j !== jobId) continue;
-      if (!isHistoryEvent(e)) {
-        reader.skip('malformed', where);
-        continue;
-      }
-      events.push({
-        kind: e.k,
-        at: new Date(e.t),
-        name: e.n,
-        queue: e.q,
-        ...(e.a !== undefined ? { attempt: e.a } : {}),
-        ...(e.d !== undefined ? { durationMs: e.d } : {}),
-        ...(e.u !== undefined ? { runAt: new Date(e.u) } : {}),
-        ...(e.r !== undefined ? { reason: e.r } : {}),
-        ...(e.x !== undefined ? { error: e.x } : {}),
-        ...(e.k === 'progress' ? { progress: e.g } : {}),
-        process: `${batch.h}:${batch.pid}`,
-        processId: batch.p,
-      });
-      if (events.length >= MAX_EVENTS_PER_JOB) events.shift();
+      const event = isHistoryEvent(e) ? jobEvent(e, batch) : undefined;
+      if (event === undefined) reader.skip('malformed', where);
+      else if (events.push(event) > MAX_EVENTS_PER_JOB) events.shift();
     }
   };
   if (index === undefined)
     await readToEnd(openChannel, stream, 'first', { idleMs, prefetch: 200 }, (r) => onRecord(r));
-  else await findIndexed(openChannel, stream, jobId, idleMs, index, onRecord);
+  else {
+    const found = await lookUpIndex(index, keyHash(`j:${jobId}`));
+    if (found !== undefined)
+      await Promise.all([
+        readOffsets(openChannel, stream, found.candidates, idleMs, (r) => onRecord(r)),
+        indexGaps(index, found, BLOCK, onRecord),
+      ]);
+  }
   // Batches from several processes interleave: order by time, then by the lifecycle's order.
   events.sort((a, b) => a.at.getTime() - b.at.getTime() || RANK[a.kind] - RANK[b.kind]);
   return jobStatus(jobId, events, Date.now());
 }
 
-async function findIndexed(
-  openChannel: () => Promise<amqp.Channel>,
-  stream: string,
-  jobId: string,
-  idleMs: number,
-  index: HistoryIndex,
-  onRecord: (record: StreamRecord, builder?: IndexBuilder) => void,
-): Promise<void> {
-  const hash = keyHash(`j:${jobId}`);
-  const blocks: { from: number; to: number }[] = [];
-  const candidates = new Set<number>();
-  const [, first, end] = await Promise.all([
-    readToEnd(openChannel, index.stream, 'first', { idleMs, prefetch: 200 }, (r) => {
-      const where = { offset: r.offset, stream: index.stream };
-      if (!index.reader.accept(r.content, r.properties.headers, where, 'index')) return;
-      const block = decodeBlock(r.content, hash);
-      if (block === undefined) return index.reader.skip('malformed', where);
-      blocks.push(block);
-      for (const o of block.offsets) candidates.add(o);
-    }),
-    firstOffset(openChannel, stream, idleMs),
-    lastOffset(openChannel, stream, idleMs),
-  ]);
-  if (first === undefined || end === undefined) return;
-  const wanted = [...candidates].filter((o) => o >= first && o <= end);
-  await Promise.all([
-    readOffsets(openChannel, stream, wanted, idleMs, (r) => onRecord(r)),
-    (async () => {
-      for (const gap of uncovered(blocks, first, end)) {
-        const builder = new IndexBuilder(BLOCK_OFFSETS);
-        await readStream(
-          openChannel,
-          stream,
-          gap.from,
-          { max: Number.POSITIVE_INFINITY, until: gap.to, idleMs: Math.max(idleMs, 5000), prefetch: 200 },
-          (r) => onRecord(r, builder),
-        );
-        for (const block of builder.finish()) await index.append(encodeBlock(block)).catch(() => undefined);
-      }
-    })(),
-  ]);
+/** The index keys of a batch: each job id it holds events of, once. */
+function jobKeys(batch: HistoryBatch): string[] {
+  const jobs = new Set<string>();
+  for (const e of batch.e)
+    if (e !== null && typeof e === 'object' && typeof e.j === 'string') jobs.add(`j:${e.j}`);
+  return [...jobs];
+}
+
+function jobEvent(e: HistoryEvent, batch: HistoryBatch): JobEvent {
+  return {
+    kind: e.k,
+    at: new Date(e.t),
+    name: e.n,
+    queue: e.q,
+    ...(e.a !== undefined ? { attempt: e.a } : {}),
+    ...(e.d !== undefined ? { durationMs: e.d } : {}),
+    ...(e.u !== undefined ? { runAt: new Date(e.u) } : {}),
+    ...(e.r !== undefined ? { reason: e.r } : {}),
+    ...(e.x !== undefined ? { error: e.x } : {}),
+    ...(e.k === 'progress' ? { progress: e.g } : {}),
+    process: `${batch.h}:${batch.pid}`,
+    processId: batch.p,
+  };
 }
 
 function parseHistoryBatch(content: Buffer): HistoryBatch | undefined {

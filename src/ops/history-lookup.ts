@@ -25,10 +25,16 @@ export async function lookupJob(
     // Only beside an existing history: a lookup must not create the history (or leave an index of none).
     await withThrowawayChannel(openChannel, (channel) => channel.checkQueue(stream.name));
     await withThrowawayChannel(openChannel, (channel) => channel.assertQueue(indexStream, stream.assertion));
+    const indexReader = trust.reader('history');
+    const where = (offset: number) => ({ offset, stream: indexStream });
     return await findJob(openChannel, stream.name, jobId, idleMs, trust.reader('history'), {
-      stream: indexStream,
-      reader: trust.reader('history'),
-      append: (content) =>
+      openChannel,
+      stream: stream.name,
+      indexStream,
+      idleMs,
+      acceptIndex: (r) => indexReader.accept(r.content, r.properties.headers, where(r.offset), 'index'),
+      skipIndex: (r) => indexReader.skip('malformed', where(r.offset)),
+      appendIndex: (content) =>
         confirms.send({
           exchange: '',
           routingKey: indexStream,

@@ -48,6 +48,7 @@ export interface ReadOptions {
  * arrived for `idleMs`. `visit` sees every record in offset order; the return value is how many it saw
  * and the last offset.
  */
+// size-exception: one consumer's life; its ends (max, until, an end still being found, quiet) share its state.
 export async function readStream(
   openChannel: () => Promise<amqp.Channel>,
   stream: string,
@@ -62,6 +63,7 @@ export async function readStream(
   let lastOffset: number | undefined;
   try {
     await channel.prefetch(options.prefetch, false);
+    // size-exception: the consumer's callbacks and its timers close over one read's state.
     await new Promise<void>((resolve, reject) => {
       let done = false;
       let until = typeof options.until === 'number' ? options.until : undefined;
