@@ -76,12 +76,19 @@ export async function findJob(
   if (index === undefined)
     await readToEnd(openChannel, stream, 'first', { idleMs, prefetch: 200 }, (r) => onRecord(r));
   else {
-    const found = await lookUpIndex(index, keyHash(`j:${jobId}`));
+    // Batches the index points at are read as soon as the stream's end is known, while the rest of the
+    // index is still arriving.
+    const early: Promise<void>[] = [];
+    const found = await lookUpIndex(index, keyHash(`j:${jobId}`), (offsets) =>
+      early.push(readOffsets(openChannel, stream, offsets, idleMs, (r) => onRecord(r))),
+    );
     if (found !== undefined)
       await Promise.all([
+        ...early,
         readOffsets(openChannel, stream, found.candidates, idleMs, (r) => onRecord(r)),
         indexGaps(index, found, BLOCK, onRecord),
       ]);
+    else await Promise.all(early);
   }
   // Batches from several processes interleave: order by time, then by the lifecycle's order.
   events.sort((a, b) => a.at.getTime() - b.at.getTime() || RANK[a.kind] - RANK[b.kind]);

@@ -75,9 +75,10 @@ export interface OpsOptions
   /**
    * How `ops.dead` finds letters. `memory`: the first query reads the whole log into an index in this
    * process, which then follows the log, so later queries take milliseconds; the index holds about 2.3× the
-   * log's bytes (for a long-lived process: the dashboard). `scan`: each query reads the log once and keeps
-   * only its matches, so memory stays far below the log's size and nothing is held between queries (for a
-   * process that asks once: the `warren` command uses it). Default `memory`.
+   * log's bytes (for a long-lived process: the dashboard). `scan`: no index in the process; a query by job
+   * id, payload field, reason or offsets reads the log's offset index and only the letters it points at,
+   * any other reads the log once, and only the matches are kept (for a process that asks once: the `warren`
+   * command uses it). Default `memory`.
    */
   readonly deadLetterIndex?: 'memory' | 'scan';
 }

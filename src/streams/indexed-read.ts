@@ -31,31 +31,54 @@ export interface IndexLookup {
 /**
  * Reads the whole index for one key hash, beside the stream's first and last offsets (all three at once);
  * undefined when the stream is empty. Candidates and marks outside the kept offsets are dropped: a forged
- * entry past the end would otherwise cost a read that waits for a record that never comes.
+ * entry past the end would otherwise cost a read that waits for a record that never comes. `early`, when
+ * given, gets the candidates found before the index's end, as soon as the stream's end is known (they are
+ * then not in the result's candidates): a reader can fetch them while the rest of the index arrives.
  */
-export async function lookUpIndex(s: IndexedStream, hash: number): Promise<IndexLookup | undefined> {
+export async function lookUpIndex(
+  s: IndexedStream,
+  hash: number,
+  early?: (offsets: number[]) => void,
+): Promise<IndexLookup | undefined> {
   const blocks: { from: number; to: number }[] = [];
   const candidates = new Set<number>();
   const marks = new Set<number>();
-  const [, first, end] = await Promise.all([
-    readToEnd(s.openChannel, s.indexStream, 'first', { idleMs: s.idleMs, prefetch: 200 }, (r) => {
-      if (!s.acceptIndex(r)) return;
-      const block = decodeBlock(r.content, hash);
-      if (block === undefined) return s.skipIndex(r);
-      blocks.push(block);
-      for (const o of block.offsets) candidates.add(o);
-      for (const o of block.marks) marks.add(o);
-    }),
+  let bounds: { first: number | undefined; end: number | undefined } | undefined;
+  const handed = new Set<number>();
+  const handOver = () => {
+    if (early === undefined || bounds?.first === undefined || bounds.end === undefined) return;
+    const { first, end } = bounds;
+    const fresh = [...candidates].filter((o) => !handed.has(o) && o >= first && o <= end);
+    for (const o of fresh) handed.add(o);
+    if (fresh.length > 0) early(fresh);
+  };
+  const ends = Promise.all([
     firstOffset(s.openChannel, s.stream, s.idleMs),
     lastOffset(s.openChannel, s.stream, s.idleMs),
-  ]);
+  ]).then(([first, end]) => {
+    bounds = { first, end };
+    handOver();
+    return bounds;
+  });
+  // Its failure (no such stream) is reported when it is awaited below, not as an unhandled rejection.
+  ends.catch(() => undefined);
+  await readToEnd(s.openChannel, s.indexStream, 'first', { idleMs: s.idleMs, prefetch: 200 }, (r) => {
+    if (!s.acceptIndex(r)) return;
+    const block = decodeBlock(r.content, hash);
+    if (block === undefined) return s.skipIndex(r);
+    blocks.push(block);
+    for (const o of block.offsets) candidates.add(o);
+    for (const o of block.marks) marks.add(o);
+    if (block.offsets.length > 0) handOver();
+  });
+  const { first, end } = await ends;
   if (first === undefined || end === undefined) return undefined;
   const kept = (o: number) => o >= first && o <= end;
   return {
     first,
     end,
     blocks,
-    candidates: new Set([...candidates].filter(kept)),
+    candidates: new Set([...candidates].filter((o) => kept(o) && !handed.has(o))),
     marks: new Set([...marks].filter(kept)),
   };
 }
