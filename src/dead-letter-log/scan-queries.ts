@@ -1,24 +1,18 @@
-import type * as amqp from 'amqplib';
-import { withThrowawayChannel, type OutgoingMessage } from '../connection';
-import type { RecordTrust } from '../records';
+import { withThrowawayChannel } from '../connection';
 import type { QueueAssertion } from '../topology';
 import type { ResolvedDeadLetterLogOptions } from './options';
 import type { IndexedStream, StreamRecord } from '../streams';
+import type { CollectorDeps } from './dead-letter-collector';
 import type { DeadLetterIndex, IndexedLetter, IndexStats } from './dead-letter-index';
 import { indexKey, queryIndexed, type IndexedAnswer } from './indexed-query';
 import type { LetterFilter } from './letter-filter';
 import { scanLog, type LetterScan } from './letter-scan';
 
 /** What the scan queries use of the log's dependencies (DeadLetterLogDeps has them). */
-export interface ScanQueryDeps {
-  readonly openChannel: () => Promise<amqp.Channel>;
-  readonly send: (message: OutgoingMessage) => Promise<void>;
-  readonly stream: string;
+export interface ScanQueryDeps extends Omit<CollectorDeps, 'log'> {
   readonly indexStream: string;
   readonly assertion: QueueAssertion;
   readonly options: ResolvedDeadLetterLogOptions;
-  readonly publishTimeoutMs: number;
-  readonly trust: RecordTrust;
 }
 
 /** How the log answers search, count, stats and a replay's or purge's selection. */
