@@ -94,7 +94,10 @@ export async function indexGaps(
   visit: (record: StreamRecord, builder: IndexBuilder) => void,
 ): Promise<void> {
   for (const gap of uncovered(found.blocks, found.first, found.end)) {
-    const builder = new IndexBuilder(block.offsets, block.maxEntries);
+    const appended: Promise<void>[] = [];
+    const builder = new IndexBuilder(block.offsets, block.maxEntries, (b) =>
+      appended.push(s.appendIndex(encodeBlock(b)).catch(() => undefined)),
+    );
     await readStream(
       s.openChannel,
       s.stream,
@@ -105,6 +108,7 @@ export async function indexGaps(
         visit(r, builder);
       },
     );
-    for (const b of builder.finish()) await s.appendIndex(encodeBlock(b)).catch(() => undefined);
+    builder.finish();
+    await Promise.all(appended);
   }
 }

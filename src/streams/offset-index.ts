@@ -107,6 +107,8 @@ export class IndexBuilder {
   constructor(
     private readonly blockSize: number,
     private readonly maxEntries = 100_000,
+    /** Each block as it closes (then not kept in `blocks`): a long read holds one block, not all. */
+    private readonly onBlock?: (block: IndexBlock) => void,
   ) {}
 
   /** A record read (whatever it holds): the block covers it. */
@@ -142,7 +144,9 @@ export class IndexBuilder {
 
   private close(): void {
     if (this.from === undefined) return;
-    this.blocks.push({ from: this.from, to: this.last, entries: this.entries, marks: this.marks });
+    const block = { from: this.from, to: this.last, entries: this.entries, marks: this.marks };
+    if (this.onBlock) this.onBlock(block);
+    else this.blocks.push(block);
     this.from = undefined;
     this.entries = [];
     this.marks = [];

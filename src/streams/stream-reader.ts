@@ -218,7 +218,7 @@ export async function lastOffset(
 /** Offsets this close together are read in one run rather than one read each. */
 const RUN_GAP = 16;
 /** Reads in flight at once when reading scattered offsets. */
-const OFFSET_READS = 8;
+const OFFSET_READS = 32;
 
 /**
  * Reads the records at the given offsets (any order, duplicates ignored): one read per run of nearby
@@ -231,6 +231,8 @@ export async function readOffsets(
   offsets: Iterable<number>,
   idleMs: number,
   visit: (record: StreamRecord) => void,
+  /** Reads in flight at once. */
+  parallel = OFFSET_READS,
 ): Promise<void> {
   const sorted = [...new Set(offsets)].sort((a, b) => a - b);
   const runs: { from: number; until: number; wanted: Set<number> }[] = [];
@@ -261,7 +263,7 @@ export async function readOffsets(
       );
     }
   };
-  await Promise.all(Array.from({ length: Math.min(OFFSET_READS, runs.length) }, worker));
+  await Promise.all(Array.from({ length: Math.min(parallel, runs.length) }, worker));
 }
 
 /** The offset of the stream's first kept record, or undefined when it is empty. */
