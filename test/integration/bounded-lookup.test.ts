@@ -121,6 +121,39 @@ describe('lookup and search from a fresh process (issue 33)', () => {
     );
     assert.equal((await job('filler-7-7')).state, 'running');
     assert.equal((await job('never-published')).state, 'unknown');
+
+    // The lookups indexed the history. Now: an unsigned block claiming the history holds no job (it would
+    // hide every event), a signed block pointing 'early' at batches without it (a wrong index costs reads,
+    // never events), and batches appended after the index (read by the next lookup, then indexed too).
+    const channel = await connection.createConfirmChannel();
+    const hide = encodeBlock({ from: 0, to: BATCHES + 100, entries: [], marks: [] });
+    channel.sendToQueue(naming.jobHistoryIndex(), hide, { persistent: true });
+    const wrong = encodeBlock({
+      from: 0,
+      to: 20,
+      entries: Array.from({ length: 20 }, (_, i) => [keyHash('j:early'), i] as const),
+      marks: [],
+    });
+    channel.sendToQueue(naming.jobHistoryIndex(), wrong, {
+      persistent: true,
+      headers: trust.proof('history', wrong, 'index'),
+    });
+    await channel.waitForConfirms();
+    await channel.close();
+    await append(connection, naming.jobHistory(), [
+      batch([event('late', 'published', at + 2 * BATCHES)]),
+      batch([event('late', 'started', at + 2 * BATCHES + 1), event('last', 'started', at + 2 * BATCHES)]),
+    ]);
+    assert.deepEqual(
+      (await job('early')).events.map((e) => e.kind),
+      ['published', 'started', 'completed'],
+    );
+    assert.equal((await job('late')).state, 'running');
+    assert.deepEqual(
+      (await job('last')).events.map((e) => e.kind),
+      ['published', 'started', 'retrying', 'started'],
+    );
+    assert.equal((await job('late')).events.length, 2);
   });
 
   it('warren dead search finds letters by job id, field and reason in a log of 3,000, with their state, and no forged letter or marker is in an answer', async () => {
