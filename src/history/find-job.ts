@@ -37,7 +37,7 @@ const RANK: Readonly<Record<HistoryKind, number>> = {
 };
 
 /** Offsets (batches) an index block of the history spans at most, and its entries at most. */
-const BLOCK = { offsets: 1024, maxEntries: 100_000 };
+const BLOCK = { offsets: 1024, maxEntries: 20_000 };
 
 /**
  * Where job X is. Without `index`: reads the history from its oldest kept record and keeps the events of

@@ -94,10 +94,13 @@ export async function indexGaps(
   visit: (record: StreamRecord, builder: IndexBuilder) => void,
 ): Promise<void> {
   for (const gap of uncovered(found.blocks, found.first, found.end)) {
-    const appended: Promise<void>[] = [];
-    const builder = new IndexBuilder(block.offsets, block.maxEntries, (b) =>
-      appended.push(s.appendIndex(encodeBlock(b)).catch(() => undefined)),
-    );
+    // One append after another: each block lands in a chunk of its own, so a reader finding the index's
+    // end reads one block, not every block a long read made.
+    let appended = Promise.resolve();
+    const builder = new IndexBuilder(block.offsets, block.maxEntries, (b) => {
+      const content = encodeBlock(b);
+      appended = appended.then(() => s.appendIndex(content).catch(() => undefined));
+    });
     await readStream(
       s.openChannel,
       s.stream,
@@ -109,6 +112,6 @@ export async function indexGaps(
       },
     );
     builder.finish();
-    await Promise.all(appended);
+    await appended;
   }
 }
