@@ -5,7 +5,9 @@ import {
   keyHash,
   lookUpIndex,
   readOffsets,
+  readStream,
   readToEnd,
+  streamBounds,
   type IndexBuilder,
   type IndexedStream,
   type StreamRecord,
@@ -38,6 +40,8 @@ const RANK: Readonly<Record<HistoryKind, number>> = {
 
 /** Offsets (batches) an index block of the history spans at most, and its entries at most. */
 const BLOCK = { offsets: 1024, maxEntries: 20_000 };
+/** A history of fewer batches than this is read whole, without its index. */
+const SMALL_HISTORY = 32;
 
 /**
  * Where job X is. Without `index`: reads the history from its oldest kept record and keeps the events of
@@ -73,15 +77,38 @@ export async function findJob(
       else if (events.push(event) > MAX_EVENTS_PER_JOB) events.shift();
     }
   };
+  const finish = () => {
+    // Batches from several processes interleave: order by time, then by the lifecycle's order.
+    events.sort((a, b) => a.at.getTime() - b.at.getTime() || RANK[a.kind] - RANK[b.kind]);
+    return jobStatus(jobId, events, Date.now());
+  };
   if (index === undefined)
     await readToEnd(openChannel, stream, 'first', { idleMs, prefetch: 200 }, (r) => onRecord(r));
   else {
     // Batches the index points at are read as soon as the stream's end is known, while the rest of the
     // index is still arriving.
     const early: Promise<void>[] = [];
-    const found = await lookUpIndex(index, keyHash(`j:${jobId}`), (offsets) =>
-      early.push(readOffsets(openChannel, stream, offsets, idleMs, (r) => onRecord(r))),
+    const bounds = streamBounds(index);
+    const lookUp = lookUpIndex(
+      index,
+      keyHash(`j:${jobId}`),
+      (offsets) => early.push(readOffsets(openChannel, stream, offsets, idleMs, (r) => onRecord(r))),
+      bounds,
     );
+    lookUp.catch(() => undefined);
+    const { first, end } = await bounds;
+    // A short history is read whole at once: sooner than waiting for the index's end.
+    if (first !== undefined && end !== undefined && end - first < SMALL_HISTORY) {
+      const range = {
+        max: Number.POSITIVE_INFINITY,
+        until: end,
+        idleMs: Math.max(idleMs, 5000),
+        prefetch: 200,
+      };
+      await readStream(openChannel, stream, first, range, (r) => onRecord(r));
+      return finish();
+    }
+    const found = await lookUp;
     if (found !== undefined)
       await Promise.all([
         ...early,
@@ -90,9 +117,7 @@ export async function findJob(
       ]);
     else await Promise.all(early);
   }
-  // Batches from several processes interleave: order by time, then by the lifecycle's order.
-  events.sort((a, b) => a.at.getTime() - b.at.getTime() || RANK[a.kind] - RANK[b.kind]);
-  return jobStatus(jobId, events, Date.now());
+  return finish();
 }
 
 /** The index keys of a batch: each job id it holds events of, once. */

@@ -22,4 +22,4 @@ export {
   uncovered,
   type IndexBlock,
 } from './offset-index';
-export { indexGaps, lookUpIndex, type IndexedStream, type IndexLookup } from './indexed-read';
+export { indexGaps, lookUpIndex, streamBounds, type IndexedStream, type IndexLookup } from './indexed-read';

@@ -39,26 +39,25 @@ export async function lookUpIndex(
   s: IndexedStream,
   hash: number,
   early?: (offsets: number[]) => void,
+  /** The stream's first and last offsets, when the caller is finding them already. */
+  bounds = streamBounds(s),
 ): Promise<IndexLookup | undefined> {
   const blocks: { from: number; to: number }[] = [];
   const candidates = new Set<number>();
   const marks = new Set<number>();
-  let bounds: { first: number | undefined; end: number | undefined } | undefined;
+  let known: { first: number | undefined; end: number | undefined } | undefined;
   const handed = new Set<number>();
   const handOver = () => {
-    if (early === undefined || bounds?.first === undefined || bounds.end === undefined) return;
-    const { first, end } = bounds;
+    if (early === undefined || known?.first === undefined || known.end === undefined) return;
+    const { first, end } = known;
     const fresh = [...candidates].filter((o) => !handed.has(o) && o >= first && o <= end);
     for (const o of fresh) handed.add(o);
     if (fresh.length > 0) early(fresh);
   };
-  const ends = Promise.all([
-    firstOffset(s.openChannel, s.stream, s.idleMs),
-    lastOffset(s.openChannel, s.stream, s.idleMs),
-  ]).then(([first, end]) => {
-    bounds = { first, end };
+  const ends = bounds.then((found) => {
+    known = found;
     handOver();
-    return bounds;
+    return found;
   });
   // Its failure (no such stream) is reported when it is awaited below, not as an unhandled rejection.
   ends.catch(() => undefined);
@@ -114,4 +113,15 @@ export async function indexGaps(
     builder.finish();
     await appended;
   }
+}
+
+/** The stream's first and last offsets (both undefined when it is empty), found at once. */
+export async function streamBounds(
+  s: Pick<IndexedStream, 'openChannel' | 'stream' | 'idleMs'>,
+): Promise<{ first: number | undefined; end: number | undefined }> {
+  const [first, end] = await Promise.all([
+    firstOffset(s.openChannel, s.stream, s.idleMs),
+    lastOffset(s.openChannel, s.stream, s.idleMs),
+  ]);
+  return { first, end };
 }
