@@ -77,47 +77,55 @@ export async function findJob(
       else if (events.push(event) > MAX_EVENTS_PER_JOB) events.shift();
     }
   };
-  const finish = () => {
-    // Batches from several processes interleave: order by time, then by the lifecycle's order.
-    events.sort((a, b) => a.at.getTime() - b.at.getTime() || RANK[a.kind] - RANK[b.kind]);
-    return jobStatus(jobId, events, Date.now());
-  };
   if (index === undefined)
     await readToEnd(openChannel, stream, 'first', { idleMs, prefetch: 200 }, (r) => onRecord(r));
-  else {
-    // Batches the index points at are read as soon as the stream's end is known, while the rest of the
-    // index is still arriving.
-    const early: Promise<void>[] = [];
-    const bounds = streamBounds(index);
-    const lookUp = lookUpIndex(
-      index,
-      keyHash(`j:${jobId}`),
-      (offsets) => early.push(readOffsets(openChannel, stream, offsets, idleMs, (r) => onRecord(r))),
-      bounds,
-    );
-    lookUp.catch(() => undefined);
-    const { first, end } = await bounds;
-    // A short history is read whole at once: sooner than waiting for the index's end.
-    if (first !== undefined && end !== undefined && end - first < SMALL_HISTORY) {
-      const range = {
-        max: Number.POSITIVE_INFINITY,
-        until: end,
-        idleMs: Math.max(idleMs, 5000),
-        prefetch: 200,
-      };
-      await readStream(openChannel, stream, first, range, (r) => onRecord(r));
-      return finish();
-    }
-    const found = await lookUp;
-    if (found !== undefined)
-      await Promise.all([
-        ...early,
-        readOffsets(openChannel, stream, found.candidates, idleMs, (r) => onRecord(r)),
-        indexGaps(index, found, BLOCK, onRecord),
-      ]);
-    else await Promise.all(early);
+  else await readThroughIndex(index, jobId, onRecord);
+  // Batches from several processes interleave: order by time, then by the lifecycle's order.
+  events.sort((a, b) => a.at.getTime() - b.at.getTime() || RANK[a.kind] - RANK[b.kind]);
+  return jobStatus(jobId, events, Date.now());
+}
+
+/**
+ * Hands `visit` the batches the index points at (read as soon as the history's end is known, while the
+ * rest of the index still arrives) and those no block covers (indexed as they are read); a short history
+ * whole, without waiting for the index's end.
+ */
+async function readThroughIndex(
+  index: IndexedStream,
+  jobId: string,
+  visit: (record: StreamRecord, builder?: IndexBuilder) => void,
+): Promise<void> {
+  const { openChannel, stream, idleMs } = index;
+  const early: Promise<void>[] = [];
+  const bounds = streamBounds(index);
+  const lookUp = lookUpIndex(
+    index,
+    keyHash(`j:${jobId}`),
+    (offsets) => early.push(readOffsets(openChannel, stream, offsets, idleMs, (r) => visit(r))),
+    bounds,
+  );
+  lookUp.catch(() => undefined);
+  const { first, end } = await bounds;
+  if (first !== undefined && end !== undefined && end - first < SMALL_HISTORY) {
+    const range = {
+      max: Number.POSITIVE_INFINITY,
+      until: end,
+      idleMs: Math.max(idleMs, 5000),
+      prefetch: 200,
+    };
+    await readStream(openChannel, stream, first, range, (r) => visit(r));
+    return;
   }
-  return finish();
+  const found = await lookUp;
+  await Promise.all([
+    ...early,
+    ...(found === undefined
+      ? []
+      : [
+          readOffsets(openChannel, stream, found.candidates, idleMs, (r) => visit(r)),
+          indexGaps(index, found, BLOCK, visit),
+        ]),
+  ]);
 }
 
 /** The index keys of a batch: each job id it holds events of, once. */
