@@ -51,6 +51,31 @@ async function append(
   await channel.close();
 }
 
+/**
+ * Appends to an offset index an unsigned block claiming offsets 0..`to` hold no key (accepted, it would
+ * hide every record) and a block signed by `prove` pointing `key` at offsets 0..19 (records without it).
+ */
+async function forgeIndex(
+  connection: amqp.ChannelModel,
+  indexStream: string,
+  to: number,
+  key: string,
+  prove: (content: Buffer) => Record<string, string>,
+): Promise<void> {
+  const channel = await connection.createConfirmChannel();
+  const hide = encodeBlock({ from: 0, to, entries: [], marks: [] });
+  channel.sendToQueue(indexStream, hide, { persistent: true });
+  const wrong = encodeBlock({
+    from: 0,
+    to: 20,
+    entries: Array.from({ length: 20 }, (_, i) => [keyHash(key), i] as const),
+    marks: [],
+  });
+  channel.sendToQueue(indexStream, wrong, { persistent: true, headers: prove(wrong) });
+  await channel.waitForConfirms();
+  await channel.close();
+}
+
 describe('lookup and search from a fresh process (issue 33)', () => {
   const namespace = testNamespace('look');
   const naming = createNaming(namespace);
@@ -125,21 +150,9 @@ describe('lookup and search from a fresh process (issue 33)', () => {
     // The lookups indexed the history. Now: an unsigned block claiming the history holds no job (it would
     // hide every event), a signed block pointing 'early' at batches without it (a wrong index costs reads,
     // never events), and batches appended after the index (read by the next lookup, then indexed too).
-    const channel = await connection.createConfirmChannel();
-    const hide = encodeBlock({ from: 0, to: BATCHES + 100, entries: [], marks: [] });
-    channel.sendToQueue(naming.jobHistoryIndex(), hide, { persistent: true });
-    const wrong = encodeBlock({
-      from: 0,
-      to: 20,
-      entries: Array.from({ length: 20 }, (_, i) => [keyHash('j:early'), i] as const),
-      marks: [],
-    });
-    channel.sendToQueue(naming.jobHistoryIndex(), wrong, {
-      persistent: true,
-      headers: trust.proof('history', wrong, 'index'),
-    });
-    await channel.waitForConfirms();
-    await channel.close();
+    await forgeIndex(connection, naming.jobHistoryIndex(), BATCHES + 100, 'j:early', (wrong) =>
+      trust.proof('history', wrong, 'index'),
+    );
     await append(connection, naming.jobHistory(), [
       batch([event('late', 'published', at + 2 * BATCHES)]),
       batch([event('late', 'started', at + 2 * BATCHES + 1), event('last', 'started', at + 2 * BATCHES)]),
@@ -232,21 +245,9 @@ describe('lookup and search from a fresh process (issue 33)', () => {
     // The first query indexed the log. Now: an unsigned block claiming the whole log holds nothing (it
     // would hide every letter), and a signed block whose entries point job-2999 at other letters (a wrong
     // index costs reads, never an answer), then the same questions again.
-    const channel = await connection.createConfirmChannel();
-    const hide = encodeBlock({ from: 0, to: LETTERS + 10, entries: [], marks: [] });
-    channel.sendToQueue(naming.deadLetterLogIndex(), hide, { persistent: true });
-    const wrong = encodeBlock({
-      from: 0,
-      to: 10,
-      entries: Array.from({ length: 10 }, (_, i) => [keyHash('j:job-2999'), i] as const),
-      marks: [],
-    });
-    channel.sendToQueue(naming.deadLetterLogIndex(), wrong, {
-      persistent: true,
-      headers: trust.proof('dead-letter-log', wrong, 'index'),
-    });
-    await channel.waitForConfirms();
-    await channel.close();
+    await forgeIndex(connection, naming.deadLetterLogIndex(), LETTERS + 10, 'j:job-2999', (wrong) =>
+      trust.proof('dead-letter-log', wrong, 'index'),
+    );
     assert.deepEqual(
       (await search('--job-id', 'job-2999')).map((l) => [l.jobId, l.state]),
       [['job-2999', 'dead']],
