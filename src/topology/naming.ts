@@ -51,6 +51,11 @@ export interface TopologyNaming {
   jobHistory(): string;
   /** The job-control stream: cancel, promote and reschedule records for delayed jobs. */
   jobControl(): string;
+  /**
+   * The headers exchange live job events travel on to subscribers in any process (docs/guide/events.md):
+   * events, and the subscribers' interest and the publishers' hello that gate them.
+   */
+  jobEvents(): string;
 }
 
 const NAMESPACE_PATTERN = /^[A-Za-z0-9_.:-]*$/;
@@ -83,5 +88,6 @@ export function createNaming(namespace: string): TopologyNaming {
     deadLetterLog: () => `${prefix}warren.dead-log`,
     jobHistory: () => `${prefix}warren.history`,
     jobControl: () => `${prefix}warren.job-control`,
+    jobEvents: () => `${prefix}warren.events`,
   });
 }

@@ -21,6 +21,7 @@ import { resolvePublisherOptions, type ResolvedPublisherOptions } from '../publi
 import { planTopology, type PlanStreams, type StreamRetention, type TopologyPlan } from '../topology';
 import { resolveDeadLetterLogOptions } from '../dead-letter-log';
 import { resolveHistoryOptions } from '../history';
+import { resolveEventsOptions, type ResolvedEventsOptions } from '../job-events';
 import { JOB_CONTROL_RETENTION } from '../job-control';
 import { resolveWorkerOptions, type RegisteredJob, type ResolvedWorkerOptions } from '../worker';
 import { planSlipJobs, slipJobName, type SlipSeal } from '../workflow';
@@ -55,6 +56,8 @@ export interface WarrenConfig {
   readonly signing: ResolvedRecordSigning | undefined;
   /** Seals the slip envelopes this process publishes (a no-op without a key). */
   readonly slipSeal: SlipSeal;
+  /** The live job events this process sends (`events`). */
+  readonly events: ResolvedEventsOptions;
 }
 
 const IGNORE_EVENTS: EmitEvent = () => undefined;
@@ -79,6 +82,7 @@ export function resolveWarrenConfig(
   const jobDefaults = resolveJobDefaults(options.jobDefaults);
   const breakerDefaults = resolveBreakerOptions(options.breakerDefaults, 'breakerDefaults');
   const signing = resolveRecordSigning(options.signingKey);
+  const events = resolveEventsOptions(options.events);
   const handlers = readHandlers(options.handlers ?? []);
   const definitions = [...handlers.values()].map((h) => h.definition);
   for (const job of options.jobs ?? []) definitions.push(readJobDefinition(job));
@@ -116,6 +120,7 @@ export function resolveWarrenConfig(
     slipActivities: slips.activities,
     signing,
     slipSeal: seal,
+    events,
   };
 }
 

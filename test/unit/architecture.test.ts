@@ -39,6 +39,8 @@ const ALLOWED: Record<string, readonly string[]> = {
   'dead-letter-log': ['core', 'message', 'topology', 'connection', 'streams', 'records'],
   history: ['core', 'message', 'streams', 'records'],
   'job-control': ['core', 'message', 'topology', 'connection', 'streams', 'records'],
+  // Live job events: a headers exchange of the plan, the record codec, the history's error summary.
+  'job-events': ['core', 'message', 'topology', 'connection', 'records', 'history'],
   outbox: ['core', 'decorators'],
   observability: ['core', 'message'],
   workflow: ['core', 'decorators', 'idempotency'],
@@ -62,6 +64,7 @@ const ALLOWED: Record<string, readonly string[]> = {
     'dead-letter-log',
     'history',
     'job-control',
+    'job-events',
     'outbox',
     'observability',
     'workflow',
