@@ -107,11 +107,6 @@ export function filterField(filter: EventFilter): FilterField {
   return filter.jobId !== undefined ? 'jobId' : filter.name !== undefined ? 'name' : 'queue';
 }
 
-/** The filter as one string key: `jobId:<id>`. */
-export function filterKey(field: FilterField, value: string): string {
-  return `${field}:${value}`;
-}
-
 /** An event as sent: the wire form of a {@link LiveJobEvent}. */
 export interface EventRecord {
   readonly v: typeof EVENT_RECORD_VERSION;

@@ -6,7 +6,6 @@ import type { RecordReader, RecordTrust } from '../records';
 import { headersBindingArguments, type TopologyNaming } from '../topology';
 import {
   EVENT_RECORD_VERSION,
-  filterKey,
   parseInterestRecord,
   type EventRecord,
   type FilterField,
@@ -44,7 +43,14 @@ interface Interest {
  * map lookup.
  */
 export class EventRelay {
-  private readonly interests = new Map<string, Interest>();
+  /** The filters someone holds, by field: job id, name, queue. */
+  private readonly interests: Readonly<Record<FilterField, Map<string, Interest>>> = {
+    jobId: new Map(),
+    name: new Map(),
+    queue: new Map(),
+  };
+  /** Filters held, all fields: none means nothing is sent (the usual case). */
+  private filters = 0;
   private channel: amqp.Channel | undefined;
   private isBlocked = false;
   private sweeper: NodeJS.Timeout | undefined;
@@ -62,9 +68,19 @@ export class EventRelay {
     this.reader = trust.reader('event-interest');
   }
 
-  /** Whether an in-process event would be sent now (someone holds a filter, and it is a relayed kind). */
-  wants(event: keyof WarrenEvents): boolean {
-    return this.interests.size > 0 && RELAYED[event] !== undefined;
+  /**
+   * Whether an in-process event would be sent now: a relayed kind, and someone holds a filter (that
+   * matches the job, when it is given).
+   */
+  wants(event: keyof WarrenEvents, jobId?: string, name?: string, queue?: string): boolean {
+    if (this.filters === 0 || RELAYED[event] === undefined) return false;
+    if (jobId === undefined) return true;
+    const { interests } = this;
+    return (
+      interests.jobId.has(jobId) ||
+      (name !== undefined && interests.name.has(name)) ||
+      (queue !== undefined && interests.queue.has(queue))
+    );
   }
 
   /**
@@ -100,7 +116,7 @@ export class EventRelay {
   /** An in-process event: sent when someone's filter matches it. */
   relay<K extends keyof WarrenEvents>(event: K, payload: WarrenEvents[K][0]): void {
     const kind = RELAYED[event];
-    if (kind === undefined || this.interests.size === 0) return;
+    if (kind === undefined || this.filters === 0) return;
     const e = payload as {
       jobId: string;
       name?: string;
@@ -115,7 +131,7 @@ export class EventRelay {
       ['queue', e.queue],
     ] as const) {
       if (value === undefined) continue;
-      const interest = this.interests.get(filterKey(field, value));
+      const interest = this.interests[field].get(value);
       if (interest === undefined) continue;
       interest.seq += 1;
       seq[field] = interest.seq;
@@ -165,7 +181,8 @@ export class EventRelay {
     this.sweeper = undefined;
     const channel = this.channel;
     this.channel = undefined;
-    this.interests.clear();
+    for (const byValue of Object.values(this.interests)) byValue.clear();
+    this.filters = 0;
     await channel?.close().catch(() => undefined);
   }
 
@@ -219,21 +236,22 @@ export class EventRelay {
     }
     if (record.op === 'hello') return;
     const [field, value] = Object.entries(record.filter)[0] as [FilterField, string];
-    const key = filterKey(field, value);
+    const byValue = this.interests[field];
     const now = Date.now();
-    let interest = this.interests.get(key);
+    let interest = byValue.get(value);
     if (record.op === 'withdraw') {
       interest?.holders.delete(record.subscriber);
-      if (interest?.holders.size === 0) this.interests.delete(key);
+      if (interest?.holders.size === 0) this.forget(byValue, value);
       return;
     }
     if (interest === undefined) {
-      if (this.interests.size >= MAX_FILTERS) {
+      if (this.filters >= MAX_FILTERS) {
         this.reader.skip('too-large', { ...where, why: 'too many subscribed filters' });
         return;
       }
       interest = { seq: 0, holders: new Map() };
-      this.interests.set(key, interest);
+      byValue.set(value, interest);
+      this.filters += 1;
     }
     if (!interest.holders.has(record.subscriber) && interest.holders.size >= MAX_HOLDERS) {
       this.reader.skip('too-large', { ...where, why: 'too many subscribers of one filter' });
@@ -244,10 +262,15 @@ export class EventRelay {
 
   /** Forgets the subscribers whose lease ran out (a process that died without withdrawing). */
   private sweep(now: number): void {
-    for (const [key, interest] of this.interests) {
-      for (const [subscriber, until] of interest.holders)
-        if (until <= now) interest.holders.delete(subscriber);
-      if (interest.holders.size === 0) this.interests.delete(key);
-    }
+    for (const byValue of Object.values(this.interests))
+      for (const [value, interest] of byValue) {
+        for (const [subscriber, until] of interest.holders)
+          if (until <= now) interest.holders.delete(subscriber);
+        if (interest.holders.size === 0) this.forget(byValue, value);
+      }
+  }
+
+  private forget(byValue: Map<string, Interest>, value: string): void {
+    if (byValue.delete(value)) this.filters -= 1;
   }
 }

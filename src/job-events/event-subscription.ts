@@ -6,6 +6,7 @@ import type { RecordReader, RecordTrust } from '../records';
 import { eventSubscriberQueueArguments, headersBindingArguments, type TopologyNaming } from '../topology';
 import {
   EVENT_RECORD_VERSION,
+  filterField,
   parseEventRecord,
   type EventFilter,
   type FilterField,
@@ -64,7 +65,7 @@ export class JobEventSubscription implements AsyncIterable<SubscriptionMessage> 
     private readonly options: ResolvedSubscribeOptions,
     private readonly deps: SubscriptionDeps,
   ) {
-    this.field = filter.jobId !== undefined ? 'jobId' : filter.name !== undefined ? 'name' : 'queue';
+    this.field = filterField(filter);
     this.value = (filter.jobId ?? filter.name ?? filter.queue) as string;
     this.reader = deps.trust.reader('job-events');
   }

@@ -1,5 +1,5 @@
 import { EventEmitter } from 'node:events';
-import type { EmitEvent, Logger, WarrenEvents } from '../core';
+import type { EmitEvent, ListensTo, Logger, WarrenEvents } from '../core';
 import type { EventRelay } from '../job-events';
 
 /**
@@ -37,8 +37,8 @@ export class WarrenEventSink {
    * Whether anyone listens to `event` (here, or a subscriber elsewhere through the relay): parts skip the
    * work of an event nobody hears.
    */
-  readonly listens = (event: keyof WarrenEvents): boolean =>
-    (this.#target?.listenerCount(event) ?? 0) > 0 || this.#relay?.wants(event) === true;
+  readonly listens: ListensTo = (event, jobId, name, queue) =>
+    (this.#target?.listenerCount(event) ?? 0) > 0 || this.#relay?.wants(event, jobId, name, queue) === true;
 }
 
 /**
