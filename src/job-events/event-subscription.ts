@@ -92,7 +92,8 @@ export class JobEventSubscription implements AsyncIterable<SubscriptionMessage> 
       this.downSince ??= Date.now();
     });
     await channel.assertExchange(exchange, 'headers', { durable: true });
-    await channel.prefetch(Math.min(this.options.maxLength, MAX_PREFETCH), false);
+    const held = Math.min(this.options.maxLength, MAX_PREFETCH);
+    await channel.prefetch(held, false);
     const { queue } = await channel.assertQueue('', {
       exclusive: true,
       autoDelete: true,
@@ -109,10 +110,11 @@ export class JobEventSubscription implements AsyncIterable<SubscriptionMessage> 
     this.renewal ??= setInterval(() => this.announce('interest'), this.options.leaseMs / 3).unref();
   }
 
-  /** After a reconnect: subscribes again, and tells the reader how long it was away. */
+  /** After a reconnect: subscribes again, and tells the reader how long it was away (if it was). */
   async reopen(): Promise<void> {
-    if (this.isClosed) return;
-    const since = this.downSince ?? Date.now();
+    // only one that lost its channel: one still opening (its first connect) opens by itself
+    if (this.isClosed || this.downSince === undefined) return;
+    const since = this.downSince;
     this.downSince = undefined;
     await this.open();
     this.push({ message: { kind: 'reconnected', downMs: Date.now() - since } });

@@ -73,6 +73,7 @@ const ALLOWED: Record<string, readonly string[]> = {
     'records',
     'history',
     'job-control',
+    'job-events',
     'dead-letter-log',
     'core',
     'message',
