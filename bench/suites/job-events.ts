@@ -14,7 +14,6 @@ import { fork, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import * as os from 'node:os';
 import { parseArgs } from 'node:util';
-import * as amqp from 'amqplib';
 import {
   createEventSubscriber,
   createWarren,
@@ -23,8 +22,13 @@ import {
   type JobHandler,
   type Warren,
 } from '../../src';
-import type { TopologyPlan } from '../../src/ops';
+import { createSilentLogger } from '../../src/core';
+import { EventRelay, resolveEventsOptions } from '../../src/job-events';
+import { RecordTrust } from '../../src/records';
+import { createNaming } from '../../src/topology';
 import { planOf } from '../../src/warren';
+import { WarrenEventSink } from '../../src/warren/event-sink';
+import { deletePlan, drainMeasured, type DrainFigures } from '../lib/warren-drain';
 
 const AMQP_URL = process.env.AMQP_URL ?? 'amqp://guest:guest@127.0.0.1:5672';
 const CHILD_ENV = 'WARREN_BENCH_EVENTS_SUBSCRIBER';
@@ -42,10 +46,7 @@ type ChildMessage =
   | { kind: 'latencies'; values: number[] }
   | { kind: 'received'; count: number };
 
-interface Run {
-  readonly jobsPerSecond: number;
-  readonly cpuUsPerJob: number;
-}
+type Run = DrainFigures;
 
 /** A subscriber in another process: to one job id, or to the queue (reporting each event's latency). */
 async function startSubscriber(namespace: string, filter: { jobId: string } | { queue: string }) {
@@ -106,23 +107,11 @@ async function costRun(variant: Variant, jobs: number): Promise<Run> {
     if (variant === 'one-job')
       child = await startSubscriber(namespace, { jobId: ids[Math.floor(jobs / 2)]! });
     if (variant === 'queue') child = await startSubscriber(namespace, { queue: 'bench' });
-    let completed = 0;
-    const done = new Promise<void>((resolve) => {
-      warren.on('completed', () => {
-        if (++completed === jobs) resolve();
-      });
-    });
-    const cpu = process.cpuUsage();
-    const started = process.hrtime.bigint();
-    await warren.start();
-    await done;
-    const seconds = Number(process.hrtime.bigint() - started) / 1e9;
-    const used = process.cpuUsage(cpu);
-    return { jobsPerSecond: jobs / seconds, cpuUsPerJob: (used.user + used.system) / jobs };
+    return await drainMeasured(warren, jobs);
   } finally {
     if (child) await stopSubscriber(child);
     await warren.close();
-    await deletePlan(planOf(warren));
+    await deletePlan(AMQP_URL, planOf(warren));
   }
 }
 
@@ -155,24 +144,71 @@ async function latencyRun(rate: number, seconds: number): Promise<number[]> {
     return await stopSubscriber(child);
   } finally {
     await warren.close();
-    await deletePlan(planOf(warren));
-  }
-}
-
-async function deletePlan(plan: TopologyPlan): Promise<void> {
-  const connection = await amqp.connect(AMQP_URL);
-  try {
-    const channel = await connection.createChannel();
-    for (const queue of plan.queues) await channel.deleteQueue(queue.name);
-    for (const exchange of plan.exchanges) await channel.deleteExchange(exchange.name);
-  } finally {
-    await connection.close();
+    await deletePlan(AMQP_URL, planOf(warren));
   }
 }
 
 function quantile(xs: readonly number[], q: number): number {
   const s = [...xs].sort((a, b) => a - b);
   return s[Math.min(s.length - 1, Math.floor(q * s.length))] ?? Number.NaN;
+}
+
+/**
+ * The job path's share of the events, without the broker's noise: ns per job that the sink's checks add
+ * (one `listens` and one `emit` of `completed`, one `listens` of `progress`), with the relay off, on with
+ * no subscriber, and on with one subscriber to another job id. A warren with no listener of its own.
+ */
+function pathCost(): Record<'off' | 'on' | 'one-job', number> {
+  const naming = createNaming('bench-path');
+  const options = resolveEventsOptions({});
+  const log = createSilentLogger();
+  const relay = new EventRelay(naming, 'bench', options, new RecordTrust('bench-path', undefined, log), log);
+  const withInterest = new EventRelay(
+    naming,
+    'bench',
+    options,
+    new RecordTrust('bench-path', undefined, log),
+    log,
+  );
+  const interest = Buffer.from(
+    JSON.stringify({
+      v: 1,
+      op: 'interest',
+      subscriber: '0123456789abcdef',
+      filter: { jobId: 'x' },
+      leaseMs: 30_000,
+      t: Date.now(),
+    }),
+  );
+  (withInterest as unknown as { hear(m: unknown): void }).hear({
+    content: interest,
+    properties: { headers: {} },
+  });
+  const sinks = { off: new WarrenEventSink(), on: new WarrenEventSink(), 'one-job': new WarrenEventSink() };
+  sinks.on.relayTo(relay);
+  sinks['one-job'].relayTo(withInterest);
+  const payload = {
+    jobId: 'job-1',
+    name: 'bench.noop',
+    queue: 'bench',
+    attempt: 1,
+    durationMs: 1,
+    result: undefined,
+  };
+  const n = 2_000_000;
+  const result = { off: 0, on: 0, 'one-job': 0 };
+  for (let pass = 0; pass < 3; pass++)
+    for (const key of Object.keys(sinks) as (keyof typeof sinks)[]) {
+      const sink = sinks[key];
+      const started = process.hrtime.bigint();
+      for (let i = 0; i < n; i++) {
+        sink.listens('progress', payload.jobId, payload.name, payload.queue);
+        sink.listens('completed', payload.jobId, payload.name, payload.queue);
+        sink.emit('completed', payload);
+      }
+      result[key] = Number(process.hrtime.bigint() - started) / n; // the last pass, warmed up
+    }
+  return result;
 }
 
 const load = () =>
@@ -210,7 +246,13 @@ async function main(): Promise<void> {
     }
   }
   const median = (rs: Run[], f: (r: Run) => number) => quantile(rs.map(f), 0.5);
+  // the ratio to `off` within each round (drift on a shared machine hits a round's runs alike), then its median
   const off = runs.get('off')!;
+  const paired = (rs: Run[]) =>
+    quantile(
+      rs.map((r, i) => r.cpuUsPerJob / off[i]!.cpuUsPerJob),
+      0.5,
+    );
   for (const variant of variants) {
     const rs = runs.get(variant)!;
     const rate = median(rs, (r) => r.jobsPerSecond);
@@ -219,9 +261,14 @@ async function main(): Promise<void> {
     const baseCpu = median(off, (r) => r.cpuUsPerJob);
     console.log(
       `median ${variant.padEnd(8)} ${rate.toFixed(0)} jobs/s (${((rate / baseRate - 1) * 100).toFixed(1)} % against off), ` +
-        `${cpu.toFixed(1)} CPU µs/job (${((cpu / baseCpu - 1) * 100).toFixed(1)} %)`,
+        `${cpu.toFixed(1)} CPU µs/job (${((cpu / baseCpu - 1) * 100).toFixed(1)} %; median of the rounds' ratios ${((paired(rs) - 1) * 100).toFixed(1)} %)`,
     );
   }
+  const path = pathCost();
+  console.log(
+    `job path, ns per job added by the sink's checks: off ${path.off.toFixed(1)}, on ${path.on.toFixed(1)}, ` +
+      `one subscriber to another job id ${path['one-job'].toFixed(1)}`,
+  );
   const rate = Number(values.rate);
   const latencies = await latencyRun(rate, Number(values.seconds));
   console.log(

@@ -30,7 +30,12 @@ export class WarrenEventSink {
     } catch (error) {
       this.#log?.error({ err: error, event }, 'an event listener threw; ignored');
     }
-    if (this.#relay?.wants(event)) this.#relay.relay(event, args[0]);
+    const relay = this.#relay;
+    if (relay === undefined || !relay.wants(event)) return;
+    // only an event of a job a subscriber's filter matches is built into a record and sent
+    const job = args[0] as { jobId?: string; name?: string; queue?: string } | undefined;
+    if (job?.jobId !== undefined && relay.wants(event, job.jobId, job.name, job.queue))
+      relay.relay(event, args[0]);
   };
 
   /**
