@@ -83,6 +83,7 @@ export class JobEventSubscription implements AsyncIterable<SubscriptionMessage> 
     const { naming } = this.deps;
     const exchange = naming.jobEvents();
     const channel = await this.deps.openChannel();
+    this.channel = channel; // from now on, close() closes it, whatever step below fails
     channel.on('error', (error: unknown) =>
       this.deps.log.warn({ err: error }, 'job events subscription channel closed'),
     );
@@ -104,7 +105,6 @@ export class JobEventSubscription implements AsyncIterable<SubscriptionMessage> 
     await channel.bindQueue(queue, exchange, '', headersBindingArguments(binding));
     await channel.bindQueue(queue, exchange, '', headersBindingArguments({ [HEADERS.event]: 'hello' }));
     await channel.consume(queue, (message) => this.receive(channel, message), { noAck: false });
-    this.channel = channel;
     this.announce('interest');
     await channel.waitForConfirms();
     this.renewal ??= setInterval(() => this.announce('interest'), this.options.leaseMs / 3).unref();

@@ -2,11 +2,15 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
+import { existsSync } from 'node:fs';
+import { chromium } from 'playwright-core';
 import type { Warren } from '../../src';
 import { createOps, type WarrenOps } from '../../src/ops';
 import { type DashboardServer, startDashboardServer } from '../../src/ui';
 import { BuildReport, eventsAppOptions, OtherRun } from '../fixtures/event-subscriber';
 import { cleanup, testNamespace, testWarren } from '../support/test-broker';
+
+const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 
 describe('dashboard job page, live', () => {
   const namespace = testNamespace('uijob');
@@ -62,5 +66,33 @@ describe('dashboard job page, live', () => {
       [25, 50, { done: 2 }],
     );
     assert.ok(events().every((e) => e.jobId === jobId && e.process === warren.processId));
+  });
+
+  it('shows the job live in a browser: its progress, then completed, from the page it is on', async () => {
+    assert.ok(
+      existsSync(CHROMIUM),
+      `no browser at ${CHROMIUM}: apt-get install -y chromium (or set CHROMIUM_PATH)`,
+    );
+    const browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox'] });
+    try {
+      const page = await browser.newPage();
+      const jobId = `report-${randomBytes(4).toString('hex')}`;
+      // the page opens the job's live stream first (the overview's stream is up: the page is live)
+      const subscribed = page.waitForResponse((r) => r.url().endsWith(`api/jobs/${jobId}/events`));
+      await page.goto(`${server.url}#/job/${jobId}`);
+      await subscribed;
+      await page.locator('[data-testid=job-live-state]', { hasText: 'waiting for events' }).waitFor();
+      await warren.publish('report.build', { steps: [40, 80] }, { jobId });
+      await page
+        .locator('[data-testid=job-live-state]', { hasText: 'completed' })
+        .waitFor({ timeout: 10_000 });
+      const rows = await page.locator('[data-testid=job-live] tr').allTextContents();
+      assert.equal(rows.length, 3, rows.join(' | '));
+      assert.match(rows[0]!, /^progress.*40$/);
+      assert.match(rows[1]!, /^progress.*80$/);
+      assert.match(rows[2]!, /^completed.*\{"done":2\}$/);
+    } finally {
+      await browser.close();
+    }
   });
 });
