@@ -28,20 +28,31 @@ afterEach(async () => {
 });
 after(() => subscribers.killAll());
 
-/** A worker here (the test process) and a subscriber in another OS process, on one namespace. */
-async function setUp(signingKey?: string): Promise<{
+/**
+ * A worker here (the test process) and a subscriber in another OS process, on one namespace. With
+ * `isWorkerLater`, the worker is created only by `startWorker()`.
+ */
+async function setUp(
+  signingKey?: string,
+  isWorkerLater = false,
+): Promise<{
   warren: Warren;
+  startWorker: () => Promise<Warren>;
   child: ChildWorker<SubscriberMessage>;
   subscribe: (command: Omit<Extract<SubscriberCommand, { cmd: 'subscribe' }>, 'cmd'>) => Promise<void>;
   messages: (id: string) => Record<string, unknown>[];
 }> {
   const namespace = testNamespace();
-  const warren = await testWarren({
-    ...eventsAppOptions(namespace, signingKey),
-    namespace,
-    handlers: [new BuildReport(), new OtherRun()],
-  });
-  await warren.start();
+  const startWorker = async () => {
+    const worker = await testWarren({
+      ...eventsAppOptions(namespace, signingKey),
+      namespace,
+      handlers: [new BuildReport(), new OtherRun()],
+    });
+    await worker.start();
+    return worker;
+  };
+  const warren = isWorkerLater ? (undefined as unknown as Warren) : await startWorker();
   const child = subscribers.fork(signingKey ? [namespace, signingKey] : [namespace]);
   await waitFor(() => child.messages.some((m) => m.kind === 'ready'), { what: 'the subscriber process' });
   const subscribe: Awaited<ReturnType<typeof setUp>>['subscribe'] = async (command) => {
@@ -56,7 +67,7 @@ async function setUp(signingKey?: string): Promise<{
   };
   const messages = (id: string) =>
     child.messages.flatMap((m) => (m.kind === 'message' && m.id === id ? [m.message] : []));
-  return { warren, child, subscribe, messages };
+  return { warren, startWorker, child, subscribe, messages };
 }
 
 const kinds = (messages: Record<string, unknown>[]) => messages.map((m) => m.kind);
@@ -118,6 +129,15 @@ describe('live job events in another process', () => {
     await warren.delayed.cancel(delayed.jobId);
     await waitFor(() => messages('queue').some((m) => m.kind === 'cancelled'), { what: 'the cancel' });
     assert.equal(messages('queue').at(-1)!.jobId, delayed.jobId);
+  });
+
+  it('reach a subscriber whose subscription is older than the worker (the worker says hello)', async () => {
+    const { startWorker, subscribe, messages } = await setUp(undefined, true);
+    await subscribe({ id: 'early', filter: { queue: 'other' } });
+    const worker = await startWorker();
+    const { jobId } = await worker.publish('other.run', {});
+    await waitFor(() => messages('early').length === 1, { what: 'the event of the worker started later' });
+    assert.equal(messages('early')[0]!.jobId, jobId);
   });
 
   it('refuses a job name or a queue the plan does not have, with typed errors', async () => {
