@@ -103,6 +103,18 @@ describe('live job events in another process', () => {
     assert.equal(typeof done.durationMs, 'number');
   });
 
+  it('send a result larger than events.maxValueBytes without it, marked truncated', async () => {
+    const { warren, subscribe, messages } = await setUp();
+    const jobId = `big-${randomBytes(4).toString('hex')}`;
+    await subscribe({ id: 'big', filter: { jobId } });
+    await warren.publish('report.build', { bytes: 20_000 }, { jobId });
+    await waitFor(() => messages('big').length === 1, { what: 'the completed event' });
+    const [done] = messages('big');
+    assert.equal(done!.kind, 'completed');
+    assert.equal(done!.isTruncated, true);
+    assert.equal(done!.result, undefined);
+  });
+
   it('follow a job name and a queue: failed, retrying, failed, dead, and a cancel', async () => {
     const { warren, subscribe, messages } = await setUp();
     await subscribe({ id: 'name', filter: { name: 'report.build' } });
