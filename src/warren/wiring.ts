@@ -241,8 +241,14 @@ function wireJobEvents(base: SharedParts, processId: string) {
   });
   return {
     subscriber,
+    // A live view never fails a reconnect: without its channel, events go unsent (and subscribers count
+    // them as a gap) until the next connect.
     open: async () => {
-      await relay.open(() => manager.openChannel());
+      await relay
+        .open(() => manager.openChannel())
+        .catch((error: unknown) =>
+          log.warn({ err: error }, 'live job events unavailable until the next connect'),
+        );
       await subscriber.reopen();
     },
     stop: async () => {
