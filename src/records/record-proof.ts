@@ -22,7 +22,8 @@ export type RecordRole =
   | 'control-request'
   | 'control-reply'
   | 'job-result'
-  | 'slip';
+  | 'slip'
+  | 'checkpoint';
 
 /** Why a record's proof was not accepted. */
 export type ProofFailure = 'unsigned' | 'malformed-proof' | 'unknown-key' | 'bad-signature' | 'replayed';

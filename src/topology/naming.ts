@@ -51,6 +51,11 @@ export interface TopologyNaming {
   jobHistory(): string;
   /** The job-control stream: cancel, promote and reschedule records for delayed jobs. */
   jobControl(): string;
+  /**
+   * The stream of checkpoints of a stream (the job-control stream or the schedule registry): the state of
+   * every record before an offset, so a reader starts there instead of at the first record.
+   */
+  checkpoints(of: 'job-control' | 'schedules'): string;
 }
 
 const NAMESPACE_PATTERN = /^[A-Za-z0-9_.:-]*$/;
@@ -83,5 +88,6 @@ export function createNaming(namespace: string): TopologyNaming {
     deadLetterLog: () => `${prefix}warren.dead-log`,
     jobHistory: () => `${prefix}warren.history`,
     jobControl: () => `${prefix}warren.job-control`,
+    checkpoints: (of: 'job-control' | 'schedules') => `${prefix}warren.${of}.checkpoints`,
   });
 }
