@@ -4,6 +4,7 @@ import type { RecordReader, RecordTrust } from '../records';
 import {
   followStream,
   readStream,
+  rejectWhenStalled,
   type CheckpointKeeper,
   type StreamFollower,
   type StreamRecord,
@@ -12,7 +13,7 @@ import { CONTROL_RETENTION_MS } from './control-stream';
 import { controlState, restoreControlState } from './control-checkpoints';
 import { parseControlRecord, type ControlRecord } from './control-record';
 
-/** Reading the stream to its end (to this process's own mark) fails past this. */
+/** Reading the stream to its end (to this process's own mark) fails when no record came for this long. */
 const CATCH_UP_TIMEOUT_MS = 15_000;
 const COPY_READ_IDLE_MS = 2000;
 /** A follower from a checkpoint that got no record at all this long after its mark was confirmed, ms. */
@@ -52,8 +53,6 @@ export class ControlView {
   private checkpointTried = false;
   /** Whether the current read started from a checkpoint rather than the first record. */
   private fromCheckpoint = false;
-  /** Whether a read reached this process's mark: checkpoints are offered only from then on. */
-  private caughtUpOnce = false;
 
   constructor(private readonly deps: ControlViewDeps) {
     this.reader = deps.trust.reader('job-control');
@@ -117,20 +116,19 @@ export class ControlView {
         this.restore(checkpoint.upTo, restoreControlState(checkpoint, this.fresh()));
     }
     const mark = randomUUID();
-    let timer: NodeJS.Timeout | undefined;
     let abort: (() => void) | undefined;
     let staleCheck: NodeJS.Timeout | undefined;
     const reached = new Promise<void>((resolve, reject) => {
       this.marks.set(mark, resolve);
       abort = () => reject(new Error('job control stopped'));
       this.abortRead = abort;
-      timer = setTimeout(
-        () => reject(new Error('job control: stream not read within 15 s')),
-        CATCH_UP_TIMEOUT_MS,
-      );
-      // a read still running when the process wants to exit must not hold it open
-      timer.unref();
     });
+    // a long read is fine, a stuck one is not: no record for CATCH_UP_TIMEOUT_MS fails it
+    const late = rejectWhenStalled(
+      () => this.nextOffset,
+      CATCH_UP_TIMEOUT_MS,
+      () => new Error('job control: no record of the stream came for 15 s'),
+    );
     // awaited only once the follower is open and the mark sent, which may take longer than the timeout
     reached.catch(() => undefined);
     try {
@@ -144,11 +142,10 @@ export class ControlView {
       await this.deps.appendMark(mark);
       if (this.fromCheckpoint)
         staleCheck = setTimeout(() => this.readAgainIfStale(follower), STALE_CHECKPOINT_MS);
-      await reached;
-      this.caughtUpOnce = true;
-      this.offerCheckpoint();
+      await Promise.race([reached, late.stalled]);
+      this.offerCheckpoint(true);
     } finally {
-      clearTimeout(timer);
+      late.cancel();
       clearTimeout(staleCheck);
       this.marks.delete(mark);
       if (this.abortRead === abort) this.abortRead = undefined;
@@ -214,9 +211,10 @@ export class ControlView {
     this.offerCheckpoint();
   }
 
-  private offerCheckpoint(): void {
-    if (!this.caughtUpOnce) return;
-    this.deps.keeper.offer(this.nextOffset, () => ({
+  /** A checkpoint at `nextOffset` is the state of every record before it, caught up or not. */
+  private offerCheckpoint(isCaughtUp = false): void {
+    this.deps.keeper.offer(isCaughtUp, this.nextOffset, () => ({
+      upTo: this.nextOffset,
       guard: this.reader.guardSnapshot(),
       state: controlState(this.decisions, this.copies),
     }));

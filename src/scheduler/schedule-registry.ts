@@ -10,6 +10,7 @@ import {
   CheckpointKeeper,
   followStream,
   readToEnd,
+  rejectWhenStalled,
   type StreamFollower,
   type StreamRecord,
 } from '../streams';
@@ -66,7 +67,6 @@ export class ScheduleRegistry {
   /** Whether the first read looked for a checkpoint yet, and whether it started from one. */
   private checkpointTried = false;
   private fromCheckpoint = false;
-  private caughtUp = false;
 
   constructor(private readonly deps: ScheduleRegistryDeps) {
     this.reader = deps.trust.reader('schedules');
@@ -126,22 +126,19 @@ export class ScheduleRegistry {
       this.fromCheckpoint && follower !== undefined
         ? setTimeout(() => this.readAgainIfStale(follower), STALE_CHECKPOINT_MS)
         : undefined;
-    let timer: NodeJS.Timeout | undefined;
-    const late = new Promise<void>((_, reject) => {
-      timer = setTimeout(
-        () => reject(new Error(`the schedule registry was not read to its end within ${timeoutMs} ms`)),
-        timeoutMs,
-      );
-    });
+    const late = rejectWhenStalled(
+      () => this.nextOffset,
+      timeoutMs,
+      () => new Error(`the schedule registry was not read to its end: no record came for ${timeoutMs} ms`),
+    );
     try {
-      await Promise.race([seen, late]);
+      await Promise.race([seen, late.stalled]);
     } finally {
-      clearTimeout(timer);
+      late.cancel();
       clearTimeout(staleCheck);
       this.syncs.delete(token);
     }
-    this.caughtUp = true;
-    this.offerCheckpoint();
+    this.offerCheckpoint(true);
   }
 
   /**
@@ -240,9 +237,10 @@ export class ScheduleRegistry {
       .catch((error) => this.deps.log.warn({ err: error }, 'could not read the schedule registry again'));
   }
 
-  private offerCheckpoint(): void {
-    if (!this.caughtUp) return;
-    this.keeper.offer(this.nextOffset, () => ({
+  /** A checkpoint at `nextOffset` is the state of every record before it, caught up or not. */
+  private offerCheckpoint(isCaughtUp = false): void {
+    this.keeper.offer(isCaughtUp, this.nextOffset, () => ({
+      upTo: this.nextOffset,
       guard: this.reader.guardSnapshot(),
       state: recordsOfState(this.state),
     }));

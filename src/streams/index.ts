@@ -6,6 +6,7 @@
  */
 export { followStream, type StreamFollower } from './stream-follower';
 export { newestRecord } from './newest-record';
+export { rejectWhenStalled } from './stall-timer';
 export {
   CHECKPOINT_EVERY_RECORDS,
   CHECKPOINT_MIN_INTERVAL_MS,

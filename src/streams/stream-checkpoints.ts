@@ -46,20 +46,32 @@ export class CheckpointKeeper {
   }
 
   /**
-   * The reader applied every record before `upTo` and is caught up: writes a checkpoint of `snapshot()` in
-   * the background when one is due. A failure is reported, never thrown: checkpoints only save reading.
+   * The reader applied every record before `upTo`: writes a checkpoint of `snapshot()` in the background
+   * when one is due; during a long read at most every CHECKPOINT_MIN_INTERVAL_MS, and at once when the
+   * reader has just caught up (`isCaughtUp`), so the next start begins where this one ended. A failure is
+   * reported, never thrown: checkpoints only save reading.
    */
-  offer(upTo: number, snapshot: () => { guard: unknown; state: unknown }): void {
-    if (this.writing !== undefined || upTo - this.knownUpTo < CHECKPOINT_EVERY_RECORDS) return;
+  offer(
+    isCaughtUp: boolean,
+    upTo: number,
+    snapshot: () => { upTo: number; guard: unknown; state: unknown },
+  ): void {
+    if (upTo - this.knownUpTo < CHECKPOINT_EVERY_RECORDS) return;
+    // the caught-up checkpoint is written after one in flight, with the state as it is then
+    if (this.writing !== undefined) {
+      if (isCaughtUp) void this.writing.then(() => this.offer(true, snapshot().upTo, snapshot));
+      return;
+    }
     const now = Date.now();
-    if (now - this.lastWriteAt < CHECKPOINT_MIN_INTERVAL_MS) return;
-    const message = this.deps.codec.encode({ upTo, at: now, ...snapshot() });
+    if (!isCaughtUp && now - this.lastWriteAt < CHECKPOINT_MIN_INTERVAL_MS) return;
+    const taken = snapshot();
+    const message = this.deps.codec.encode({ at: now, ...taken });
     if (message === undefined) return;
     this.lastWriteAt = now;
     this.writing = this.deps
       .append(message)
       .then(() => {
-        this.knownUpTo = Math.max(this.knownUpTo, upTo);
+        this.knownUpTo = Math.max(this.knownUpTo, taken.upTo);
       }, this.deps.onWriteFailed)
       .finally(() => {
         this.writing = undefined;
