@@ -114,6 +114,13 @@ export const SUITES: readonly Suite[] = [
     load: () => import('./consumer-startup'),
   },
   {
+    name: 'control-startup',
+    summary: 'a fresh process ready on job control and the schedule registry: empty, and beside a flood',
+    usage: '[--records 1000000] [--rounds 3]',
+    quickArgs: ['--records', '2000', '--rounds', '1'],
+    load: () => import('./control-startup'),
+  },
+  {
     name: 'record-codec',
     summary: 'CPU µs to sign and to verify the records warren writes (no broker)',
     usage: '[--records 200000]',

@@ -23,6 +23,7 @@ export type RecordRole =
   | 'control-reply'
   | 'job-result'
   | 'slip'
+  | 'checkpoint'
   /** A live job event (docs/guide/events.md). */
   | 'job-events'
   /** A live-event subscriber's interest, or a publisher's hello. */

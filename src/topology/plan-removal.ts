@@ -17,6 +17,8 @@ const STREAM_NAMES: { readonly [K in StreamKind]: (plan: TopologyPlan) => string
   schedules: (plan) => plan.naming.scheduleRegistry(),
   'dead-letter-log': (plan) => plan.naming.deadLetterLog(),
   history: (plan) => plan.naming.jobHistory(),
+  'job-control-checkpoints': (plan) => plan.naming.checkpoints('job-control'),
+  'schedules-checkpoints': (plan) => plan.naming.checkpoints('schedules'),
 };
 
 /**

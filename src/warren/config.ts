@@ -18,7 +18,13 @@ import {
 } from '../core';
 import { describeJobSource, readJobDefinition } from '../decorators';
 import { resolvePublisherOptions, type ResolvedPublisherOptions } from '../publisher';
-import { planTopology, type PlanStreams, type StreamRetention, type TopologyPlan } from '../topology';
+import {
+  CHECKPOINT_RETENTION,
+  planTopology,
+  type PlanStreams,
+  type StreamRetention,
+  type TopologyPlan,
+} from '../topology';
 import { resolveDeadLetterLogOptions } from '../dead-letter-log';
 import { resolveHistoryOptions } from '../history';
 import { resolveEventsOptions, type ResolvedEventsOptions } from '../job-events';
@@ -231,6 +237,8 @@ function planStreamsOf(options: Pick<WarrenOptions, 'history' | 'deadLetterLog'>
   const streams: { -readonly [K in keyof PlanStreams]: PlanStreams[K] } = {
     'job-control': { retention: JOB_CONTROL_RETENTION },
     schedules: {},
+    'job-control-checkpoints': { retention: CHECKPOINT_RETENTION },
+    'schedules-checkpoints': { retention: CHECKPOINT_RETENTION },
   };
   if (options.deadLetterLog !== undefined) {
     const { collect: _collect, ...deadLetterLog } = options.deadLetterLog;

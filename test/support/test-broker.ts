@@ -63,7 +63,11 @@ export async function cleanup(): Promise<void> {
 export async function deletePlanEntities(plan: TopologyPlan): Promise<void> {
   const connection = await amqp.connect(BROKER_URL);
   try {
-    for (const queue of plan.queues) {
+    // A pause leaves its marker queue, which is not in the plan (it exists only while paused).
+    const markers = plan.queues.flatMap((q) =>
+      q.role === 'job' ? [{ name: plan.naming.pauseMarker(q.key) }] : [],
+    );
+    for (const queue of [...plan.queues, ...markers]) {
       const ch = await connection.createChannel();
       ch.on('error', () => undefined);
       await ch.deleteQueue(queue.name).catch(() => undefined);

@@ -14,7 +14,8 @@ const ALLOWED: Record<string, readonly string[]> = {
   breaker: ['core'],
   decorators: ['core'],
   idempotency: ['core'],
-  streams: ['core', 'topology'],
+  // Stream readers, and the checkpoints they start from (proven by the record codec).
+  streams: ['core', 'topology', 'records'],
   // The record codec: proofs over warren's own records; its header name comes from message.
   records: ['core', 'message'],
   retry: ['core', 'topology'],
