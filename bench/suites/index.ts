@@ -76,6 +76,14 @@ export const SUITES: readonly Suite[] = [
     load: () => import('./history'),
   },
   {
+    name: 'job-events',
+    summary:
+      'what live job events cost a job at concurrency 100 (off, no subscriber, one job id, a queue) and their latency to another process',
+    usage: '[--jobs 20000] [--rounds 3] [--rate 1000] [--seconds 5]',
+    quickArgs: ['--jobs', '500', '--rounds', '1', '--seconds', '1'],
+    load: () => import('./job-events'),
+  },
+  {
     name: 'idempotency',
     summary:
       'what an idempotency store costs: none, memory, PostgreSQL (synchronous and asynchronous commit)',

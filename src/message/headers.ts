@@ -22,6 +22,10 @@
  *                         so that the copy runs while the original is dropped.
  * - `warren-proof`       on a record of warren's own streams and control messages, when a signing key is
  *                         configured: `1.<key id>.<writer id>.<seq>.<mac>` (docs/reference/trust.md).
+ * - `warren-event`       on a message of the live job events exchange: `event` (a job event), `interest` (a
+ *                         subscriber's filter) or `hello` (a publisher that just connected); with
+ *                         `warren-job-id`, `warren-job-name` and `warren-queue` (the queue key) on an event,
+ *                         the headers a subscriber's binding matches (docs/guide/events.md).
  * - `traceparent`, `tracestate`  W3C trace context: the publisher's span (warren/observability sets them;
  *                         a foreign publisher may), passed through untouched on retries and delays.
  * - `warren-trace-link`   W3C traceparent of the span before this run (the previous attempt, or the
@@ -46,6 +50,9 @@ export const HEADERS = {
   delayed: 'warren-delayed',
   controlCopy: 'warren-control-copy',
   proof: 'warren-proof',
+  event: 'warren-event',
+  jobId: 'warren-job-id',
+  jobName: 'warren-job-name',
   traceparent: 'traceparent',
   tracestate: 'tracestate',
   traceLink: 'warren-trace-link',

@@ -45,6 +45,8 @@ export {
   X_ARGS,
   MAX_CONSUMER_TIMEOUT_MS,
   consumerTimeoutArguments,
+  eventSubscriberQueueArguments,
+  headersBindingArguments,
   pauseMarkerAssertion,
   streamAssertion,
   type QueueAssertion,

@@ -44,6 +44,7 @@ export function planNamespaceRemoval(plan: TopologyPlan): NamespaceRemoval {
   }
   exchanges.add(everyLevel.deliveryExchange);
   exchanges.add(naming.controlExchange());
+  exchanges.add(naming.jobEvents());
   for (const q of plan.queues) if (q.role === 'job') queues.add(naming.pauseMarker(q.key));
   queues.delete(naming.removalMarker());
   return Object.freeze({

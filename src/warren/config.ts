@@ -27,6 +27,7 @@ import {
 } from '../topology';
 import { resolveDeadLetterLogOptions } from '../dead-letter-log';
 import { resolveHistoryOptions } from '../history';
+import { resolveEventsOptions, type ResolvedEventsOptions } from '../job-events';
 import { JOB_CONTROL_RETENTION } from '../job-control';
 import { resolveWorkerOptions, type RegisteredJob, type ResolvedWorkerOptions } from '../worker';
 import { planSlipJobs, slipJobName, type SlipSeal } from '../workflow';
@@ -61,6 +62,8 @@ export interface WarrenConfig {
   readonly signing: ResolvedRecordSigning | undefined;
   /** Seals the slip envelopes this process publishes (a no-op without a key). */
   readonly slipSeal: SlipSeal;
+  /** The live job events this process sends (`events`). */
+  readonly events: ResolvedEventsOptions;
 }
 
 const IGNORE_EVENTS: EmitEvent = () => undefined;
@@ -85,6 +88,7 @@ export function resolveWarrenConfig(
   const jobDefaults = resolveJobDefaults(options.jobDefaults);
   const breakerDefaults = resolveBreakerOptions(options.breakerDefaults, 'breakerDefaults');
   const signing = resolveRecordSigning(options.signingKey);
+  const events = resolveEventsOptions(options.events);
   const handlers = readHandlers(options.handlers ?? []);
   const definitions = [...handlers.values()].map((h) => h.definition);
   for (const job of options.jobs ?? []) definitions.push(readJobDefinition(job));
@@ -122,6 +126,7 @@ export function resolveWarrenConfig(
     slipActivities: slips.activities,
     signing,
     slipSeal: seal,
+    events,
   };
 }
 

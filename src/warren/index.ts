@@ -5,6 +5,7 @@
  * for internal users and tests: src/index.ts does not export them.
  */
 export { createWarren } from './create-warren';
+export { createEventSubscriber, type EventSubscriberOptions } from './create-event-subscriber';
 export { Warren, planOf, warrenParts } from './warren';
 export type { WarrenJobs, JobMap, PublishManyEntry, PublishManyResult } from './warren-jobs';
 export type { HealthReport } from './health';

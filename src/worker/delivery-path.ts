@@ -1,5 +1,5 @@
 import type { PermitGate } from '../coordination';
-import type { BreakerHandle, EmitEvent, Instrumentation, JobContext, Logger, WarrenEvents } from '../core';
+import type { BreakerHandle, EmitEvent, Instrumentation, JobContext, Logger, ListensTo } from '../core';
 import type { ConfirmPublisher } from '../connection';
 import type { IdempotencyStore } from '../idempotency';
 import type { TopologyPlan } from '../topology';
@@ -26,7 +26,7 @@ export interface DeliveryPathDeps {
    * Whether anyone listens to `event`: the per-job `completed` payload is built only then (it was 2 µs of a 9
    * µs no-op job).
    */
-  readonly listens: (event: keyof WarrenEvents) => boolean;
+  readonly listens: ListensTo;
   readonly log: Logger;
   readonly publishJob: JobContext['publish'];
   /** The named breaker, for a job of `queue` (a queue whose jobs use a breaker pauses while it is open). */

@@ -4,7 +4,7 @@ import {
   validatePayload,
   type EmitEvent,
   type Instrumentation,
-  type WarrenEvents,
+  type ListensTo,
 } from '../core';
 import type { PermitGate } from '../coordination';
 import { HEADERS, type DecodedJob } from '../message';
@@ -47,7 +47,7 @@ export interface JobProcessorDeps {
   readonly context: JobRunContextDeps;
   readonly emit: EmitEvent;
   /** Whether anyone listens to `event`: the per-job `started` payload is built only then. */
-  readonly listens: (event: keyof WarrenEvents) => boolean;
+  readonly listens: ListensTo;
   /** Metrics and traces around each handler run (warren/observability), if set. */
   readonly instrumentation: Instrumentation | undefined;
 }

@@ -44,6 +44,7 @@ function candidates(namespace: string): string[] {
     ...levels.flatMap((n) => [`queue ${n}`, `exchange ${n}`]),
     `exchange ${namespace}.warren.delay.delivery`,
     `exchange ${namespace}.warren.control`,
+    `exchange ${namespace}.warren.events`,
   ];
 }
 
