@@ -66,6 +66,7 @@ export {
   JobResultError,
   JobControlError,
   NamespaceInUseError,
+  IsolateError,
   UnrecoverableError,
   RetryLaterError,
   CompensationFailedError,
@@ -83,6 +84,7 @@ export {
   type BreakerHandle,
   type WarrenEvents,
   type Logger,
+  type IsolateKind,
 } from './core';
 export {
   branch,

@@ -1,4 +1,5 @@
 export * from './errors';
+export * from './isolate-error';
 export * from './handler-signals';
 export * from './job-types';
 export * from './logger';

@@ -22,7 +22,12 @@ import { planTopology, type PlanStreams, type StreamRetention, type TopologyPlan
 import { resolveDeadLetterLogOptions } from '../dead-letter-log';
 import { resolveHistoryOptions } from '../history';
 import { JOB_CONTROL_RETENTION } from '../job-control';
-import { resolveWorkerOptions, type RegisteredJob, type ResolvedWorkerOptions } from '../worker';
+import {
+  resolveIsolateSettings,
+  resolveWorkerOptions,
+  type RegisteredJob,
+  type ResolvedWorkerOptions,
+} from '../worker';
 import { planSlipJobs, slipJobName, type SlipSeal } from '../workflow';
 import { slipSeal } from './slip-seal';
 import { resolveJobLimiters, type DeclaredLimiters } from '../coordination';
@@ -129,7 +134,12 @@ function registerJobs(
   const jobs = new Map<string, RegisteredJob>();
   for (const [name, handler] of handlers) {
     const planned = plan.jobs.get(name)!;
-    const { attempts, backoff, timeoutMs } = resolveJobSettings(planned, jobDefaults);
+    const { attempts, backoff, timeoutMs, concurrency } = resolveJobSettings(planned, jobDefaults);
+    const isolate = resolveIsolateSettings(planned, {
+      timeoutMs,
+      concurrency,
+      isTimeoutSet: planned.timeoutMs !== undefined,
+    });
     checkInPlaceAttempts(plan, name, planned.queueName, attempts);
     jobs.set(name, {
       planned,
@@ -140,6 +150,7 @@ function registerJobs(
       schema: planned.schema,
       breakers: planned.breakers ?? [],
       limiter: limiterOf(name),
+      ...(isolate !== undefined ? { isolate, timeoutMs: isolate.timeoutMs } : {}),
     });
   }
   return jobs;

@@ -1,0 +1,190 @@
+import { afterEach, after, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { threadId } from 'node:worker_threads';
+import pino from 'pino';
+import { defineTopology, IsolateError, type WarrenEvents } from '../../src';
+import { brokenJob, isolatedJobsOf } from '../fixtures/isolate-jobs';
+import { cleanup, testNamespace, testWarren } from '../support/test-broker';
+import { nextEvent, waitFor } from '../support/wait-for';
+
+/**
+ * Isolated processors (issue 34) on the broker under test, for both kinds: the handler runs in a worker
+ * thread or a child process, the broker side stays here, and every way an isolate ends is the outcome of
+ * that one delivery with its reason.
+ */
+const topology = defineTopology({ queues: { 'iso-thread': {}, 'iso-process': {} } });
+
+type Failed = WarrenEvents['failed'][0];
+type Dead = WarrenEvents['deadLettered'][0];
+type Retried = WarrenEvents['retried'][0];
+type Completed = WarrenEvents['completed'][0];
+
+for (const kind of ['thread', 'process'] as const) {
+  const jobs = isolatedJobsOf(kind);
+  const handlers = Object.values(jobs);
+  const open = async (extra: { namespace?: string; logger?: pino.Logger; graceMs?: number } = {}) => {
+    const warren = await testWarren({
+      topology,
+      handlers,
+      ...(extra.namespace ? { namespace: extra.namespace } : {}),
+      ...(extra.logger ? { logger: extra.logger } : {}),
+      ...(extra.graceMs !== undefined ? { worker: { shutdownGraceMs: extra.graceMs } } : {}),
+    });
+    await warren.start();
+    return warren;
+  };
+
+  describe(`isolate: '${kind}'`, () => {
+    afterEach(cleanup);
+    after(cleanup);
+
+    it('runs the handler in the isolate, with its progress and log lines reaching the main process', async () => {
+      const lines: { msg?: string; n?: number; jobId?: string }[] = [];
+      const logger = pino({ level: 'info' }, { write: (line: string) => void lines.push(JSON.parse(line)) });
+      const warren = await open({ logger });
+      const progress: unknown[] = [];
+      warren.on('progress', (e) => progress.push(e.progress));
+      const completed = nextEvent<Completed>(warren, 'completed');
+      const { jobId } = await warren.publish(jobs.echo, { n: 21 });
+      const result = (await completed).result as {
+        doubled: number;
+        pid: number;
+        threadId: number;
+        jobId: string;
+      };
+      assert.equal(result.doubled, 42);
+      assert.equal(result.jobId, jobId, 'its ctx carries the job');
+      if (kind === 'process') assert.notEqual(result.pid, process.pid, 'ran in another process');
+      else {
+        assert.equal(result.pid, process.pid);
+        assert.notEqual(result.threadId, threadId, 'ran in another thread');
+      }
+      await waitFor(() => progress.length >= 2, { what: 'both progress values' });
+      assert.deepEqual(progress, [{ step: 1 }, { step: 2 }]);
+      const line = lines.find((l) => l.msg === 'echo ran');
+      assert.equal(line?.n, 21);
+      assert.equal(line?.jobId, jobId, 'the line carries the job fields of ctx.log');
+    });
+
+    it('publishes a follow-up job and fires a breaker call from inside the isolate', async () => {
+      const warren = await open();
+      const done = new Map<string, Completed>();
+      warren.on('completed', (e) => done.set(e.jobId, e));
+      const { jobId } = await warren.publish(jobs.publishes, { n: 2 });
+      const own = await waitFor(() => done.get(jobId), { what: 'the publishing job' });
+      const result = own.result as { published: string; viaBreaker: string };
+      assert.match(result.viaBreaker, /^called in /);
+      const followUp = await waitFor(() => done.get(result.published), { what: 'the follow-up job' });
+      assert.equal((followUp.result as { doubled: number }).doubled, 4);
+    });
+
+    it('kills a job that loops past hardTimeoutMs and dead-letters it with reason hard-timeout; the pool goes on', async () => {
+      const warren = await open();
+      const failed = nextEvent<Failed>(warren, 'failed');
+      const dead = nextEvent<Dead>(warren, 'deadLettered');
+      const started = Date.now();
+      const { jobId } = await warren.publish(jobs.loop, {});
+      const failure = await failed;
+      assert.ok(failure.error instanceof IsolateError, `an IsolateError, got ${String(failure.error)}`);
+      assert.equal(failure.error.reason, 'hard-timeout');
+      assert.equal(failure.error.code, 'ISOLATE_HARD_TIMEOUT');
+      assert.ok(Date.now() - started >= 100, 'not before its hardTimeoutMs');
+      const letter = await dead;
+      assert.equal(letter.jobId, jobId);
+      assert.equal(letter.reason, 'attempts-exhausted', 'its one attempt spent');
+      const completed = nextEvent<Completed>(warren, 'completed');
+      await warren.publish(jobs.echo, { n: 1 });
+      assert.equal(((await completed).result as { doubled: number }).doubled, 2);
+    });
+
+    it('retries a delivery whose isolate exited mid-job with reason isolate-crashed', async () => {
+      const warren = await open();
+      const retried = nextEvent<Retried>(warren, 'retried');
+      const completed = nextEvent<Completed>(warren, 'completed');
+      const { jobId } = await warren.publish(jobs.crashOnce, {});
+      const retry = await retried;
+      assert.equal(retry.jobId, jobId);
+      assert.ok(retry.error instanceof IsolateError);
+      assert.equal(retry.error.reason, 'isolate-crashed');
+      assert.match(retry.error.message, /exit code 3/);
+      const done = await completed;
+      assert.equal(done.jobId, jobId);
+      assert.deepEqual(done.result, { attempt: 2 });
+    });
+
+    it('dead-letters with reason unserializable a result or a payload that cannot cross', async () => {
+      const warren = await open();
+      const letters = new Map<string, Dead>();
+      warren.on('deadLettered', (e) => letters.set(e.jobId, e));
+      const result = await warren.publish(jobs.badResult, {});
+      const payload = await warren.publish(jobs.badPayload, {});
+      const byResult = await waitFor(() => letters.get(result.jobId), {
+        what: 'the bad result dead-lettered',
+      });
+      const byPayload = await waitFor(() => letters.get(payload.jobId), {
+        what: 'the bad payload dead-lettered',
+      });
+      for (const letter of [byResult, byPayload]) {
+        assert.equal(letter.reason, 'unserializable');
+        assert.equal(letter.attempt, 1, 'at once: another attempt would cross the same value');
+        assert.equal((letter.error as IsolateError).code, 'ISOLATE_UNSERIALIZABLE');
+      }
+    });
+
+    it("carries the handler's signals across: an UnrecoverableError dead-letters, the timeout aborts ctx.signal", async () => {
+      const warren = await open();
+      const letters = new Map<string, Dead>();
+      warren.on('deadLettered', (e) => letters.set(e.jobId, e));
+      const failures = new Map<string, Failed>();
+      warren.on('failed', (e) => failures.set(e.jobId, e));
+      const thrown = await warren.publish(jobs.throws, {});
+      const started = Date.now();
+      const aborted = await warren.publish(jobs.signal, {});
+      assert.equal((await waitFor(() => letters.get(thrown.jobId))).reason, 'unrecoverable');
+      const failure = await waitFor(() => failures.get(aborted.jobId), { what: 'the aborted job failed' });
+      assert.equal((failure.error as Error).name, 'JobTimeoutError');
+      const tookMs = Date.now() - started;
+      assert.ok(tookMs >= 200 && tookMs < 5000, `at its timeoutMs, before its hard timeout (${tookMs} ms)`);
+    });
+
+    it('kills a job past its memory cap and fails it with reason memory-limit', async () => {
+      const warren = await open();
+      const failed = nextEvent<Failed>(warren, 'failed', undefined, 20_000);
+      const dead = nextEvent<Dead>(warren, 'deadLettered', undefined, 20_000);
+      const { jobId } = await warren.publish(jobs.leak, {});
+      const failure = await failed;
+      assert.equal(failure.jobId, jobId);
+      assert.ok(failure.error instanceof IsolateError, `an IsolateError, got ${String(failure.error)}`);
+      assert.equal(failure.error.reason, 'memory-limit');
+      assert.equal((await dead).jobId, jobId);
+    });
+
+    it('on close, kills an isolate past the grace period and requeues its delivery without spending an attempt', async () => {
+      const namespace = testNamespace(`iso-close-${kind}`);
+      const first = await open({ namespace, graceMs: 200 });
+      const started = nextEvent(first, 'started');
+      const { jobId } = await first.publish(jobs.spin, { ms: 1500 });
+      await started;
+      const closing = Date.now();
+      await first.close();
+      assert.ok(Date.now() - closing < 1500, 'close did not wait for the job');
+      const second = await open({ namespace });
+      const completed = nextEvent<Completed>(second, 'completed', undefined, 15_000);
+      const done = await completed;
+      assert.equal(done.jobId, jobId);
+      assert.equal(done.attempt, 1, 'no attempt spent');
+    });
+
+    it('fails start() with ISOLATE_LOAD_FAILED when the processor module does not load', async () => {
+      const warren = await testWarren({ topology, handlers: [brokenJob(kind)] });
+      const error = await warren.start().then(
+        () => assert.fail('start() should reject'),
+        (e: unknown) => e,
+      );
+      assert.ok(error instanceof IsolateError, `an IsolateError, got ${String(error)}`);
+      assert.equal(error.code, 'ISOLATE_LOAD_FAILED');
+      assert.match(error.message, /broken on purpose/);
+      assert.match(error.message, /isolate-broken-processor/);
+    });
+  });
+}
