@@ -5,7 +5,7 @@ import pino from 'pino';
 import { defineTopology, IsolateError, type WarrenEvents } from '../../src';
 import { brokenJob, isolatedJobsOf } from '../fixtures/isolate-jobs';
 import { cleanup, testNamespace, testWarren } from '../support/test-broker';
-import { nextEvent, waitFor } from '../support/wait-for';
+import { nextEvent, passTime, waitFor } from '../support/wait-for';
 
 /**
  * Isolated processors (issue 34) on the broker under test, for both kinds: the handler runs in a worker
@@ -173,6 +173,44 @@ for (const kind of ['thread', 'process'] as const) {
       const done = await completed;
       assert.equal(done.jobId, jobId);
       assert.equal(done.attempt, 1, 'no attempt spent');
+    });
+
+    it('replaces an isolate after recycleAfter.jobs jobs', async () => {
+      const warren = await open();
+      const isolates: string[] = [];
+      for (let i = 0; i < 4; i++) {
+        const completed = nextEvent<Completed>(warren, 'completed');
+        await warren.publish(jobs.recycled, {});
+        isolates.push(((await completed).result as { isolate: string }).isolate);
+      }
+      assert.equal(isolates[0], isolates[1], 'two jobs in the first isolate');
+      assert.equal(isolates[2], isolates[3], 'two in the next');
+      assert.notEqual(isolates[1], isolates[2], 'then a fresh one');
+    });
+
+    it('stops an isolate idle past pool.idleMs beyond the warm one', async () => {
+      const warren = await open();
+      const runPair = async () => {
+        const results: string[] = [];
+        const listener = (e: Completed) => {
+          if (e.name === jobs.reaped.name) results.push((e.result as { isolate: string }).isolate);
+        };
+        warren.on('completed', listener);
+        await Promise.all([warren.publish(jobs.reaped, {}), warren.publish(jobs.reaped, {})]);
+        await waitFor(() => results.length === 2, { what: 'both jobs of the pair' });
+        warren.off('completed', listener);
+        return results;
+      };
+      const first = await runPair();
+      assert.notEqual(first[0], first[1], 'two overlapping jobs ran in two isolates');
+      await passTime(800); // the idle time is the point: past pool.idleMs (300 ms)
+      const second = await runPair();
+      const kept = second.filter((isolate) => first.includes(isolate));
+      assert.equal(
+        kept.length,
+        1,
+        `the warm isolate stayed, the other was stopped (${first} then ${second})`,
+      );
     });
 
     it('fails start() with ISOLATE_LOAD_FAILED when the processor module does not load', async () => {
