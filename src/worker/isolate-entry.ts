@@ -39,11 +39,17 @@ function portOf(): Port {
 interface Settings {
   readonly processor: string;
   readonly jobName: string;
+  /** Report the memory after each job (`recycleAfter.rssMb`): reading it costs more than a small job. */
+  readonly reportsMemory: boolean;
 }
 
 function settingsOf(): Settings {
   if (!isMainThread) return workerData as Settings;
-  return { processor: process.argv[2] ?? '', jobName: process.argv[3] ?? '' };
+  return {
+    processor: process.argv[2] ?? '',
+    jobName: process.argv[3] ?? '',
+    reportsMemory: process.argv[4] === '1',
+  };
 }
 
 // A real dynamic import (tsc would turn `import()` into `require` for CommonJS): ESM and CommonJS alike.
@@ -92,17 +98,29 @@ type Calls = Map<number, { resolve(v: unknown): void; reject(e: unknown): void; 
 interface JobSide {
   readonly port: Port;
   readonly id: number;
-  readonly controller: AbortController;
+  /** Made when the handler first reads `ctx.signal` (an AbortController costs more than a small job). */
+  controller: AbortController | undefined;
+  abortReason: Error | undefined;
   readonly calls: Calls;
 }
 
 /** One job's ctx inside the isolate: the fields, and functions that cross to the main process. */
 function makeContext(side: JobSide, job: Extract<ToIsolate, { t: 'run' }>['job']) {
   const { port, id } = side;
+  let log: Record<string, unknown> | undefined;
   return {
     ...job,
-    signal: side.controller.signal,
-    log: isolateLogger(side, {}),
+    get signal(): AbortSignal {
+      if (side.controller === undefined) {
+        side.controller = new AbortController();
+        if (side.abortReason !== undefined) side.controller.abort(side.abortReason);
+      }
+      return side.controller.signal;
+    },
+    get log() {
+      log ??= isolateLogger(side, {});
+      return log;
+    },
     progress: (value: unknown) => port.send({ t: 'progress', id, value }),
     publish: (name: string, data: unknown, options?: unknown) =>
       callMain(side, (callId) => ({ t: 'call', id, callId, op: 'publish', args: [name, data, options] })),
@@ -195,9 +213,9 @@ function cloneable(fields: object): Record<string, unknown> {
   return out;
 }
 
-function memoryBytes(): number {
-  const usage = process.memoryUsage();
-  return isMainThread ? usage.rss : usage.heapUsed;
+function memoryBytes(reportsMemory: boolean): number {
+  if (!reportsMemory) return 0;
+  return isMainThread ? process.memoryUsage.rss() : process.memoryUsage().heapUsed;
 }
 
 /** Imports the processor and finds the job's handler in it, or throws saying why. */
@@ -212,18 +230,27 @@ async function loadHandler(settings: Settings): Promise<Handle> {
 }
 
 /** Runs a job the pool sent, and answers `done` (or `unserializable` when its result cannot cross). */
-function runJob(
-  port: Port,
-  run: Handle,
-  message: Extract<ToIsolate, { t: 'run' }>,
-  jobs: Map<number, JobSide>,
-) {
-  const side: JobSide = { port, id: message.id, controller: new AbortController(), calls: new Map() };
+/** This isolate: its channel, its job's handler, and whether it reports its memory after each job. */
+interface Host {
+  readonly port: Port;
+  readonly run: Handle;
+  readonly reportsMemory: boolean;
+}
+
+function runJob(host: Host, message: Extract<ToIsolate, { t: 'run' }>, jobs: Map<number, JobSide>) {
+  const { port, run, reportsMemory } = host;
+  const side: JobSide = {
+    port,
+    id: message.id,
+    controller: undefined,
+    abortReason: undefined,
+    calls: new Map(),
+  };
   jobs.set(message.id, side);
   const ctx = makeContext(side, message.job);
   const finish = (done: Omit<Extract<FromIsolate, { t: 'done' }>, 't' | 'id' | 'memoryBytes'>) => {
     jobs.delete(message.id);
-    const base = { t: 'done', id: message.id, memoryBytes: memoryBytes() } as const;
+    const base = { t: 'done', id: message.id, memoryBytes: memoryBytes(reportsMemory) } as const;
     try {
       port.send({ ...base, ...done });
     } catch (error) {
@@ -242,7 +269,8 @@ function runJob(
 function toJob(side: JobSide, message: Exclude<ToIsolate, { t: 'run' }>): void {
   if (message.t === 'abort') {
     const reason = Object.assign(new Aborted(message.error.message), { name: message.error.name });
-    side.controller.abort(reason);
+    side.abortReason = reason;
+    side.controller?.abort(reason);
     return;
   }
   const pending = side.calls.get(message.callId);
@@ -258,16 +286,18 @@ function toJob(side: JobSide, message: Exclude<ToIsolate, { t: 'run' }>): void {
 
 async function main(): Promise<void> {
   const port = portOf();
+  const settings = settingsOf();
   let run: Handle;
   try {
-    run = await loadHandler(settingsOf());
+    run = await loadHandler(settings);
   } catch (error) {
     port.send({ t: 'load-failed', error: crossError(error) });
     return;
   }
   const jobs = new Map<number, JobSide>();
+  const host: Host = { port, run, reportsMemory: settings.reportsMemory };
   port.onMessage((message) => {
-    if (message.t === 'run') return runJob(port, run, message, jobs);
+    if (message.t === 'run') return runJob(host, message, jobs);
     const side = jobs.get(message.id);
     if (side !== undefined) toJob(side, message);
   });

@@ -31,6 +31,8 @@ export interface IsolateSpawn {
   /** The processor module, as import() takes it (an absolute path or a file URL). */
   readonly processor: string;
   readonly jobName: string;
+  /** Whether it reports its memory after each job (`recycleAfter.rssMb`). */
+  readonly reportsMemory: boolean;
   /** A thread's JS heap cap (resourceLimits), MiB. */
   readonly heapLimitMb: number | undefined;
   readonly onMessage: (message: FromIsolate) => void;
@@ -45,7 +47,7 @@ export function spawnIsolate(spawn: IsolateSpawn): IsolateHandle {
 
 function spawnThread(spawn: IsolateSpawn): IsolateHandle {
   const worker = new Worker(ENTRY, {
-    workerData: { processor: spawn.processor, jobName: spawn.jobName },
+    workerData: { processor: spawn.processor, jobName: spawn.jobName, reportsMemory: spawn.reportsMemory },
     ...(spawn.heapLimitMb !== undefined
       ? { resourceLimits: { maxOldGenerationSizeMb: spawn.heapLimitMb } }
       : {}),
@@ -69,7 +71,7 @@ function spawnThread(spawn: IsolateSpawn): IsolateHandle {
 }
 
 function spawnProcess(spawn: IsolateSpawn): IsolateHandle {
-  const child: ChildProcess = fork(ENTRY, [spawn.processor, spawn.jobName], {
+  const child: ChildProcess = fork(ENTRY, [spawn.processor, spawn.jobName, spawn.reportsMemory ? '1' : '0'], {
     serialization: 'advanced',
     execArgv: [],
     stdio: ['ignore', 'inherit', 'inherit', 'ipc'],

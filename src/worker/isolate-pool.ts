@@ -19,6 +19,8 @@ export interface IsolateRun {
   readonly outcome: Promise<RunOutcome>;
   /** Shutdown past its grace: kills the isolate running it (or drops it from the queue); outcome `aborted`. */
   abortForShutdown(): void;
+  /** When it began in an isolate (`performance.now()`), 0 while queued: what its hard timeout counts from. */
+  readonly startedAt: number;
 }
 
 const MIB = 1024 * 1024;
@@ -42,6 +44,7 @@ interface PendingRun {
   member: Member | undefined;
   timers: NodeJS.Timeout[];
   isDone: boolean;
+  startedAt: number;
 }
 
 /**
@@ -101,6 +104,7 @@ export class IsolatePool {
       member: undefined,
       timers: [],
       isDone: false,
+      startedAt: 0,
     };
     if (this.isClosed) pending.settle({ kind: 'aborted' });
     else {
@@ -109,6 +113,9 @@ export class IsolatePool {
     }
     return {
       outcome,
+      get startedAt() {
+        return pending.startedAt;
+      },
       abortForShutdown: () => {
         if (pending.isDone) return;
         const member = pending.member;
@@ -152,6 +159,7 @@ export class IsolatePool {
       processor,
       jobName: this.jobName,
       heapLimitMb: kind === 'thread' ? memoryLimitMb : undefined,
+      reportsMemory: this.settings.recycleMb !== undefined,
       onMessage: (message) => {
         if (message.t === 'ready') {
           member.isReady = true;
@@ -203,11 +211,10 @@ export class IsolatePool {
   /** Hands queued jobs to idle isolates, starting isolates up to the pool's size. */
   private dispatch(): void {
     while (this.queue.length > 0) {
-      const idle = [...this.members].find(
-        (m) => m.isReady && m.busy === undefined && m.killedFor === undefined,
-      );
+      const idle = this.idleMember();
       if (idle === undefined) {
-        const starting = [...this.members].filter((m) => !m.isReady).length;
+        let starting = 0;
+        for (const m of this.members) if (!m.isReady) starting += 1;
         if (this.members.size < this.settings.size && starting < this.queue.length) {
           this.spawn((error) => {
             // a processor that stopped loading fails the job that needed the isolate (an attempt), never
@@ -220,6 +227,12 @@ export class IsolatePool {
       }
       this.begin(idle, this.queue.shift()!);
     }
+  }
+
+  private idleMember(): Member | undefined {
+    for (const m of this.members)
+      if (m.isReady && m.busy === undefined && m.killedFor === undefined) return m;
+    return undefined;
   }
 
   private begin(member: Member, pending: PendingRun): void {
@@ -241,6 +254,7 @@ export class IsolatePool {
     }
     member.busy = pending;
     pending.member = member;
+    pending.startedAt = performance.now();
     const job = pending.task.job;
     if (timeoutMs < hardTimeoutMs)
       pending.timers.push(
@@ -294,10 +308,9 @@ export class IsolatePool {
         error: rebuildError(done.error ?? { name: 'Error', message: 'failed' }),
       });
     const { recycleJobs, recycleMb } = this.settings;
-    const memory = member.handle.residentBytes() ?? done.memoryBytes;
     if (
       (recycleJobs !== undefined && member.jobsRun >= recycleJobs) ||
-      (recycleMb !== undefined && memory > recycleMb * MIB)
+      (recycleMb !== undefined && (member.handle.residentBytes() ?? done.memoryBytes) > recycleMb * MIB)
     ) {
       this.kill(member, 'retired');
       return;
@@ -308,10 +321,12 @@ export class IsolatePool {
   private becameIdle(member: Member): void {
     if (member.killedFor !== undefined) return;
     clearTimeout(member.idleTimer);
-    member.idleTimer = setTimeout(() => {
-      if (member.busy === undefined && this.members.size > this.settings.warm) this.kill(member, 'retired');
-    }, this.settings.idleMs);
-    member.idleTimer.unref();
+    if (this.members.size > this.settings.warm) {
+      member.idleTimer = setTimeout(() => {
+        if (member.busy === undefined && this.members.size > this.settings.warm) this.kill(member, 'retired');
+      }, this.settings.idleMs);
+      member.idleTimer.unref();
+    }
     this.dispatch();
   }
 
