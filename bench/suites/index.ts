@@ -109,7 +109,7 @@ export const SUITES: readonly Suite[] = [
     name: 'isolates',
     summary:
       'isolated processors beside inline handlers: overhead per job, CPU-bound speed-up, event-loop delay, kill latency',
-    usage: '[--jobs 2000] [--cpu-jobs 40] [--seconds 20] [--kills 200]',
+    usage: '[--jobs 2000] [--cpu-jobs 40] [--seconds 15] [--kills 200]',
     quickArgs: ['--jobs', '100', '--cpu-jobs', '4', '--seconds', '2', '--kills', '5'],
     load: () => import('./isolates'),
   },
