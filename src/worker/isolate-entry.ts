@@ -2,10 +2,11 @@
  * The program an isolate runs (a worker thread's script, a child process's main module): it imports the
  * job's processor module, finds the handler of the job in it, answers `ready` (or `load-failed`), then
  * runs one job at a time as the pool sends them, with a ctx whose calls cross to the main process
- * (isolate-protocol.ts). It never touches the broker. It imports nothing of warren but the protocol, so
+ * (isolate-protocol.ts). It never touches the broker. It imports nothing of warren but the protocol and the loader, so
  * that an isolate starts in tens of milliseconds.
  */
 import { isMainThread, parentPort, workerData } from 'node:worker_threads';
+import { loadHandler, type Handle } from './isolate-loader';
 import {
   crossError,
   type CrossedError,
@@ -14,14 +15,10 @@ import {
   type ToIsolate,
 } from './isolate-protocol';
 
-type Handle = (data: unknown, ctx: unknown) => unknown;
-
 interface Port {
   send(message: FromIsolate): void;
   onMessage(listener: (message: ToIsolate) => void): void;
 }
-
-const JOB_METADATA = Symbol.for('warren:job');
 
 function portOf(): Port {
   if (!isMainThread && parentPort) {
@@ -50,36 +47,6 @@ function settingsOf(): Settings {
     jobName: process.argv[3] ?? '',
     reportsMemory: process.argv[4] === '1',
   };
-}
-
-// A real dynamic import (tsc would turn `import()` into `require` for CommonJS): ESM and CommonJS alike.
-const importModule = new Function('specifier', 'return import(specifier)') as (s: string) => Promise<unknown>;
-
-/** The job's handler among the module's exports: its defined job or @Job class by name, else `handle`/default. */
-function findHandler(mod: Record<string, unknown>, jobName: string): Handle | undefined {
-  // its exports, the default export's, and one level inside them (a record of jobs)
-  const exports: unknown[] = [];
-  const add = (value: unknown, depth: number) => {
-    exports.push(value);
-    if (depth > 0 && value !== null && typeof value === 'object')
-      for (const inner of Object.values(value)) add(inner, depth - 1);
-  };
-  add(mod, 3);
-  for (const value of exports) {
-    if (value === null || (typeof value !== 'object' && typeof value !== 'function')) continue;
-    const v = value as { name?: unknown; handle?: unknown; prototype?: { handle?: unknown } };
-    if (typeof value === 'object' && v.name === jobName && typeof v.handle === 'function')
-      return (v.handle as Handle).bind(value);
-    if (typeof value === 'function' && typeof v.prototype?.handle === 'function') {
-      const reflect = Reflect as unknown as { getMetadata?: (k: unknown, t: unknown) => { name?: string } };
-      if (reflect.getMetadata?.(JOB_METADATA, value)?.name === jobName) {
-        const instance = new (value as new () => { handle: Handle })();
-        return (data, ctx) => instance.handle(data, ctx);
-      }
-    }
-  }
-  const fallback = mod.handle ?? (mod.default as { handle?: unknown } | undefined)?.handle ?? mod.default;
-  return typeof fallback === 'function' ? (fallback as Handle) : undefined;
 }
 
 class Aborted extends Error {}
@@ -218,18 +185,6 @@ function memoryBytes(reportsMemory: boolean): number {
   return isMainThread ? process.memoryUsage.rss() : process.memoryUsage().heapUsed;
 }
 
-/** Imports the processor and finds the job's handler in it, or throws saying why. */
-async function loadHandler(settings: Settings): Promise<Handle> {
-  const mod = (await importModule(settings.processor)) as Record<string, unknown>;
-  const handle = findHandler(mod, settings.jobName);
-  if (handle === undefined)
-    throw new Error(
-      `the module exports no handler of job '${settings.jobName}': export the defined job, its @Job class, or a handle(data, ctx) function`,
-    );
-  return handle;
-}
-
-/** Runs a job the pool sent, and answers `done` (or `unserializable` when its result cannot cross). */
 /** This isolate: its channel, its job's handler, and whether it reports its memory after each job. */
 interface Host {
   readonly port: Port;

@@ -270,13 +270,11 @@ export class IsolatePool {
       );
     pending.timers.push(setTimeout(() => this.kill(member, 'hard-timeout'), hardTimeoutMs));
     if (kind === 'process' && memoryLimitMb !== undefined) {
-      const poll = () => {
+      const poll = setInterval(() => {
         const rss = member.handle.residentBytes();
         if (rss !== undefined && rss > memoryLimitMb * MIB) this.kill(member, 'memory-limit');
-        else if (!pending.isDone && member.busy === pending)
-          pending.timers.push(setTimeout(poll, MEMORY_POLL_MS));
-      };
-      pending.timers.push(setTimeout(poll, MEMORY_POLL_MS));
+      }, MEMORY_POLL_MS);
+      pending.timers.push(poll);
     }
   }
 

@@ -21,8 +21,11 @@ type Completed = WarrenEvents['completed'][0];
 
 for (const kind of ['thread', 'process'] as const) {
   const jobs = isolatedJobsOf(kind);
-  const handlers = Object.values(jobs);
-  const open = async (extra: { namespace?: string; logger?: pino.Logger; graceMs?: number } = {}) => {
+  // each test starts only the pools of its own jobs: every isolated job has a pool with a warm isolate
+  const open = async (
+    handlers: object[],
+    extra: { namespace?: string; logger?: pino.Logger; graceMs?: number } = {},
+  ) => {
     const warren = await testWarren({
       topology,
       handlers,
@@ -41,7 +44,7 @@ for (const kind of ['thread', 'process'] as const) {
     it('runs the handler in the isolate, with its progress and log lines reaching the main process', async () => {
       const lines: { msg?: string; n?: number; jobId?: string }[] = [];
       const logger = pino({ level: 'info' }, { write: (line: string) => void lines.push(JSON.parse(line)) });
-      const warren = await open({ logger });
+      const warren = await open([jobs.echo], { logger });
       const progress: unknown[] = [];
       warren.on('progress', (e) => progress.push(e.progress));
       const completed = nextEvent<Completed>(warren, 'completed');
@@ -67,7 +70,7 @@ for (const kind of ['thread', 'process'] as const) {
     });
 
     it('publishes a follow-up job and fires a breaker call from inside the isolate', async () => {
-      const warren = await open();
+      const warren = await open([jobs.publishes, jobs.echo]);
       const done = new Map<string, Completed>();
       warren.on('completed', (e) => done.set(e.jobId, e));
       const { jobId } = await warren.publish(jobs.publishes, { n: 2 });
@@ -79,7 +82,7 @@ for (const kind of ['thread', 'process'] as const) {
     });
 
     it('kills a job that loops past hardTimeoutMs and dead-letters it with reason hard-timeout; the pool goes on', async () => {
-      const warren = await open();
+      const warren = await open([jobs.loop, jobs.echo]);
       const failed = nextEvent<Failed>(warren, 'failed');
       const dead = nextEvent<Dead>(warren, 'deadLettered');
       const started = Date.now();
@@ -98,7 +101,7 @@ for (const kind of ['thread', 'process'] as const) {
     });
 
     it('retries a delivery whose isolate exited mid-job with reason isolate-crashed', async () => {
-      const warren = await open();
+      const warren = await open([jobs.crashOnce]);
       const retried = nextEvent<Retried>(warren, 'retried');
       const completed = nextEvent<Completed>(warren, 'completed');
       const { jobId } = await warren.publish(jobs.crashOnce, {});
@@ -113,7 +116,7 @@ for (const kind of ['thread', 'process'] as const) {
     });
 
     it('dead-letters with reason unserializable a result or a payload that cannot cross', async () => {
-      const warren = await open();
+      const warren = await open([jobs.badResult, jobs.badPayload]);
       const letters = new Map<string, Dead>();
       warren.on('deadLettered', (e) => letters.set(e.jobId, e));
       const result = await warren.publish(jobs.badResult, {});
@@ -132,7 +135,7 @@ for (const kind of ['thread', 'process'] as const) {
     });
 
     it("carries the handler's signals across: an UnrecoverableError dead-letters, the timeout aborts ctx.signal", async () => {
-      const warren = await open();
+      const warren = await open([jobs.throws, jobs.signal]);
       const letters = new Map<string, Dead>();
       warren.on('deadLettered', (e) => letters.set(e.jobId, e));
       const failures = new Map<string, Failed>();
@@ -148,7 +151,7 @@ for (const kind of ['thread', 'process'] as const) {
     });
 
     it('kills a job past its memory cap and fails it with reason memory-limit', async () => {
-      const warren = await open();
+      const warren = await open([jobs.leak]);
       const failed = nextEvent<Failed>(warren, 'failed', undefined, 20_000);
       const dead = nextEvent<Dead>(warren, 'deadLettered', undefined, 20_000);
       const { jobId } = await warren.publish(jobs.leak, {});
@@ -161,14 +164,14 @@ for (const kind of ['thread', 'process'] as const) {
 
     it('on close, kills an isolate past the grace period and requeues its delivery without spending an attempt', async () => {
       const namespace = testNamespace(`iso-close-${kind}`);
-      const first = await open({ namespace, graceMs: 200 });
+      const first = await open([jobs.spin], { namespace, graceMs: 200 });
       const started = nextEvent(first, 'started');
       const { jobId } = await first.publish(jobs.spin, { ms: 1500 });
       await started;
       const closing = Date.now();
       await first.close();
       assert.ok(Date.now() - closing < 1500, 'close did not wait for the job');
-      const second = await open({ namespace });
+      const second = await open([jobs.spin], { namespace });
       const completed = nextEvent<Completed>(second, 'completed', undefined, 15_000);
       const done = await completed;
       assert.equal(done.jobId, jobId);
@@ -176,7 +179,7 @@ for (const kind of ['thread', 'process'] as const) {
     });
 
     it('replaces an isolate after recycleAfter.jobs jobs', async () => {
-      const warren = await open();
+      const warren = await open([jobs.recycled]);
       const isolates: string[] = [];
       for (let i = 0; i < 4; i++) {
         const completed = nextEvent<Completed>(warren, 'completed');
@@ -189,7 +192,7 @@ for (const kind of ['thread', 'process'] as const) {
     });
 
     it('stops an isolate idle past pool.idleMs beyond the warm one', async () => {
-      const warren = await open();
+      const warren = await open([jobs.reaped]);
       const runPair = async () => {
         const results: string[] = [];
         const listener = (e: Completed) => {
