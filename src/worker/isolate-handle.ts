@@ -18,7 +18,8 @@ export interface IsolateExit {
  * its end (exactly once).
  */
 export interface IsolateHandle {
-  send(message: ToIsolate): void;
+  /** Throws when structured clone refuses the message (nothing sent); says false if the isolate is gone. */
+  send(message: ToIsolate): boolean;
   /** Ends it now: `terminate()` for a thread (stops a busy loop), SIGKILL for a process. */
   kill(): void;
   /** A process's RSS read from /proc (Linux), bytes; undefined for a thread or where /proc is missing. */
@@ -61,7 +62,10 @@ function spawnThread(spawn: IsolateSpawn): IsolateHandle {
   });
   worker.on('exit', (code) => spawn.onExit({ code, signal: null, outOfMemory, error }));
   return {
-    send: (m) => worker.postMessage(m),
+    send: (m) => {
+      worker.postMessage(m);
+      return true;
+    },
     kill: () => {
       void worker.terminate();
     },
@@ -93,8 +97,9 @@ function spawnProcess(spawn: IsolateSpawn): IsolateHandle {
   const statusFile = `/proc/${child.pid}/status`;
   return {
     send: (m) => {
-      if (!child.connected) throw new Error('the isolate process is gone');
+      if (!child.connected) return false;
       child.send(m);
+      return true;
     },
     kill: () => {
       child.kill('SIGKILL');

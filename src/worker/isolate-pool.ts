@@ -239,7 +239,12 @@ export class IsolatePool {
     clearTimeout(member.idleTimer);
     const { timeoutMs, hardTimeoutMs, memoryLimitMb, kind } = this.settings;
     try {
-      member.handle.send({ t: 'run', id: pending.id, data: pending.task.data, job: pending.task.job });
+      if (!member.handle.send({ t: 'run', id: pending.id, data: pending.task.data, job: pending.task.job })) {
+        // it died while idle and its exit is not heard yet: the job waits for another isolate
+        this.queue.unshift(pending);
+        this.kill(member, 'retired');
+        return;
+      }
     } catch (error) {
       pending.settle({
         kind: 'failed',
