@@ -360,7 +360,12 @@ export class IsolatePool {
     if (this.isClosed) return;
     if (member.killedFor === undefined)
       this.log.warn({ job: this.jobName, exit: describeExit(exit) }, 'an isolate ended on its own');
-    if (!this.isLoadBroken && this.members.size < this.settings.warm) this.spawn();
-    this.dispatch();
+    // the replacement starts on the next turn: starting a thread or a process blocks for milliseconds,
+    // and the settled delivery's ack or retry should not wait for it
+    setImmediate(() => {
+      if (this.isClosed) return;
+      if (!this.isLoadBroken && this.members.size < this.settings.warm) this.spawn();
+      this.dispatch();
+    });
   }
 }
