@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { threadId } from 'node:worker_threads';
 import pino from 'pino';
 import { defineTopology, IsolateError, type WarrenEvents } from '../../src';
-import { brokenJob, isolatedJobsOf } from '../fixtures/isolate-jobs';
+import { brokenJob, ClassForm, isolatedJobsOf } from '../fixtures/isolate-jobs';
 import { cleanup, testNamespace, testWarren } from '../support/test-broker';
 import { nextEvent, passTime, waitFor } from '../support/wait-for';
 
@@ -229,3 +229,17 @@ for (const kind of ['thread', 'process'] as const) {
     });
   });
 }
+
+describe('isolate on a @Job class', () => {
+  after(cleanup);
+
+  it('runs a decorated class in a thread, built there from its module without constructor arguments', async () => {
+    const warren = await testWarren({ topology, handlers: [new ClassForm()] });
+    await warren.start();
+    const completed = nextEvent<Completed>(warren, 'completed');
+    await warren.publish(ClassForm, { n: 7 });
+    const result = (await completed).result as { product: number; threadId: number };
+    assert.equal(result.product, 21);
+    assert.notEqual(result.threadId, threadId, 'ran in another thread');
+  });
+});
