@@ -69,6 +69,7 @@ export {
   JobResultError,
   JobControlError,
   NamespaceInUseError,
+  IsolateError,
   UnrecoverableError,
   RetryLaterError,
   CompensationFailedError,

@@ -121,6 +121,14 @@ export const SUITES: readonly Suite[] = [
     load: () => import('./control-startup'),
   },
   {
+    name: 'isolates',
+    summary:
+      'isolated processors beside inline handlers: overhead per job, CPU-bound speed-up, event-loop delay, kill latency',
+    usage: '[--jobs 2000] [--cpu-jobs 40] [--seconds 15] [--kills 200]',
+    quickArgs: ['--jobs', '100', '--cpu-jobs', '4', '--seconds', '2', '--kills', '5'],
+    load: () => import('./isolates'),
+  },
+  {
     name: 'record-codec',
     summary: 'CPU µs to sign and to verify the records warren writes (no broker)',
     usage: '[--records 200000]',

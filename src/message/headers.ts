@@ -95,7 +95,9 @@ export type DeadReason =
   /** A `warren-*` control header is not an integer, or out of range (docs/reference/trust.md). */
   | 'invalid-headers'
   /** The broker refused every republish of this message (a retry or re-delay it closed the channel for). */
-  | 'unrepublishable';
+  | 'unrepublishable'
+  /** An isolated job's payload or result cannot cross to or from its isolate (structured clone refuses it). */
+  | 'unserializable';
 
 /** Keeps `warren-last-error` well below amqplib's 64 KiB header-table limit. */
 export const LAST_ERROR_MAX_CHARS = 4000;

@@ -6,7 +6,8 @@ import { readJobDefinition } from '../decorators';
 import { JobEventSubscriber } from '../job-events';
 import { RecordTrust, resolveRecordSigning } from '../records';
 import { readCronDeclarations } from '../scheduler';
-import { planWarrenTopology, resolveWarrenConnectionOptions } from './config';
+import { resolveWarrenConnectionOptions } from './config';
+import { planWarrenTopology } from './plan-warren-topology';
 import type { WarrenOptions } from './options';
 
 /**

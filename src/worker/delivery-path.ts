@@ -12,6 +12,7 @@ import { OutcomeSettler } from './outcome-settler';
 import { PermitGuard } from './permit-guard';
 import type { RegisteredJob } from './registered-job';
 import { Republisher } from './republisher';
+import type { IsolatePool } from './isolate-pool';
 
 /** Everything the delivery path uses, as the composition root hands it over; each part gets its slice. */
 export interface DeliveryPathDeps {
@@ -42,6 +43,8 @@ export interface DeliveryPathDeps {
   readonly instrumentation?: Instrumentation | undefined;
   /** Whether the broker delays a rejected delivery (quorum `x-delayed-retry-*`, RabbitMQ 4.3+). */
   readonly inPlaceRetries?: () => boolean;
+  /** The isolate pools of the jobs that do not run inline, by job name. */
+  readonly isolates?: ReadonlyMap<string, IsolatePool>;
 }
 
 /**
@@ -97,5 +100,6 @@ export function createJobProcessor(deps: DeliveryPathDeps): JobProcessor {
     emit,
     listens,
     instrumentation: deps.instrumentation,
+    isolates: deps.isolates,
   });
 }
