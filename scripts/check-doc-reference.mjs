@@ -34,6 +34,7 @@ const RULES = [
   { file: 'src/core/events.ts', type: 'WarrenEvents', pages: ['docs/guide/events.md'] },
   { file: 'src/history/history-event.ts', type: 'HistoryKind', pages: ['docs/operating/cli.md'] },
   { file: 'src/history/history-event.ts', type: 'JobStatus', pages: ['docs/operating/ops-api.md'] },
+  { file: 'src/job-events/event-record.ts', type: 'LiveEventKind', pages: ['docs/guide/events.md'] },
 ];
 
 /** The members of a string-literal union or the property names of an interface, as written in the file. */

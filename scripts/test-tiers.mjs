@@ -38,6 +38,8 @@ export const SERIAL = {
     'SIGKILLs the leader among three forked workers and asserts a failover in under 1 s',
   'test/integration/cron-registry.test.ts':
     'force-closes connections with rabbitmqctl (closeConnectionsNamed)',
+  'test/integration/job-events.test.ts':
+    "force-closes a subscriber process's connection with rabbitmqctl (closeConnectionsNamed)",
   'test/integration/deduplicated-publishing.test.ts':
     'force-closes connections with rabbitmqctl (closeConnectionsNamed)',
   'test/integration/hostile-messages.test.ts':

@@ -21,7 +21,10 @@ export {
   type RemoveNamespaceOptions,
   type NamespaceRemovalResult,
   type CancelledJob,
+  createEventSubscriber,
 } from './warren';
+/** Live job events: `warren.events.subscribe` and createEventSubscriber (docs/guide/events.md). */
+export { JobEventSubscription, type LiveJobEvent, type SubscriptionMessage } from './job-events';
 export {
   Job,
   Cron,
@@ -66,6 +69,7 @@ export {
   JobResultError,
   JobControlError,
   NamespaceInUseError,
+  IsolateError,
   UnrecoverableError,
   RetryLaterError,
   CompensationFailedError,

@@ -16,6 +16,7 @@ import type { TopologyPlan } from '../../src/ops';
 import { createOps } from '../../src/ops';
 import { createNaming } from '../../src/topology';
 import { planOf } from '../../src/warren';
+import { drainMeasured } from '../lib/warren-drain';
 
 const { values } = parseArgs({
   options: {
@@ -68,19 +69,7 @@ async function runOnce(variant: Variant): Promise<Run> {
         Array.from({ length: Math.min(500, JOBS - i) }, (_, k) => running.publish(NoopJob, { n: i + k })),
       ))
         ids.push(job.jobId);
-    let completed = 0;
-    const done = new Promise<void>((resolve) => {
-      running.on('completed', () => {
-        if (++completed === JOBS) resolve();
-      });
-    });
-    const cpu = process.cpuUsage();
-    const started = process.hrtime.bigint();
-    await running.start();
-    await done;
-    const seconds = Number(process.hrtime.bigint() - started) / 1e9;
-    const used = process.cpuUsage(cpu);
-    const run = { jobsPerSecond: JOBS / seconds, cpuUsPerJob: (used.user + used.system) / JOBS };
+    const run = await drainMeasured(running, JOBS);
     if (variant === 'off') return run;
     return { ...run, lookupMs: await lookup(namespace, ids[Math.floor(JOBS / 2)]!, variant === 'signed') };
   } finally {

@@ -10,7 +10,6 @@
  */
 import { randomBytes } from 'node:crypto';
 import { parseArgs } from 'node:util';
-import * as amqp from 'amqplib';
 import { Pool } from 'pg';
 import {
   createWarren,
@@ -22,8 +21,8 @@ import {
   type JobHandler,
   type Warren,
 } from '../../src';
-import type { TopologyPlan } from '../../src/ops';
 import { planOf } from '../../src/warren';
+import { deletePlan } from '../lib/warren-drain';
 
 const { values } = parseArgs({
   options: {
@@ -98,24 +97,9 @@ async function runOnce(
     if (warren) {
       await warren.close();
       // After close: deleting queues under live consumers would make them re-declare the topology.
-      await deletePlan(planOf(warren));
+      await deletePlan(AMQP_URL, planOf(warren));
     }
     if (store instanceof PostgresIdempotencyStore) await pools.sync.query(`DROP TABLE IF EXISTS "${table}"`);
-  }
-}
-
-/**
- * Deletes every queue and exchange of a plan over a fresh connection (the broker is shared: leave nothing
- * behind).
- */
-async function deletePlan(plan: TopologyPlan): Promise<void> {
-  const connection = await amqp.connect(AMQP_URL);
-  try {
-    const channel = await connection.createChannel();
-    for (const queue of plan.queues) await channel.deleteQueue(queue.name);
-    for (const exchange of plan.exchanges) await channel.deleteExchange(exchange.name);
-  } finally {
-    await connection.close();
   }
 }
 

@@ -76,6 +76,14 @@ export const SUITES: readonly Suite[] = [
     load: () => import('./history'),
   },
   {
+    name: 'job-events',
+    summary:
+      'what live job events cost a job at concurrency 100 (off, no subscriber, one job id, a queue) and their latency to another process',
+    usage: '[--jobs 20000] [--rounds 3] [--rate 1000] [--seconds 5]',
+    quickArgs: ['--jobs', '500', '--rounds', '1', '--seconds', '1'],
+    load: () => import('./job-events'),
+  },
+  {
     name: 'lookup',
     summary:
       'issue 33: ops.job(id) and dead search / replay from a fresh process on a big history and log, beside a baseline build',
@@ -112,6 +120,21 @@ export const SUITES: readonly Suite[] = [
     usage: '[rounds=10]',
     quickArgs: ['2'],
     load: () => import('./consumer-startup'),
+  },
+  {
+    name: 'control-startup',
+    summary: 'a fresh process ready on job control and the schedule registry: empty, and beside a flood',
+    usage: '[--records 1000000] [--rounds 3]',
+    quickArgs: ['--records', '2000', '--rounds', '1'],
+    load: () => import('./control-startup'),
+  },
+  {
+    name: 'isolates',
+    summary:
+      'isolated processors beside inline handlers: overhead per job, CPU-bound speed-up, event-loop delay, kill latency',
+    usage: '[--jobs 2000] [--cpu-jobs 40] [--seconds 15] [--kills 200]',
+    quickArgs: ['--jobs', '100', '--cpu-jobs', '4', '--seconds', '2', '--kills', '5'],
+    load: () => import('./isolates'),
   },
   {
     name: 'record-codec',

@@ -33,6 +33,7 @@ const guide = [
       { text: 'Workers and concurrency', link: '/guide/workers' },
       { text: 'Retries', link: '/guide/retries' },
       { text: 'Job timeouts', link: '/guide/timeouts' },
+      { text: 'Isolated processors', link: '/guide/isolated-processors' },
       { text: 'Dead letters', link: '/guide/dead-letters' },
       { text: 'Payload validation', link: '/guide/validation' },
       { text: 'Idempotency keys', link: '/guide/idempotency' },

@@ -1,14 +1,25 @@
 /**
- * A web page shows a long job's progress over server-sent events: `POST /exports` publishes an export
- * job, `GET /exports/:id/events` streams its `progress` events and ends with `completed` (or `failed`).
- * The worker runs in the same process here; with several processes, serve the page from any of them and
- * read `ops.job(id).progress` from the job history, or run the worker beside the web server.
- * Run with `node dist/examples/progress/main.js` (it starts the server, follows one export as a
- * browser would, and exits).
+ * A web page shows a long job's progress over server-sent events, served by a process that runs no
+ * worker: `POST /exports` subscribes to a new job id's live events (`warren.events.subscribe`), then
+ * publishes the export job; `GET /exports/:id/events` streams that subscription's `progress` events and
+ * ends with `completed` (or `dead`). The worker is another OS process (this file, forked with `worker`):
+ * nothing but broker messages reaches the web process. Subscribing before publishing misses nothing.
+ * Run with `node dist/examples/progress/main.js` (it forks the worker, starts the server, follows one
+ * export as a browser would, and exits).
  */
+import { fork } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
 import { createServer, get, request, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { createWarren, defineTopology, Job, type JobContext, type JobHandler, type Warren } from '../../src';
+import {
+  createWarren,
+  defineTopology,
+  Job,
+  type JobContext,
+  type JobEventSubscription,
+  type JobHandler,
+  type Warren,
+} from '../../src';
 
 const url = process.env.AMQP_URL ?? 'amqp://guest:guest@127.0.0.1:5672';
 const topology = defineTopology({ queues: { exports: {} } });
@@ -34,45 +45,54 @@ fetch('/exports', { method: 'POST' }).then((r) => r.json()).then(({ jobId }) => 
 });
 </script>`;
 
-/** Streams one job's events to one browser until the job ends or the browser leaves. */
-function streamJob(warren: Warren, jobId: string, res: ServerResponse): void {
-  res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
-  const send = (event: string, data: unknown) =>
-    res.write(`event: ${event}\ndata: ${JSON.stringify(data)}\n\n`);
-  const onProgress = (e: { jobId: string; progress: unknown }) => {
-    if (e.jobId === jobId) send('progress', e.progress);
-  };
-  const onCompleted = (e: { jobId: string; result: unknown }) => {
-    if (e.jobId !== jobId) return;
-    send('completed', e.result);
-    stop();
-  };
-  const onFailed = (e: { jobId: string; willRetry: boolean }) => {
-    if (e.jobId !== jobId || e.willRetry) return;
-    send('failed', {});
-    stop();
-  };
-  const stop = () => {
-    warren.off('progress', onProgress);
-    warren.off('completed', onCompleted);
-    warren.off('failed', onFailed);
-    res.end();
-  };
-  warren.on('progress', onProgress);
-  warren.on('completed', onCompleted);
-  warren.on('failed', onFailed);
-  res.on('close', stop);
+/** Subscriptions made by `POST /exports`, waiting for the browser to open the event stream. */
+const waiting = new Map<string, JobEventSubscription>();
+
+/** Subscribes to a new job id first, then publishes it: the stream cannot miss the job's first events. */
+async function startExport(web: Warren): Promise<{ jobId: string }> {
+  const jobId = `export-${randomUUID()}`;
+  const subscription = await web.events.subscribe({ jobId });
+  waiting.set(jobId, subscription);
+  try {
+    await web.publish('export.csv', { rows: 150 }, { jobId });
+  } catch (error) {
+    waiting.delete(jobId);
+    await subscription.close();
+    throw error;
+  }
+  return { jobId };
 }
 
-function serve(warren: Warren) {
+/** Streams one job's live events to one browser until the job ends or the browser leaves. */
+async function streamJob(web: Warren, jobId: string, res: ServerResponse): Promise<void> {
+  const subscription = waiting.get(jobId) ?? (await web.events.subscribe({ jobId }));
+  waiting.delete(jobId);
+  res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
+  res.on('close', () => void subscription.close());
+  const send = (event: string, data: unknown) =>
+    res.write(`event: ${event}\ndata: ${JSON.stringify(data)}\n\n`);
+  for await (const event of subscription) {
+    if (event.kind === 'progress') send('progress', event.progress);
+    else if (event.kind === 'completed') {
+      send('completed', event.result);
+      break;
+    } else if (event.kind === 'dead') {
+      send('failed', { reason: event.reason });
+      break;
+    }
+  }
+  res.end();
+}
+
+function serve(web: Warren) {
   return createServer((req: IncomingMessage, res: ServerResponse) => {
     const events = /^\/exports\/([\w-]+)\/events$/.exec(req.url ?? '');
     if (req.method === 'POST' && req.url === '/exports') {
-      warren.publish('export.csv', { rows: 150 }).then(
+      startExport(web).then(
         (job) => res.writeHead(202, { 'content-type': 'application/json' }).end(JSON.stringify(job)),
         () => res.writeHead(503).end(),
       );
-    } else if (req.method === 'GET' && events) streamJob(warren, events[1]!, res);
+    } else if (req.method === 'GET' && events) streamJob(web, events[1]!, res).catch(() => res.destroy());
     else if (req.method === 'GET' && req.url === '/')
       res.writeHead(200, { 'content-type': 'text/html' }).end(PAGE);
     else res.writeHead(404).end();
@@ -102,16 +122,32 @@ async function followOneExport(port: number): Promise<{ events: string[]; last: 
   });
 }
 
-async function main(): Promise<void> {
-  const warren = await createWarren({
-    url,
-    namespace: 'warren-example-progress',
-    topology,
-    handlers: [new ExportCsv()],
-    connection: { connectTimeoutMs: 3000 },
+const options = {
+  url,
+  namespace: 'warren-example-progress',
+  topology,
+  connection: { connectTimeoutMs: 3000 },
+};
+
+/** The worker process: runs the export jobs until its parent tells it to stop. */
+async function runWorker(): Promise<void> {
+  const worker = await createWarren({ ...options, handlers: [new ExportCsv()] });
+  await worker.start();
+  process.once('message', () => {
+    void worker.close().finally(() => process.exit(0));
   });
-  await warren.start();
-  const server = serve(warren).listen(0);
+  process.send?.('ready');
+}
+
+/** The web process: no handlers, so no worker; it publishes and follows jobs through live events. */
+async function main(): Promise<void> {
+  const worker = fork(__filename, ['worker'], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+  await new Promise<void>((resolve, reject) => {
+    worker.once('message', () => resolve());
+    worker.once('exit', (code) => reject(new Error(`the worker exited (${code})`)));
+  });
+  const web = await createWarren({ ...options, jobs: [ExportCsv] });
+  const server = serve(web).listen(0);
   await new Promise((resolve) => server.once('listening', resolve));
   try {
     const { events, last } = await followOneExport((server.address() as AddressInfo).port);
@@ -119,12 +155,15 @@ async function main(): Promise<void> {
     console.log(`done: ${progress} progress events, then ${events.at(-1)} (${last})`);
   } finally {
     server.close();
-    await warren.deleteTopology();
-    await warren.close();
+    const stopped = new Promise((resolve) => worker.once('exit', resolve));
+    worker.send('stop');
+    await stopped;
+    await web.deleteTopology();
+    await web.close();
   }
 }
 
-main().catch((error: unknown) => {
+(process.argv[2] === 'worker' ? runWorker() : main()).catch((error: unknown) => {
   console.error(error);
   process.exit(1);
 });

@@ -32,6 +32,12 @@ export class ConnectionManager extends EventEmitter<ConnectionEvents> {
   generation = 0;
   /** Product and version of the broker of the current (or last) connection, read at connect. */
   broker: BrokerVersion | undefined;
+  /**
+   * The broker user of the current (or last) connection, as its URL names it (amqplib's default `guest`
+   * when it names none); undefined with EXTERNAL authentication, where the broker takes the user from the
+   * client certificate.
+   */
+  username: string | undefined;
   lastError: Error | undefined;
 
   constructor(
@@ -131,6 +137,7 @@ export class ConnectionManager extends EventEmitter<ConnectionEvents> {
       clientProperties: { connection_name: this.options.connectionName },
       timeout: 5000,
     });
+    this.username = this.options.auth === 'external' ? undefined : userOf(url);
     model.on('error', (error: Error) => {
       this.lastError = error;
       this.log.warn({ err: error }, 'connection error');
@@ -209,4 +216,9 @@ function withHeartbeat(url: string, seconds: number): string {
 
 function sleep(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms));
+}
+
+function userOf(url: string): string {
+  const name = new URL(url).username;
+  return name === '' ? 'guest' : decodeURIComponent(name);
 }

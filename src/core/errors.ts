@@ -1,3 +1,4 @@
+// size-exception: the stable code union grows with each error family (isolates added five); the classes stay one screen each.
 import { summarizeIssues } from './validate-payload';
 /**
  * Every error warren throws extends {@link WarrenError}. Check with `instanceof` or `code`, never by
@@ -35,7 +36,12 @@ export type WarrenErrorCode =
   | 'RESULT_LOST'
   | 'JOB_NOT_CONTROLLABLE'
   | 'JOB_ALREADY_DUE'
-  | 'NAMESPACE_IN_USE';
+  | 'NAMESPACE_IN_USE'
+  | 'ISOLATE_HARD_TIMEOUT'
+  | 'ISOLATE_MEMORY_LIMIT'
+  | 'ISOLATE_CRASHED'
+  | 'ISOLATE_UNSERIALIZABLE'
+  | 'ISOLATE_LOAD_FAILED';
 
 export interface WarrenErrorContext {
   jobName?: string;

@@ -113,5 +113,11 @@ export interface SlipEventBase {
   readonly steps: number;
 }
 
+/**
+ * Whether anyone listens to `event`: here (`warren.on`), or a subscriber in another process whose filter
+ * matches the job (when the job is given, else any subscriber). Parts skip building an event nobody hears.
+ */
+export type ListensTo = (event: keyof WarrenEvents, jobId?: string, name?: string, queue?: string) => boolean;
+
 /** How parts report events to the instance without depending on it. */
 export type EmitEvent = <K extends keyof WarrenEvents>(event: K, ...args: WarrenEvents[K]) => void;

@@ -1,4 +1,6 @@
 export * from './errors';
+export { UnknownQueueError } from './unknown-queue-error';
+export * from './isolate-error';
 export * from './handler-signals';
 export * from './job-types';
 export * from './logger';

@@ -55,6 +55,60 @@ export interface JobOptions<TData = unknown> {
    * `activities` option need not list it again. Default false.
    */
   readonly activity?: boolean;
+  /**
+   * Run the handler in a worker thread (`'thread'`) or a child process (`'process'`) of a pool, not on the
+   * worker's event loop: for CPU-heavy jobs (PDFs, images, reports). Needs `processor`, the module the
+   * isolate imports. The broker side (acks, retries, dead letters, breakers, limits, events) stays in the
+   * main process. Default: none (the handler runs inline). docs/guide/isolated-processors.md.
+   */
+  readonly isolate?: IsolateKind;
+  /**
+   * With `isolate`: the module the isolate imports to find the handler (an absolute path or a `file:` URL,
+   * e.g. `require.resolve('./render-pdf')` or `new URL('./render-pdf.js', import.meta.url)`). It must be
+   * importable by itself: it exports the defined job, the `@Job` class (built with no constructor
+   * arguments), or a `handle(data, ctx)` function.
+   */
+  readonly processor?: string | URL;
+  /**
+   * With `isolate`: the isolate running the job is killed this many ms after it started, and the attempt
+   * fails with reason `hard-timeout`. Default: the job's `timeoutMs`. At least `timeoutMs` (which aborts
+   * `ctx.signal` first), below the broker's `consumer_timeout` (30 min).
+   */
+  readonly hardTimeoutMs?: number;
+  /**
+   * With `isolate`: memory cap of one isolate, MiB. A thread's cap is its JS heap (`resourceLimits`); a
+   * process's is its RSS (all its memory, Buffers included). Past it the isolate is killed and the attempt
+   * fails with reason `memory-limit`. Default: no cap.
+   */
+  readonly memoryLimitMb?: number;
+  /** With `isolate`: replace an isolate after it ran `jobs` jobs, or once its memory passed `rssMb` after a job. */
+  readonly recycleAfter?: IsolateRecycleOptions;
+  /** With `isolate`: the pool's size, its warm minimum and idle reaping. */
+  readonly pool?: IsolatePoolOptions;
+}
+
+/** Where an isolated handler runs: a worker thread, or a child process (which also contains native crashes). */
+export type IsolateKind = 'thread' | 'process';
+
+/** When an isolate is replaced by a fresh one (checked after each job it ran). */
+export interface IsolateRecycleOptions {
+  /** After this many jobs. Default: never. */
+  readonly jobs?: number;
+  /**
+   * Once its memory is past this many MiB after a job: a process's RSS, a thread's JS heap in use (a
+   * thread has no RSS of its own). Default: never.
+   */
+  readonly rssMb?: number;
+}
+
+/** The isolate pool of one job. */
+export interface IsolatePoolOptions {
+  /** Isolates at most, each running one job at a time. Default: the job's concurrency, at most the cores. */
+  readonly size?: number;
+  /** Isolates kept started even when idle (the first is started by `warren.start()`). Default 1. */
+  readonly warm?: number;
+  /** An isolate idle this long beyond the warm minimum is stopped, ms. Default 30 000. */
+  readonly idleMs?: number;
 }
 
 /**

@@ -17,6 +17,12 @@ export const JOB_OPTION_KEYS = {
   breakers: true,
   limiter: true,
   activity: true,
+  isolate: true,
+  processor: true,
+  hardTimeoutMs: true,
+  memoryLimitMb: true,
+  recycleAfter: true,
+  pool: true,
 } as const satisfies Record<keyof JobOptions, true>;
 
 /** A job defined by `defineJob`: a frozen object carrying its metadata itself (no class to decorate). */

@@ -2,20 +2,15 @@ import { randomUUID } from 'node:crypto';
 import type * as amqp from 'amqplib';
 import { JobControlError } from '../core';
 import { withThrowawayChannel, type OutgoingMessage } from '../connection';
-import { followStream, readStream, type StreamFollower, type StreamRecord } from '../streams';
 import { JSON_CONTENT_TYPE } from '../message';
-import type { RecordReader, RecordTrust } from '../records';
+import type { RecordTrust } from '../records';
 import type { DelayPlan, PlannedJob, QueueAssertion } from '../topology';
-import { CONTROL_RETENTION_MS, READ_AHEAD_SETTLE_MS } from './control-stream';
+import { READ_AHEAD_SETTLE_MS } from './control-stream';
 import { dueTimeOf, knownOfJob, type CancelledJob } from './cancelled-job';
 import { storedCopyMessage } from './stored-copy';
-import { copyId, judge, parseControlRecord, type ControlRecord, type JobVerdict } from './control-record';
-
-/** Reading the stream to its end (to this process's own mark) fails past this. */
-const CATCH_UP_TIMEOUT_MS = 15_000;
-const COPY_READ_IDLE_MS = 2000;
-/** The in-memory map is swept of records past retention every this many records. */
-const SWEEP_EVERY = 1000;
+import { controlCheckpoints } from './control-checkpoints';
+import { ControlView } from './control-view';
+import { copyId, judge, type ControlRecord, type JobVerdict } from './control-record';
 
 export interface JobControlDeps {
   readonly stream: string;
@@ -30,6 +25,10 @@ export interface JobControlDeps {
   readonly jobs: ReadonlyMap<string, PlannedJob>;
   /** Signs the records this process appends; verifies, counts and skips what it reads. */
   readonly trust: RecordTrust;
+  /** The stream's checkpoint stream, as the plan declares it. */
+  readonly checkpoints: { readonly name: string; readonly assertion: QueueAssertion };
+  /** The broker user of this process's connection, when known (a checkpoint's proof without a key). */
+  readonly username: () => string | undefined;
 }
 
 /**
@@ -37,35 +36,33 @@ export interface JobControlDeps {
  * cannot be searched, so the decisions are records on a stream that every process reads to its end and
  * then follows, into a map by job id; a worker looks a delayed job up there when it comes due. A
  * consuming worker starts that read as it starts if the stream exists; a process that only publishes
- * pays nothing until it acts.
+ * pays nothing until it acts. The first read starts at the newest checkpoint this process can trust
+ * (streams/stream-checkpoints.ts); a process that read far past it writes a new one.
  */
 export class JobControl {
-  private readonly decisions = new Map<string, ControlRecord>();
-  private readonly copies = new Map<string, { readonly offset: number; readonly t: number }>();
-  private nextOffset = 0;
-  private seen = 0;
-  private follower: StreamFollower | undefined;
-  private caughtUp: Promise<void> | undefined;
-  private readonly marks = new Map<string, () => void>();
+  private readonly view: ControlView;
   private declared: Promise<void> | undefined;
   private stops = 0;
   /** Whether a read ahead waited (or needed not): later ones, after a reconnect, read at once. */
   private settled = false;
   /** Ends a read ahead's wait, if one waits (a stop must not wait it out). */
   private endSettle: (() => void) | undefined;
-  /** Ends the read in progress, if any (a stop must not wait out its timeout). */
-  private abortRead: (() => void) | undefined;
-  /** The reader of the current pass over the stream (its replay guard). */
-  private readonly reader: RecordReader;
 
   constructor(private readonly deps: JobControlDeps) {
-    this.reader = deps.trust.reader('job-control');
+    this.view = new ControlView({
+      stream: deps.stream,
+      openChannel: deps.openChannel,
+      trust: deps.trust,
+      keeper: controlCheckpoints(deps),
+      ensureDeclared: () => this.ensureDeclared(),
+      appendMark: (mark) => this.append({ j: '', a: 'mark', t: Date.now(), c: mark }),
+    });
   }
 
   /** What a worker does with a delayed job of this id (and copy header) that came due now. */
   async decide(jobId: string, copy: unknown, now: number): Promise<JobVerdict> {
-    await this.follow();
-    return judge(this.decisions.get(jobId), copy, now);
+    await this.view.follow();
+    return judge(this.view.decisions.get(jobId), copy, now);
   }
 
   /**
@@ -77,7 +74,7 @@ export class JobControl {
    * 30 publishers; 4.3.6: none).
    */
   async readAhead(): Promise<void> {
-    if (this.caughtUp === undefined && !this.settled) {
+    if (!this.view.isReading && !this.settled) {
       this.settled = true;
       const stops = this.stops;
       await new Promise<void>((resolve) => {
@@ -86,13 +83,16 @@ export class JobControl {
       });
       if (stops !== this.stops) return;
     }
-    await this.follow();
+    await this.view.follow();
   }
 
   /** Records the cancel, with what is known of the job (knownOfJob); an unreadable stream leaves it unknown. */
   async cancel(jobId: string): Promise<CancelledJob> {
-    const known = await this.follow()
-      .then(async () => knownOfJob(this.decisions.get(jobId), await this.storedCopy(jobId), this.deps.jobs))
+    const known = await this.view
+      .follow()
+      .then(async () =>
+        knownOfJob(this.view.decisions.get(jobId), await this.view.storedCopy(jobId), this.deps.jobs),
+      )
       .catch(() => ({}));
     const t = Date.now();
     await this.append({ j: jobId, a: 'cancel', t });
@@ -104,8 +104,8 @@ export class JobControl {
    * `controllable` job: a copy delayed to `runAt`, earlier or later, and the original is dropped.
    */
   async reschedule(jobId: string, runAt: number): Promise<void> {
-    await this.follow();
-    const stored = await this.storedCopy(jobId);
+    await this.view.follow();
+    const stored = await this.view.storedCopy(jobId);
     if (stored === undefined) return this.append({ j: jobId, a: 'reschedule', t: Date.now(), u: runAt });
     this.checkNotDue(jobId, stored);
     const t = Date.now();
@@ -116,8 +116,8 @@ export class JobControl {
 
   /** Runs a `controllable` job now: its stored copy goes straight to its queue; the original is dropped. */
   async promote(jobId: string): Promise<void> {
-    await this.follow();
-    const stored = await this.storedCopy(jobId);
+    await this.view.follow();
+    const stored = await this.view.storedCopy(jobId);
     if (stored === undefined)
       throw new JobControlError(
         'JOB_NOT_CONTROLLABLE',
@@ -148,64 +148,8 @@ export class JobControl {
   async stop(): Promise<void> {
     this.stops++;
     this.endSettle?.();
-    this.abortRead?.();
-    await this.follower?.close();
-    this.follower = undefined;
-    this.caughtUp = undefined;
+    await this.view.stop();
     this.declared = undefined;
-  }
-
-  /**
-   * Reads the stream to its end, then follows it live. The end is this process's own `mark` record: no
-   * idle timeout to wait out. Again after the follower's channel closed (a lost connection).
-   */
-  private follow(): Promise<void> {
-    if (this.caughtUp !== undefined && this.follower?.isClosed !== true) return this.caughtUp;
-    const attempt = this.catchUp();
-    this.caughtUp = attempt;
-    attempt.catch(() => {
-      if (this.caughtUp === attempt) this.caughtUp = undefined;
-    });
-    return attempt;
-  }
-
-  private async catchUp(): Promise<void> {
-    const stops = this.stops;
-    await this.follower?.close();
-    await this.ensureDeclared();
-    const mark = randomUUID();
-    let timer: NodeJS.Timeout | undefined;
-    let abort: (() => void) | undefined;
-    const reached = new Promise<void>((resolve, reject) => {
-      this.marks.set(mark, resolve);
-      abort = () => reject(new Error('job control stopped'));
-      this.abortRead = abort;
-      timer = setTimeout(
-        () => reject(new Error('job control: stream not read within 15 s')),
-        CATCH_UP_TIMEOUT_MS,
-      );
-      // a read still running when the process wants to exit must not hold it open
-      timer.unref();
-    });
-    // awaited only once the follower is open and the mark sent, which may take longer than the timeout
-    reached.catch(() => undefined);
-    try {
-      const follower = await followStream(this.deps.openChannel, this.deps.stream, this.nextOffset, (r) =>
-        this.visit(r),
-      );
-      // stopped while opening (a read ahead still running at close): no consumer may outlive the stop
-      if (stops !== this.stops) {
-        await follower.close();
-        throw new Error('job control stopped');
-      }
-      this.follower = follower;
-      await this.append({ j: '', a: 'mark', t: Date.now(), c: mark });
-      await reached;
-    } finally {
-      clearTimeout(timer);
-      this.marks.delete(mark);
-      if (this.abortRead === abort) this.abortRead = undefined;
-    }
   }
 
   private ensureDeclared(): Promise<void> {
@@ -223,48 +167,9 @@ export class JobControl {
     );
   }
 
-  private visit(record: StreamRecord): void {
-    if (record.offset < this.nextOffset) return;
-    this.nextOffset = record.offset + 1;
-    const where = { offset: record.offset, stream: this.deps.stream };
-    if (!this.reader.accept(record.content, record.properties.headers, where)) return;
-    const parsed = parseControlRecord(record.content);
-    if (parsed === undefined) {
-      this.reader.skip('malformed', where);
-      return;
-    }
-    if (parsed.a === 'mark') this.marks.get(parsed.c ?? '')?.();
-    else if (parsed.a === 'stored') this.copies.set(parsed.j, { offset: record.offset, t: parsed.t });
-    else this.decisions.set(parsed.j, parsed);
-    if (++this.seen % SWEEP_EVERY === 0) this.sweep(Date.now() - CONTROL_RETENTION_MS);
-  }
-
-  private sweep(before: number): void {
-    for (const [jobId, r] of this.decisions) if (r.t < before) this.decisions.delete(jobId);
-    for (const [jobId, r] of this.copies) if (r.t < before) this.copies.delete(jobId);
-  }
-
-  private async storedCopy(jobId: string): Promise<ControlRecord | undefined> {
-    const at = this.copies.get(jobId);
-    if (at === undefined) return undefined;
-    let found: ControlRecord | undefined;
-    await readStream(
-      this.deps.openChannel,
-      this.deps.stream,
-      at.offset,
-      { max: 1, idleMs: COPY_READ_IDLE_MS, prefetch: 10 },
-      (r) => {
-        if (r.offset === at.offset && this.reader.verify(r.content, r.properties.headers))
-          found = parseControlRecord(r.content);
-        return r.offset < at.offset;
-      },
-    );
-    return found?.a === 'stored' && found.j === jobId ? found : undefined;
-  }
-
   /** A job that already came due has run (or is running): a copy would run it again. */
   private checkNotDue(jobId: string, stored: ControlRecord): void {
-    if (!(dueTimeOf(this.decisions.get(jobId), stored) > Date.now()))
+    if (!(dueTimeOf(this.view.decisions.get(jobId), stored) > Date.now()))
       throw new JobControlError('JOB_ALREADY_DUE', `job ${jobId} already came due`, { jobId });
   }
 

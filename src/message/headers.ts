@@ -22,6 +22,10 @@
  *                         so that the copy runs while the original is dropped.
  * - `warren-proof`       on a record of warren's own streams and control messages, when a signing key is
  *                         configured: `1.<key id>.<writer id>.<seq>.<mac>` (docs/reference/trust.md).
+ * - `warren-event`       on a message of the live job events exchange: `event` (a job event), `interest` (a
+ *                         subscriber's filter) or `hello` (a publisher that just connected); with
+ *                         `warren-job-id`, `warren-job-name` and `warren-queue` (the queue key) on an event,
+ *                         the headers a subscriber's binding matches (docs/guide/events.md).
  * - `traceparent`, `tracestate`  W3C trace context: the publisher's span (warren/observability sets them;
  *                         a foreign publisher may), passed through untouched on retries and delays.
  * - `warren-trace-link`   W3C traceparent of the span before this run (the previous attempt, or the
@@ -46,6 +50,9 @@ export const HEADERS = {
   delayed: 'warren-delayed',
   controlCopy: 'warren-control-copy',
   proof: 'warren-proof',
+  event: 'warren-event',
+  jobId: 'warren-job-id',
+  jobName: 'warren-job-name',
   traceparent: 'traceparent',
   tracestate: 'tracestate',
   traceLink: 'warren-trace-link',
@@ -88,7 +95,9 @@ export type DeadReason =
   /** A `warren-*` control header is not an integer, or out of range (docs/reference/trust.md). */
   | 'invalid-headers'
   /** The broker refused every republish of this message (a retry or re-delay it closed the channel for). */
-  | 'unrepublishable';
+  | 'unrepublishable'
+  /** An isolated job's payload or result cannot cross to or from its isolate (structured clone refuses it). */
+  | 'unserializable';
 
 /** Keeps `warren-last-error` well below amqplib's 64 KiB header-table limit. */
 export const LAST_ERROR_MAX_CHARS = 4000;

@@ -1,6 +1,7 @@
 import { ConnectionManager } from '../connection';
 import { createSilentLogger } from '../core';
 import type { JobControl } from '../job-control';
+import { JobEventSubscriber } from '../job-events';
 import type { RecordTrust } from '../records';
 import { resolvePublisherOptions, type JobPublisher } from '../publisher';
 import type { TopologyPlan } from '../topology';
@@ -26,12 +27,21 @@ export interface OpenedOps extends PublishingParts {
  */
 export class OpsConnection {
   private opening: Promise<OpenedOps> | undefined;
+  /** `ops.events`: live job events on this connection, subscribed again after a reconnect. */
+  readonly events: JobEventSubscriber;
 
   constructor(
     private readonly plan: TopologyPlan,
     private readonly input: OpsOptions,
     private readonly trust: RecordTrust,
-  ) {}
+  ) {
+    this.events = new JobEventSubscriber({
+      plan,
+      openChannel: async () => (await this.manager()).openConfirmChannel(),
+      trust,
+      log: createSilentLogger(),
+    });
+  }
 
   /** The connection, opened now if it is not yet. */
   open(): Promise<OpenedOps> {
@@ -54,6 +64,7 @@ export class OpsConnection {
   /** Stops the job control, closes the confirm channel and the connection (if one was opened). */
   async close(): Promise<void> {
     const opened = await this.opening?.catch(() => undefined);
+    await this.events.close();
     await opened?.jobControl.stop();
     await opened?.confirms.close().catch(() => undefined);
     await opened?.manager.close();
@@ -74,6 +85,7 @@ export class OpsConnection {
     );
     manager.useReadySteps([
       { name: 'confirm channel', run: (_model, generation) => publishing.confirms.open(generation) },
+      { name: 'job events', run: () => this.events.reopen() },
     ]);
     await manager.start();
     return { manager, ...publishing };

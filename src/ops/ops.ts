@@ -15,6 +15,7 @@ import {
 import type { JobStatus } from '../history';
 import { lookupJob } from './history-lookup';
 import type { CancelledJob } from '../job-control';
+import type { JobEventSubscriber } from '../job-events';
 import { resolvePublisherOptions } from '../publisher';
 import { RecordTrust, type RecordSkips } from '../records';
 import type { PlannedJobQueue, TopologyPlan } from '../topology';
@@ -49,6 +50,11 @@ export class WarrenOps {
   private readonly connection: OpsConnection;
   /** The dead-letter log: browse, search, replay, purge (see DeadLetterOps). */
   readonly dead: DeadLetterOps;
+  /**
+   * Live job events from every process of the namespace, on the ops connection (docs/guide/events.md):
+   * `ops.events.subscribe({ jobId })`. The dashboard's job page follows a job through it.
+   */
+  readonly events: JobEventSubscriber;
   private readonly registry: ScheduleOps;
   private readonly trust: RecordTrust;
 
@@ -62,6 +68,7 @@ export class WarrenOps {
     this.plan = planWarrenTopology(input, definitions, cron, resolveJobLimiters(definitions));
     this.trust = new RecordTrust(this.plan.naming.namespace, this.options.signing, createSilentLogger());
     this.connection = new OpsConnection(this.plan, input, this.trust);
+    this.events = this.connection.events;
     this.topology = topologyOps(
       this.plan,
       () => this.management(),

@@ -117,6 +117,7 @@ export class ScheduleOps {
         confirms,
         stream: stream.name,
         assertion: stream.assertion,
+        checkpoints: requireStream(this.plan, 'schedules-checkpoints'),
         publishTimeoutMs: this.publishTimeoutMs,
         log,
         trust,

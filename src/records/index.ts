@@ -20,5 +20,6 @@ export {
   type ProofOrigin,
   type RecordRole,
 } from './record-proof';
-export { ReplayGuard } from './replay-guard';
+export { ReplayGuard, type GuardSnapshot } from './replay-guard';
+export { CheckpointCodec, MAX_CHECKPOINT_BYTES, type Checkpoint } from './checkpoint-codec';
 export { RecordReader, RecordTrust, type RecordSkips, type SkipReason } from './record-trust';

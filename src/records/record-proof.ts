@@ -22,7 +22,12 @@ export type RecordRole =
   | 'control-request'
   | 'control-reply'
   | 'job-result'
-  | 'slip';
+  | 'slip'
+  | 'checkpoint'
+  /** A live job event (docs/guide/events.md). */
+  | 'job-events'
+  /** A live-event subscriber's interest, or a publisher's hello. */
+  | 'event-interest';
 
 /** Why a record's proof was not accepted. */
 export type ProofFailure = 'unsigned' | 'malformed-proof' | 'unknown-key' | 'bad-signature' | 'replayed';

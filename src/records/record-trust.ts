@@ -2,7 +2,7 @@ import { HEADERS } from '../message';
 import type { Logger } from '../core';
 import type { ResolvedRecordSigning } from './options';
 import { newWriterId, signRecord, verifyRecord, type ProofFailure, type RecordRole } from './record-proof';
-import { ReplayGuard } from './replay-guard';
+import { ReplayGuard, type GuardSnapshot } from './replay-guard';
 
 /** Why a reader skipped a record: its proof (with a key), or its shape and bounds (always). */
 export type SkipReason = ProofFailure | 'malformed' | 'too-large' | 'out-of-plan';
@@ -145,5 +145,15 @@ export class RecordReader {
   /** Counts a record skipped for its shape or bounds. Returns false. */
   skip(reason: SkipReason, where: Record<string, unknown> = {}): false {
     return this.trust.skip(this.role, reason, where);
+  }
+
+  /** What the replay guard has applied, for a checkpoint of this reader's pass. */
+  guardSnapshot(): GuardSnapshot {
+    return this.guard.snapshot();
+  }
+
+  /** Takes over a checkpoint's replay memory: false (and nothing taken) when it is malformed. */
+  restoreGuard(snapshot: unknown): boolean {
+    return this.guard.restore(snapshot);
   }
 }

@@ -5,6 +5,16 @@ const WINDOW = 4096;
 /** Writers remembered by one reader; the first seen are forgotten past this. */
 const MAX_WRITERS = 10_000;
 
+/**
+ * A guard's memory as a checkpoint keeps it: per writer its highest seq and the seqs seen within the
+ * window below it, as [from, to] runs (a writer's seqs come nearly in order, so a few runs say it all).
+ */
+export type GuardSnapshot = readonly (readonly [
+  writer: string,
+  max: number,
+  runs: readonly (readonly [number, number])[],
+])[];
+
 interface WriterState {
   max: number;
   readonly seen: Set<number>;
@@ -39,4 +49,56 @@ export class ReplayGuard {
     }
     return true;
   }
+
+  snapshot(): GuardSnapshot {
+    return [...this.writers].map(([writer, state]) => {
+      const seen = [...state.seen].filter((s) => s > state.max - WINDOW).sort((a, b) => a - b);
+      const runs: [number, number][] = [];
+      for (const seq of seen) {
+        const last = runs.at(-1);
+        if (last !== undefined && last[1] === seq - 1) last[1] = seq;
+        else runs.push([seq, seq]);
+      }
+      return [writer, state.max, runs] as const;
+    });
+  }
+
+  /**
+   * Takes a checkpoint's memory (merged into what this guard saw). A snapshot of the wrong shape is
+   * ignored whole: the caller read the checkpoint from a stream and has checked its proof, not its bounds.
+   */
+  restore(snapshot: unknown): boolean {
+    if (!isGuardSnapshot(snapshot)) return false;
+    for (const [writer, max, runs] of snapshot) {
+      if (this.writers.size >= MAX_WRITERS && !this.writers.has(writer)) break;
+      const state = this.writers.get(writer) ?? { max: 0, seen: new Set<number>() };
+      state.max = Math.max(state.max, max);
+      for (const [from, to] of runs)
+        for (let seq = Math.max(from, max - WINDOW + 1); seq <= to; seq++) state.seen.add(seq);
+      this.writers.set(writer, state);
+    }
+    return true;
+  }
+}
+
+function isGuardSnapshot(value: unknown): value is GuardSnapshot {
+  const isSeq = (n: unknown): n is number => Number.isSafeInteger(n) && (n as number) >= 0;
+  return (
+    Array.isArray(value) &&
+    value.length <= MAX_WRITERS &&
+    value.every(
+      (w) =>
+        Array.isArray(w) &&
+        w.length === 3 &&
+        typeof w[0] === 'string' &&
+        w[0].length <= 64 &&
+        isSeq(w[1]) &&
+        Array.isArray(w[2]) &&
+        w[2].length <= WINDOW &&
+        w[2].every(
+          (r: unknown) =>
+            Array.isArray(r) && r.length === 2 && isSeq(r[0]) && isSeq(r[1]) && r[0] <= r[1] && r[1] <= w[1],
+        ),
+    )
+  );
 }

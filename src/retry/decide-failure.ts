@@ -1,6 +1,7 @@
 import {
   CircuitOpenError,
   CompensationFailedError,
+  IsolateError,
   jitteredBackoff,
   RetryLaterError,
   UnrecoverableError,
@@ -18,7 +19,7 @@ export type FailureDecision =
   | { readonly action: 'postpone'; readonly delayMs: number }
   | {
       readonly action: 'dead-letter';
-      readonly reason: 'attempts-exhausted' | 'unrecoverable' | 'compensation-failed';
+      readonly reason: 'attempts-exhausted' | 'unrecoverable' | 'compensation-failed' | 'unserializable';
     };
 
 export interface FailureInput {
@@ -37,6 +38,9 @@ export function decideFailure(input: FailureInput): FailureDecision {
   if (error instanceof CompensationFailedError)
     return { action: 'dead-letter', reason: 'compensation-failed' };
   if (error instanceof UnrecoverableError) return { action: 'dead-letter', reason: 'unrecoverable' };
+  // Another attempt would cross the same value: it can never run.
+  if (error instanceof IsolateError && error.reason === 'unserializable')
+    return { action: 'dead-letter', reason: 'unserializable' };
   if (error instanceof CircuitOpenError) return { action: 'postpone', delayMs: input.postponeDelayMs };
   if (attempt >= maxAttempts) return { action: 'dead-letter', reason: 'attempts-exhausted' };
   const delayMs =

@@ -73,6 +73,7 @@ export class CronService {
       confirms: deps.confirms,
       stream: registry.name,
       assertion: registry.assertion,
+      checkpoints: requireStream(plan, 'schedules-checkpoints'),
       publishTimeoutMs: deps.publishTimeoutMs,
       log: log.child({ component: 'schedule-registry' }),
       onChange: (id) => this.runtime.reconcile(id),

@@ -78,6 +78,16 @@ export function decodeScheduleRecord(content: Buffer): ScheduleRecord | string {
   return r as unknown as ScheduleRecord;
 }
 
+/** Records that rebuild `state` when applied in order (a checkpoint's): an upsert, then a pause, per id. */
+export function recordsOfState(state: ReadonlyMap<string, RegistryEntry>): ScheduleRecord[] {
+  return [...state].flatMap(([id, entry]): ScheduleRecord[] => [
+    ...(entry.definition === undefined
+      ? []
+      : [{ v: 1, id, action: 'upsert', at: 0, ...entry.definition } as const]),
+    ...(entry.paused ? [{ v: 1, id, action: 'pause', at: 0 } as const] : []),
+  ]);
+}
+
 /**
  * Applies one record to the registry state (last record per id wins): 'upsert' sets the definition and
  * makes the schedule active, 'remove' forgets the id (definition and pause), 'pause' and 'resume' set the

@@ -6,17 +6,28 @@ import {
   type ConnectionManager,
 } from '../connection';
 import type { Logger } from '../core';
-import { followStream, readToEnd, type StreamFollower, type StreamRecord } from '../streams';
+import {
+  CheckpointKeeper,
+  followStream,
+  readToEnd,
+  rejectWhenStalled,
+  type StreamFollower,
+  type StreamRecord,
+} from '../streams';
 import { JSON_CONTENT_TYPE } from '../message';
 import {
   applyScheduleRecord,
   decodeScheduleRecord,
   encodeScheduleRecord,
+  recordsOfState,
   type RegistryEntry,
   type ScheduleRecord,
 } from './schedule-record';
 import type { QueueAssertion } from '../topology';
-import type { RecordReader, RecordTrust } from '../records';
+import { CheckpointCodec, type Checkpoint, type RecordReader, type RecordTrust } from '../records';
+
+/** A follower from a checkpoint that got no record at all this long after the sync was confirmed, ms. */
+const STALE_CHECKPOINT_MS = 3000;
 
 export interface ScheduleRegistryDeps {
   readonly manager: ConnectionManager;
@@ -31,6 +42,8 @@ export interface ScheduleRegistryDeps {
   readonly onChange?: (id: string) => void;
   /** Signs the records this process appends; verifies, counts and skips what it reads. */
   readonly trust: RecordTrust;
+  /** The registry's checkpoint stream, as the plan declares it. */
+  readonly checkpoints: { readonly name: string; readonly assertion: QueueAssertion };
 }
 
 /**
@@ -38,7 +51,9 @@ export interface ScheduleRegistryDeps {
  * appended with publisher confirms and followed by every process that schedules. `load()` reads it to
  * the end before anything fires: it appends a sync record of its own and follows until that record comes
  * back, so every record confirmed before the call has been applied (a stream keeps append order). After a
- * reconnect the follower resumes at the next offset it has not seen; nothing is applied twice.
+ * reconnect the follower resumes at the next offset it has not seen; nothing is applied twice. The first
+ * read starts at the newest checkpoint this process can trust (streams/stream-checkpoints.ts), and a
+ * process that read far past it writes a new one.
  */
 export class ScheduleRegistry {
   /** Per id, the fold of its records so far. */
@@ -47,28 +62,55 @@ export class ScheduleRegistry {
   private follower: StreamFollower | undefined;
   private following = false;
   private readonly syncs = new Map<string, () => void>();
-  private readonly reader: RecordReader;
+  private reader: RecordReader;
+  private readonly keeper: CheckpointKeeper;
+  /** Whether the first read looked for a checkpoint yet, and whether it started from one. */
+  private checkpointTried = false;
+  private fromCheckpoint = false;
 
   constructor(private readonly deps: ScheduleRegistryDeps) {
     this.reader = deps.trust.reader('schedules');
+    this.keeper = new CheckpointKeeper({
+      codec: new CheckpointCodec(deps.trust, deps.stream, () => deps.manager.username),
+      openChannel: () => deps.manager.openChannel(),
+      checkpointStream: deps.checkpoints.name,
+      append: async (message) => {
+        await withThrowawayChannel(
+          () => deps.manager.openChannel(),
+          (channel) => channel.assertQueue(deps.checkpoints.name, deps.checkpoints.assertion),
+        );
+        await this.send(deps.checkpoints.name, message.content, message.headers, message.userId);
+      },
+      onWriteFailed: (error) => deps.log.debug({ err: error }, 'could not write a registry checkpoint'),
+    });
   }
 
   /** Appends a record; resolves on the broker's confirm. */
   async append(record: ScheduleRecord): Promise<void> {
     await this.ensureStream();
     const content = encodeScheduleRecord(record);
+    await this.send(this.deps.stream, content, this.deps.trust.proof('schedules', content));
+  }
+
+  private async send(
+    stream: string,
+    content: Buffer,
+    headers: Record<string, string>,
+    userId?: string,
+  ): Promise<void> {
     await this.deps.confirms.send({
       exchange: '',
-      routingKey: this.deps.stream,
+      routingKey: stream,
       content,
       properties: {
         persistent: true,
         mandatory: true,
         contentType: JSON_CONTENT_TYPE,
-        headers: this.deps.trust.proof('schedules', content),
+        headers,
+        ...(userId === undefined ? {} : { userId }),
       },
       deadline: Date.now() + this.deps.publishTimeoutMs,
-      context: { queue: this.deps.stream },
+      context: { queue: stream },
     });
   }
 
@@ -79,19 +121,24 @@ export class ScheduleRegistry {
     const token = randomUUID();
     const seen = new Promise<void>((resolve) => this.syncs.set(token, resolve));
     await this.append({ v: 1, action: 'sync', token, at: Date.now() });
-    let timer: NodeJS.Timeout | undefined;
-    const late = new Promise<void>((_, reject) => {
-      timer = setTimeout(
-        () => reject(new Error(`the schedule registry was not read to its end within ${timeoutMs} ms`)),
-        timeoutMs,
-      );
-    });
+    const follower = this.follower;
+    const staleCheck =
+      this.fromCheckpoint && follower !== undefined
+        ? setTimeout(() => this.readAgainIfStale(follower), STALE_CHECKPOINT_MS)
+        : undefined;
+    const late = rejectWhenStalled(
+      () => this.nextOffset,
+      timeoutMs,
+      () => new Error(`the schedule registry was not read to its end: no record came for ${timeoutMs} ms`),
+    );
     try {
-      await Promise.race([seen, late]);
+      await Promise.race([seen, late.stalled]);
     } finally {
-      clearTimeout(timer);
+      late.cancel();
+      clearTimeout(staleCheck);
       this.syncs.delete(token);
     }
+    this.offerCheckpoint(true);
   }
 
   /**
@@ -102,13 +149,16 @@ export class ScheduleRegistry {
    * `idleMs` if longer, on an empty stream).
    */
   async snapshot(idleMs: number): Promise<Map<string, RegistryEntry>> {
-    const state = new Map<string, RegistryEntry>();
+    let state = new Map<string, RegistryEntry>();
     const reader = this.deps.trust.reader('schedules');
+    const checkpoint = await this.keeper.newest();
+    const restored = checkpoint === undefined ? undefined : restoreState(checkpoint, reader);
+    if (restored !== undefined) state = restored;
     try {
       await readToEnd(
         () => this.deps.manager.openChannel(),
         this.deps.stream,
-        'first',
+        restored === undefined ? 'first' : checkpoint!.upTo,
         { idleMs, prefetch: 500 },
         (message) => {
           const where = { offset: message.offset, stream: this.deps.stream };
@@ -137,6 +187,7 @@ export class ScheduleRegistry {
     const follower = this.follower;
     this.follower = undefined;
     await follower?.close();
+    await this.keeper.settled();
   }
 
   private async ensureStream(): Promise<void> {
@@ -148,12 +199,52 @@ export class ScheduleRegistry {
 
   private async follow(): Promise<void> {
     await this.ensureStream();
+    if (!this.checkpointTried) {
+      this.checkpointTried = true;
+      const checkpoint = await this.keeper.newest();
+      const reader = this.deps.trust.reader('schedules');
+      const restored = checkpoint === undefined ? undefined : restoreState(checkpoint, reader);
+      if (restored !== undefined) {
+        for (const [id, entry] of restored) this.state.set(id, entry);
+        this.reader = reader;
+        this.nextOffset = checkpoint!.upTo;
+        this.fromCheckpoint = true;
+        for (const id of restored.keys()) this.deps.onChange?.(id);
+      }
+    }
     this.follower = await followStream(
       () => this.deps.manager.openChannel(),
       this.deps.stream,
       this.nextOffset,
       (record) => this.visit(record),
     );
+  }
+
+  /**
+   * Nothing delivered while this process's sync record is on the stream: the stream ends before the
+   * checkpoint's offset (deleted and declared again since), so it reads again from the first record,
+   * where it meets the same sync record, which ends the load.
+   */
+  private readAgainIfStale(follower: StreamFollower): void {
+    if (!this.fromCheckpoint || follower.delivered > 0 || this.follower !== follower) return;
+    this.fromCheckpoint = false;
+    this.state.clear();
+    this.reader = this.deps.trust.reader('schedules');
+    this.nextOffset = 0;
+    this.follower = undefined;
+    void follower
+      .close()
+      .then(() => this.follow())
+      .catch((error) => this.deps.log.warn({ err: error }, 'could not read the schedule registry again'));
+  }
+
+  /** A checkpoint at `nextOffset` is the state of every record before it, caught up or not. */
+  private offerCheckpoint(isCaughtUp = false): void {
+    this.keeper.offer(isCaughtUp, this.nextOffset, () => ({
+      upTo: this.nextOffset,
+      guard: this.reader.guardSnapshot(),
+      state: recordsOfState(this.state),
+    }));
   }
 
   private visit(message: StreamRecord): void {
@@ -173,5 +264,21 @@ export class ScheduleRegistry {
     }
     applyScheduleRecord(this.state, record);
     this.deps.onChange?.(record.id);
+    this.offerCheckpoint();
   }
+}
+
+/**
+ * The registry state a checkpoint holds, with its replay memory given to `reader`; undefined (the checkpoint
+ * is not taken) when any of its records is not one a reader would apply.
+ */
+function restoreState(checkpoint: Checkpoint, reader: RecordReader): Map<string, RegistryEntry> | undefined {
+  if (!Array.isArray(checkpoint.state)) return undefined;
+  const state = new Map<string, RegistryEntry>();
+  for (const value of checkpoint.state) {
+    const record = decodeScheduleRecord(Buffer.from(JSON.stringify(value ?? null)));
+    if (typeof record === 'string' || record.action === 'sync') return undefined;
+    applyScheduleRecord(state, record);
+  }
+  return reader.restoreGuard(checkpoint.guard) ? state : undefined;
 }

@@ -1,9 +1,18 @@
 /**
  * Reading RabbitMQ streams over AMQP: a page or everything up to the end (`readStream`, `readToEnd`,
  * `lastOffset`), or following new records as they come (`followStream`). Used by the dead-letter log,
- * the job history, job control and the schedule registry, each of which keeps its records in a stream.
+ * the job history, job control and the schedule registry, each of which keeps its records in a stream; and
+ * the checkpoints a reader starts from instead of the first record (`CheckpointKeeper`).
  */
 export { followStream, type StreamFollower } from './stream-follower';
+export { newestRecord } from './newest-record';
+export { rejectWhenStalled } from './stall-timer';
+export {
+  CHECKPOINT_EVERY_RECORDS,
+  CHECKPOINT_MIN_INTERVAL_MS,
+  CheckpointKeeper,
+  type CheckpointKeeperDeps,
+} from './stream-checkpoints';
 export {
   readStream,
   readToEnd,

@@ -6,6 +6,11 @@ import { visitSafely, type StreamRecord } from './stream-reader';
 export interface StreamFollower {
   /** True once its channel closed (a lost connection): whoever relies on it must read again. */
   readonly isClosed: boolean;
+  /**
+   * Records the broker delivered so far, those before `from` included. None at all while the follower's
+   * own record is on the stream means the stream ends before `from`: RabbitMQ waits for that offset.
+   */
+  readonly delivered: number;
   close(): Promise<void>;
 }
 
@@ -29,6 +34,7 @@ export async function followStream(
   });
   await channel.prefetch(PREFETCH, false);
   let unacked = 0;
+  let delivered = 0;
   await channel.consume(
     stream,
     (message) => {
@@ -42,6 +48,7 @@ export async function followStream(
         unacked = 0;
       }
       const offset = Number(message.properties.headers?.[X_ARGS.streamOffset]);
+      delivered += 1;
       if (offset >= from)
         visitSafely(visit, { offset, content: message.content, properties: message.properties });
     },
@@ -50,6 +57,9 @@ export async function followStream(
   return {
     get isClosed() {
       return isClosed;
+    },
+    get delivered() {
+      return delivered;
     },
     close: async () => {
       isClosed = true;

@@ -10,7 +10,7 @@ export type {
 } from './define-topology';
 export { createNaming, type TopologyNaming } from './naming';
 export { planTopology, type PlanInput } from './plan-topology';
-export { planStream, type PlanStreams } from './plan-streams';
+export { CHECKPOINT_RETENTION, planStream, type PlanStreams } from './plan-streams';
 export type {
   TopologyPlan,
   PlannedExchange,
@@ -45,6 +45,8 @@ export {
   X_ARGS,
   MAX_CONSUMER_TIMEOUT_MS,
   consumerTimeoutArguments,
+  eventSubscriberQueueArguments,
+  headersBindingArguments,
   pauseMarkerAssertion,
   streamAssertion,
   type QueueAssertion,

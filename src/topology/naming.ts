@@ -55,6 +55,16 @@ export interface TopologyNaming {
   jobHistory(): string;
   /** The job-control stream: cancel, promote and reschedule records for delayed jobs. */
   jobControl(): string;
+  /**
+   * The stream of checkpoints of a stream (the job-control stream or the schedule registry): the state of
+   * every record before an offset, so a reader starts there instead of at the first record.
+   */
+  checkpoints(of: 'job-control' | 'schedules'): string;
+  /**
+   * The headers exchange live job events travel on to subscribers in any process (docs/guide/events.md):
+   * events, and the subscribers' interest and the publishers' hello that gate them.
+   */
+  jobEvents(): string;
 }
 
 const NAMESPACE_PATTERN = /^[A-Za-z0-9_.:-]*$/;
@@ -89,5 +99,7 @@ export function createNaming(namespace: string): TopologyNaming {
     jobHistoryIndex: () => `${prefix}warren.history.index`,
     jobHistory: () => `${prefix}warren.history`,
     jobControl: () => `${prefix}warren.job-control`,
+    checkpoints: (of: 'job-control' | 'schedules') => `${prefix}warren.${of}.checkpoints`,
+    jobEvents: () => `${prefix}warren.events`,
   });
 }

@@ -31,6 +31,11 @@ export function fanoutExchange(name: string): PlannedExchange {
   return { name, type: 'fanout', durable: true, autoDelete: false, internal: false, arguments: {} };
 }
 
+/** A durable headers exchange of warren's own (the live job events). */
+export function headersExchange(name: string): PlannedExchange {
+  return { name, type: 'headers', durable: true, autoDelete: false, internal: false, arguments: {} };
+}
+
 /**
  * The delay levels: an exchange and a queue per level, each level's messages waiting out its TTL and moving
  * one level down, the last one to the delivery exchange that routes them back to their queue.

@@ -17,6 +17,8 @@ const STREAM_NAMES: { readonly [K in StreamKind]: (plan: TopologyPlan) => string
   schedules: (plan) => plan.naming.scheduleRegistry(),
   'dead-letter-log': (plan) => plan.naming.deadLetterLog(),
   history: (plan) => plan.naming.jobHistory(),
+  'job-control-checkpoints': (plan) => plan.naming.checkpoints('job-control'),
+  'schedules-checkpoints': (plan) => plan.naming.checkpoints('schedules'),
 };
 
 /**
@@ -44,6 +46,7 @@ export function planNamespaceRemoval(plan: TopologyPlan): NamespaceRemoval {
   }
   exchanges.add(everyLevel.deliveryExchange);
   exchanges.add(naming.controlExchange());
+  exchanges.add(naming.jobEvents());
   for (const q of plan.queues) if (q.role === 'job') queues.add(naming.pauseMarker(q.key));
   queues.delete(naming.removalMarker());
   return Object.freeze({

@@ -6,10 +6,23 @@ import type { PlannedStream, StreamKind } from './topology-plan';
 /** Each stream kind's name, from the naming functions (the only place names are made). */
 const STREAM_NAMES: { readonly [K in StreamKind]: (naming: TopologyNaming) => string } = {
   'job-control': (naming) => naming.jobControl(),
+  'job-control-checkpoints': (naming) => naming.checkpoints('job-control'),
   schedules: (naming) => naming.scheduleRegistry(),
+  'schedules-checkpoints': (naming) => naming.checkpoints('schedules'),
   'dead-letter-log': (naming) => naming.deadLetterLog(),
   history: (naming) => naming.jobHistory(),
 };
+
+/**
+ * A checkpoint stream's retention: only its newest records matter (a reader takes the last chunk's; a
+ * missing checkpoint costs a read from the first record, never a record), so the oldest go after 30 days
+ * or past 256 MiB, in 16 MiB segments.
+ */
+export const CHECKPOINT_RETENTION: StreamRetention = Object.freeze({
+  maxAgeMs: 30 * 24 * 3_600_000,
+  maxBytes: 2 ** 28,
+  segmentBytes: 2 ** 24,
+});
 
 /** The order streams are planned in, whatever order the input lists them. */
 const STREAM_KINDS = Object.keys(STREAM_NAMES) as StreamKind[];

@@ -7,6 +7,7 @@ import { defaultPattern, KEY_PATTERN, queueType, requireDurable, requireExchange
 import { planJobs } from './plan-jobs';
 import {
   fanoutExchange,
+  headersExchange,
   planCoordinationQueues,
   planDelayQueues,
   planJobQueue,
@@ -73,6 +74,8 @@ export function planTopology(input: PlanInput): TopologyPlan {
   planStreams(parts, input.streams ?? {}, naming);
   // Operator requests (warren/ops) fan out to every process; each binds an exclusive queue of its own.
   parts.exchanges.push(fanoutExchange(naming.controlExchange()));
+  // Live job events to other processes: each subscriber binds an exclusive queue by job id, name or queue.
+  parts.exchanges.push(headersExchange(naming.jobEvents()));
 
   const jobs = planJobs(input.jobs, queueDecls, exchangeDecls, naming);
   for (const queue of parts.queues) requireDurable(queue);

@@ -36,7 +36,24 @@ export const X_ARGS = {
    * honoured, and 4.3 times out only quorum-queue consumers (it cancels them), no classic ones.
    */
   consumerTimeout: 'x-consumer-timeout',
+  /** On a binding to a headers exchange: `all` (every header of the binding must match) or `any`. */
+  match: 'x-match',
 } as const;
+
+/**
+ * A live-event subscriber's queue (exclusive, auto-delete, server-named): at most `maxLength` events, the
+ * oldest dropped first when a new one arrives (the subscriber counts the drops by sequence number).
+ */
+export function eventSubscriberQueueArguments(maxLength: number): Readonly<Record<string, unknown>> {
+  return Object.freeze({ [X_ARGS.maxLength]: maxLength, [X_ARGS.overflow]: 'drop-head' });
+}
+
+/** A binding to a headers exchange matching every one of `headers`. */
+export function headersBindingArguments(
+  headers: Readonly<Record<string, string>>,
+): Readonly<Record<string, unknown>> {
+  return Object.freeze({ [X_ARGS.match]: 'all', ...headers });
+}
 
 /** The longest `x-consumer-timeout` warren asks for, ms (2^31 - 1: about 24.8 days). */
 export const MAX_CONSUMER_TIMEOUT_MS = 2_147_483_647;

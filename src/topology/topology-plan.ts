@@ -81,9 +81,16 @@ export interface PlannedPermitQueue extends PlannedQueueBase {
 /**
  * What each of warren's own streams holds: `job-control` (cancel, promote, reschedule records),
  * `schedules` (the run-time schedule registry), `dead-letter-log` (every dead letter of the namespace, with
- * replay and purge markers), `history` (job lifecycle events, planned only when the history is on).
+ * replay and purge markers), `history` (job lifecycle events, planned only when the history is on), and the
+ * checkpoints of the job-control stream and of the registry (`*-checkpoints`).
  */
-export type StreamKind = 'job-control' | 'schedules' | 'dead-letter-log' | 'history';
+export type StreamKind =
+  | 'job-control'
+  | 'schedules'
+  | 'dead-letter-log'
+  | 'history'
+  | 'job-control-checkpoints'
+  | 'schedules-checkpoints';
 
 /**
  * One of warren's own streams (RabbitMQ 3.9+): read by offset without consuming, so it can be read again

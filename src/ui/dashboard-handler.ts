@@ -1,5 +1,5 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { redactCredentials } from '../ops';
+import { redactCredentials, type WarrenOps } from '../ops';
 import { ACTIONS, runAction } from './dashboard-actions';
 import { openEventStream, readJson, send, sendJson } from './http-io';
 import { letterFilter } from './letter-query';
@@ -111,6 +111,8 @@ async function route(
   if (path === '/api/snapshot')
     return send(response, 200, 'application/json; charset=utf-8', await snapshots.json());
   if (path === '/api/events') return stream(parts, response, caller);
+  const jobEvents = /^\/api\/jobs\/(.+)\/events$/.exec(path);
+  if (jobEvents) return streamJob(parts, response, caller, decodeURIComponent(jobEvents[1]!));
   return routeLookups(parts, request, response, path);
 }
 
@@ -155,8 +157,9 @@ function describeRights(options: DashboardParts['options'], role: Caller['role']
   return rights.length ? rights.join(', ') : 'read everything';
 }
 
-function stream(parts: DashboardParts, response: ServerResponse, caller: Caller): void {
-  const { snapshots, streams, options } = parts;
+/** Refuses a live view past the per-client or the dashboard's limit; else counts it. */
+function admitStream(parts: DashboardParts, response: ServerResponse, caller: Caller): void {
+  const { streams, options } = parts;
   const held = [...streams.values()].filter((who) => who === caller.who).length;
   if (held >= options.maxStreamsPerClient)
     throw new Refusal(
@@ -165,8 +168,40 @@ function stream(parts: DashboardParts, response: ServerResponse, caller: Caller)
     );
   if (streams.size >= options.maxStreams)
     throw new Refusal(503, `too many live views open on this dashboard (${options.maxStreams}): try later`);
-  const emit = openEventStream(response);
   streams.set(response, caller.who);
+}
+
+/**
+ * One job followed live: its events from every process (`ops.events`), each sent as a `job` event, with
+ * the subscription's gap and reconnect notices; counted against the same limits as the overview's stream.
+ */
+async function streamJob(
+  parts: DashboardParts,
+  response: ServerResponse,
+  caller: Caller,
+  jobId: string,
+): Promise<void> {
+  admitStream(parts, response, caller);
+  let subscription: Awaited<ReturnType<WarrenOps['events']['subscribe']>>;
+  try {
+    subscription = await parts.options.ops.events.subscribe({ jobId }, { maxLength: 1000 });
+  } catch (error) {
+    parts.streams.delete(response);
+    throw error;
+  }
+  const emit = openEventStream(response);
+  response.on('close', () => {
+    parts.streams.delete(response);
+    void subscription.close();
+  });
+  for await (const message of subscription) emit('job', JSON.stringify(message));
+  response.end();
+}
+
+function stream(parts: DashboardParts, response: ServerResponse, caller: Caller): void {
+  const { snapshots, streams } = parts;
+  admitStream(parts, response, caller);
+  const emit = openEventStream(response);
   const unsubscribe = snapshots.subscribe((_, json) => emit('snapshot', json));
   void snapshots.json().then(
     (json) => emit('snapshot', json),

@@ -420,6 +420,56 @@ function letterPage(offset) {
   return [h('h2', {}, `Dead letter ${offset}`), box];
 }
 
+/** The job page's live stream (ops.events through api/jobs/<id>/events); closed when the page changes. */
+let jobStream;
+
+/** What one live event or notice says beyond its kind. */
+function liveDetail(e) {
+  if (e.kind === 'progress') return e.isTruncated ? '(too large)' : JSON.stringify(e.progress);
+  if (e.kind === 'completed') return e.isTruncated ? '(result too large)' : JSON.stringify(e.result);
+  if (e.kind === 'gap') return `missed ${e.missed} event(s) of ${e.process}`;
+  if (e.kind === 'reconnected') return `away ${e.downMs} ms: events meanwhile were missed`;
+  return [e.reason, e.error].filter(Boolean).join(': ');
+}
+
+/** Follows one job live: every event any process sends for it from now on, newest last. */
+function liveJob(id) {
+  const rows = h('tbody', { 'data-testid': 'job-live' });
+  const state = h('span', { class: 'tag', 'data-testid': 'job-live-state' }, 'waiting for events');
+  jobStream = new EventSource(`api/jobs/${encodeURIComponent(id)}/events`);
+  jobStream.addEventListener('job', (m) => {
+    const e = JSON.parse(m.data);
+    if (e.kind !== 'gap' && e.kind !== 'reconnected') {
+      state.textContent = safe(e.kind);
+      state.className = e.kind === 'dead' || e.kind === 'failed' ? 'tag bad' : 'tag ok';
+    }
+    rows.append(
+      h('tr', {}, [
+        h('td', {}, e.kind),
+        h('td', {}, e.at ? when(e.at) : '–'),
+        num(e.attempt),
+        h('td', {}, e.process || '–'),
+        h('td', {}, liveDetail(e)),
+      ]),
+    );
+  });
+  return h('div', {}, [
+    h('h3', {}, ['Live ', state]),
+    h('table', {}, [
+      h(
+        'thead',
+        {},
+        h(
+          'tr',
+          {},
+          ['Event', 'At', 'Attempt', 'Process', 'Detail'].map((c) => h('th', {}, c)),
+        ),
+      ),
+      rows,
+    ]),
+  ]);
+}
+
 function jobPage(id) {
   const input = h('input', { name: 'jobId', value: id || '', size: 40, 'data-testid': 'job-id' });
   const out = h('div', {});
@@ -464,6 +514,7 @@ function jobPage(id) {
       },
       [input, h('button', { type: 'submit' }, 'Find')],
     ),
+    id ? liveJob(id) : undefined,
     out,
   ];
 }
@@ -476,6 +527,8 @@ function route() {
   const params = new URLSearchParams(q < 0 ? '' : hash.slice(q + 1));
   const parts = path.split('/').filter(Boolean).map(decodeURIComponent);
   current = parts[0] || '';
+  jobStream?.close();
+  jobStream = undefined;
   const view = !parts[0]
     ? overview()
     : parts[0] === 'queue'

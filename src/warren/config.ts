@@ -18,17 +18,21 @@ import {
 } from '../core';
 import { describeJobSource, readJobDefinition } from '../decorators';
 import { resolvePublisherOptions, type ResolvedPublisherOptions } from '../publisher';
-import { planTopology, type PlanStreams, type StreamRetention, type TopologyPlan } from '../topology';
-import { resolveDeadLetterLogOptions } from '../dead-letter-log';
-import { resolveHistoryOptions } from '../history';
-import { JOB_CONTROL_RETENTION } from '../job-control';
-import { resolveWorkerOptions, type RegisteredJob, type ResolvedWorkerOptions } from '../worker';
+import type { TopologyPlan } from '../topology';
+import { resolveEventsOptions, type ResolvedEventsOptions } from '../job-events';
+import {
+  resolveIsolateSettings,
+  resolveWorkerOptions,
+  type RegisteredJob,
+  type ResolvedWorkerOptions,
+} from '../worker';
 import { planSlipJobs, slipJobName, type SlipSeal } from '../workflow';
 import { slipSeal } from './slip-seal';
-import { resolveJobLimiters, type DeclaredLimiters } from '../coordination';
+import { resolveJobLimiters } from '../coordination';
 import { readCronDeclarations, type CronDeclarations } from '../scheduler';
 import { resolveRecordSigning, type ResolvedRecordSigning } from '../records';
 import { resolveJobSettings } from './job-settings';
+import { planWarrenTopology } from './plan-warren-topology';
 import { checkWarrenOptionKeys, resolveWarrenTopologyOptions, type WarrenOptions } from './options';
 
 /**
@@ -55,6 +59,8 @@ export interface WarrenConfig {
   readonly signing: ResolvedRecordSigning | undefined;
   /** Seals the slip envelopes this process publishes (a no-op without a key). */
   readonly slipSeal: SlipSeal;
+  /** The live job events this process sends (`events`). */
+  readonly events: ResolvedEventsOptions;
 }
 
 const IGNORE_EVENTS: EmitEvent = () => undefined;
@@ -79,6 +85,7 @@ export function resolveWarrenConfig(
   const jobDefaults = resolveJobDefaults(options.jobDefaults);
   const breakerDefaults = resolveBreakerOptions(options.breakerDefaults, 'breakerDefaults');
   const signing = resolveRecordSigning(options.signingKey);
+  const events = resolveEventsOptions(options.events);
   const handlers = readHandlers(options.handlers ?? []);
   const definitions = [...handlers.values()].map((h) => h.definition);
   for (const job of options.jobs ?? []) definitions.push(readJobDefinition(job));
@@ -116,6 +123,7 @@ export function resolveWarrenConfig(
     slipActivities: slips.activities,
     signing,
     slipSeal: seal,
+    events,
   };
 }
 
@@ -129,7 +137,12 @@ function registerJobs(
   const jobs = new Map<string, RegisteredJob>();
   for (const [name, handler] of handlers) {
     const planned = plan.jobs.get(name)!;
-    const { attempts, backoff, timeoutMs } = resolveJobSettings(planned, jobDefaults);
+    const { attempts, backoff, timeoutMs, concurrency } = resolveJobSettings(planned, jobDefaults);
+    const isolate = resolveIsolateSettings(planned, {
+      timeoutMs,
+      concurrency,
+      isTimeoutSet: planned.timeoutMs !== undefined,
+    });
     checkInPlaceAttempts(plan, name, planned.queueName, attempts);
     jobs.set(name, {
       planned,
@@ -140,6 +153,7 @@ function registerJobs(
       schema: planned.schema,
       breakers: planned.breakers ?? [],
       limiter: limiterOf(name),
+      ...(isolate !== undefined ? { isolate, timeoutMs: isolate.timeoutMs } : {}),
     });
   }
   return jobs;
@@ -170,74 +184,6 @@ export function resolveWarrenConnectionOptions(
     ...options.connection,
     ...(options.url !== undefined ? { url: options.url } : {}),
   });
-}
-
-/**
- * The topology plan of a configuration: its declared topology, its jobs, the leader-election queues if
- * this process schedules, the permit queues of its rate limits, and warren's own streams (job control and
- * schedule registry always, the dead-letter log and the history when given) with the retention the options
- * give. createWarren and warren/ops alike.
- */
-export function planWarrenTopology(
-  options: Pick<
-    WarrenOptions,
-    'topology' | 'namespace' | 'delay' | 'queues' | 'history' | 'deadLetterLog' | 'jobDefaults'
-  >,
-  definitions: readonly JobDefinition[],
-  scheduling: Pick<CronDeclarations, 'scheduler'>,
-  limiters: DeclaredLimiters,
-  topologyOptions = resolveWarrenTopologyOptions(options),
-): TopologyPlan {
-  return planTopology({
-    topology: options.topology ?? {},
-    jobs: definitions,
-    options: topologyOptions,
-    leaderElection: scheduling.scheduler.enabled,
-    limiters: [...limiters.byKey.values()].map((limiter) => ({
-      key: limiter.key,
-      maxPermits: limiter.max,
-    })),
-    streams: planStreamsOf(options),
-    holds: fixedBackoffsOf(definitions, resolveJobDefaults(options.jobDefaults)),
-  });
-}
-
-/** Each planned job's fixed backoff (its own or the defaults') and its queue: what a hold serves in one hop. */
-function fixedBackoffsOf(
-  definitions: readonly JobDefinition[],
-  defaults: ResolvedJobDefaults,
-): { queue: string; delayMs: number }[] {
-  const holds: { queue: string; delayMs: number }[] = [];
-  for (const definition of definitions) {
-    const backoff = definition.backoff ?? defaults.backoff;
-    if (typeof backoff !== 'function' && backoff.type === 'fixed')
-      holds.push({ queue: definition.queue, delayMs: backoff.delayMs });
-  }
-  return holds;
-}
-
-/**
- * The streams of a configuration, each with its retention as its options resolve it: the job-control and
- * schedule streams always (any process may cancel or add a schedule); the dead-letter log and the history
- * only when their options are given, so that a process without them never declares them with other
- * retention than the processes that have them (a 406 at apply).
- */
-function planStreamsOf(options: Pick<WarrenOptions, 'history' | 'deadLetterLog'>): PlanStreams {
-  const streams: { -readonly [K in keyof PlanStreams]: PlanStreams[K] } = {
-    'job-control': { retention: JOB_CONTROL_RETENTION },
-    schedules: {},
-  };
-  if (options.deadLetterLog !== undefined) {
-    const { collect: _collect, ...deadLetterLog } = options.deadLetterLog;
-    streams['dead-letter-log'] = { retention: retentionOf(resolveDeadLetterLogOptions(deadLetterLog)) };
-  }
-  if (options.history !== undefined)
-    streams.history = { retention: retentionOf(resolveHistoryOptions(options.history)) };
-  return streams;
-}
-
-function retentionOf({ maxAgeMs, maxBytes, segmentBytes }: StreamRetention): StreamRetention {
-  return { maxAgeMs, maxBytes, segmentBytes };
 }
 
 /**

@@ -1,5 +1,6 @@
 import { EventEmitter } from 'node:events';
-import type { EmitEvent, Logger, WarrenEvents } from '../core';
+import type { EmitEvent, ListensTo, Logger, WarrenEvents } from '../core';
+import type { EventRelay } from '../job-events';
 
 /**
  * Where a warren's parts send their events. The parts are built before the Warren that users listen to
@@ -10,6 +11,12 @@ import type { EmitEvent, Logger, WarrenEvents } from '../core';
 export class WarrenEventSink {
   #target: EventEmitter<WarrenEvents> | undefined;
   #log: Logger | undefined;
+  #relay: EventRelay | undefined;
+
+  /** Events go to `relay` too: the live job events other processes subscribe to. */
+  relayTo(relay: EventRelay): void {
+    this.#relay = relay;
+  }
 
   /** From now on, events go to `target`'s listeners; a listener that throws is logged on `log`. */
   connect(target: EventEmitter<WarrenEvents>, log: Logger): void {
@@ -23,10 +30,20 @@ export class WarrenEventSink {
     } catch (error) {
       this.#log?.error({ err: error, event }, 'an event listener threw; ignored');
     }
+    const relay = this.#relay;
+    if (relay === undefined || !relay.wants(event)) return;
+    // only an event of a job a subscriber's filter matches is built into a record and sent
+    const job = args[0] as { jobId?: string; name?: string; queue?: string } | undefined;
+    if (job?.jobId !== undefined && relay.wants(event, job.jobId, job.name, job.queue))
+      relay.relay(event, args[0]);
   };
 
-  /** Whether anyone listens to `event`: parts skip the work of an event nobody hears. */
-  readonly listens = (event: keyof WarrenEvents): boolean => (this.#target?.listenerCount(event) ?? 0) > 0;
+  /**
+   * Whether anyone listens to `event` (here, or a subscriber elsewhere through the relay): parts skip the
+   * work of an event nobody hears.
+   */
+  readonly listens: ListensTo = (event, jobId, name, queue) =>
+    (this.#target?.listenerCount(event) ?? 0) > 0 || this.#relay?.wants(event, jobId, name, queue) === true;
 }
 
 /**

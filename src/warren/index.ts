@@ -5,15 +5,12 @@
  * for internal users and tests: src/index.ts does not export them.
  */
 export { createWarren } from './create-warren';
+export { createEventSubscriber, type EventSubscriberOptions } from './create-event-subscriber';
 export { Warren, planOf, warrenParts } from './warren';
 export type { WarrenJobs, JobMap, PublishManyEntry, PublishManyResult } from './warren-jobs';
 export type { HealthReport } from './health';
-export {
-  resolveWarrenConfig,
-  resolveWarrenConnectionOptions,
-  planWarrenTopology,
-  type WarrenConfig,
-} from './config';
+export { resolveWarrenConfig, resolveWarrenConnectionOptions, type WarrenConfig } from './config';
+export { planWarrenTopology } from './plan-warren-topology';
 export { resolveJobSettings, queueConcurrency, type JobSettings } from './job-settings';
 export { wirePublishing, type PublishingParts, type PublishingExtras } from './publishing';
 export type { WarrenParts } from './parts';

@@ -28,6 +28,8 @@ export function createJobControl(
     timeoutMs,
     jobs: plan.jobs,
     trust,
+    checkpoints: requireStream(plan, 'job-control-checkpoints'),
+    username: () => manager.username,
   });
 }
 

@@ -15,6 +15,7 @@ import type { OutboxOptions } from '../outbox';
 import type { WorkerOptions } from '../worker';
 import type { SigningKeyOption } from '../records';
 import type { HistoryOptions } from '../history';
+import type { EventsOptions } from '../job-events';
 import type { WarrenDeadLetterLogOptions } from './dead-letter-log';
 
 /**
@@ -83,6 +84,12 @@ export interface WarrenOptions {
    */
   readonly history?: HistoryOptions;
   /**
+   * The live job events this process sends to subscribers in other processes (`warren.events.subscribe`,
+   * `createEventSubscriber`: docs/guide/events.md). On by default; an event is sent only when a subscriber's
+   * filter matches it, so with no subscriber it costs a map lookup.
+   */
+  readonly events?: EventsOptions;
+  /**
    * The transactional outbox (docs/guide/outbox.md): `warren.outbox.publish(tx, …)` writes jobs
    * in your PostgreSQL transaction, and this process relays committed rows to the broker unless
    * `relay: false`. Default: none.
@@ -147,6 +154,7 @@ const KNOWN = {
   deduplication: true,
   deadLetterLog: true,
   history: true,
+  events: true,
   outbox: true,
   instrumentation: true,
   activities: true,

@@ -3,6 +3,7 @@ import type { ConfirmPublisher, ConnectionManager, ResolvedConnectionOptions } f
 import type { Logger } from '../core';
 import type { HistoryWriter } from '../history';
 import type { JobControl } from '../job-control';
+import type { JobEventSubscriber } from '../job-events';
 import type { JobPublisher } from '../publisher';
 import type { SlipSeal } from '../workflow';
 import type { RecordTrust } from '../records';
@@ -46,6 +47,8 @@ export interface WarrenParts {
   readonly deadLetters: DeadLetters;
   /** Writes the job history stream; undefined when `history` is off. */
   readonly history: HistoryWriter | undefined;
+  /** `warren.events`: subscriptions to live job events, on this warren's connection. */
+  readonly eventSubscriber: JobEventSubscriber;
   /** Parts stopped on close after the worker (dead-letter collector, history writer, job control). */
   readonly addOns: readonly StoppablePart[];
   readonly outbox: WarrenOutbox | undefined;

@@ -10,6 +10,7 @@ export const RECONNECT_STEPS = [
   'topology',
   'history stream',
   'control listener',
+  'job events',
   'confirm channel',
   'consumers',
   'cron',
@@ -30,6 +31,8 @@ export interface ReconnectParts {
   readonly history: { open(): Promise<void> } | undefined;
   /** The control listener: an operator's pauses, read before any consumer opens. */
   readonly controlListener: OpensOn;
+  /** The live job events: the relay's interest queue and hello, and every subscription again. */
+  readonly jobEvents: { open(): Promise<void> };
   readonly confirms: OpensOn;
   /**
    * A channel per consumer (consuming again if started), the rate limiters' refill elections, the
@@ -49,6 +52,8 @@ export function reconnectSteps(parts: ReconnectParts): readonly ReadyStep[] {
     'history stream': async () => parts.history?.open(),
     // Before the consumers open: a queue an operator paused must not consume for a moment on (re)connect.
     'control listener': (_model, generation) => parts.controlListener.open(generation),
+    // Before the consumers open: a subscriber's interest is heard before the first job runs.
+    'job events': () => parts.jobEvents.open(),
     'confirm channel': (_model, generation) => parts.confirms.open(generation),
     consumers: (_model, generation) => parts.worker.open(generation),
     // After the confirm channel: a leader fires its ticks through it.

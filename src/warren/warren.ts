@@ -9,6 +9,7 @@ import {
   type WarrenEvents,
 } from '../core';
 import type { DefinedJob, JobClass, JobData, JobRef } from '../decorators';
+import type { JobEventSubscriber } from '../job-events';
 import type { Outbox } from '../outbox';
 import type { ResultHandle } from '../publisher';
 import { deleteTopology, type TopologyPlan } from '../topology';
@@ -70,9 +71,8 @@ export class Warren<TJobs extends object = WarrenJobs> extends EventEmitter<Warr
     this.#parts = parts;
     this.#deprecations = new DeprecationWarnings(parts.log);
     this.cron = new WarrenCron(parts.scheduling, () => this.isClosing);
-    this.delayed = new WarrenDelayed(parts.jobControl, (event, ...args) =>
-      (this as EventEmitter).emit(event, ...(args as unknown[])),
-    );
+    // Through the sink: a cancel reaches this instance's listeners and the live events' subscribers.
+    this.delayed = new WarrenDelayed(parts.jobControl, parts.events.emit);
     this.deadLetters = parts.deadLetters;
     // An operator removes the namespace (warren/ops with force): close, unless this instance is the remover.
     parts.control.onRemoval(() => {
@@ -95,6 +95,18 @@ export class Warren<TJobs extends object = WarrenJobs> extends EventEmitter<Warr
     if (!this.#parts.outbox)
       throw new ConfigurationError('warren.outbox needs createWarren({ outbox: { pool } })');
     return this.#parts.outbox.outbox as unknown as Outbox<TJobs>;
+  }
+
+  /**
+   * Live job events from every process of the namespace (docs/guide/events.md): subscribe to a job id, a
+   * job name or a queue; a live view, at most once (the history is the record).
+   *
+   * @example
+   * const subscription = await warren.events.subscribe({ jobId: 'report-42' });
+   * for await (const event of subscription) if (event.kind === 'completed') break;
+   */
+  get events(): JobEventSubscriber {
+    return this.#parts.eventSubscriber;
   }
 
   /** This instance's id, as warren/ops lists it among the processes (random, fixed for its life). */

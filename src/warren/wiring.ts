@@ -4,6 +4,7 @@ import type { PublishOptions, PublishOrigin } from '../core';
 import { applyTopology, requireBrokerFeatures } from '../topology';
 import { DeadLetters, Worker } from '../worker';
 import { RecordTrust } from '../records';
+import { EventRelay, JobEventSubscriber } from '../job-events';
 import { CronService } from '../scheduler';
 import type { WarrenConfig } from './config';
 import { createControl } from './control';
@@ -201,11 +202,13 @@ function wireOperations(base: SharedParts, consumers: ReturnType<typeof wireCons
     log.child({ component: 'history' }),
     publishing.trust,
   );
+  const jobEvents = wireJobEvents(base, control.processId);
   manager.useReadySteps(
     reconnectSteps({
       reapplyTopology: base.reapplyTopology,
       history: historyPart,
       controlListener: control.listener,
+      jobEvents,
       confirms: publishing.confirms,
       worker,
       scheduling,
@@ -217,6 +220,40 @@ function wireOperations(base: SharedParts, consumers: ReturnType<typeof wireCons
   manager.on('blocked', ({ reason }) => events.emit('blocked', { reason }));
   manager.on('unblocked', () => events.emit('unblocked'));
   const history = historyPart?.writer;
-  const addOns = [deadLetterLog, history, publishing.jobControl].filter((p) => p !== undefined);
-  return { control, history, addOns };
+  const addOns = [jobEvents, deadLetterLog, history, publishing.jobControl].filter((p) => p !== undefined);
+  return { control, history, addOns, eventSubscriber: jobEvents.subscriber };
+}
+
+/**
+ * The live job events: the relay that sends this process's events to subscribers elsewhere (fed by the
+ * event sink), and the subscriber behind `warren.events`, on this warren's connection.
+ */
+function wireJobEvents(base: SharedParts, processId: string) {
+  const { config, manager, events, publishing } = base;
+  const log = config.log.child({ component: 'job-events' });
+  const relay = new EventRelay(config.plan.naming, processId, config.events, publishing.trust, log);
+  events.relayTo(relay);
+  const subscriber = new JobEventSubscriber({
+    plan: config.plan,
+    openChannel: () => manager.openConfirmChannel(),
+    trust: publishing.trust,
+    log,
+  });
+  return {
+    subscriber,
+    // A live view never fails a reconnect: without its channel, events go unsent (and subscribers count
+    // them as a gap) until the next connect.
+    open: async () => {
+      await relay
+        .open(() => manager.openChannel())
+        .catch((error: unknown) =>
+          log.warn({ err: error }, 'live job events unavailable until the next connect'),
+        );
+      await subscriber.reopen();
+    },
+    stop: async () => {
+      await subscriber.close();
+      await relay.stop();
+    },
+  };
 }

@@ -1,5 +1,5 @@
 import type { PermitGate } from '../coordination';
-import type { BreakerHandle, EmitEvent, Instrumentation, JobContext, Logger, WarrenEvents } from '../core';
+import type { BreakerHandle, EmitEvent, Instrumentation, JobContext, Logger, ListensTo } from '../core';
 import type { ConfirmPublisher } from '../connection';
 import type { IdempotencyStore } from '../idempotency';
 import type { TopologyPlan } from '../topology';
@@ -12,6 +12,7 @@ import { OutcomeSettler } from './outcome-settler';
 import { PermitGuard } from './permit-guard';
 import type { RegisteredJob } from './registered-job';
 import { Republisher } from './republisher';
+import type { IsolatePool } from './isolate-pool';
 
 /** Everything the delivery path uses, as the composition root hands it over; each part gets its slice. */
 export interface DeliveryPathDeps {
@@ -26,7 +27,7 @@ export interface DeliveryPathDeps {
    * Whether anyone listens to `event`: the per-job `completed` payload is built only then (it was 2 µs of a 9
    * µs no-op job).
    */
-  readonly listens: (event: keyof WarrenEvents) => boolean;
+  readonly listens: ListensTo;
   readonly log: Logger;
   readonly publishJob: JobContext['publish'];
   /** The named breaker, for a job of `queue` (a queue whose jobs use a breaker pauses while it is open). */
@@ -42,6 +43,8 @@ export interface DeliveryPathDeps {
   readonly instrumentation?: Instrumentation | undefined;
   /** Whether the broker delays a rejected delivery (quorum `x-delayed-retry-*`, RabbitMQ 4.3+). */
   readonly inPlaceRetries?: () => boolean;
+  /** The isolate pools of the jobs that do not run inline, by job name. */
+  readonly isolates?: ReadonlyMap<string, IsolatePool>;
 }
 
 /**
@@ -97,5 +100,6 @@ export function createJobProcessor(deps: DeliveryPathDeps): JobProcessor {
     emit,
     listens,
     instrumentation: deps.instrumentation,
+    isolates: deps.isolates,
   });
 }

@@ -6,4 +6,5 @@ export {
   type ResolvedWorkerOptions,
 } from './options';
 export type { RegisteredJob } from './registered-job';
+export { resolveIsolateSettings, ISOLATE_DEFAULTS, type IsolateSettings } from './isolate-settings';
 export { DeadLetters, type DeadLetter, type ParkingReplayOptions } from './dead-letters';

@@ -4,7 +4,7 @@ import {
   validatePayload,
   type EmitEvent,
   type Instrumentation,
-  type WarrenEvents,
+  type ListensTo,
 } from '../core';
 import type { PermitGate } from '../coordination';
 import { HEADERS, type DecodedJob } from '../message';
@@ -24,7 +24,10 @@ import type { OutcomeSettler } from './outcome-settler';
 import type { PermitGuard } from './permit-guard';
 import { processInfo } from './process-info';
 import type { Republisher } from './republisher';
+import type { IsolatePool } from './isolate-pool';
+import { runLimitMs } from './registered-job';
 import { runHandler } from './run-handler';
+import { runIsolated } from './run-isolated';
 
 /** The parts of the delivery path the processor hands a delivery to, each with its own narrow deps. */
 export interface JobProcessorDeps {
@@ -47,10 +50,15 @@ export interface JobProcessorDeps {
   readonly context: JobRunContextDeps;
   readonly emit: EmitEvent;
   /** Whether anyone listens to `event`: the per-job `started` payload is built only then. */
-  readonly listens: (event: keyof WarrenEvents) => boolean;
+  readonly listens: ListensTo;
   /** Metrics and traces around each handler run (warren/observability), if set. */
   readonly instrumentation: Instrumentation | undefined;
+  /** The isolate pools of the jobs that do not run inline (`@Job({ isolate })`), by job name. */
+  readonly isolates?: ReadonlyMap<string, IsolatePool> | undefined;
 }
+
+/** The main-process ctx of an isolated job has no use for a signal: the isolate's ctx has its own. */
+const NEVER_ABORTED = new AbortController().signal;
 
 /**
  * The life of one delivery: decode, dispatch on `type`, run the handler, then carry out what the
@@ -97,22 +105,28 @@ export class JobProcessor {
     }
     const limiter = deps.limiterFor?.(job.name);
     if (limiter && !(await deps.permits.admit(delivery, limiter))) return;
-    if (deps.claims && !(await deps.claims.admit(delivery, registered.timeoutMs))) return;
+    if (deps.claims && !(await deps.claims.admit(delivery, runLimitMs(registered)))) return;
     // The run stays in this async function: a helper returning its promise would add promise hops per job.
     const scope = deps.instrumentation?.process?.(processInfo(delivery));
     const started = Date.now();
     if (deps.listens('started')) deps.emit('started', delivery.eventBase());
     const maxAttempts = job.maxAttempts ?? registered.attempts;
     let context: JobRunContext | undefined;
-    const running = runHandler(
-      registered,
-      data,
-      (signal) => {
-        context = new JobRunContext(delivery, maxAttempts, deps.context, signal);
-        return context;
-      },
-      scope,
-    );
+    const pool = deps.isolates?.get(job.name);
+    if (pool !== undefined)
+      context = new JobRunContext(delivery, maxAttempts, deps.context, () => NEVER_ABORTED);
+    const running =
+      pool !== undefined && context !== undefined
+        ? runIsolated(pool, { data, job: isolateJobInfo(context), breakers: registered.breakers }, context)
+        : runHandler(
+            registered,
+            data,
+            (signal) => {
+              context = new JobRunContext(delivery, maxAttempts, deps.context, signal);
+              return context;
+            },
+            scope,
+          );
     delivery.started(running, scope, started);
     const outcome = await running.outcome;
     context?.endProgress();
@@ -143,4 +157,18 @@ function withInPlaceAttempts(
   const count = message.properties.headers?.[X_ARGS.deliveryCount];
   if (typeof count !== 'number' || !Number.isInteger(count) || count < 1) return job;
   return { ...job, attempt: job.attempt + count };
+}
+
+/** The fields of an isolated handler's ctx, as they cross. */
+function isolateJobInfo(ctx: JobRunContext) {
+  return {
+    jobId: ctx.jobId,
+    name: ctx.name,
+    attempt: ctx.attempt,
+    maxAttempts: ctx.maxAttempts,
+    queue: ctx.queue,
+    headers: ctx.headers,
+    enqueuedAt: ctx.enqueuedAt,
+    redelivered: ctx.redelivered,
+  };
 }

@@ -1,4 +1,4 @@
-import type { BreakerHandle, EmitEvent, JobContext, Logger, WarrenEvents } from '../core';
+import type { BreakerHandle, EmitEvent, JobContext, Logger, ListensTo } from '../core';
 import type { JobDelivery } from './delivery';
 import { ProgressCoalescer } from './progress-coalescer';
 
@@ -9,7 +9,7 @@ export interface JobRunContextDeps {
   /** The named breaker, for a job of `queue` (a queue whose jobs use a breaker pauses while it is open). */
   readonly breaker: (name: string, queue: string) => BreakerHandle;
   readonly emit: EmitEvent;
-  readonly listens: (event: keyof WarrenEvents) => boolean;
+  readonly listens: ListensTo;
 }
 
 /**
@@ -62,7 +62,7 @@ export class JobRunContext implements JobContext {
 
   /** A `progress` event, if anyone listens: the job's event fields (as `Delivery.eventBase`) and the value. */
   private sendProgress(progress: unknown): void {
-    if (!this.deps.listens('progress')) return;
+    if (!this.deps.listens('progress', this.jobId, this.name, this.queue)) return;
     this.deps.emit('progress', {
       jobId: this.jobId,
       name: this.name,

@@ -1,4 +1,4 @@
-import { CircuitOpenError, type EmitEvent, type Logger, type WarrenEvents } from '../core';
+import { CircuitOpenError, type EmitEvent, type ListensTo, type Logger } from '../core';
 import type { IdempotencyStore } from '../idempotency';
 import { HEADERS } from '../message';
 import { decideFailure } from '../retry';
@@ -17,7 +17,7 @@ export interface OutcomeSettlerDeps {
   readonly answers: AnswerDeps;
   readonly emit: EmitEvent;
   /** Whether anyone listens to `event`: the `completed` payload is built only then. */
-  readonly listens: (event: keyof WarrenEvents) => boolean;
+  readonly listens: ListensTo;
   readonly log: Logger;
   /** How long a job refused by an open breaker waits, ms (`worker.postponeDelayMs`). */
   readonly postponeDelayMs: number;
@@ -66,7 +66,7 @@ export class OutcomeSettler {
       delivery.ack();
       this.deps.dedup.release(delivery);
       answerJob(this.deps.answers, delivery, { status: 'completed', result: outcome.result });
-      if (this.deps.listens('completed'))
+      if (this.deps.listens('completed', job.jobId, job.name, delivery.queue.key))
         this.deps.emit('completed', {
           ...delivery.eventBase(),
           durationMs: Date.now() - delivery.startedAt,

@@ -1,6 +1,7 @@
 import type { ResolvedLimiter } from '../coordination';
 import type { BackoffOptions, JobHandler, StandardSchemaV1 } from '../core';
 import type { PlannedJob } from '../topology';
+import type { IsolateSettings } from './isolate-settings';
 
 /** A job this process runs: its plan entry, its handler instance and its resolved settings. */
 export interface RegisteredJob {
@@ -13,4 +14,11 @@ export interface RegisteredJob {
   readonly breakers: readonly string[];
   /** The global rate limit it takes a permit from before it runs (`@Job({ limiter })`), if any. */
   readonly limiter?: ResolvedLimiter | undefined;
+  /** Where it runs when not inline: its isolate pool's settings (`@Job({ isolate })`). */
+  readonly isolate?: IsolateSettings | undefined;
+}
+
+/** How long one run may hold its delivery: an isolated job's hard timeout, else its timeout. */
+export function runLimitMs(job: Pick<RegisteredJob, 'timeoutMs' | 'isolate'>): number {
+  return Math.max(job.timeoutMs, job.isolate?.hardTimeoutMs ?? 0);
 }

@@ -2,11 +2,12 @@ import type { Logger } from '../core';
 import type { ConnectionManager } from '../connection';
 import { JobLimiters } from './job-limiters';
 import { createJobProcessor, type DeliveryPathDeps } from './delivery-path';
+import { IsolatePool } from './isolate-pool';
 import { QueueConsumer } from './queue-consumer';
-import type { RegisteredJob } from './registered-job';
+import { runLimitMs, type RegisteredJob } from './registered-job';
 
 /** The worker builds the rate limiters of its jobs itself, from their `limiter` and the connection. */
-export interface WorkerDeps extends Omit<DeliveryPathDeps, 'limiterFor' | 'inPlaceRetries'> {
+export interface WorkerDeps extends Omit<DeliveryPathDeps, 'limiterFor' | 'inPlaceRetries' | 'isolates'> {
   readonly manager: ConnectionManager;
   readonly reapplyTopology: () => Promise<void>;
   readonly concurrencyOf: (queueName: string) => number;
@@ -26,6 +27,8 @@ export class Worker {
   private readonly consumers = new Map<string, QueueConsumer>();
   private readonly paused = new Set<string>();
   private readonly limiters: JobLimiters;
+  /** The isolate pool of each job that does not run inline (`@Job({ isolate })`). */
+  private readonly isolates = new Map<string, IsolatePool>();
   private started = false;
 
   constructor(
@@ -33,8 +36,15 @@ export class Worker {
     private readonly log: Logger,
   ) {
     this.limiters = new JobLimiters({ ...deps, log });
+    for (const [name, job] of deps.jobs)
+      if (job.isolate !== undefined)
+        this.isolates.set(
+          name,
+          new IsolatePool(name, job.isolate, log.child({ component: 'isolate', job: name })),
+        );
     const processor = createJobProcessor({
       ...deps,
+      isolates: this.isolates,
       limiterFor: (jobName) => this.limiters.limiterFor(jobName),
       inPlaceRetries: () => deps.manager.broker?.features.delayedRetry === true,
     });
@@ -69,6 +79,8 @@ export class Worker {
 
   /** Starts consuming, then joins the refill elections of the jobs' rate limits. */
   async start(): Promise<void> {
+    // every processor loads before any job is consumed: a broken one fails start(), it never spawns in a loop
+    await Promise.all([...this.isolates.values()].map((pool) => pool.start()));
     this.started = true;
     await Promise.all(
       [...this.consumers.entries()]
@@ -118,6 +130,7 @@ export class Worker {
   async stop(graceMs: number): Promise<void> {
     this.started = false;
     await Promise.all([...this.consumers.values()].map((consumer) => consumer.stop(graceMs)));
+    await Promise.all([...this.isolates.values()].map((pool) => pool.close()));
   }
 
   health(): ConsumerHealth[] {
@@ -141,6 +154,7 @@ const CONSUMER_TIMEOUT_MARGIN_MS = 60_000;
 
 function consumerTimeoutOf(queueName: string, jobs: Iterable<RegisteredJob>): number {
   let longest = 0;
-  for (const job of jobs) if (job.planned.queueName === queueName) longest = Math.max(longest, job.timeoutMs);
+  for (const job of jobs)
+    if (job.planned.queueName === queueName) longest = Math.max(longest, runLimitMs(job));
   return longest + CONSUMER_TIMEOUT_MARGIN_MS;
 }

@@ -76,6 +76,16 @@ describe('the examples', () => {
     assert.ok(Number(match[1]) >= 2, 'several coalesced progress events');
   });
 
+  it('runs the thumbnails example: four PNG thumbnails rendered in worker threads', async () => {
+    const { stdout } = await run(process.execPath, ['dist/examples/thumbnails/main.js'], {
+      cwd,
+      env,
+      timeout: 60_000,
+    });
+    assert.match(stdout, /done: 4 thumbnails rendered in worker threads/);
+    assert.equal(stdout.match(/wrote .+thumbnail-\d\.png \(160×120, \d+ bytes\)/g)?.length, 4, stdout);
+  });
+
   it('runs the NestJS example and exits cleanly', async () => {
     await run(process.execPath, ['dist/examples/nest/main.js'], { cwd, env, timeout: 60_000 });
   });

@@ -93,9 +93,9 @@ describe('cancel reports at the call', () => {
     await worker.publish(
       'email.send',
       { id: 'a', ms: 0 },
-      { jobId: 'cli-cancel', delayMs: 2500, controllable: true },
+      { jobId: 'cli-cancel', delayMs: 6000, controllable: true },
     );
-    await worker.publish('email.send', { id: 'b', ms: 0 }, { jobId: 'ops-cancel', delayMs: 2500 });
+    await worker.publish('email.send', { id: 'b', ms: 0 }, { jobId: 'ops-cancel', delayMs: 6000 });
     const run = await runCli(['job', 'cancel', 'cli-cancel', '--json'], { cwd: configDir(namespace) });
     assert.equal(run.code, 0, run.stderr);
     const printed = JSON.parse(run.stdout) as { jobId: string; action: string; dueAt: string };

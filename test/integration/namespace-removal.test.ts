@@ -21,7 +21,17 @@ const opened: WarrenOps[] = [];
  */
 function candidates(namespace: string): string[] {
   const plan = createOps(removalAppOptions(namespace)).plan;
-  const fixed = ['dead-log', 'history', 'schedules', 'job-control', 'leader', 'cron-ledger', 'removing'];
+  const fixed = [
+    'dead-log',
+    'history',
+    'schedules',
+    'schedules.checkpoints',
+    'job-control',
+    'job-control.checkpoints',
+    'leader',
+    'cron-ledger',
+    'removing',
+  ];
   const levels = Array.from(
     { length: 40 },
     (_, i) => `${namespace}.warren.delay.${String(i).padStart(2, '0')}`,
@@ -34,6 +44,7 @@ function candidates(namespace: string): string[] {
     ...levels.flatMap((n) => [`queue ${n}`, `exchange ${n}`]),
     `exchange ${namespace}.warren.delay.delivery`,
     `exchange ${namespace}.warren.control`,
+    `exchange ${namespace}.warren.events`,
   ];
 }
 

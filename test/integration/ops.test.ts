@@ -290,17 +290,22 @@ describe('warren/ops against the broker', () => {
     const management = { url: MANAGEMENT_URL };
     const ops = createOps({ ...opsAppOptions(namespace), history, deadLetterLog: {}, management });
     opened.push(ops);
-    const streams = ['job-control', 'schedules', 'dead-log', 'history'].map(
-      (s) => `${namespace}.warren.${s}`,
-    );
+    const streams = [
+      'job-control',
+      'job-control.checkpoints',
+      'schedules',
+      'schedules.checkpoints',
+      'dead-log',
+      'history',
+    ].map((s) => `${namespace}.warren.${s}`);
     const rows = ops.topology.plan().filter((e) => e.settings.startsWith('stream '));
     assert.deepEqual(
       rows.map((e) => `${e.entity} ${e.name}`),
       streams.map((name) => `queue ${name}`),
     );
-    assert.match(rows[3]!.settings, /x-queue-type="stream" x-max-age="3600s" x-max-length-bytes=67108864/);
+    assert.match(rows[5]!.settings, /x-queue-type="stream" x-max-age="3600s" x-max-length-bytes=67108864/);
     assert.equal(
-      rows[1]!.settings,
+      rows[2]!.settings,
       'stream durable x-queue-type="stream"',
       'the registry keeps every record',
     );
@@ -325,11 +330,11 @@ describe('warren/ops against the broker', () => {
     opened.push(shorter, noHistory);
     assert.deepEqual(
       (await shorter.topology.diff()).drift.map((d) => `${d.kind} ${d.name} ${d.differences.join('; ')}`),
-      [`different ${streams[3]} x-max-age: planned "60s", broker "3600s"`],
+      [`different ${streams[5]} x-max-age: planned "60s", broker "3600s"`],
     );
     assert.deepEqual(
       (await noHistory.topology.diff()).drift.map((d) => `${d.kind} ${d.entity} ${d.name}`),
-      [`extra queue ${streams[3]}`],
+      [`extra queue ${streams[5]}`],
     );
 
     await warren.deleteTopology();

@@ -63,9 +63,15 @@ export async function cleanup(): Promise<void> {
 export async function deletePlanEntities(plan: TopologyPlan): Promise<void> {
   const connection = await amqp.connect(BROKER_URL);
   try {
+    // A pause leaves its marker queue, which is not in the plan (it exists only while paused).
+    const markers = plan.queues.flatMap((q) =>
+      q.role === 'job' ? [{ name: plan.naming.pauseMarker(q.key) }] : [],
+    );
     // the offset indexes a query declares beside the history and the dead-letter log
-    const indexes = [plan.naming.deadLetterLogIndex(), plan.naming.jobHistoryIndex()];
-    for (const queue of [...plan.queues, ...indexes.map((name) => ({ name }))]) {
+    const indexes = [plan.naming.deadLetterLogIndex(), plan.naming.jobHistoryIndex()].map((name) => ({
+      name,
+    }));
+    for (const queue of [...plan.queues, ...markers, ...indexes]) {
       const ch = await connection.createChannel();
       ch.on('error', () => undefined);
       await ch.deleteQueue(queue.name).catch(() => undefined);

@@ -14,7 +14,8 @@ const ALLOWED: Record<string, readonly string[]> = {
   breaker: ['core'],
   decorators: ['core'],
   idempotency: ['core'],
-  streams: ['core', 'topology'],
+  // Stream readers, and the checkpoints they start from (proven by the record codec).
+  streams: ['core', 'topology', 'records'],
   // The record codec: proofs over warren's own records; its header name comes from message.
   records: ['core', 'message'],
   retry: ['core', 'topology'],
@@ -39,6 +40,8 @@ const ALLOWED: Record<string, readonly string[]> = {
   'dead-letter-log': ['core', 'message', 'topology', 'connection', 'streams', 'records'],
   history: ['core', 'message', 'streams', 'records'],
   'job-control': ['core', 'message', 'topology', 'connection', 'streams', 'records'],
+  // Live job events: a headers exchange of the plan, the record codec, the history's error summary.
+  'job-events': ['core', 'message', 'topology', 'connection', 'records', 'history'],
   outbox: ['core', 'decorators'],
   observability: ['core', 'message'],
   workflow: ['core', 'decorators', 'idempotency'],
@@ -62,6 +65,7 @@ const ALLOWED: Record<string, readonly string[]> = {
     'dead-letter-log',
     'history',
     'job-control',
+    'job-events',
     'outbox',
     'observability',
     'workflow',
@@ -70,6 +74,7 @@ const ALLOWED: Record<string, readonly string[]> = {
     'records',
     'history',
     'job-control',
+    'job-events',
     'dead-letter-log',
     'core',
     'message',

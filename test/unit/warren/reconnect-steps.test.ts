@@ -22,6 +22,7 @@ function recordingParts(calls: string[], failing?: string): ReconnectParts {
     reapplyTopology: call('topology'),
     history: { open: call('history stream') },
     controlListener: { open: call('control listener') },
+    jobEvents: { open: call('job events') },
     confirms: { open: call('confirm channel') },
     worker: { open: call('consumers') },
     scheduling: { open: call('cron') },
@@ -60,6 +61,7 @@ describe('the reconnect steps of a warren', () => {
       'topology',
       'history stream',
       'control listener@7',
+      'job events',
       'confirm channel@7',
       'consumers@7',
       'cron@7',
@@ -77,7 +79,14 @@ describe('the reconnect steps of a warren', () => {
       () => true,
       () => {},
     );
-    assert.deepEqual(calls, ['topology', 'control listener@1', 'confirm channel@1', 'consumers@1', 'cron@1']);
+    assert.deepEqual(calls, [
+      'topology',
+      'control listener@1',
+      'job events',
+      'confirm channel@1',
+      'consumers@1',
+      'cron@1',
+    ]);
   });
 
   it('reports a failing step by name and rejects with its error, running no later step', async () => {

@@ -45,21 +45,22 @@ describe('resolveWarrenConfig', () => {
     assert.equal(config.jobs.size, 0);
   });
 
-  it('plans the job-control and schedule streams always, the dead-letter log and history when given, retention from the options', () => {
+  it('plans the job-control and schedule streams (each with its checkpoints) always, the dead-letter log and history when given, retention from the options', () => {
     const streams = (options: object) =>
       resolveWarrenConfig({ url: NOWHERE, namespace: 'app', topology, ...options })
         .plan.queues.filter(isStream)
         .map((q) => `${q.name} ${String(q.assertion.arguments['x-max-age'] ?? 'kept')}`);
-    assert.deepEqual(streams({}), ['app.warren.job-control 31708800s', 'app.warren.schedules kept']);
+    const always = [
+      'app.warren.job-control 31708800s',
+      'app.warren.job-control.checkpoints 2592000s',
+      'app.warren.schedules kept',
+      'app.warren.schedules.checkpoints 2592000s',
+    ];
+    assert.deepEqual(streams({}), always);
     assert.deepEqual(streams({ deadLetterLog: {} }).at(-1), 'app.warren.dead-log 1209600s');
     assert.deepEqual(
       streams({ history: { maxAgeMs: 7_200_000 }, deadLetterLog: { maxAgeMs: 86_400_000, collect: false } }),
-      [
-        'app.warren.job-control 31708800s',
-        'app.warren.schedules kept',
-        'app.warren.dead-log 86400s',
-        'app.warren.history 7200s',
-      ],
+      [...always, 'app.warren.dead-log 86400s', 'app.warren.history 7200s'],
     );
     assert.throws(
       () => resolveWarrenConfig({ url: NOWHERE, topology, history: { maxAgeMs: 10 } }),
