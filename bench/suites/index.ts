@@ -84,6 +84,14 @@ export const SUITES: readonly Suite[] = [
     load: () => import('./job-events'),
   },
   {
+    name: 'lookup',
+    summary:
+      'issue 33: ops.job(id) and dead search / replay from a fresh process on a big history and log, beside a baseline build',
+    usage: '[--events 1000000] [--letters 100000] [--lookups 20] [--baseline DIR] [--dead-baseline no]',
+    quickArgs: ['--events', '3000', '--letters', '2000', '--lookups', '3'],
+    load: () => import('./lookup'),
+  },
+  {
     name: 'idempotency',
     summary:
       'what an idempotency store costs: none, memory, PostgreSQL (synchronous and asynchronous commit)',

@@ -225,7 +225,10 @@ export async function main(argv: readonly string[]): Promise<number> {
     }
     const { name, args } = commandOf(positionals);
     const config = await loadConfig(values.config);
-    ops = createOps(opsOptions(config, values));
+    const options = opsOptions(config, values);
+    // One query a process: an index would hold more than the log's bytes for nothing kept. The dashboard
+    // runs for hours and keeps its index warm.
+    ops = createOps(name === 'ui' ? options : { deadLetterIndex: 'scan', ...options });
     if (name === 'ui') {
       print(await runUi(ops, values));
       return 0;

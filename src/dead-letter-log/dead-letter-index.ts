@@ -2,7 +2,7 @@ import type * as amqp from 'amqplib';
 import { compileFilter, type LetterFilter, type LetterState } from './letter-filter';
 import { decodeRecord, signedFields, type LoggedLetter, type LogRecord } from './log-record';
 import type { RecordReader } from '../records';
-import { followStream, readStream, readToEnd, type StreamFollower, type StreamRecord } from '../streams';
+import { firstOffset, followStream, readToEnd, type StreamFollower, type StreamRecord } from '../streams';
 
 /** A letter as search returns it: what the log holds plus its state from the markers after it. */
 export interface IndexedLetter extends LoggedLetter {
@@ -173,22 +173,8 @@ export class DeadLetterIndex {
 
   private async checkRetention(): Promise<void> {
     this.retentionCheckedAt = Date.now();
-    const first = await this.firstOffset();
+    const first = await firstOffset(this.openChannel, this.stream, this.idleMs);
     if (first !== undefined && first > this.first) this.forgetBelow(first);
-  }
-
-  private async firstOffset(): Promise<number | undefined> {
-    let first: number | undefined;
-    await readStream(
-      this.openChannel,
-      this.stream,
-      'first',
-      { max: 1, idleMs: this.idleMs, prefetch: 1 },
-      (r) => {
-        first = r.offset;
-      },
-    );
-    return first;
   }
 
   private forgetBelow(first: number): void {

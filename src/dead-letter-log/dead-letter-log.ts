@@ -16,6 +16,7 @@ import {
 } from './log-record';
 import type { ResolvedDeadLetterLogOptions } from './options';
 import { replayLetters, type ReplayOptions, type ReplayResult } from './replay-letters';
+import { memoryQueries, ScanQueries, type LetterQueries } from './scan-queries';
 import { lastOffset, readStream, type StreamRecord } from '../streams';
 import type { RecordReader, RecordTrust } from '../records';
 
@@ -25,6 +26,8 @@ export interface DeadLetterLogDeps {
   readonly send: (message: OutgoingMessage) => Promise<void>;
   /** The log stream's name (topology naming). */
   readonly stream: string;
+  /** Its offset index's stream (topology naming), declared with the log's retention on first use. */
+  readonly indexStream: string;
   /** The stream as the plan declares it (with its retention): asserted before its first use. */
   readonly assertion: QueueAssertion;
   /** The job queues: key, parking queue, broker name. */
@@ -32,6 +35,8 @@ export interface DeadLetterLogDeps {
   /** The queue key a job belongs to in the current topology; undefined for a job it does not declare. */
   readonly jobQueue: (jobName: string) => string | undefined;
   readonly options: ResolvedDeadLetterLogOptions;
+  /** `memory`: an index in this process, built once and followed; `scan`: one read of the log a query. */
+  readonly index: 'memory' | 'scan';
   readonly publishTimeoutMs: number;
   readonly log: Logger;
   /** Signs the markers (and the collector's letters); verifies, counts and skips what is read. */
@@ -68,6 +73,7 @@ export class DeadLetterLog {
   readonly index: DeadLetterIndex;
   private readonly collector: DeadLetterCollector;
   private declared: Promise<void> | undefined;
+  private readonly queries: LetterQueries;
 
   constructor(private readonly deps: DeadLetterLogDeps) {
     this.index = new DeadLetterIndex(
@@ -77,6 +83,7 @@ export class DeadLetterLog {
       deps.trust.reader('dead-letter-log'),
     );
     this.collector = new DeadLetterCollector({ ...deps });
+    this.queries = deps.index === 'scan' ? new ScanQueries(deps) : memoryQueries(this.index);
   }
 
   /** Declares the stream (durable, retention by age and size). Idempotent. */
@@ -145,8 +152,7 @@ export class DeadLetterLog {
    * included) read from that one record of the stream: the index keeps only the error's first line.
    */
   async show(offset: number): Promise<ShownLetter | undefined> {
-    await this.sync();
-    const letter = this.index.get(offset);
+    const [letter] = await this.search({ offsets: [offset] }, 1);
     if (!letter) return undefined;
     let detail: LetterDetail = { headers: {}, lastError: undefined };
     await readStream(
@@ -164,32 +170,29 @@ export class DeadLetterLog {
 
   /** Letters matching the filter, oldest first, with their state (dead, replayed, purged). */
   async search(filter: LetterFilter, limit?: number): Promise<IndexedLetter[]> {
-    await this.sync();
-    return this.index.search(filter, limit);
+    await this.ensure();
+    return this.queries.search(filter, limit);
   }
 
   /** How many letters match the filter. */
   async count(filter: LetterFilter): Promise<number> {
-    await this.sync();
-    return this.index.count(filter);
+    await this.ensure();
+    return this.queries.count(filter);
   }
 
   async stats(): Promise<LogStats> {
     await this.ensure();
-    await this.index.sync(true);
+    const stats = await this.queries.stats();
     let parked = 0;
     for (const q of this.deps.queues) parked += await this.parkedCount(q.deadQueue);
-    return { ...this.index.stats(), stream: this.deps.stream, parked };
+    return { ...stats, stream: this.deps.stream, parked };
   }
 
   /** Replays the dead letters matching the filter; see {@link replayLetters}. */
   async replay(filter: LetterFilter, options: ReplayOptions = {}): Promise<ReplayResult> {
     if (options.to !== undefined) this.queueName(options.to);
-    await this.sync();
-    const upTo = this.index.stats().nextOffset - 1;
-    const selected = this.index
-      .search({ ...filter, state: 'dead' }, options.limit)
-      .filter((l) => l.offset <= upTo);
+    await this.ensure();
+    const { letters: selected, upTo, records } = await this.queries.select(filter, options.limit);
     const dryRun = options.dryRun ?? false;
     // Before any republish: a queue the configuration no longer declares, or a job the target queue
     // does not run (its worker would park it again as wrong-queue), must not stop a replay halfway.
@@ -207,6 +210,7 @@ export class DeadLetterLog {
       },
       selected,
       options,
+      records,
     );
     this.deps.log.info(
       { selected: selected.length, replayed, failed, to: options.to },
@@ -217,17 +221,12 @@ export class DeadLetterLog {
 
   /** Marks the dead letters matching the filter purged (the log is append-only; retention removes them). */
   async purge(filter: LetterFilter, options: { dryRun?: boolean } = {}): Promise<PurgeResult> {
-    await this.sync();
-    const selected = this.index.search({ ...filter, state: 'dead' }).map((l) => l.offset);
+    await this.ensure();
+    const selected = (await this.queries.select(filter)).letters.map((l) => l.offset);
     const dryRun = options.dryRun ?? false;
     if (!dryRun)
       for (let i = 0; i < selected.length; i += 5000) await this.mark('purged', selected.slice(i, i + 5000));
     return { selected: selected.length, purged: dryRun ? 0 : selected.length, dryRun };
-  }
-
-  private async sync(): Promise<void> {
-    await this.ensure();
-    await this.index.sync();
   }
 
   private async mark(action: MarkerAction, offsets: readonly number[], to?: string): Promise<void> {

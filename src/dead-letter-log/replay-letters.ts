@@ -3,7 +3,7 @@ import type { OutgoingMessage } from '../connection';
 import { HEADERS, replayProperties } from '../message';
 import { X_ARGS } from '../topology';
 import type { IndexedLetter } from './dead-letter-index';
-import { readStream, type StreamRecord } from '../streams';
+import { readOffsets, type StreamRecord } from '../streams';
 
 export interface ReplayOptions {
   /** Count what would be replayed; replay nothing. */
@@ -58,6 +58,8 @@ export async function replayLetters(
   deps: ReplayDeps,
   letters: readonly IndexedLetter[],
   options: ReplayOptions,
+  /** Records the selection already read (proven): not read again. */
+  known: ReadonlyMap<number, StreamRecord> = new Map(),
 ): Promise<{ replayed: number; failed: number }> {
   const rate = options.ratePerSecond ?? REPLAY_DEFAULT_RATE;
   const started = Date.now();
@@ -66,7 +68,14 @@ export async function replayLetters(
   let failed = 0;
   for (let i = 0; i < letters.length && failed === 0; i += CHUNK) {
     const chunk = letters.slice(i, i + CHUNK);
-    const records = await readChunk(deps, chunk);
+    const records = await readChunk(
+      deps,
+      chunk.filter((l) => !known.has(l.offset)),
+    );
+    for (const l of chunk) {
+      const record = known.get(l.offset);
+      if (record) records.set(l.offset, record);
+    }
     const confirmed: number[] = [];
     const inFlight = new Set<Promise<void>>();
     for (const letter of chunk) {
@@ -96,45 +105,24 @@ export async function replayLetters(
 }
 
 /**
- * Reads the chunk's records: one read per run of selected offsets, a new read (milliseconds to start)
- * where the next selected letter lies more than GAP records ahead, so a sparse selection does not scan
- * the whole log between its letters.
+ * Reads the chunk's records: one read per run of nearby offsets, several at once (readOffsets), so a sparse
+ * selection neither scans the log between its letters nor waits for a thousand reads one after another.
  */
 async function readChunk(
   deps: ReplayDeps,
   chunk: readonly IndexedLetter[],
 ): Promise<Map<number, StreamRecord>> {
-  const wanted = new Set(chunk.map((l) => l.offset));
   const records = new Map<number, StreamRecord>();
-  for (const run of runsOf(chunk.map((l) => l.offset))) {
-    await readStream(
-      deps.openChannel,
-      deps.stream,
-      run.from,
-      {
-        max: Number.POSITIVE_INFINITY,
-        until: run.until,
-        idleMs: deps.idleMs,
-        prefetch: Math.min(2000, run.until - run.from + 1),
-      },
-      (r) => {
-        if (wanted.has(r.offset) && deps.isProven(r)) records.set(r.offset, r);
-      },
-    );
-  }
+  await readOffsets(
+    deps.openChannel,
+    deps.stream,
+    chunk.map((l) => l.offset),
+    deps.idleMs,
+    (r) => {
+      if (deps.isProven(r)) records.set(r.offset, r);
+    },
+  );
   return records;
-}
-
-const GAP = 2000;
-
-function runsOf(offsets: readonly number[]): { from: number; until: number }[] {
-  const runs: { from: number; until: number }[] = [];
-  for (const offset of offsets) {
-    const last = runs[runs.length - 1];
-    if (last && offset - last.until <= GAP) last.until = offset;
-    else runs.push({ from: offset, until: offset });
-  }
-  return runs;
 }
 
 function replayMessage(

@@ -34,6 +34,7 @@ export class DeadLetterOps {
   constructor(
     private readonly plan: TopologyPlan,
     private readonly options: ResolvedDeadLetterLogOptions,
+    private readonly index: 'memory' | 'scan',
     private readonly publishTimeoutMs: number,
     private readonly connect: () => Promise<LogConnection>,
   ) {}
@@ -114,12 +115,14 @@ export class DeadLetterOps {
     this.log ??= new DeadLetterLog({
       ...connection,
       stream: stream.name,
+      indexStream: this.plan.naming.deadLetterLogIndex(),
       assertion: stream.assertion,
       queues: this.plan.queues
         .filter((q) => q.role === 'job')
         .map((q) => ({ key: q.key, name: q.name, deadQueue: q.deadQueue })),
       jobQueue: (jobName) => this.plan.jobs.get(jobName)?.queue,
       options: this.options,
+      index: this.index,
       publishTimeoutMs: this.publishTimeoutMs,
       log: createSilentLogger(),
     });

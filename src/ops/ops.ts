@@ -1,6 +1,6 @@
 // size-exception: one short delegate per operation of the API (removal, dead letters, schedules live in files of their own); ~305.
 import 'reflect-metadata';
-import { isAmqpReply, type ConnectionManager } from '../connection';
+import type { ConnectionManager } from '../connection';
 import { ControlClient, PauseMarkers, type ControlReply, type ProcessStatus } from '../process-control';
 import { resolveJobLimiters } from '../coordination';
 import { createSilentLogger, type PublishedJob, type PublishOptions } from '../core';
@@ -12,7 +12,8 @@ import {
   type ScheduleSpec,
   type TriggeredSchedule,
 } from '../scheduler';
-import { findJob, jobStatus, type JobStatus } from '../history';
+import type { JobStatus } from '../history';
+import { lookupJob } from './history-lookup';
 import type { CancelledJob } from '../job-control';
 import type { JobEventSubscriber } from '../job-events';
 import { resolvePublisherOptions } from '../publisher';
@@ -89,6 +90,7 @@ export class WarrenOps {
     this.dead = new DeadLetterOps(
       this.plan,
       this.options.deadLetterLog,
+      this.options.deadLetterIndex,
       resolvePublisherOptions(input.publisher).timeoutMs,
       async () => {
         const { manager, confirms, trust } = await this.connection.open();
@@ -180,18 +182,14 @@ export class WarrenOps {
    * Reads the history from its oldest record: the CLI's case, measured on docs/performance.md.
    */
   async job(jobId: string): Promise<JobStatus> {
-    const manager = await this.connect();
-    const stream = this.plan.naming.jobHistory();
-    return findJob(
-      () => manager.openChannel(),
-      stream,
-      jobId,
+    return lookupJob(
+      this.plan,
+      this.connection,
+      this.trust,
+      this.input.history,
       this.options.deadLetterLog.endIdleMs,
-      this.trust.reader('history'),
-    ).catch((error: unknown) => {
-      if (isAmqpReply(error, 'NOT_FOUND')) return jobStatus(jobId, [], Date.now());
-      throw error;
-    });
+      jobId,
+    );
   }
 
   /** Publishes a job by name (confirmed by the broker), as `warren.publish` does. */

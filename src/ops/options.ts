@@ -72,10 +72,20 @@ export interface OpsOptions
    * stream with it, and `topology diff` compares it.
    */
   readonly deadLetterLog?: DeadLetterLogOptions;
+  /**
+   * How `ops.dead` finds letters. `memory`: the first query reads the whole log into an index in this
+   * process, which then follows the log, so later queries take milliseconds; the index holds about 2.3× the
+   * log's bytes (for a long-lived process: the dashboard). `scan`: no index in the process; a query by job
+   * id, payload field, reason or offsets reads the log's offset index and only the letters it points at,
+   * any other reads the log once, and only the matches are kept (for a process that asks once: the `warren`
+   * command uses it). Default `memory`.
+   */
+  readonly deadLetterIndex?: 'memory' | 'scan';
 }
 
 export const OPS_DEFAULTS = Object.freeze({
   replyTimeoutMs: 1500,
+  deadLetterIndex: 'memory',
   management: Object.freeze({ username: 'guest', password: 'guest', vhost: '/', timeoutMs: 10_000 }),
 });
 
@@ -83,6 +93,7 @@ export interface ResolvedOpsOptions {
   readonly replyTimeoutMs: number;
   readonly management: ResolvedManagementOptions | undefined;
   readonly deadLetterLog: ResolvedDeadLetterLogOptions;
+  readonly deadLetterIndex: 'memory' | 'scan';
   /** The workers' `signingKey`, resolved: ops signs its records and requests and verifies what it reads. */
   readonly signing: ResolvedRecordSigning | undefined;
 }
@@ -95,15 +106,21 @@ export function resolveOpsOptions(input: OpsOptions): ResolvedOpsOptions {
     600_000,
   );
   const deadLetterLog = resolveDeadLetterLogOptions(input.deadLetterLog);
+  const deadLetterIndex = input.deadLetterIndex ?? OPS_DEFAULTS.deadLetterIndex;
+  if (deadLetterIndex !== 'memory' && deadLetterIndex !== 'scan')
+    throw new ConfigurationError(
+      validationMessage('deadLetterIndex', "must be 'memory' or 'scan'", deadLetterIndex),
+    );
   const signing = resolveRecordSigning(input.signingKey);
   const m = input.management;
   if (m === undefined)
-    return Object.freeze({ replyTimeoutMs, deadLetterLog, signing, management: undefined });
+    return Object.freeze({ replyTimeoutMs, deadLetterLog, deadLetterIndex, signing, management: undefined });
   const { url, username, password } = splitCredentials(m);
   const defaults = OPS_DEFAULTS.management;
   return Object.freeze({
     replyTimeoutMs,
     deadLetterLog,
+    deadLetterIndex,
     signing,
     management: Object.freeze({
       url,

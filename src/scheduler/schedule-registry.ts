@@ -145,7 +145,8 @@ export class ScheduleRegistry {
    * The registry's state now, for a reader that neither schedules nor writes (`ops.schedules()`): one read
    * from the first record to the last one there was when it began, appending nothing (a sync record per
    * look would grow the stream forever) and leaving `state` alone. An absent stream is an empty registry.
-   * The end is found by waiting `idleMs` after the last chunk (at least 1 s on an empty stream).
+   * The end is found beside the read: the last chunk, then 10 ms without a record (half a second, or
+   * `idleMs` if longer, on an empty stream).
    */
   async snapshot(idleMs: number): Promise<Map<string, RegistryEntry>> {
     let state = new Map<string, RegistryEntry>();

@@ -17,7 +17,18 @@ export {
   readStream,
   readToEnd,
   lastOffset,
+  firstOffset,
+  readOffsets,
   type StreamRecord,
   type StreamStart,
   type ReadOptions,
 } from './stream-reader';
+export {
+  decodeBlock,
+  encodeBlock,
+  IndexBuilder,
+  keyHash,
+  uncovered,
+  type IndexBlock,
+} from './offset-index';
+export { indexGaps, lookUpIndex, streamBounds, type IndexedStream, type IndexLookup } from './indexed-read';

@@ -3,6 +3,14 @@ import { X_ARGS } from '../topology';
 
 const FIRST_RECORD_WAIT_FACTOR = 5;
 const FIRST_RECORD_MIN_WAIT_MS = 1000;
+/**
+ * The last chunk comes in one burst once a read at `last` starts (a few ms): this long without a record
+ * after it means the burst is over. The end of a stream is never announced over AMQP 0-9-1; before issue 33
+ * every lookup waited the read's whole idle time (200 ms) here.
+ */
+const LAST_CHUNK_QUIET_MS = 10;
+/** No record for this long after a read at `last` starts means the stream is empty. */
+const LAST_CHUNK_FIRST_WAIT_MS = 500;
 
 /** One record read from a stream, with its offset. */
 export interface StreamRecord {
@@ -16,8 +24,11 @@ export type StreamStart = number | 'first' | 'last';
 export interface ReadOptions {
   /** Stop after this many records. */
   readonly max: number;
-  /** Stop after the record at this offset (inclusive). */
-  readonly until?: number;
+  /**
+   * Stop after the record at this offset (inclusive). A promise is an end still being found (see
+   * readToEnd): until it settles the read goes on; undefined (an empty stream) ends it.
+   */
+  readonly until?: number | Promise<number | undefined>;
   /**
    * No record for this long after the last one means the end of the stream, ms. The first record may take
    * longer (the broker opens the segment and seeks): up to FIRST_RECORD_WAIT_FACTOR times this, at least
@@ -26,6 +37,8 @@ export interface ReadOptions {
   readonly idleMs: number;
   /** Records in flight (basic.qos): bigger scans faster, a page needs no more than it shows. */
   readonly prefetch: number;
+  /** How long to wait for the first record, ms; default FIRST_RECORD_WAIT_FACTOR × idleMs, at least 1 s. */
+  readonly firstWaitMs?: number;
 }
 
 /**
@@ -35,6 +48,7 @@ export interface ReadOptions {
  * arrived for `idleMs`. `visit` sees every record in offset order; the return value is how many it saw
  * and the last offset.
  */
+// size-exception: one consumer's life; its ends (max, until, an end still being found, quiet) share its state.
 export async function readStream(
   openChannel: () => Promise<amqp.Channel>,
   stream: string,
@@ -49,15 +63,40 @@ export async function readStream(
   let lastOffset: number | undefined;
   try {
     await channel.prefetch(options.prefetch, false);
+    // size-exception: the consumer's callbacks and its timers close over one read's state.
     await new Promise<void>((resolve, reject) => {
       let done = false;
+      let until = typeof options.until === 'number' ? options.until : undefined;
       const finish = () => {
         done = true;
         clearTimeout(timer);
         resolve();
       };
-      const firstWaitMs = Math.max(FIRST_RECORD_MIN_WAIT_MS, options.idleMs * FIRST_RECORD_WAIT_FACTOR);
-      let timer = setTimeout(finish, firstWaitMs);
+      const firstWaitMs =
+        options.firstWaitMs ?? Math.max(FIRST_RECORD_MIN_WAIT_MS, options.idleMs * FIRST_RECORD_WAIT_FACTOR);
+      // A timer that fires while records wait in the socket (the event loop was busy) must not end the
+      // read: it looks once more after the pending I/O ran.
+      let arrivals = 0;
+      const quietAfter = (ms: number) => {
+        const seen = arrivals;
+        return setTimeout(() => setImmediate(() => (arrivals === seen ? finish() : undefined)), ms);
+      };
+      let timer = quietAfter(firstWaitMs);
+      if (options.until instanceof Promise)
+        options.until.then(
+          (end) => {
+            if (done) return;
+            if (end === undefined) return finish();
+            until = end;
+            if ((lastOffset !== undefined && lastOffset >= end) || (typeof from === 'number' && from > end))
+              finish();
+          },
+          (error: unknown) => {
+            done = true;
+            clearTimeout(timer);
+            reject(error);
+          },
+        );
       const ackEvery = Math.max(1, Math.floor(options.prefetch / 2));
       let unacked = 0;
       channel
@@ -65,6 +104,7 @@ export async function readStream(
           stream,
           (message) => {
             if (message === null || done) return;
+            arrivals += 1;
             clearTimeout(timer);
             const offset = Number(message.properties.headers?.[X_ARGS.streamOffset]);
             unacked += 1;
@@ -74,24 +114,30 @@ export async function readStream(
             }
             // A read at an offset inside a chunk may get the chunk's earlier records first.
             if (typeof from === 'number' && offset < from) {
-              timer = setTimeout(finish, count === 0 ? firstWaitMs : options.idleMs);
+              timer = quietAfter(count === 0 ? firstWaitMs : options.idleMs);
               return;
             }
-            if (options.until !== undefined && offset > options.until) return finish();
+            if (until !== undefined && offset > until) return finish();
             const record = { offset, content: message.content, properties: message.properties };
             const more = visitSafely(visit, record);
             count += 1;
             lastOffset = offset;
-            if (more === false || count >= options.max || offset === options.until) return finish();
-            timer = setTimeout(finish, options.idleMs);
+            if (more === false || count >= options.max || offset === until) return finish();
+            timer = quietAfter(options.idleMs);
           },
           { noAck: false, arguments: { [X_ARGS.streamOffset]: from } },
         )
-        .catch(reject);
+        .catch((error: unknown) => {
+          done = true;
+          clearTimeout(timer);
+          reject(error);
+        });
     });
   } finally {
     // Closing the channel cancels the consumer; nothing read is lost, since a stream keeps its records.
-    await channel.close().catch(() => undefined);
+    // Not awaited: the broker answers the close once the records it pushed ahead are dropped (10-50 ms),
+    // and the read's answer does not depend on it.
+    channel.close().catch(() => undefined);
   }
   return { count, lastOffset };
 }
@@ -113,9 +159,11 @@ export function visitSafely<R>(visit: (record: StreamRecord) => R, record: Strea
 const KNOWN_END_IDLE_MS = 5000;
 
 /**
- * Reads from `from` to the stream's end as it was when the read began: finds the last offset first (the
- * last chunk, delivered whole), then reads up to it. Unlike a read that stops at the first quiet
- * `idleMs`, a pause of a loaded broker mid-read does not cut it short.
+ * Reads from `from` to the stream's end as it was when the read began: finds the last offset (the last
+ * chunk, delivered whole) while it reads, and stops there. Unlike a read that stops at the first quiet
+ * `idleMs`, a pause of a loaded broker mid-read does not cut it short; and since the end is found beside
+ * the read rather than before it, a short stream is read in the time of one round trip and a quiet of
+ * LAST_CHUNK_QUIET_MS, not of `idleMs`.
  */
 export async function readToEnd(
   openChannel: () => Promise<amqp.Channel>,
@@ -124,10 +172,10 @@ export async function readToEnd(
   options: Omit<ReadOptions, 'max' | 'until'>,
   visit: (record: StreamRecord) => void,
 ): Promise<{ count: number; lastOffset: number | undefined }> {
-  const end = await lastOffset(openChannel, stream, options.idleMs);
-  if (end === undefined || (typeof from === 'number' && from > end))
-    return { count: 0, lastOffset: undefined };
-  return readStream(
+  const end = lastOffset(openChannel, stream, options.idleMs);
+  // The read's own failure is the one to report; the end's is reported through `until`.
+  end.catch(() => undefined);
+  const read = await readStream(
     openChannel,
     stream,
     from,
@@ -139,6 +187,8 @@ export async function readToEnd(
     },
     visit,
   );
+  await end;
+  return read;
 }
 
 /** The offset of the stream's last record, or undefined when it is empty. */
@@ -152,10 +202,85 @@ export async function lastOffset(
     openChannel,
     stream,
     'last',
-    { max: Number.POSITIVE_INFINITY, idleMs, prefetch: 1000 },
+    {
+      max: Number.POSITIVE_INFINITY,
+      idleMs: Math.min(idleMs, LAST_CHUNK_QUIET_MS),
+      firstWaitMs: Math.max(idleMs, LAST_CHUNK_FIRST_WAIT_MS),
+      prefetch: 1000,
+    },
     (r) => {
       end = r.offset;
     },
   );
   return end;
+}
+
+/** Offsets this close together are read in one run rather than one read each. */
+const RUN_GAP = 16;
+/** Reads in flight at once when reading scattered offsets. */
+const OFFSET_READS = 32;
+
+/**
+ * Reads the records at the given offsets (any order, duplicates ignored): one read per run of nearby
+ * offsets, several runs at once, so a thousand scattered records cost a thousand short reads in parallel,
+ * not a read of everything between them. `visit` sees only the asked offsets (of each run, in order).
+ */
+export async function readOffsets(
+  openChannel: () => Promise<amqp.Channel>,
+  stream: string,
+  offsets: Iterable<number>,
+  idleMs: number,
+  visit: (record: StreamRecord) => void,
+  /** Reads in flight at once. */
+  parallel = OFFSET_READS,
+): Promise<void> {
+  const sorted = [...new Set(offsets)].sort((a, b) => a - b);
+  const runs: { from: number; until: number; wanted: Set<number> }[] = [];
+  for (const offset of sorted) {
+    const last = runs[runs.length - 1];
+    if (last && offset - last.until <= RUN_GAP) {
+      last.until = offset;
+      last.wanted.add(offset);
+    } else runs.push({ from: offset, until: offset, wanted: new Set([offset]) });
+  }
+  let next = 0;
+  const worker = async () => {
+    while (next < runs.length) {
+      const run = runs[next++]!;
+      await readStream(
+        openChannel,
+        stream,
+        run.from,
+        {
+          max: Number.POSITIVE_INFINITY,
+          until: run.until,
+          idleMs,
+          prefetch: Math.min(2000, Math.max(10, run.until - run.from + 1)),
+        },
+        (r) => {
+          if (run.wanted.has(r.offset)) visit(r);
+        },
+      );
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(parallel, runs.length) }, worker));
+}
+
+/** The offset of the stream's first kept record, or undefined when it is empty. */
+export async function firstOffset(
+  openChannel: () => Promise<amqp.Channel>,
+  stream: string,
+  idleMs: number,
+): Promise<number | undefined> {
+  let first: number | undefined;
+  await readStream(
+    openChannel,
+    stream,
+    'first',
+    { max: 1, idleMs, firstWaitMs: Math.max(idleMs, LAST_CHUNK_FIRST_WAIT_MS), prefetch: 1 },
+    (r) => {
+      first = r.offset;
+    },
+  );
+  return first;
 }

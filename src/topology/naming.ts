@@ -47,6 +47,10 @@ export interface TopologyNaming {
    * consuming, with replay and purge markers appended.
    */
   deadLetterLog(): string;
+  /** The offset index of the dead-letter log: which offsets may hold a job id, reason or payload field. */
+  deadLetterLogIndex(): string;
+  /** The offset index of the job history: which offsets may hold a job id's events. */
+  jobHistoryIndex(): string;
   /** The stream of job lifecycle events (published, started, completed, retrying, dead) of the namespace. */
   jobHistory(): string;
   /** The job-control stream: cancel, promote and reschedule records for delayed jobs. */
@@ -91,6 +95,8 @@ export function createNaming(namespace: string): TopologyNaming {
     isPauseMarker: (name: string) => name.startsWith(`${prefix}warren.paused.`),
     removalMarker: () => `${prefix}warren.removing`,
     deadLetterLog: () => `${prefix}warren.dead-log`,
+    deadLetterLogIndex: () => `${prefix}warren.dead-log.index`,
+    jobHistoryIndex: () => `${prefix}warren.history.index`,
     jobHistory: () => `${prefix}warren.history`,
     jobControl: () => `${prefix}warren.job-control`,
     checkpoints: (of: 'job-control' | 'schedules') => `${prefix}warren.${of}.checkpoints`,

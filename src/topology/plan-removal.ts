@@ -35,6 +35,8 @@ export function planNamespaceRemoval(plan: TopologyPlan): NamespaceRemoval {
   const queues = new Set<string>(plan.queues.map((q) => q.name));
   const exchanges = new Set<string>(plan.exchanges.map((e) => e.name));
   for (const name of Object.values(STREAM_NAMES)) queues.add(name(plan));
+  queues.add(naming.deadLetterLogIndex());
+  queues.add(naming.jobHistoryIndex());
   queues.add(naming.leaderQueue());
   queues.add(naming.cronLedgerQueue());
   const everyLevel = planDelayLevels(naming, 1, MAX_DELAY_LEVELS, 'classic');

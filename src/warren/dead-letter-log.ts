@@ -33,12 +33,15 @@ export function createDeadLetterLog(
     openChannel: () => manager.openChannel(),
     send: (message) => confirms.send(message),
     stream: stream.name,
+    indexStream: plan.naming.deadLetterLogIndex(),
     assertion: stream.assertion,
     queues: plan.queues
       .filter((q) => q.role === 'job')
       .map((q) => ({ key: q.key, name: q.name, deadQueue: q.deadQueue })),
     jobQueue: (jobName) => plan.jobs.get(jobName)?.queue,
     options: resolveDeadLetterLogOptions(retention),
+    // A worker only collects into the log; it never queries it.
+    index: 'scan',
     publishTimeoutMs,
     log,
     trust,

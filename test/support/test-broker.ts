@@ -67,7 +67,11 @@ export async function deletePlanEntities(plan: TopologyPlan): Promise<void> {
     const markers = plan.queues.flatMap((q) =>
       q.role === 'job' ? [{ name: plan.naming.pauseMarker(q.key) }] : [],
     );
-    for (const queue of [...plan.queues, ...markers]) {
+    // the offset indexes a query declares beside the history and the dead-letter log
+    const indexes = [plan.naming.deadLetterLogIndex(), plan.naming.jobHistoryIndex()].map((name) => ({
+      name,
+    }));
+    for (const queue of [...plan.queues, ...markers, ...indexes]) {
       const ch = await connection.createChannel();
       ch.on('error', () => undefined);
       await ch.deleteQueue(queue.name).catch(() => undefined);

@@ -1,0 +1,245 @@
+/**
+ * Lookup and search in bounded time (issue 33, item 4): `ops.job(id)` on a history of `--events` events
+ * (batches of 1,000, as a busy writer flushes them) and `warren dead search` / replay on a dead-letter log
+ * of `--letters` letters, each query from a fresh process (bench/suites/lookup-child.ts: connect, then
+ * time the one query; peak RSS of that process), beside the same queries through a baseline build
+ * (`--baseline <dir with dist/>`, e.g. a copy of main's dist) in the same run. One namespace of its own,
+ * deleted afterwards. The history is filled eight batches in flight (eight writer processes), the log 500
+ * letters in flight (the collector's prefetch): a stream's chunks form from what arrives together, and a
+ * read at an offset starts at its chunk.
+ *
+ *   npm run bench -- lookup [--events 1000000] [--letters 100000] [--lookups 20] [--baseline DIR] [--dead-baseline no]
+ *   env: AMQP_URL (default amqp://guest:guest@127.0.0.1:5672)
+ */
+import { execFile } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import * as os from 'node:os';
+import { join } from 'node:path';
+import { parseArgs } from 'node:util';
+import * as amqp from 'amqplib';
+import { resolveDeadLetterLogOptions } from '../../src/dead-letter-log';
+import { createNaming, planStream } from '../../src/topology';
+import { RESULTS_DIR } from '../lib/paths';
+
+const { values } = parseArgs({
+  options: {
+    events: { type: 'string', default: '1000000' },
+    letters: { type: 'string', default: '100000' },
+    lookups: { type: 'string', default: '20' },
+    baseline: { type: 'string' },
+    /** Run the baseline's log queries too (at 1,000,000 letters its index needs ~3 GB and minutes). */
+    'dead-baseline': { type: 'string', default: 'yes' },
+  },
+});
+const EVENTS = Number(values.events);
+const LETTERS = Number(values.letters);
+const LOOKUPS = Number(values.lookups);
+const AMQP_URL = process.env.AMQP_URL ?? 'amqp://guest:guest@127.0.0.1:5672';
+const BATCH = 1000;
+const SELECTED = 1000;
+const CHILD = join(__dirname, 'lookup-child.js');
+const OWN_DIST = join(__dirname, '..', '..');
+
+interface ChildResult {
+  readonly ms: number;
+  readonly found: number;
+  readonly rssMb: number;
+}
+
+function child(root: string, mode: string, namespace: string, arg: string): Promise<ChildResult> {
+  return new Promise((resolve, reject) => {
+    execFile(
+      process.execPath,
+      [CHILD, root, mode, AMQP_URL, namespace, arg],
+      { timeout: 600_000, maxBuffer: 1 << 20 },
+      (error, stdout, stderr) => {
+        if (error) reject(new Error(`${mode} ${arg}: ${stderr || String(error)}`));
+        else resolve(JSON.parse(stdout) as ChildResult);
+      },
+    );
+  });
+}
+
+/** Bytes published (bodies and properties as JSON): about what the broker keeps, for the memory ratio. */
+const published = { bytes: 0 };
+
+async function publishAll(
+  connection: amqp.ChannelModel,
+  stream: string,
+  count: number,
+  record: (i: number) => { content: Buffer; properties: amqp.Options.Publish },
+  /** Publishes in flight: as many as the writers would have (chunks of the stream form from them). */
+  window: number,
+): Promise<number> {
+  const channel = await connection.createConfirmChannel();
+  const started = Date.now();
+  let inFlight = 0;
+  let waiting: (() => void) | undefined;
+  for (let i = 0; i < count; i += 1) {
+    const r = record(i);
+    published.bytes += r.content.length + Buffer.byteLength(JSON.stringify(r.properties));
+    inFlight += 1;
+    channel.publish('', stream, r.content, r.properties, () => {
+      inFlight -= 1;
+      if (inFlight <= window / 2) waiting?.();
+    });
+    if (inFlight >= window) await new Promise<void>((resolve) => (waiting = resolve));
+  }
+  await channel.waitForConfirms();
+  await channel.close();
+  return (Date.now() - started) / 1000;
+}
+
+function percentile(xs: readonly number[], p: number): number {
+  const s = [...xs].sort((a, b) => a - b);
+  return s[Math.min(s.length - 1, Math.ceil((p / 100) * s.length) - 1)]!;
+}
+
+const round = (x: number) => Math.round(x * 10) / 10;
+
+async function main(): Promise<void> {
+  const namespace = `bench-look-${randomBytes(3).toString('hex')}`;
+  const naming = createNaming(namespace);
+  const connection = await amqp.connect(AMQP_URL);
+  const builds: Record<string, string> = { branch: OWN_DIST };
+  if (values.baseline) builds.baseline = values.baseline;
+  const results: Record<string, unknown> = {
+    broker: AMQP_URL.replace(/\/\/[^@]*@/, '//'),
+    events: EVENTS,
+    letters: LETTERS,
+    lookups: LOOKUPS,
+    loadavgBefore: os.loadavg(),
+    cores: os.cpus().length,
+  };
+  const setup = await connection.createChannel();
+  const log = planStream('dead-letter-log', resolveDeadLetterLogOptions({}), naming);
+  try {
+    await setup.assertQueue(naming.jobHistory(), {
+      durable: true,
+      arguments: { 'x-queue-type': 'stream', 'x-stream-max-segment-size-bytes': 16 * 1024 ** 2 },
+    });
+    await setup.assertQueue(log.name, log.assertion);
+    await setup.assertQueue(naming.queue('bench'), {
+      durable: true,
+      arguments: { 'x-queue-type': 'quorum' },
+    });
+
+    // The history: EVENTS events in batches of BATCH, each job a published, a started and a completed.
+    const t0 = Date.now() - EVENTS;
+    const fillHistory = await publishAll(
+      connection,
+      naming.jobHistory(),
+      Math.ceil(EVENTS / BATCH),
+      (b) => {
+        const e: object[] = [];
+        for (let i = b * BATCH; i < Math.min(EVENTS, (b + 1) * BATCH); i += 1) {
+          const job = Math.floor(i / 3);
+          const k = ['published', 'started', 'completed'][i % 3];
+          e.push({ j: `job-${job}`, n: 'bench.charge', q: 'bench', k, t: t0 + i });
+        }
+        return {
+          content: Buffer.from(JSON.stringify({ p: 'bench', h: 'bench', pid: 1, e })),
+          properties: { persistent: true },
+        };
+      },
+      8,
+    ); // eight writer processes, one batch in flight each
+    results.historyFillSeconds = round(fillHistory);
+    const historyBytes = published.bytes;
+    results.historyMb = round(historyBytes / 1024 ** 2);
+
+    const jobs = Math.floor(EVENTS / 3);
+    const ids = Array.from({ length: LOOKUPS }, (_, i) => `job-${Math.floor(((i + 0.5) / LOOKUPS) * jobs)}`);
+    for (const [build, root] of Object.entries(builds)) {
+      const ms: number[] = [];
+      const rss: number[] = [];
+      const firstLookup = await child(root, 'job', namespace, 'job-1');
+      results[`first job lookup, indexes the history ${build}`] = { ms: round(firstLookup.ms) };
+      console.log(`first job lookup, ${build}:`, results[`first job lookup, indexes the history ${build}`]);
+      for (const id of ids) {
+        const r = await child(root, 'job', namespace, id);
+        if (r.found !== 3) throw new Error(`${build}: ${id} has ${r.found} events`);
+        ms.push(r.ms);
+        rss.push(r.rssMb);
+      }
+      results[`job ${build}`] = {
+        p50Ms: round(percentile(ms, 50)),
+        p99Ms: round(percentile(ms, 99)),
+        maxRssMb: round(Math.max(...rss)),
+      };
+      console.log(`job(id), ${build}:`, results[`job ${build}`]);
+    }
+
+    // The dead-letter log: LETTERS letters; SELECTED of them carry customer.id "selected".
+    const every = Math.floor(LETTERS / SELECTED);
+    const fillLog = await publishAll(
+      connection,
+      log.name,
+      LETTERS,
+      (i) => ({
+        content: Buffer.from(
+          JSON.stringify({ order: i, customer: { id: i % every === 0 ? 'selected' : `c${i % 5000}` } }),
+        ),
+        properties: {
+          messageId: `letter-${i}`,
+          type: 'bench.charge',
+          contentType: 'application/json',
+          persistent: true,
+          headers: {
+            'warren-log-kind': 'letter',
+            'warren-queue': 'bench',
+            'warren-dead-reason': i === Math.floor(LETTERS / 2) ? 'rare-reason' : 'attempts-exhausted',
+            'warren-last-error': `TypeError: card declined\n    at charge (billing.js:${i % 100}:1)`,
+            'warren-dead-at': t0 + i,
+            'warren-attempt': 3,
+          },
+        },
+      }),
+      500,
+    ); // the collector's prefetch
+    results.logFillSeconds = round(fillLog);
+    const logBytes = published.bytes - historyBytes;
+    results.logMb = round(logBytes / 1024 ** 2);
+
+    const deadBuilds = values['dead-baseline'] !== 'no' ? builds : { branch: OWN_DIST };
+    // The first keyed query reads the unindexed log and indexes it (once; a later one reads the index).
+    for (const [build, root] of Object.entries(deadBuilds)) {
+      const r = await child(root, 'search', namespace, JSON.stringify({ jobId: 'letter-1' }));
+      results[`first search, indexes the log ${build}`] = { ms: round(r.ms), rssMb: round(r.rssMb) };
+      console.log(`first search, ${build}:`, results[`first search, indexes the log ${build}`]);
+    }
+    const queries: [string, string, object][] = [
+      ['search by job id', 'search', { jobId: `letter-${Math.floor(LETTERS * 0.7)}` }],
+      ['search by field', 'search', { field: { path: 'customer.id', equals: 'selected' } }],
+      ['search by reason', 'search', { reason: 'rare-reason' }],
+    ];
+    for (const [build, root] of Object.entries(deadBuilds))
+      for (const [what, mode, filter] of queries) {
+        const r = await child(root, mode, namespace, JSON.stringify(filter));
+        results[`${what} ${build}`] = { ms: round(r.ms), found: r.found, rssMb: round(r.rssMb) };
+        console.log(`${what}, ${build}:`, results[`${what} ${build}`]);
+      }
+    // The replay last (it appends markers and the replayed jobs): this branch only, on the same log.
+    const r = await child(OWN_DIST, 'replay', namespace, JSON.stringify(queries[1]![2]));
+    results['replay of the field selection branch'] = {
+      ms: round(r.ms),
+      replayed: r.found,
+      rssMb: round(r.rssMb),
+    };
+    console.log('replay, branch:', results['replay of the field selection branch']);
+  } finally {
+    for (const q of [naming.jobHistory(), log.name, naming.queue('bench')])
+      await setup.deleteQueue(q).catch(() => undefined);
+    await connection.close();
+  }
+  results.loadavgAfter = os.loadavg();
+  mkdirSync(RESULTS_DIR, { recursive: true });
+  const file = join(RESULTS_DIR, `lookup-${new Date().toISOString().replace(/[:.]/g, '-')}.json`);
+  writeFileSync(file, `${JSON.stringify(results, null, 2)}\n`);
+  console.log(JSON.stringify(results, null, 2));
+  console.log(`written to ${file}`);
+}
+
+/** The suite's entry (bench/main.ts): its options are `process.argv.slice(2)`, which the entry point sets. */
+export const run = main;
