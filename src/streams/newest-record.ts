@@ -1,15 +1,16 @@
 import type * as amqp from 'amqplib';
-import { X_ARGS } from '../topology';
-import { visitSafely, type StreamRecord } from './stream-reader';
+import { readStream, type StreamRecord } from './stream-reader';
 
-/** Quiet this long after the consumer started or after the last record: the stream's end, ms. */
-const NEWEST_IDLE_MS = 100;
-/** A read of the last chunk never takes longer than this, ms (a flood appended meanwhile). */
-const NEWEST_MAX_MS = 2000;
+/** Nothing this long after a read at `last` starts: the stream is empty, ms. */
+const NEWEST_FIRST_WAIT_MS = 100;
+/** The last chunk comes in one burst: this quiet after a record ends it, ms. */
+const NEWEST_QUIET_MS = 10;
+/** A flood appended meanwhile ends the read after this many records. */
+const NEWEST_MAX_RECORDS = 1000;
 
 /**
  * The newest record of a stream's last chunk that `take` takes (a checkpoint): reads from `last` and keeps
- * the last one taken. An empty stream costs NEWEST_IDLE_MS. Only a hint: a reader that gets undefined
+ * the last one taken. An empty stream costs NEWEST_FIRST_WAIT_MS. Only a hint: a reader that gets undefined
  * (nothing taken, or the broker slow to deliver) reads the stream it is about from the start, never less.
  */
 export async function newestRecord<T>(
@@ -17,44 +18,16 @@ export async function newestRecord<T>(
   stream: string,
   take: (record: StreamRecord) => T | undefined,
 ): Promise<T | undefined> {
-  const channel = await openChannel();
-  channel.on('error', () => undefined);
   let newest: T | undefined;
-  try {
-    await channel.prefetch(100, false);
-    await new Promise<void>((resolve, reject) => {
-      let idle: NodeJS.Timeout | undefined;
-      const finish = () => {
-        clearTimeout(idle);
-        clearTimeout(cap);
-        resolve();
-      };
-      const cap = setTimeout(finish, NEWEST_MAX_MS);
-      const quiet = () => {
-        clearTimeout(idle);
-        idle = setTimeout(finish, NEWEST_IDLE_MS);
-      };
-      channel
-        .consume(
-          stream,
-          (message) => {
-            if (message === null) return finish();
-            channel.ack(message);
-            const offset = Number(message.properties.headers?.[X_ARGS.streamOffset]);
-            const taken = visitSafely(take, {
-              offset,
-              content: message.content,
-              properties: message.properties,
-            });
-            if (taken !== undefined) newest = taken;
-            quiet();
-          },
-          { noAck: false, arguments: { [X_ARGS.streamOffset]: 'last' } },
-        )
-        .then(quiet, reject);
-    });
-  } finally {
-    await channel.close().catch(() => undefined);
-  }
+  await readStream(
+    openChannel,
+    stream,
+    'last',
+    { max: NEWEST_MAX_RECORDS, idleMs: NEWEST_QUIET_MS, firstWaitMs: NEWEST_FIRST_WAIT_MS, prefetch: 100 },
+    (record) => {
+      const taken = take(record);
+      if (taken !== undefined) newest = taken;
+    },
+  );
   return newest;
 }
