@@ -33,6 +33,8 @@ export const SERIAL = {
     'force-closes its connections with rabbitmqctl (closeConnectionsNamed) mid-wait',
   'test/integration/bad-input.test.ts':
     'creates a broker user with rabbitmqctl; asserts the p99 confirm latency of unrelated publishes',
+  'test/integration/circuit-breaker.test.ts':
+    'counts the calls that reach the dependency per half-open of 600 ms breakers; once in CI (concurrent pass) one call more came through, cause not found',
   'test/integration/cli.test.ts': 'creates broker users with rabbitmqctl for the management API',
   'test/integration/cron-leader.test.ts':
     'SIGKILLs the leader among three forked workers and asserts a failover in under 1 s',
