@@ -5,6 +5,7 @@ import {
   followStream,
   readStream,
   rejectWhenStalled,
+  watchForStaleCheckpoint,
   type CheckpointKeeper,
   type StreamFollower,
   type StreamRecord,
@@ -16,8 +17,6 @@ import { parseControlRecord, type ControlRecord } from './control-record';
 /** Reading the stream to its end (to this process's own mark) fails when no record came for this long. */
 const CATCH_UP_TIMEOUT_MS = 15_000;
 const COPY_READ_IDLE_MS = 2000;
-/** A follower from a checkpoint that got no record at all this long after its mark was confirmed, ms. */
-const STALE_CHECKPOINT_MS = 3000;
 /** The in-memory map is swept of records past retention every this many records. */
 const SWEEP_EVERY = 1000;
 
@@ -117,7 +116,7 @@ export class ControlView {
     }
     const mark = randomUUID();
     let abort: (() => void) | undefined;
-    let staleCheck: NodeJS.Timeout | undefined;
+    let stopWatching = () => {};
     const reached = new Promise<void>((resolve, reject) => {
       this.marks.set(mark, resolve);
       abort = () => reject(new Error('job control stopped'));
@@ -141,12 +140,12 @@ export class ControlView {
       this.follower = follower;
       await this.deps.appendMark(mark);
       if (this.fromCheckpoint)
-        staleCheck = setTimeout(() => this.readAgainIfStale(follower), STALE_CHECKPOINT_MS);
+        stopWatching = watchForStaleCheckpoint(follower, () => this.readAgainIfStale(follower));
       await Promise.race([reached, late.stalled]);
       this.offerCheckpoint(true);
     } finally {
       late.cancel();
-      clearTimeout(staleCheck);
+      stopWatching();
       this.marks.delete(mark);
       if (this.abortRead === abort) this.abortRead = undefined;
     }
@@ -177,7 +176,7 @@ export class ControlView {
    * where it meets the same mark, which ends the catch-up.
    */
   private readAgainIfStale(follower: StreamFollower): void {
-    if (!this.fromCheckpoint || follower.delivered > 0 || this.follower !== follower) return;
+    if (!this.fromCheckpoint || this.follower !== follower) return;
     this.decisions.clear();
     this.copies.clear();
     this.reader = this.fresh();

@@ -11,6 +11,7 @@ import {
   followStream,
   readToEnd,
   rejectWhenStalled,
+  watchForStaleCheckpoint,
   type StreamFollower,
   type StreamRecord,
 } from '../streams';
@@ -25,9 +26,6 @@ import {
 } from './schedule-record';
 import type { QueueAssertion } from '../topology';
 import { CheckpointCodec, type Checkpoint, type RecordReader, type RecordTrust } from '../records';
-
-/** A follower from a checkpoint that got no record at all this long after the sync was confirmed, ms. */
-const STALE_CHECKPOINT_MS = 3000;
 
 export interface ScheduleRegistryDeps {
   readonly manager: ConnectionManager;
@@ -122,10 +120,10 @@ export class ScheduleRegistry {
     const seen = new Promise<void>((resolve) => this.syncs.set(token, resolve));
     await this.append({ v: 1, action: 'sync', token, at: Date.now() });
     const follower = this.follower;
-    const staleCheck =
+    const stopWatching =
       this.fromCheckpoint && follower !== undefined
-        ? setTimeout(() => this.readAgainIfStale(follower), STALE_CHECKPOINT_MS)
-        : undefined;
+        ? watchForStaleCheckpoint(follower, () => this.readAgainIfStale(follower))
+        : () => {};
     const late = rejectWhenStalled(
       () => this.nextOffset,
       timeoutMs,
@@ -135,7 +133,7 @@ export class ScheduleRegistry {
       await Promise.race([seen, late.stalled]);
     } finally {
       late.cancel();
-      clearTimeout(staleCheck);
+      stopWatching();
       this.syncs.delete(token);
     }
     this.offerCheckpoint(true);
@@ -226,7 +224,7 @@ export class ScheduleRegistry {
    * where it meets the same sync record, which ends the load.
    */
   private readAgainIfStale(follower: StreamFollower): void {
-    if (!this.fromCheckpoint || follower.delivered > 0 || this.follower !== follower) return;
+    if (!this.fromCheckpoint || this.follower !== follower) return;
     this.fromCheckpoint = false;
     this.state.clear();
     this.reader = this.deps.trust.reader('schedules');

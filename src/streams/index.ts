@@ -11,6 +11,7 @@ export {
   CHECKPOINT_EVERY_RECORDS,
   CHECKPOINT_MIN_INTERVAL_MS,
   CheckpointKeeper,
+  watchForStaleCheckpoint,
   type CheckpointKeeperDeps,
 } from './stream-checkpoints';
 export {

@@ -1,6 +1,7 @@
 import type * as amqp from 'amqplib';
 import type { Checkpoint, CheckpointCodec } from '../records';
 import { newestRecord } from './newest-record';
+import type { StreamFollower } from './stream-follower';
 
 /** A reader writes a checkpoint once it applied this many records past the last one it knows of. */
 export const CHECKPOINT_EVERY_RECORDS = 10_000;
@@ -82,4 +83,21 @@ export class CheckpointKeeper {
   async settled(): Promise<void> {
     await this.writing;
   }
+}
+
+/** A follower from a checkpoint that got no record at all this long after its own record was confirmed, ms. */
+const STALE_CHECKPOINT_MS = 3000;
+
+/**
+ * Watches a follower that started at a checkpoint's offset, once the reader's own record (a mark, a sync)
+ * is confirmed on the stream: nothing delivered at all for STALE_CHECKPOINT_MS means the stream ends before
+ * that offset (it was deleted and declared again since; RabbitMQ waits for an offset past the end), and
+ * `onStale` reads again from the first record. Returns the cancel, for when the read ends first.
+ */
+export function watchForStaleCheckpoint(follower: StreamFollower, onStale: () => void): () => void {
+  const timer = setTimeout(() => {
+    if (!follower.isClosed && follower.delivered === 0) onStale();
+  }, STALE_CHECKPOINT_MS);
+  timer.unref();
+  return () => clearTimeout(timer);
 }
