@@ -19,6 +19,12 @@ const { values } = parseArgs({
 });
 const RECORDS = Number(values.records);
 const ROUNDS = Number(values.rounds);
+for (const [name, value] of [
+  ['--records', RECORDS],
+  ['--rounds', ROUNDS],
+] as const)
+  if (!Number.isSafeInteger(value) || value < 1)
+    throw new Error(`control-startup: ${name} must be a positive whole number (got ${String(value)})`);
 const AMQP_URL = process.env.AMQP_URL ?? 'amqp://guest:guest@127.0.0.1:5672';
 
 @Job('bench.report', { queue: 'bench', attempts: 1 })
