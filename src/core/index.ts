@@ -3,6 +3,7 @@ export { UnknownQueueError } from './unknown-queue-error';
 export * from './isolate-error';
 export * from './handler-signals';
 export * from './job-types';
+export * from './batch-types';
 export * from './logger';
 export * from './standard-schema';
 export { validatePayload, summarizeIssues, type PayloadIssue, type PayloadCheck } from './validate-payload';

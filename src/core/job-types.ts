@@ -85,6 +85,30 @@ export interface JobOptions<TData = unknown> {
   readonly recycleAfter?: IsolateRecycleOptions;
   /** With `isolate`: the pool's size, its warm minimum and idle reaping. */
   readonly pool?: IsolatePoolOptions;
+  /**
+   * Hand the jobs to `handleBatch(jobs, ctx)` in groups of up to `size`, the oldest waiting at most
+   * `timeoutMs` for its batch to fill. The class has `handleBatch` instead of `handle`. Default: none
+   * (one job per call). docs/guide/batch-and-debounce.md.
+   */
+  readonly batch?: BatchOptions;
+}
+
+/**
+ * `@Job({ batch })`: the worker hands the job's deliveries to `handleBatch` in groups. A batch starts when
+ * `size` jobs wait or when the oldest has waited `timeoutMs`, whichever comes first
+ * (docs/guide/batch-and-debounce.md).
+ */
+export interface BatchOptions {
+  /**
+   * Jobs per batch at most: an integer >= 1. Default 100. The queue's prefetch (`concurrency`, default
+   * twice `size` for a batch job) must hold at least one full batch.
+   */
+  readonly size?: number;
+  /**
+   * The longest a job waits for its batch to fill before the batch runs anyway, ms: an integer >= 1.
+   * Default 1 000.
+   */
+  readonly timeoutMs?: number;
 }
 
 /** Where an isolated handler runs: a worker thread, or a child process (which also contains native crashes). */

@@ -21,6 +21,8 @@ import { resolvePublisherOptions, type ResolvedPublisherOptions } from '../publi
 import type { TopologyPlan } from '../topology';
 import { resolveEventsOptions, type ResolvedEventsOptions } from '../job-events';
 import {
+  checkBatchPrefetch,
+  resolveBatchSettings,
   resolveIsolateSettings,
   resolveWorkerOptions,
   type RegisteredJob,
@@ -31,7 +33,7 @@ import { slipSeal } from './slip-seal';
 import { resolveJobLimiters } from '../coordination';
 import { readCronDeclarations, type CronDeclarations } from '../scheduler';
 import { resolveRecordSigning, type ResolvedRecordSigning } from '../records';
-import { resolveJobSettings } from './job-settings';
+import { queueConcurrency, resolveJobSettings } from './job-settings';
 import { planWarrenTopology } from './plan-warren-topology';
 import { checkWarrenOptionKeys, resolveWarrenTopologyOptions, type WarrenOptions } from './options';
 
@@ -143,6 +145,7 @@ function registerJobs(
       concurrency,
       isTimeoutSet: planned.timeoutMs !== undefined,
     });
+    const batch = resolveBatchSettings(planned, { timeoutMs });
     checkInPlaceAttempts(plan, name, planned.queueName, attempts);
     jobs.set(name, {
       planned,
@@ -154,8 +157,10 @@ function registerJobs(
       breakers: planned.breakers ?? [],
       limiter: limiterOf(name),
       ...(isolate !== undefined ? { isolate, timeoutMs: isolate.timeoutMs } : {}),
+      ...(batch !== undefined ? { batch } : {}),
     });
   }
+  checkBatchPrefetch(jobs.values(), (queueName) => queueConcurrency(jobs.values(), queueName, jobDefaults));
   return jobs;
 }
 

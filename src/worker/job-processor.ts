@@ -25,6 +25,7 @@ import type { PermitGuard } from './permit-guard';
 import { processInfo } from './process-info';
 import type { Republisher } from './republisher';
 import type { IsolatePool } from './isolate-pool';
+import type { BatchCollector } from './batch-collector';
 import { runLimitMs } from './registered-job';
 import { runHandler } from './run-handler';
 import { runIsolated } from './run-isolated';
@@ -55,6 +56,8 @@ export interface JobProcessorDeps {
   readonly instrumentation: Instrumentation | undefined;
   /** The isolate pools of the jobs that do not run inline (`@Job({ isolate })`), by job name. */
   readonly isolates?: ReadonlyMap<string, IsolatePool> | undefined;
+  /** The batch collectors of the jobs that run in batches (`@Job({ batch })`), by job name. */
+  readonly batches?: ReadonlyMap<string, BatchCollector> | undefined;
 }
 
 /** The main-process ctx of an isolated job has no use for a signal: the isolate's ctx has its own. */
@@ -115,18 +118,21 @@ export class JobProcessor {
     const pool = deps.isolates?.get(job.name);
     if (pool !== undefined)
       context = new JobRunContext(delivery, maxAttempts, deps.context, () => NEVER_ABORTED);
+    // A batch job joins its batch here, past every guard: the batch's run settles it like a run of its own.
     const running =
-      pool !== undefined && context !== undefined
-        ? runIsolated(pool, { data, job: isolateJobInfo(context), breakers: registered.breakers }, context)
-        : runHandler(
-            registered,
-            data,
-            (signal) => {
-              context = new JobRunContext(delivery, maxAttempts, deps.context, signal);
-              return context;
-            },
-            scope,
-          );
+      registered.batch !== undefined
+        ? deps.batches!.get(job.name)!.join(delivery, data, maxAttempts)
+        : pool !== undefined && context !== undefined
+          ? runIsolated(pool, { data, job: isolateJobInfo(context), breakers: registered.breakers }, context)
+          : runHandler(
+              registered,
+              data,
+              (signal) => {
+                context = new JobRunContext(delivery, maxAttempts, deps.context, signal);
+                return context;
+              },
+              scope,
+            );
     delivery.started(running, scope, started);
     const outcome = await running.outcome;
     context?.endProgress();
