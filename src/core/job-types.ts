@@ -214,11 +214,6 @@ export interface BreakerHandle {
   readonly isOpen: boolean;
 }
 
-/** The contract of a handler class. */
-export interface JobHandler<TData = unknown> {
-  handle(data: TData, ctx: JobContext): Promise<unknown> | unknown;
-}
-
 export interface PublishOptions {
   /** The message id; the idempotency key. Default: a random UUID. */
   readonly jobId?: string;

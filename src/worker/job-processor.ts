@@ -71,11 +71,13 @@ const NEVER_ABORTED = new AbortController().signal;
  *
  * In order: triage (pure: decode, check, due later?) → job control (a delayed job cancelled or
  * rescheduled meanwhile) → a classic queue's redelivery count → payload validation → rate-limit permit →
- * idempotency claim → the handler run → the outcome settler. Each guard settles what it stops.
+ * idempotency claim → the handler run (or, for a batch job, its batch's run: past every guard, so claims,
+ * permits and validation count jobs) → the outcome settler. Each guard settles what it stops.
  */
 export class JobProcessor {
   constructor(private readonly deps: JobProcessorDeps) {}
 
+  // size-exception: the hot path stays one async function (each helper returning a promise adds hops per job)
   async process(delivery: Delivery): Promise<void> {
     const { deps } = this;
     const now = Date.now();
@@ -118,7 +120,6 @@ export class JobProcessor {
     const pool = deps.isolates?.get(job.name);
     if (pool !== undefined)
       context = new JobRunContext(delivery, maxAttempts, deps.context, () => NEVER_ABORTED);
-    // A batch job joins its batch here, past every guard: the batch's run settles it like a run of its own.
     const running =
       registered.batch !== undefined
         ? deps.batches!.get(job.name)!.join(delivery, data, maxAttempts)

@@ -7,10 +7,12 @@ import {
   Job,
   MemoryIdempotencyStore,
   UnrecoverableError,
-  type BatchContext,
-  type BatchJob,
+  type JobHandler,
   type WarrenEvents,
 } from '../../src';
+
+type BatchJob<T> = JobHandler.BatchJob<T>;
+type BatchContext = JobHandler.BatchContext;
 import { cleanup, testNamespace, testWarren } from '../support/test-broker';
 import { nextEvent, waitFor } from '../support/wait-for';
 
@@ -97,7 +99,7 @@ const stuckRows = defineJob(
 );
 
 @Job('rows.classy', { queue: 'other', batch: { size: 5, timeoutMs: 150 } })
-class ClassyRows {
+class ClassyRows implements JobHandler.Batch<{ id: string }> {
   readonly seen: string[] = [];
   handleBatch(jobs: readonly BatchJob<{ id: string }>[], ctx: BatchContext) {
     this.seen.push(`${ctx.name}@${ctx.queue}:${jobs.map((j) => j.data.id).join(',')}`);
