@@ -241,6 +241,26 @@ export interface PublishOptions {
    * promoted (run now) or moved earlier, not only cancelled or moved later. docs/guide/job-control.md.
    */
   readonly controllable?: boolean;
+  /**
+   * Runs only the last of the publishes of one `key` that come less than `periodMs` apart, across every
+   * publishing process, `periodMs` after that last one (at most `maxWaitMs` after the first). The run has
+   * the last payload, by the order of the job-control stream. Not with a delay, `deduplicate` or
+   * `controllable`; `publish` only. docs/guide/batch-and-debounce.md.
+   */
+  readonly debounce?: DebounceOptions;
+}
+
+/** `publish(job, data, { debounce })`: one run for a burst of publishes of one key. */
+export interface DebounceOptions {
+  /** What the publishes are about (a document id): one run per key and job. 1 to 255 characters. */
+  readonly key: string;
+  /** The quiet time after the last publish before the job runs, ms: an integer >= 1. */
+  readonly periodMs: number;
+  /**
+   * The longest a steady stream of publishes can postpone the run, ms from the first of the burst: an
+   * integer >= periodMs. Default: no bound.
+   */
+  readonly maxWaitMs?: number;
 }
 
 export interface PublishedJob {
