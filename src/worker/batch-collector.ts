@@ -1,4 +1,11 @@
-import { JobTimeoutError, ShutdownError, type BatchContext, type BatchHandler, type Logger } from '../core';
+import {
+  JobTimeoutError,
+  ShutdownError,
+  type BatchContext,
+  type BatchHandler,
+  type Logger,
+  type WarrenEvents,
+} from '../core';
 import { BatchMember } from './batch-member';
 import type { BatchSettings } from './batch-settings';
 import type { JobDelivery } from './delivery';
@@ -9,19 +16,8 @@ import type { RunningJob } from './run-handler';
 /** A batch job as the collector runs it. */
 export type BatchedJob = RegisteredJob & { readonly batch: BatchSettings };
 
-/** What one batch run tells the rest of warren (the `batchSettled` event, metrics). */
-export interface BatchReport {
-  readonly name: string;
-  readonly queue: string;
-  readonly size: number;
-  /** How long the oldest job waited for the batch to start, ms. */
-  readonly waitedMs: number;
-  readonly durationMs: number;
-  /** Jobs of the batch that failed (all of them when the handler threw or timed out). */
-  readonly failed: number;
-  /** What the handler threw (or the timeout), if it did. */
-  readonly error?: unknown;
-}
+/** What one batch run tells the rest of warren: the `batchSettled` event, which metrics count. */
+export type BatchReport = WarrenEvents['batchSettled'][0];
 
 export interface BatchCollectorDeps {
   readonly context: JobRunContextDeps;

@@ -38,8 +38,7 @@ describe('a worker process killed mid-batch (SIGKILL)', () => {
         urls: [node.url],
         namespace,
         concurrency: 2 * BATCH_SIZE,
-        script: 'batch-worker.js',
-        env: { BATCH_HANG: hang ? '1' : '0' },
+        env: { FAULT_JOB: 'batch', BATCH_HANG: hang ? '1' : '0' },
       });
     const victim = fork(true);
     await waitFor(() => victim.ready, { timeoutMs: 30_000, what: 'the worker to kill, ready' });
