@@ -13,6 +13,7 @@ import {
 
 type BatchJob<T> = JobHandler.BatchJob<T>;
 type BatchContext = JobHandler.BatchContext;
+import { warrenMetrics } from '../../src/observability';
 import { cleanup, testNamespace, testWarren } from '../support/test-broker';
 import { nextEvent, waitFor } from '../support/wait-for';
 
@@ -137,6 +138,25 @@ describe('batch consume on the broker', () => {
     assert.ok(calls.sizes.filter((s) => s === 10).length >= 2, `two full batches at least: ${calls.sizes}`);
     await waitFor(() => settled.reduce((n, e) => n + e.size, 0) === 25, { what: 'batchSettled for 25 jobs' });
     assert.ok(settled.every((e) => e.failed === 0 && e.name === 'rows.insert' && e.queue === 'rows'));
+  });
+
+  it('counts jobs and batches in the metrics: each job in the job counters, each call in warren_batch_size', async () => {
+    const metrics = warrenMetrics({ queueDepthCacheMs: 0 });
+    const warren = await worker([insertRows], { instrumentation: metrics });
+    await warren.publishMany(Array.from({ length: 10 }, (_, n) => ({ job: insertRows, data: { n } })));
+    await waitFor(() => calls.rows.flat().length === 10, { what: 'ten rows' });
+    const text = await waitFor(
+      async () => {
+        const scraped = await metrics.metrics();
+        return /warren_jobs_completed_total\{job="rows.insert",queue="rows"\} 10/.test(scraped)
+          ? scraped
+          : undefined;
+      },
+      { what: 'ten completions counted' },
+    );
+    assert.match(text, /warren_batch_size_count\{job="rows.insert",queue="rows"\} 1\b/);
+    assert.match(text, /warren_batch_size_sum\{job="rows.insert",queue="rows"\} 10\b/);
+    assert.match(text, /warren_batch_duration_seconds_count\{job="rows.insert",queue="rows"\} 1\b/);
   });
 
   it('runs a lone job once the batch timeout passes, not sooner', async () => {
