@@ -23,10 +23,14 @@ export async function lookupJob(
   const indexStream = plan.naming.jobHistoryIndex();
   try {
     // Only beside an existing history: a lookup must not create the history (or leave an index of none).
-    await withThrowawayChannel(openChannel, async (channel) => {
-      await channel.checkQueue(stream.name);
-      await channel.assertQueue(indexStream, stream.assertion);
-    });
+    await withThrowawayChannel(
+      openChannel,
+      async (channel) => {
+        await channel.checkQueue(stream.name);
+        await channel.assertQueue(indexStream, stream.assertion);
+      },
+      false,
+    );
     const indexReader = trust.reader('history');
     const where = (offset: number) => ({ offset, stream: indexStream });
     return await findJob(openChannel, stream.name, jobId, idleMs, trust.reader('history'), {

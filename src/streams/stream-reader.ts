@@ -255,7 +255,8 @@ export async function readOffsets(
           max: Number.POSITIVE_INFINITY,
           until: run.until,
           idleMs,
-          prefetch: Math.min(2000, Math.max(10, run.until - run.from + 1)),
+          // exactly the run: a history batch is tens of KB, and records past it would be sent for nothing
+          prefetch: Math.min(2000, run.until - run.from + 1),
         },
         (r) => {
           if (run.wanted.has(r.offset)) visit(r);
