@@ -15,3 +15,4 @@ export { WARREN_VERSION } from './version';
 export { MAX_DELAY_MS } from './limits';
 export { lostCreateRace } from './create-race';
 export * from './instrumentation';
+export { parseJsonObject } from './json-object';

@@ -20,6 +20,7 @@ import {
   type JobEvent,
   type JobStatus,
 } from './history-event';
+import { parseJsonObject } from '../core';
 
 /** A history batch larger than this is not parsed (a writer's batches are far below it). */
 const MAX_BATCH_BYTES = 16 * 1024 ** 2;
@@ -154,14 +155,8 @@ function jobEvent(e: HistoryEvent, batch: HistoryBatch): JobEvent {
 }
 
 function parseHistoryBatch(content: Buffer): HistoryBatch | undefined {
-  if (content.length > MAX_BATCH_BYTES) return undefined;
-  let batch: Partial<HistoryBatch> | null;
-  try {
-    batch = JSON.parse(content.toString('utf8')) as Partial<HistoryBatch> | null;
-  } catch {
-    return undefined;
-  }
-  if (batch === null || typeof batch !== 'object' || !Array.isArray(batch.e)) return undefined;
+  const batch = parseJsonObject(content, MAX_BATCH_BYTES) as Partial<HistoryBatch> | undefined;
+  if (batch === undefined || !Array.isArray(batch.e)) return undefined;
   if (typeof batch.p !== 'string' || typeof batch.h !== 'string' || typeof batch.pid !== 'number')
     return undefined;
   return batch as HistoryBatch;

@@ -22,6 +22,7 @@
  * another version, an unknown command, a malformed queue key or no reply address is ignored (logged),
  * never acted on and never a crash.
  */
+import { parseJsonObject } from '../core';
 
 export const CONTROL_PROTOCOL_VERSION = 1;
 export const CONTROL_COMMANDS = ['status', 'sync-pause', 'sync-remove'] as const;
@@ -122,14 +123,8 @@ export function parseControlRequest(content: Buffer): ControlRequest | { readonl
 
 /** A parsed reply, or undefined when it is not one (replies are untrusted too): checked field by field. */
 export function parseControlReply(content: Buffer): ControlReply | undefined {
-  if (content.length > 16 * MAX_CONTROL_MESSAGE_BYTES) return undefined;
-  let body: unknown;
-  try {
-    body = JSON.parse(content.toString('utf8'));
-  } catch {
-    return undefined;
-  }
-  if (!isObject(body) || body.v !== CONTROL_PROTOCOL_VERSION) return undefined;
+  const body = parseJsonObject(content, 16 * MAX_CONTROL_MESSAGE_BYTES);
+  if (body === undefined || body.v !== CONTROL_PROTOCOL_VERSION) return undefined;
   if (!CONTROL_COMMANDS.includes(body.command as ControlCommand)) return undefined;
   if (body.queue !== undefined && !isText(body.queue)) return undefined;
   return isProcessStatus(body.process) ? (body as unknown as ControlReply) : undefined;
