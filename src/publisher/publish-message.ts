@@ -8,7 +8,7 @@ import {
   type PublishOptions,
 } from '../core';
 import type { OutgoingMessage } from '../connection';
-import { encodeBody, HEADERS, jobProperties } from '../message';
+import { encodeBody, HEADERS, jobProperties, laneOf, resolveJobKey } from '../message';
 import { delayRoute, type PlannedJob, type TopologyPlan } from '../topology';
 import type { ResolvedPublisherOptions } from './options';
 
@@ -44,9 +44,28 @@ export function buildPublish(
   const jobId = options.jobId ?? newJobId();
   const delayMs = publishDelayMs(name, options, now);
   const delayed = delayMs > 0;
-  const route = delayed ? delayRoute(delay, delayMs, job.queueName) : job.route;
-  const properties = publishProperties(job, jobId, options, delayed ? delayMs : 0, delay.maxDelayMs, now);
   const context = { jobName: name, jobId, queue: job.queue };
+  // a job without a key costs one comparison here: the key path is off the plain publish's way
+  const key =
+    options.key === undefined && job.key === undefined
+      ? undefined
+      : resolveJobKey(
+          options.key,
+          job.key,
+          payload,
+          batchIndex === undefined ? context : { ...context, batchIndex },
+        );
+  // a keyed job of a queue with fairness goes to its lane; without a key, to the queue (the default lane)
+  const lane =
+    key !== undefined && job.lanes !== undefined ? job.lanes[laneOf(key, job.lanes.length)]! : undefined;
+  const route = delayed
+    ? delayRoute(delay, delayMs, lane ?? job.queueName)
+    : lane !== undefined
+      ? { exchange: '', routingKey: lane }
+      : job.route;
+  let properties = publishProperties(job, jobId, options, delayed ? delayMs : 0, delay.maxDelayMs, now);
+  if (key !== undefined)
+    properties = { ...properties, headers: { ...properties.headers, [HEADERS.key]: key } };
   // Errors before sending also name the job's place in a batch (a literal: a spread of `context`
   // took a third of this function's time, profiled).
   const checked = batchIndex === undefined ? context : { jobName: name, jobId, queue: job.queue, batchIndex };
