@@ -1,0 +1,185 @@
+import { afterEach, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { defineJob, defineTopology, HEADERS, PublishError, type TopologyDeclaration } from '../../src';
+import { laneOf } from '../../src/message';
+import { cleanup, messageCount, rawConnection, testNamespace, testWarren } from '../support/test-broker';
+import { waitFor } from '../support/wait-for';
+
+/**
+ * Fair share on the broker under test, with small numbers (the load figures are the bench's: `npm run bench
+ * -- fairness`): one key's flood does not hold back keys in other lanes, foreign publishers get the same
+ * treatment, and the two migrations (a lane-count change, fairness turned on for a queue with a backlog)
+ * lose nothing.
+ */
+type Row = { tenant: string; n: number };
+
+const LANES = 4;
+/** Keys that do not share the flooding key's lane, and one that does. */
+const FLOOD = 'tenant-flood';
+const floodLane = laneOf(FLOOD, LANES);
+const others = Array.from({ length: 40 }, (_, i) => `tenant-${i}`)
+  .filter((key) => laneOf(key, LANES) !== floodLane)
+  .slice(0, 6);
+const colliding = Array.from({ length: 80 }, (_, i) => `collide-${i}`).find(
+  (key) => laneOf(key, LANES) === floodLane,
+)!;
+
+function fairTopology(fairness: boolean | { lanes: number; previousLanes?: number }): TopologyDeclaration {
+  return defineTopology({
+    queues: {
+      imports: fairness === false ? {} : { fairness: fairness === true ? { lanes: LANES } : fairness },
+    },
+  });
+}
+
+/** A row job that records the order rows start in; each run takes about `ms`. */
+function rowJob(started: Row[], ms = 3) {
+  return defineJob(
+    'import.row',
+    { queue: 'imports', concurrency: 2, key: (data: Row) => data.tenant },
+    async (data: Row) => {
+      started.push(data);
+      await new Promise((resolve) => setTimeout(resolve, ms));
+    },
+  );
+}
+
+const rows = (tenant: string, count: number) =>
+  Array.from({ length: count }, (_, n) => ({ job: 'import.row', data: { tenant, n } }));
+
+/** How many flood rows had started before every row of `keys` had. */
+function floodBefore(started: readonly Row[], keys: readonly string[]): number {
+  let last = -1;
+  started.forEach((row, i) => {
+    if (keys.includes(row.tenant)) last = i;
+  });
+  return started.slice(0, last).filter((row) => row.tenant === FLOOD).length;
+}
+
+describe('fair share', () => {
+  afterEach(cleanup);
+
+  it("starts other keys' jobs within a few rounds of a 300-job flood, and the flood still runs", async () => {
+    const started: Row[] = [];
+    const warren = await testWarren({ topology: fairTopology(true), handlers: [rowJob(started)] });
+    await warren.publishMany(rows(FLOOD, 300));
+    await warren.publishMany(others.flatMap((key) => rows(key, 2)));
+    await warren.publishMany(rows(colliding, 2));
+    await warren.start();
+    await waitFor(() => started.length === 300 + others.length * 2 + 2, { timeoutMs: 30_000 });
+    // 12 jobs of 6 keys in other lanes: with round-robin across keys, a dozen flood rows at most run first
+    const before = floodBefore(started, others);
+    assert.ok(before <= 20, `${before} flood rows ran before the other keys' last row`);
+    // the lane-level guarantee (docs/guide/fair-share.md): a key in the flood's lane waits behind its backlog
+    assert.ok(floodBefore(started, [colliding]) > 200, 'the colliding key waited behind its lane');
+  });
+
+  it('without fairness, the same flood holds every other key back (what the test above guards against)', async () => {
+    const started: Row[] = [];
+    const warren = await testWarren({ topology: fairTopology(false), handlers: [rowJob(started, 0)] });
+    await warren.publishMany(rows(FLOOD, 100));
+    await warren.publishMany(others.flatMap((key) => rows(key, 2)));
+    await warren.start();
+    await waitFor(() => started.length === 100 + others.length * 2, { timeoutMs: 30_000 });
+    assert.equal(floodBefore(started, others), 100);
+  });
+
+  it('runs what a foreign publisher sends to a lane by the documented hash, and counts a job without a key', async () => {
+    const started: Row[] = [];
+    const namespace = testNamespace();
+    const warren = await testWarren({ namespace, topology: fairTopology(true), handlers: [rowJob(started)] });
+    await warren.start();
+    const connection = await rawConnection();
+    try {
+      const channel = await connection.createConfirmChannel();
+      const publish = (queue: string, row: Row, headers: Record<string, unknown>) =>
+        channel.sendToQueue(queue, Buffer.from(JSON.stringify(row)), {
+          type: 'import.row',
+          messageId: `${row.tenant}-${row.n}`,
+          contentType: 'application/json',
+          persistent: true,
+          headers,
+        });
+      publish(
+        `${namespace}.imports.lane-${LANES}.${laneOf('pika', LANES)}`,
+        { tenant: 'pika', n: 1 },
+        {
+          [HEADERS.key]: 'pika',
+        },
+      );
+      publish(`${namespace}.imports`, { tenant: 'none', n: 2 }, {});
+      await channel.waitForConfirms();
+    } finally {
+      await connection.close();
+    }
+    await waitFor(() => started.length === 2);
+    const consumer = warren.health().consumers.find((c) => c.queue === 'imports');
+    assert.equal(consumer?.fairness?.unkeyed, 1);
+  });
+
+  it('refuses a key function that returns no string at publish, with PUBLISH_INVALID_KEY', async () => {
+    const warren = await testWarren({ topology: fairTopology(true), handlers: [rowJob([])] });
+    await assert.rejects(
+      warren.publish('import.row', { tenant: 42, n: 1 } as never),
+      (error: unknown) => error instanceof PublishError && error.code === 'PUBLISH_INVALID_KEY',
+    );
+    await assert.rejects(
+      warren.publish('import.row', { tenant: 'a', n: 1 }, { key: 'x'.repeat(256) }),
+      (error: unknown) => error instanceof PublishError && error.code === 'PUBLISH_INVALID_KEY',
+    );
+  });
+
+  it('retries and delays a keyed job through its own lane', async () => {
+    const attempts: number[] = [];
+    const flaky = defineJob(
+      'import.flaky',
+      { queue: 'imports', key: (data: Row) => data.tenant, backoff: { type: 'fixed', delayMs: 200 } },
+      (_data: Row, ctx) => {
+        attempts.push(ctx.attempt);
+        if (ctx.attempt === 1) throw new Error('first attempt fails');
+      },
+    );
+    const warren = await testWarren({ topology: fairTopology(true), handlers: [flaky] });
+    await warren.start();
+    await warren.publish('import.flaky', { tenant: 'acme', n: 1 }, { delayMs: 200 });
+    await waitFor(() => attempts.length === 2, { timeoutMs: 15_000 });
+    assert.deepEqual(attempts, [1, 2]);
+  });
+});
+
+describe('fair-share migrations', () => {
+  afterEach(cleanup);
+
+  it('changes the lane count without losing the jobs waiting in the old lanes', async () => {
+    const namespace = testNamespace();
+    const before = await testWarren({ namespace, topology: fairTopology({ lanes: 2 }), jobs: [rowJob([])] });
+    await before.publishMany(Array.from({ length: 10 }, (_, i) => rows(`t${i}`, 3)).flat());
+    await before.close();
+    const started: Row[] = [];
+    const after = await testWarren({
+      namespace,
+      topology: fairTopology({ lanes: 4, previousLanes: 2 }),
+      handlers: [rowJob(started)],
+    });
+    await after.publishMany(rows('fresh', 5));
+    await after.start();
+    await waitFor(() => started.length === 35, { timeoutMs: 20_000, what: () => `${started.length} of 35` });
+    assert.equal(new Set(started.map((r) => `${r.tenant}/${r.n}`)).size, 35);
+    // drained: the old lanes are empty, so the next release can drop previousLanes
+    for (let i = 0; i < 2; i++) assert.equal(await messageCount(`${namespace}.imports.lane-2.${i}`), 0);
+  });
+
+  it('turns fairness on for a queue with a backlog: the backlog runs from the queue itself', async () => {
+    const namespace = testNamespace();
+    const before = await testWarren({ namespace, topology: fairTopology(false), jobs: [rowJob([])] });
+    await before.publishMany(rows('old', 20));
+    await before.close();
+    const started: Row[] = [];
+    const after = await testWarren({ namespace, topology: fairTopology(true), handlers: [rowJob(started)] });
+    await after.publishMany(rows('new', 5));
+    await after.start();
+    await waitFor(() => started.length === 25, { timeoutMs: 20_000, what: () => `${started.length} of 25` });
+    assert.equal(started.filter((r) => r.tenant === 'old').length, 20);
+    assert.equal(await messageCount(`${namespace}.imports`), 0);
+  });
+});
