@@ -55,14 +55,7 @@ export function buildPublish(
           payload,
           batchIndex === undefined ? context : { ...context, batchIndex },
         );
-  // a keyed job of a queue with fairness goes to its lane; without a key, to the queue (the default lane)
-  const lane =
-    key !== undefined && job.lanes !== undefined ? job.lanes[laneOf(key, job.lanes.length)]! : undefined;
-  const route = delayed
-    ? delayRoute(delay, delayMs, lane ?? job.queueName)
-    : lane !== undefined
-      ? { exchange: '', routingKey: lane }
-      : job.route;
+  const route = routeOf(job, key, delay, delayed ? delayMs : 0);
   let properties = publishProperties(job, jobId, options, delayed ? delayMs : 0, delay.maxDelayMs, now);
   if (key !== undefined)
     properties = { ...properties, headers: { ...properties.headers, [HEADERS.key]: key } };
@@ -90,6 +83,22 @@ export function buildPublish(
     delayMs: delayed ? delayMs : 0,
     correlationId: options.correlationId,
   };
+}
+
+/**
+ * Where a publish goes: a keyed job of a queue with fairness to its key's lane, anything else to its route
+ * (the queue itself is the default lane); a delayed one through the delay levels to that queue.
+ */
+function routeOf(
+  job: PlannedJob,
+  key: string | undefined,
+  delay: TopologyPlan['delay'],
+  delayMs: number,
+): { readonly exchange: string; readonly routingKey: string } {
+  const lane =
+    key !== undefined && job.lanes !== undefined ? job.lanes[laneOf(key, job.lanes.length)] : undefined;
+  if (delayMs > 0) return delayRoute(delay, delayMs, lane ?? job.queueName);
+  return lane === undefined ? job.route : { exchange: '', routingKey: lane };
 }
 
 /** jobProperties does not read the body: one empty buffer for all, not one a publish. */

@@ -2,8 +2,7 @@ import { jobKeyProblem, TopologyError } from '../core';
 import type { QueueDeclaration } from './define-topology';
 import { delayDeliveryPattern, type DelayPlan } from './delay-levels';
 import type { TopologyNaming } from './naming';
-import type { PlanParts } from './plan-queues';
-import type { PlannedFairness, PlannedJobQueue } from './topology-plan';
+import type { PlannedBinding, PlannedFairness, PlannedJobQueue, PlannedQueue } from './topology-plan';
 
 /** Lanes of a queue with `fairness: true`. */
 export const DEFAULT_LANES = 8;
@@ -80,7 +79,11 @@ function checkCount(path: string, count: unknown, key: string): void {
  * arguments, parking queue), without its bindings (only warren publishes to a lane, by name), each with
  * the binding that brings its delayed jobs and retries back.
  */
-export function planLaneQueues(parts: PlanParts, intake: PlannedJobQueue, delay: DelayPlan): void {
+export function planLaneQueues(
+  parts: { readonly queues: PlannedQueue[]; readonly bindings: PlannedBinding[] },
+  intake: PlannedJobQueue,
+  delay: DelayPlan,
+): void {
   const fairness = intake.fairness;
   if (fairness === undefined) return;
   const sets = [
