@@ -6,7 +6,8 @@
  *   A's lane reported apart: the lane-level guarantee), and A's throughput while they run beside its rate
  *   before they came.
  * - keys: `--jobs` no-op jobs spread over 10,000 keys, then all on a single key, drained at concurrency 10,
- *   as jobs/s beside the plain job type and raw amqplib (prefetch 10, an ack per message) on a quorum queue.
+ *   as jobs/s beside the plain job type and raw amqplib (prefetch 10, an ack per message, Nagle off) on a
+ *   quorum queue.
  *
  *   npm run bench -- fairness [--flood 100000] [--jobs 50000] [--rounds 3] [--only=starvation,keys]
  *   env: AMQP_URL (default amqp://guest:guest@127.0.0.1:5672)
@@ -94,8 +95,13 @@ async function starvation(fair: boolean) {
     );
     const separate = OTHERS.filter((key) => laneOf(key, LANES) !== laneOf(FLOODER, LANES));
     await until(() => separate.every((key) => startedAt.get(key)?.length === 10), 20_000);
-    const during = rate(floodDone, publishedAt, Date.now());
     await until(() => OTHERS.every((key) => startedAt.get(key)?.length === 10), 5_000);
+    // A's share of what B-J left, over the 2 s from their publish: A's rate then over the rate A had alone
+    // minus the slots B-J's 5 ms jobs took
+    await until(() => Date.now() >= publishedAt + 2000, 3000);
+    const othersStarted = OTHERS.reduce((n, key) => n + (startedAt.get(key)?.length ?? 0), 0);
+    const during = rate(floodDone, publishedAt, publishedAt + 2000);
+    const left = Math.max(1, before - othersStarted / 2);
     const waits = (keys: readonly string[]) => {
       const all = keys.flatMap((key) => startedAt.get(key) ?? []);
       return { started: all.length, of: keys.length * 10, maxMs: all.length ? Math.max(...all) : undefined };
@@ -105,6 +111,7 @@ async function starvation(fair: boolean) {
       colliding: waits(OTHERS.filter((key) => !separate.includes(key))),
       floodRateBefore: before,
       floodRateDuring: during,
+      floodShareOfLeft: during / left,
     };
   } finally {
     await closeAndDelete(warren);
@@ -135,7 +142,7 @@ async function drain(fair: boolean, keys: number): Promise<number> {
 
 /** The same drain on raw amqplib: a quorum queue, prefetch 10, an ack per message. */
 async function drainRaw(): Promise<number> {
-  const connection = await amqp.connect(AMQP_URL);
+  const connection = await amqp.connect(AMQP_URL, { noDelay: true });
   const queue = `bench-fair-raw-${randomBytes(4).toString('hex')}`;
   try {
     const publisher = await connection.createConfirmChannel();
@@ -185,16 +192,16 @@ async function main(): Promise<void> {
   if (ONLY.has('starvation')) {
     console.log(`\nstarvation: A floods ${FLOOD} jobs of 5 ms, then B–J publish 10 each`);
     console.log(
-      "| variant | B–J in other lanes: started, longest wait | B–J in A's lane | A jobs/s before → during |",
+      "| variant | B–J in other lanes: started, longest wait | B–J in A's lane | A jobs/s before → during | A's share of what B–J left |",
     );
-    console.log('| --- | --- | --- | --- |');
+    console.log('| --- | --- | --- | --- | --- |');
     for (let round = 1; round <= ROUNDS; round++)
       for (const fair of [true, false]) {
         const r = await starvation(fair);
         const wait = (w: { started: number; of: number; maxMs: number | undefined }) =>
           `${w.started}/${w.of}, ${w.maxMs === undefined ? '–' : `${w.maxMs} ms`}`;
         console.log(
-          `| ${fair ? 'fairness' : 'plain'} (round ${round}) | ${wait(r.separate)} | ${wait(r.colliding)} | ${r.floodRateBefore.toFixed(0)} → ${r.floodRateDuring.toFixed(0)} |`,
+          `| ${fair ? 'fairness' : 'plain'} (round ${round}) | ${wait(r.separate)} | ${wait(r.colliding)} | ${r.floodRateBefore.toFixed(0)} → ${r.floodRateDuring.toFixed(0)} | ${(r.floodShareOfLeft * 100).toFixed(0)} % |`,
         );
       }
   }

@@ -109,6 +109,8 @@ export class FairShareConsumer {
       key = DEFAULT_KEY;
       this.unkeyed += 1;
     }
+    // nothing waits and a slot is free: no key is behind another, so the job starts at once
+    if (this.scheduler.size === 0 && this.running < this.settings.concurrency) return this.run(delivery);
     return new Promise((done) => {
       this.scheduler.push(key, { delivery, consumer, channel: consumer.channelCount, done });
       this.startNext();
@@ -120,24 +122,27 @@ export class FairShareConsumer {
       const next = this.scheduler.next();
       if (next === undefined) return;
       const waiting = next.item;
-      if (waiting.channel !== waiting.consumer.channelCount) {
-        waiting.done();
-        continue;
-      }
-      this.running += 1;
-      const settled = () => {
-        this.running -= 1;
-        waiting.done();
-        this.startNext();
-      };
-      this.deps.processor.process(waiting.delivery).then(settled, (error: unknown) => {
+      // its channel closed while it waited: the broker has it back already
+      if (waiting.channel !== waiting.consumer.channelCount) waiting.done();
+      else void this.run(waiting.delivery).then(waiting.done);
+    }
+  }
+
+  /** Runs one delivery in a slot; when it is settled the slot goes to the next key's turn. */
+  private run(delivery: Delivery): Promise<void> {
+    this.running += 1;
+    return this.deps.processor
+      .process(delivery)
+      .catch((error: unknown) => {
         this.deps.log.error(
           { err: error, queue: this.queue.name },
           'unexpected error while processing a delivery; returning it to the queue',
         );
-        waiting.delivery.requeue();
-        settled();
+        delivery.requeue();
+      })
+      .finally(() => {
+        this.running -= 1;
+        this.startNext();
       });
-    }
   }
 }
