@@ -2,7 +2,16 @@ import { afterEach, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { defineJob, defineTopology, HEADERS, PublishError, type TopologyDeclaration } from '../../src';
 import { laneOf } from '../../src/message';
-import { cleanup, messageCount, rawConnection, testNamespace, testWarren } from '../support/test-broker';
+import { createOps } from '../../src/ops';
+import {
+  cleanup,
+  MANAGEMENT_URL,
+  messageCount,
+  rawConnection,
+  testNamespace,
+  testProfile,
+  testWarren,
+} from '../support/test-broker';
 import { waitFor } from '../support/wait-for';
 
 /**
@@ -144,6 +153,74 @@ describe('fair share', () => {
     await warren.publish('import.flaky', { tenant: 'acme', n: 1 }, { delayMs: 200 });
     await waitFor(() => attempts.length === 2, { timeoutMs: 15_000 });
     assert.deepEqual(attempts, [1, 2]);
+  });
+});
+
+describe('operating a queue with fairness', () => {
+  const opened: { close(): Promise<void> }[] = [];
+  afterEach(async () => {
+    for (const ops of opened.splice(0)) await ops.close();
+    await cleanup();
+  });
+
+  it('shows the lanes in topology plan, diff and verify, and their depth and busiest keys in queues', async () => {
+    const namespace = testNamespace();
+    let release!: () => void;
+    const gate = new Promise<void>((resolve) => (release = resolve));
+    const started: string[] = [];
+    const blocked = defineJob(
+      'import.row',
+      { queue: 'imports', concurrency: 1, key: (data: Row) => data.tenant },
+      (data: Row) => {
+        started.push(data.tenant);
+        return gate;
+      },
+    );
+    const busyLane = laneOf('busy', LANES);
+    const blocker = others.find((key) => laneOf(key, LANES) !== busyLane)!;
+    const warren = await testWarren({ namespace, topology: fairTopology(true), handlers: [blocked] });
+    await warren.start();
+    // the one slot is taken; then 'busy' waits in the scheduler from its lane and from the intake
+    await warren.publish('import.row', { tenant: blocker, n: 0 });
+    await waitFor(() => started.length === 1);
+    await warren.publishMany(rows('busy', 6));
+    const connection = await rawConnection();
+    const channel = await connection.createConfirmChannel();
+    channel.sendToQueue(`${namespace}.imports`, Buffer.from('{"tenant":"busy","n":99}'), {
+      type: 'import.row',
+      contentType: 'application/json',
+      headers: { [HEADERS.key]: 'busy' },
+    });
+    await channel.waitForConfirms();
+    await connection.close();
+
+    const options = { ...testProfile(namespace), topology: fairTopology(true), jobs: [blocked] };
+    const ops = createOps({ ...options, management: { url: MANAGEMENT_URL }, replyTimeoutMs: 700 });
+    opened.push(ops);
+    const lanes = Array.from({ length: LANES }, (_, i) => `${namespace}.imports.lane-${LANES}.${i}`);
+    const planned = ops.topology.plan().map((e) => e.name);
+    for (const lane of lanes) assert.ok(planned.includes(lane), `${lane} is in the plan`);
+    assert.deepEqual((await ops.topology.diff()).drift, []);
+    const report = await ops.topology.verify();
+    assert.equal(report.ok, true, JSON.stringify(report.checks.filter((c) => !c.ok)));
+    assert.ok(
+      report.checks.some((c) => c.subject === `imports lane ${busyLane}` && c.check === 'exists' && c.ok),
+    );
+    const seen = await waitFor(
+      async () => {
+        const [queue] = await ops.queues();
+        const { processes } = await ops.processes();
+        const fairness = processes[0]?.queues.find((q) => q.key === 'imports')?.fairness;
+        const lane = queue?.lanes?.[busyLane];
+        // unacked comes from the management API's statistics, refreshed every 5 s
+        return lane?.ready === 5 && lane.unacked === 1 && fairness?.waiting === 2
+          ? { lane, fairness }
+          : undefined;
+      },
+      { timeoutMs: 20_000, intervalMs: 250 },
+    );
+    assert.deepEqual(seen.fairness.busiestKeys, [{ key: 'busy', waiting: 2 }]);
+    release();
   });
 });
 

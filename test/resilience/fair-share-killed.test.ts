@@ -34,7 +34,7 @@ describe('a worker process killed mid-flood on a queue with fair share (SIGKILL)
       jobs: [FairFaultWork],
     });
     const spawnWorker = () =>
-      forked.fork({ urls: [node.url], namespace, concurrency: 10, script: 'fair-fault-worker.js' });
+      forked.fork({ urls: [node.url], namespace, concurrency: 10, env: { FAULT_FAIR: '1' } });
     const pool: ForkedWorker[] = [spawnWorker(), spawnWorker()];
     await waitFor(() => pool.every((w) => w.ready), { timeoutMs: 30_000, what: 'two workers ready' });
 
