@@ -1,6 +1,13 @@
 import { afterEach, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { defineJob, defineTopology, HEADERS, PublishError, type TopologyDeclaration } from '../../src';
+import {
+  defineJob,
+  defineTopology,
+  HEADERS,
+  PublishError,
+  TopologyError,
+  type TopologyDeclaration,
+} from '../../src';
 import { laneOf } from '../../src/message';
 import { createOps } from '../../src/ops';
 import {
@@ -153,6 +160,69 @@ describe('fair share', () => {
     await warren.publish('import.flaky', { tenant: 'acme', n: 1 }, { delayMs: 200 });
     await waitFor(() => attempts.length === 2, { timeoutMs: 15_000 });
     assert.deepEqual(attempts, [1, 2]);
+  });
+});
+
+describe('fair share composes with the other job options, or refuses', () => {
+  afterEach(cleanup);
+
+  it("never runs more than the queue's concurrency at once across its lanes", async () => {
+    let running = 0;
+    let most = 0;
+    const job = defineJob(
+      'import.row',
+      { queue: 'imports', concurrency: 3, key: (data: Row) => data.tenant },
+      async () => {
+        most = Math.max(most, ++running);
+        await new Promise((resolve) => setTimeout(resolve, 10));
+        running -= 1;
+      },
+    );
+    const warren = await testWarren({ topology: fairTopology(true), handlers: [job] });
+    let done = 0;
+    warren.on('completed', () => done++);
+    await warren.publishMany(others.flatMap((key) => rows(key, 6)));
+    await warren.start();
+    await waitFor(() => done === others.length * 6, { timeoutMs: 20_000 });
+    assert.equal(most, 3);
+  });
+
+  it("keeps a job's rate limit on a queue with fairness", async () => {
+    const startedAt: number[] = [];
+    const job = defineJob(
+      'import.row',
+      {
+        queue: 'imports',
+        key: (data: Row) => data.tenant,
+        limiter: { max: 3, durationMs: 1000 },
+      },
+      () => {
+        startedAt.push(Date.now());
+      },
+    );
+    const warren = await testWarren({ topology: fairTopology(true), handlers: [job] });
+    await warren.start();
+    await warren.publishMany(others.flatMap((key) => rows(key, 1)));
+    await waitFor(() => startedAt.length === others.length, { timeoutMs: 20_000 });
+    // 6 jobs at 3 per window: at least one window boundary between the first and the last start
+    const sorted = [...startedAt].sort((a, b) => a - b);
+    assert.ok(Math.floor(sorted[5]! / 1000) > Math.floor(sorted[0]! / 1000), 'the jobs spanned two windows');
+    const perWindow = new Map<number, number>();
+    for (const t of sorted)
+      perWindow.set(Math.floor(t / 1000), (perWindow.get(Math.floor(t / 1000)) ?? 0) + 1);
+    for (const n of perWindow.values()) assert.ok(n <= 3 * 2, `${n} starts in one window`);
+  });
+
+  it('refuses fairness with maxPriority or singleActiveConsumer at createWarren, saying why', async () => {
+    for (const extra of [{ maxPriority: 3 }, { singleActiveConsumer: true }])
+      await assert.rejects(
+        testWarren({
+          topology: { queues: { imports: { fairness: true, ...extra } } },
+          handlers: [rowJob([])],
+        }),
+        (error: unknown) =>
+          error instanceof TopologyError && /fairness cannot be combined with/.test(error.message),
+      );
   });
 });
 
