@@ -87,7 +87,7 @@ export interface FairnessDeclaration {
   readonly lanes?: number;
   /**
    * While the lane count changes: the count before. Its lanes stay planned and consumed until they are
-   * empty (`warren topology verify` says when), so nothing is re-hashed in place and nothing is lost.
+   * empty (`warren queues` shows their depth), so nothing is re-hashed in place and nothing is lost.
    */
   readonly previousLanes?: number;
   /** Share of a key relative to the others (default 1 each): a key of weight 3 runs 3 jobs per round. */
