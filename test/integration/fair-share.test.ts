@@ -9,6 +9,8 @@ import {
   type TopologyDeclaration,
 } from '../../src';
 import { laneOf } from '../../src/message';
+import { Registry } from 'prom-client';
+import { warrenMetrics } from '../../src/observability';
 import { createOps } from '../../src/ops';
 import {
   cleanup,
@@ -291,6 +293,31 @@ describe('operating a queue with fairness', () => {
     );
     assert.deepEqual(seen.fairness.busiestKeys, [{ key: 'busy', waiting: 2 }]);
     release();
+  });
+
+  it('measures the wait per lane, labelled by lane index, never by key', async () => {
+    const registry = new Registry();
+    const started: Row[] = [];
+    const warren = await testWarren({
+      topology: fairTopology(true),
+      handlers: [rowJob(started)],
+      instrumentation: [warrenMetrics({ registry })],
+    });
+    await warren.start();
+    await warren.publishMany([...rows('acme', 3), ...rows('zeta', 2)]);
+    await warren.publish('import.row', { tenant: 'acme', n: 9 }, { key: undefined });
+    await waitFor(() => started.length === 6);
+    const { values } = await registry.getSingleMetric('warren_job_lane_wait_seconds')!.get();
+    const counts = new Map<string, number>();
+    for (const v of values)
+      if ((v as { metricName?: string }).metricName === 'warren_job_lane_wait_seconds_count')
+        counts.set(`${v.labels.queue}/${v.labels.lane}`, v.value);
+    const expected = new Map<string, number>();
+    for (const tenant of ['acme', 'acme', 'acme', 'zeta', 'zeta', 'acme']) {
+      const label = `imports/${laneOf(tenant, LANES)}`;
+      expected.set(label, (expected.get(label) ?? 0) + 1);
+    }
+    assert.deepEqual(Object.fromEntries(counts), Object.fromEntries(expected));
   });
 });
 
