@@ -18,7 +18,7 @@ import type { CancelledJob } from '../job-control';
 import type { JobEventSubscriber } from '../job-events';
 import { resolvePublisherOptions } from '../publisher';
 import { RecordTrust, type RecordSkips } from '../records';
-import type { PlannedJobQueue, TopologyPlan } from '../topology';
+import { isDeclaredJobQueue, isJobQueue, type PlannedJobQueue, type TopologyPlan } from '../topology';
 import {
   planWarrenTopology,
   rescheduleAt,
@@ -103,7 +103,7 @@ export class WarrenOps {
   async queues(): Promise<QueueOverview[]> {
     const manager = await this.connect();
     const management = this.options.management ? await this.management().state() : undefined;
-    return overviewQueues(this.jobQueues(), manager, this.markers(manager), management);
+    return overviewQueues(this.plan.queues.filter(isJobQueue), manager, this.markers(manager), management);
   }
 
   /** The warren processes of this namespace that answer within `replyTimeoutMs`, with what they run. */
@@ -283,8 +283,9 @@ export class WarrenOps {
       });
   }
 
+  /** The job queues, without their lanes (a queue's overview lists its lanes). */
   private jobQueues(): PlannedJobQueue[] {
-    return this.plan.queues.filter((q) => q.role === 'job');
+    return this.plan.queues.filter(isDeclaredJobQueue);
   }
 
   private markers(manager: ConnectionManager): PauseMarkers {

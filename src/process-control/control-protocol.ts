@@ -59,6 +59,15 @@ export interface ProcessQueueStatus {
    * its change between two replies is the processing rate. A process of an older warren omits it.
    */
   readonly handled?: number;
+  /**
+   * A queue with fairness: jobs waiting in this process for their key's turn, deliveries without a valid
+   * key since start, and the keys with the most jobs waiting (at most 5). docs/guide/fair-share.md.
+   */
+  readonly fairness?: {
+    readonly waiting: number;
+    readonly unkeyed: number;
+    readonly busiestKeys: readonly { readonly key: string; readonly waiting: number }[];
+  };
 }
 
 export interface ProcessScheduleStatus {
@@ -157,7 +166,20 @@ function isQueueStatus(q: unknown): boolean {
     typeof q.paused === 'boolean' &&
     isListOf(q.holders, isText) &&
     isCount(q.activeJobs) &&
-    (q.handled === undefined || isCount(q.handled))
+    (q.handled === undefined || isCount(q.handled)) &&
+    (q.fairness === undefined || isFairnessStatus(q.fairness))
+  );
+}
+
+function isFairnessStatus(f: unknown): boolean {
+  return (
+    isObject(f) &&
+    isCount(f.waiting) &&
+    isCount(f.unkeyed) &&
+    isListOf(
+      f.busiestKeys,
+      (k) => isObject(k) && typeof k.key === 'string' && k.key.length <= 255 && isCount(k.waiting),
+    )
   );
 }
 

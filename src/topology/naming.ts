@@ -10,6 +10,11 @@ export interface TopologyNaming {
   deadQueue(queueKey: string): string;
   /** The dead-letter exchange of a job queue (fanout to its parking queue). */
   deadExchange(queueKey: string): string;
+  /**
+   * Lane `index` of `count` of a job queue with fairness (docs/guide/fair-share.md): the count is in the
+   * name, so a set of lanes with another count is another set of queues, never a silent re-hash.
+   */
+  lane(queueKey: string, count: number, index: number): string;
   /** Level k of the delay levels: exchange and queue share the name. */
   delayLevel(level: number): string;
   /** Where a delayed message leaves the levels for its destination queue. */
@@ -81,6 +86,7 @@ export function createNaming(namespace: string): TopologyNaming {
     exchange: (key: string) => `${prefix}${key}`,
     deadQueue: (key: string) => `${prefix}${key}.dead`,
     deadExchange: (key: string) => `${prefix}${key}.dlx`,
+    lane: (key: string, count: number, index: number) => `${prefix}${key}.lane-${count}.${index}`,
     delayLevel: (level: number) => `${prefix}warren.delay.${String(level).padStart(2, '0')}`,
     delayDelivery: () => `${prefix}warren.delay.delivery`,
     delayHold: (queueName: string, delayMs: number) =>

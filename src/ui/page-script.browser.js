@@ -198,6 +198,48 @@ function overview() {
   ];
 }
 
+/** A queue with fairness: the depth of each lane (docs/guide/fair-share.md). */
+function laneTable(q) {
+  if (!q.lanes || q.lanes.length === 0) return [];
+  const rows = q.lanes.map((lane) =>
+    h('tr', { 'data-lane': String(lane.index), 'data-draining': String(lane.draining) }, [
+      h('td', {}, lane.draining ? `${lane.index} (draining)` : String(lane.index)),
+      num(lane.exists ? lane.ready : 'missing'),
+      num(lane.unacked),
+      num(lane.consumers),
+    ]),
+  );
+  const waiting = new Map();
+  for (const p of snapshot?.processes || [])
+    for (const pq of p.queues || []) {
+      if (pq.key !== q.key || !pq.fairness) continue;
+      for (const k of pq.fairness.busiestKeys) waiting.set(k.key, (waiting.get(k.key) || 0) + k.waiting);
+    }
+  const busiest = [...waiting].sort((a, b) => b[1] - a[1]).slice(0, 5);
+  return [
+    h('h3', {}, 'Lanes'),
+    h(
+      'p',
+      { 'data-testid': 'busiest-keys' },
+      busiest.length === 0
+        ? 'No key waits in any worker.'
+        : `Busiest keys: ${busiest.map(([k, n]) => `${k === '' ? '(no key)' : k} (${n} waiting)`).join(', ')}`,
+    ),
+    h('table', { 'data-testid': 'lanes' }, [
+      h(
+        'thead',
+        {},
+        h(
+          'tr',
+          {},
+          ['Lane', 'Ready', 'Unacked', 'Consumers'].map((t) => h('th', {}, t)),
+        ),
+      ),
+      h('tbody', {}, rows),
+    ]),
+  ];
+}
+
 function queueFacts(key) {
   const q = snapshot?.queues.filter((x) => x.key === key)[0];
   if (!q) return [h('p', { class: 'muted' }, snapshot ? `no queue ${key}` : 'loading…')];
@@ -215,6 +257,7 @@ function queueFacts(key) {
       h('dt', {}, 'In parking queue'),
       h('dd', {}, q.dead),
     ]),
+    ...laneTable(q),
     h('div', { class: 'bar' }, [
       pauseButton(q),
       h('a', { href: `#/dead?queue=${encodeURIComponent(key)}&state=dead` }, `Dead letters of ${key}`),

@@ -54,6 +54,7 @@ export function createControl(deps: ControlDeps): WarrenControl {
         holders,
         activeJobs: consumer.activeJobs,
         handled: consumer.handled,
+        ...(consumer.fairness ? { fairness: consumer.fairness } : {}),
       };
     }),
     breakers: deps.breakers().states(),

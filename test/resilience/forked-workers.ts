@@ -15,6 +15,8 @@ export interface ForkedWorkerOptions {
   readonly graceMs?: number;
   /** The worker script under dist/test/fixtures; default `fault-worker.js`. */
   readonly script?: string;
+  /** More environment for the worker (`FAULT_FAIR: '1'`: the fair-share queue). */
+  readonly env?: Readonly<Record<string, string>>;
 }
 
 /** One worker process, what it started and finished, and how it ended. */
@@ -84,6 +86,7 @@ export class ForkedWorkers {
         FAULT_NAMESPACE: options.namespace,
         FAULT_CONCURRENCY: String(options.concurrency),
         FAULT_GRACE_MS: String(options.graceMs ?? 2000),
+        ...options.env,
       },
     });
     everyChild.add(child);
