@@ -1,4 +1,4 @@
-// size-exception: one short delegate per operation of the API (removal, dead letters, schedules live in files of their own); ~305.
+// size-exception: one short delegate per operation of the API (removal, dead letters, schedules live in files of their own); ~315.
 import 'reflect-metadata';
 import type { ConnectionManager } from '../connection';
 import { ControlClient, PauseMarkers, type ControlReply, type ProcessStatus } from '../process-control';
@@ -14,6 +14,7 @@ import {
 } from '../scheduler';
 import type { JobStatus } from '../history';
 import { lookupJob } from './history-lookup';
+import { readAggregatesView, type AggregatesView, type GraphRange } from './aggregate-ops';
 import type { CancelledJob } from '../job-control';
 import type { JobEventSubscriber } from '../job-events';
 import { resolvePublisherOptions } from '../publisher';
@@ -190,6 +191,15 @@ export class WarrenOps {
       this.options.deadLetterLog.endIdleMs,
       jobId,
     );
+  }
+
+  /**
+   * The queue aggregates the workers write with `aggregates` on (give the same `aggregates` here): per queue
+   * and for all queues (`*`), a point per bucket of the last hour, or per hour of the last day or week.
+   */
+  aggregates(range: GraphRange = 'hour'): Promise<AggregatesView> {
+    const idleMs = this.options.deadLetterLog.endIdleMs;
+    return readAggregatesView(this.plan, this.connection, this.trust, this.input.aggregates, idleMs, range);
   }
 
   /** Publishes a job by name (confirmed by the broker), as `warren.publish` does. */

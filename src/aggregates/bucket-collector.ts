@@ -1,0 +1,104 @@
+import type { Instrumentation, InstrumentationTarget, ProcessInfo, ProcessScope } from '../core';
+import { HEADERS } from '../message';
+import { DenseHistogram } from './latency-histogram';
+
+/** What one process counted for one queue in the open bucket. */
+export class QueueTally {
+  completed = 0;
+  failed = 0;
+  retried = 0;
+  dead = 0;
+  readonly wait = new DenseHistogram();
+  readonly run = new DenseHistogram();
+}
+
+const KEEP_SCOPE = <T>(fn: () => T): T => fn();
+const CARRY_NOTHING = (): void => undefined;
+
+/**
+ * The job path's side of the aggregates: an instrumentation (core/instrumentation.ts) that counts each
+ * run into the open bucket's tally of its queue. Per job: one map look-up, a histogram bin for the wait
+ * (first attempts, from the due time of a delayed job, else from the first publish) and one for the run
+ * time, a counter; no I/O, no timer. The writer takes the tallies when the bucket closes ({@link take}).
+ */
+export class BucketCollector implements Instrumentation {
+  private open = new Map<string, QueueTally>();
+  /** When the job most recently started on each queue was enqueued (or due): the oldest-waiting estimate. */
+  private readonly lastStartedFrom = new Map<string, number>();
+  private target: InstrumentationTarget | undefined;
+
+  attach(target: InstrumentationTarget): void {
+    this.target = target;
+    target.on('retried', (e) => {
+      this.tally(e.queue).retried += 1;
+    });
+    target.on('deadLettered', (e) => {
+      this.tally(e.queue).dead += 1;
+    });
+  }
+
+  process = (info: ProcessInfo): ProcessScope => {
+    const queue = info.queue;
+    const startedAt = Date.now();
+    if (info.attempt === 1) {
+      const from = dueTime(info, startedAt);
+      this.tally(queue).wait.add(startedAt - from);
+      this.lastStartedFrom.set(queue, from);
+    }
+    const started = performance.now();
+    return {
+      run: KEEP_SCOPE,
+      carry: CARRY_NOTHING,
+      end: (outcome) => {
+        if (outcome.kind === 'aborted') return;
+        // The bucket open when the run ended: a run across a boundary counts where it finished.
+        const tally = this.tally(queue);
+        tally.run.add(performance.now() - started);
+        if (outcome.kind === 'completed') tally.completed += 1;
+        else tally.failed += 1;
+      },
+    };
+  };
+
+  /** The open bucket's tallies, leaving a new empty bucket open. */
+  take(): Map<string, QueueTally> {
+    const taken = this.open;
+    this.open = new Map();
+    return taken;
+  }
+
+  /** The job queues and how to ask the broker their depth, once attached. */
+  queues(): InstrumentationTarget['queues'] {
+    return this.target?.queues ?? [];
+  }
+
+  /** Messages ready in a queue now; undefined when the broker cannot tell (disconnected, no queue). */
+  async depth(queueName: string): Promise<number | undefined> {
+    const target = this.target;
+    if (target === undefined || !target.isConnected()) return undefined;
+    return target.messageCount(queueName).catch(() => undefined);
+  }
+
+  /** When the job last started on the queue was enqueued (or due), ms; undefined before any started. */
+  lastStartedWaitFrom(queue: string): number | undefined {
+    return this.lastStartedFrom.get(queue);
+  }
+
+  private tally(queue: string): QueueTally {
+    let tally = this.open.get(queue);
+    if (tally === undefined) {
+      tally = new QueueTally();
+      this.open.set(queue, tally);
+    }
+    return tally;
+  }
+}
+
+/**
+ * Waiting starts at the due time of a delayed job (a delay is not waiting), else at the first publish; a
+ * due time in the future (a foreign header) is not believed.
+ */
+function dueTime(info: ProcessInfo, now: number): number {
+  const due = info.headers[HEADERS.deliverAt] ?? info.headers[HEADERS.delayed];
+  return typeof due === 'number' && due > info.enqueuedAt && due <= now ? due : info.enqueuedAt;
+}
