@@ -5,6 +5,7 @@ export const PAGE_HTML = `<!doctype html>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>warren</title>
+<link rel="stylesheet" href="vendor/uplot.css">
 <link rel="stylesheet" href="app.css">
 </head>
 <body>
@@ -12,6 +13,7 @@ export const PAGE_HTML = `<!doctype html>
   <strong class="brand">warren</strong>
   <nav>
     <a href="#/">Overview</a>
+    <a href="#/graphs">Graphs</a>
     <a href="#/dead">Dead letters</a>
     <a href="#/job">Find a job</a>
   </nav>
@@ -21,7 +23,9 @@ export const PAGE_HTML = `<!doctype html>
 <div id="notice" role="alert" data-testid="notice" hidden></div>
 <div id="flash" role="status" hidden></div>
 <main id="main"></main>
+<script src="vendor/uplot.js"></script>
 <script src="app.js"></script>
+<script src="graphs.js"></script>
 </body>
 </html>
 `;

@@ -3,7 +3,7 @@
  * it is at /app.js (page-script.ts reads it); Biome lints it and `npm run typecheck` checks it against the
  * DOM's types (tsconfig.browser.json). A classic script, not a module: it keeps its own 'use strict'.
  *
- * Hash routes (#/, #/queue/k, #/dead?filters, #/dead/offset, #/job/id); the overview follows server-sent
+ * Hash routes (#/, #/graphs (graphs.browser.js), #/queue/k, #/dead?filters, #/dead/offset, #/job/id); the overview follows server-sent
  * events; every action posts JSON with the session's CSRF token. Text goes into the DOM as text (never as
  * HTML), with control characters (C0 but tab and newline, DEL, C1) and bidirectional overrides shown as \u
  * escapes: a job name or an error from anyone who can publish cannot reorder or hide what the operator
@@ -182,7 +182,16 @@ function overview() {
   return [
     snapshot.errors.length ? h('p', { class: 'tag bad' }, snapshot.errors.join('; ')) : null,
     h('h2', {}, `Queues (${snapshot.queues.length})`),
-    table(['Queue', 'Type', 'Ready', 'Unacked', 'Consumers', 'Dead', 'Jobs/s', '', ''], queues, 'queues'),
+    table(['Queue', 'Type', 'Ready', 'Unacked', 'Consumers', 'Parked', 'Jobs/s', '', ''], queues, 'queues'),
+    h(
+      'p',
+      { class: 'muted', 'data-testid': 'queue-sources' },
+      'Ready, Consumers and Parked come from the broker (a passive declare of the queue and of its parking ' +
+        'queue: Parked counts the dead letters not yet moved to the dead-letter log). Unacked comes from ' +
+        'the management API (– without it). Jobs/s: deliveries handled per second between two snapshots. ' +
+        'The Dead letters page reads the dead-letter log, which keeps letters after they leave the parking ' +
+        'queue; the Graphs page reads the aggregates streams.',
+    ),
     h('h2', {}, `Processes (${snapshot.processes.length})`),
     procs.length
       ? table(['Id', 'Host', 'Version', 'Cron', 'Queues', 'Breakers'], procs, 'processes')
@@ -529,17 +538,20 @@ function route() {
   current = parts[0] || '';
   jobStream?.close();
   jobStream = undefined;
+  stopGraphs();
   const view = !parts[0]
     ? overview()
-    : parts[0] === 'queue'
-      ? queuePage(parts[1])
-      : parts[0] === 'dead'
-        ? parts[1]
-          ? letterPage(parts[1])
-          : deadPage(params)
-        : parts[0] === 'job'
-          ? jobPage(parts[1])
-          : [h('p', {}, 'no such page')];
+    : parts[0] === 'graphs'
+      ? graphsPage(params)
+      : parts[0] === 'queue'
+        ? queuePage(parts[1])
+        : parts[0] === 'dead'
+          ? parts[1]
+            ? letterPage(parts[1])
+            : deadPage(params)
+          : parts[0] === 'job'
+            ? jobPage(parts[1])
+            : [h('p', {}, 'no such page')];
   main.replaceChildren.apply(main, view.filter(Boolean));
 }
 window.addEventListener('hashchange', () => {

@@ -73,7 +73,12 @@ describe('the reconnect steps of a warren', () => {
 
   it('skips the history and the dead-letter log when they are off', async () => {
     const calls: string[] = [];
-    const parts = { ...recordingParts(calls), history: undefined, aggregates: undefined, deadLetterLog: undefined };
+    const parts = {
+      ...recordingParts(calls),
+      history: undefined,
+      aggregates: undefined,
+      deadLetterLog: undefined,
+    };
     await runReadySteps(
       reconnectSteps(parts),
       model,
