@@ -43,6 +43,19 @@ export async function readAggregates(
 ): Promise<AggregateReadResult> {
   let skipped = 0;
   let records = 0;
+  /** The record if it may be added; else why not (each but `out-of-range` counted by the reader). */
+  const checked = (
+    content: Buffer,
+    headers: Record<string, unknown> | undefined,
+    where: Record<string, unknown>,
+  ): AggregateRecord | 'refused' | 'out-of-range' => {
+    if (!reader.accept(content, headers, where, read.level)) return 'refused';
+    const record = decodeAggregate(content);
+    if (typeof record === 'string') return reader.skip(record, where) || 'refused';
+    if (record.l !== read.lengthMs) return reader.skip('out-of-plan', where) || 'refused';
+    if (record.s < read.fromMs || record.s >= read.toMs) return 'out-of-range';
+    return record;
+  };
   const end = lastOffset(openChannel, read.stream, read.idleMs);
   end.catch(() => undefined);
   const result = await readStream(
@@ -53,11 +66,11 @@ export async function readAggregates(
     (r) => {
       records += 1;
       const where = { offset: r.offset, stream: read.stream };
-      if (!reader.accept(r.content, r.properties.headers, where, read.level)) return void (skipped += 1);
-      const record = decodeAggregate(r.content);
-      if (typeof record === 'string') return void (skipped += Number(!reader.skip(record, where)));
-      if (record.l !== read.lengthMs) return void (skipped += Number(!reader.skip('out-of-plan', where)));
-      if (record.s < read.fromMs || record.s >= read.toMs) return;
+      const record = checked(r.content, r.properties.headers, where);
+      if (typeof record === 'string') {
+        if (record !== 'out-of-range') skipped += 1;
+        return;
+      }
       for (const queue of Object.keys(record.q))
         if (!read.queues.has(queue)) skipped += Number(!reader.skip('out-of-plan', where));
       add({ ...record, q: Object.fromEntries(Object.entries(record.q).filter(([q]) => read.queues.has(q))) });
