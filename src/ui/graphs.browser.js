@@ -1,6 +1,7 @@
 /**
  * The dashboard's graphs page (#/graphs?range=hour&queue=*): plain browser JavaScript like
- * page-script.browser.js, whose helpers (h, api, table, num) it shares as a classic script loaded after it.
+ * page-script.browser.js, whose helpers (h, api, table, num) it shares as a classic script (loaded before it, called only once it
+ * routes).
  * Reads /api/aggregates (JSON, never HTML) and draws four charts with uPlot (vendor/uplot.js, bundled with
  * the package): throughput and failures, wait and run time percentiles, depth and oldest waiting job.
  * Each chart has its data as a table beside it, for screen readers and keyboards; each chart element keeps
@@ -12,6 +13,9 @@
 /** @type {ReturnType<typeof setTimeout> | undefined} */
 let graphsTimer;
 const RANGES = ['hour', 'day', 'week'];
+/** Charts made but not drawn yet: drawn once they are in the page, where their width is known. */
+/** @type {(() => void)[]} */
+const pendingDraws = [];
 
 /** Stops the page's refresh (page-script's route calls it on every change of page). */
 // biome-ignore lint/correctness/noUnusedVariables: page-script.browser.js calls it (classic scripts share one global scope)
@@ -39,6 +43,7 @@ function graphsPage(params) {
       (view) => {
         if (location.hash.indexOf('#/graphs') !== 0) return;
         out.replaceChildren.apply(out, graphsOf(view, range, queue));
+        pendingDraws.splice(0).forEach((drawChart) => drawChart());
         graphsTimer = setTimeout(load, Math.max(5000, view.bucketMs));
       },
       (e) => out.replaceChildren(h('p', { class: 'tag bad' }, e.message)),
@@ -146,8 +151,7 @@ function chart(id, title, xs, lines) {
     table(['time'].concat(lines.map((l) => l.label)), rows, `table-${id}`),
   ]);
   const figure = h('figure', { class: 'graph' }, [h('figcaption', {}, title), plot, data]);
-  // Drawn once the figure is in the page (its width is known then).
-  requestAnimationFrame(() => draw(plot, xs, lines));
+  pendingDraws.push(() => draw(plot, xs, lines));
   return figure;
 }
 

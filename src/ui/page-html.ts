@@ -1,4 +1,8 @@
-/** The dashboard's one page. Its script and style are served beside it (no CDN: it works offline). */
+/**
+ * The dashboard's one page. Its scripts and styles are served beside it (no CDN: it works offline). The
+ * graphs' script comes before app.js: app.js routes as soon as its session arrives, which may be before a
+ * later script has loaded; the graphs' script only defines functions, called once app.js routes.
+ */
 export const PAGE_HTML = `<!doctype html>
 <html lang="en">
 <head>
@@ -24,8 +28,8 @@ export const PAGE_HTML = `<!doctype html>
 <div id="flash" role="status" hidden></div>
 <main id="main"></main>
 <script src="vendor/uplot.js"></script>
-<script src="app.js"></script>
 <script src="graphs.js"></script>
+<script src="app.js"></script>
 </body>
 </html>
 `;

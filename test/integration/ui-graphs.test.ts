@@ -21,11 +21,12 @@ import {
   workloadTopology,
 } from '../support/aggregate-workload';
 import { cleanup, testNamespace, testProfile, testWarren } from '../support/test-broker';
+import { ROOT } from '../support/run-cli';
 import { waitFor } from '../support/wait-for';
 
 const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
-/** Set to a folder to keep the screenshots (the docs' come from here). */
-const SHOTS = process.env.WARREN_SCREENSHOT_DIR;
+/** The docs' screenshots of the graphs: rewritten only with WARREN_UPDATE_SCREENSHOTS, as ui-dashboard's. */
+const SHOTS = process.env.WARREN_UPDATE_SCREENSHOTS ? join(ROOT, 'docs') : undefined;
 
 /**
  * Pixels of a chart's canvas within 40 per channel of a CSS variable's colour (a 2 px line's core is drawn
@@ -99,7 +100,16 @@ describe('dashboard graphs', () => {
       for (const scheme of ['light', 'dark'] as const) {
         const page = await browser.newPage({ viewport: { width: 1200, height: 1400 }, colorScheme: scheme });
         await page.goto(`${server.url}#/graphs?range=hour&queue=graphs`);
-        await page.locator('[data-testid=chart-throughput] canvas').waitFor();
+        // The canvas, or what the page said instead (an error from the endpoint).
+        await page
+          .locator('[data-testid=chart-throughput] canvas, [data-testid=graphs] .tag.bad')
+          .first()
+          .waitFor();
+        assert.equal(
+          await page.locator('[data-testid=graphs] .tag.bad').count(),
+          0,
+          await page.locator('main').innerText(),
+        );
         // The series as drawn: uPlot's own data arrays (x in seconds), the points with any run.
         const drawn = await drawnSeries(page, 'chart-throughput');
         const [xs, completed, failed, dead] = drawn as number[][];
@@ -133,8 +143,9 @@ describe('dashboard graphs', () => {
           /aggregates streams .*records read/,
         );
         if (SHOTS) {
+          await page.locator('#live.on').waitFor();
           mkdirSync(SHOTS, { recursive: true });
-          await page.screenshot({ path: join(SHOTS, `dashboard-graphs-${scheme}.png`), fullPage: true });
+          await page.screenshot({ path: join(SHOTS, `dashboard-graphs-${scheme}.png`) });
         }
         await page.close();
       }
