@@ -12,6 +12,22 @@ export class QueueTally {
   readonly run = new DenseHistogram();
 }
 
+/** A job running in this process now, as the status reply lists it. */
+export interface RunningJob {
+  readonly jobId: string;
+  readonly name: string;
+  readonly queue: string;
+  readonly attempt: number;
+  /** When the attempt started, ms since epoch. */
+  readonly startedAt: number;
+  /** The latest `ctx.progress`: a number as it is, anything else as JSON cut to 200 characters. */
+  progress?: number | string;
+}
+
+/** The status reply lists at most this many running jobs (the oldest first). */
+export const MAX_LISTED_RUNNING = 50;
+const MAX_PROGRESS_CHARS = 200;
+
 const KEEP_SCOPE = <T>(fn: () => T): T => fn();
 const CARRY_NOTHING = (): void => undefined;
 
@@ -26,6 +42,8 @@ export class BucketCollector implements Instrumentation {
   /** When the job most recently started on each queue was enqueued (or due): the oldest-waiting estimate. */
   private readonly lastStartedFrom = new Map<string, number>();
   private target: InstrumentationTarget | undefined;
+  /** The runs in progress, by job id (a job runs once at a time per process, but ids are not trusted). */
+  private readonly runs = new Map<string, RunningJob>();
 
   attach(target: InstrumentationTarget): void {
     this.target = target;
@@ -34,6 +52,10 @@ export class BucketCollector implements Instrumentation {
     });
     target.on('deadLettered', (e) => {
       this.tally(e.queue).dead += 1;
+    });
+    target.on('progress', (e) => {
+      const run = this.runs.get(e.jobId);
+      if (run !== undefined) run.progress = progressOf(e.progress);
     });
   }
 
@@ -46,10 +68,13 @@ export class BucketCollector implements Instrumentation {
       this.lastStartedFrom.set(queue, from);
     }
     const started = performance.now();
+    const run: RunningJob = { jobId: info.jobId, name: info.name, queue, attempt: info.attempt, startedAt };
+    this.runs.set(info.jobId, run);
     return {
       run: KEEP_SCOPE,
       carry: CARRY_NOTHING,
       end: (outcome) => {
+        if (this.runs.get(run.jobId) === run) this.runs.delete(run.jobId);
         if (outcome.kind === 'aborted') return;
         // The bucket open when the run ended: a run across a boundary counts where it finished.
         const tally = this.tally(queue);
@@ -59,6 +84,16 @@ export class BucketCollector implements Instrumentation {
       },
     };
   };
+
+  /** The jobs running now, oldest first, at most {@link MAX_LISTED_RUNNING}. */
+  running(): RunningJob[] {
+    const listed: RunningJob[] = [];
+    for (const run of this.runs.values()) {
+      if (listed.length === MAX_LISTED_RUNNING) break;
+      listed.push({ ...run });
+    }
+    return listed;
+  }
 
   /** The open bucket's tallies, leaving a new empty bucket open. */
   take(): Map<string, QueueTally> {
@@ -101,4 +136,10 @@ export class BucketCollector implements Instrumentation {
 function dueTime(info: ProcessInfo, now: number): number {
   const due = info.headers[HEADERS.deliverAt] ?? info.headers[HEADERS.delayed];
   return typeof due === 'number' && due > info.enqueuedAt && due <= now ? due : info.enqueuedAt;
+}
+
+function progressOf(progress: unknown): number | string {
+  if (typeof progress === 'number' && Number.isFinite(progress)) return progress;
+  const text = JSON.stringify(progress) ?? String(progress);
+  return text.length > MAX_PROGRESS_CHARS ? `${text.slice(0, MAX_PROGRESS_CHARS)}…` : text;
 }

@@ -4,7 +4,7 @@
  * bucket and its hour and day roll-ups to three streams of the namespace, and readers add the records of
  * every process up by queue and bucket.
  */
-export { BucketCollector } from './bucket-collector';
+export { BucketCollector, MAX_LISTED_RUNNING, type RunningJob } from './bucket-collector';
 export { AggregateWriter, align } from './aggregate-writer';
 export {
   decodeAggregate,

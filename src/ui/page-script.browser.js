@@ -199,6 +199,7 @@ function overview() {
     snapshot.silent
       ? h('p', { class: 'tag bad' }, `${snapshot.silent} listening process(es) did not answer`)
       : null,
+    ...runningNow(),
     h('h2', {}, 'Schedules'),
     scheds.length
       ? table(['Id', 'Job', 'Pattern', 'Zone', 'Next fire', 'Fired by', 'Fires'], scheds, 'schedules')
@@ -525,6 +526,41 @@ function jobPage(id) {
     ),
     id ? liveJob(id) : undefined,
     out,
+  ];
+}
+
+/** The jobs each process runs now (listed by processes with `aggregates` on), each linking to its live page. */
+function runningNow() {
+  const rows = [];
+  let listing = 0;
+  snapshot.processes.forEach((p) => {
+    if (p.running) listing += 1;
+    (p.running || []).forEach((r) => {
+      const age = Math.max(0, Math.round((snapshot.at - r.startedAt) / 1000));
+      rows.push(
+        h('tr', { 'data-job': r.jobId }, [
+          h('td', {}, h('a', { href: `#/job/${encodeURIComponent(r.jobId)}` }, r.jobId)),
+          h('td', {}, r.name),
+          h('td', {}, r.queue),
+          h('td', {}, `${p.host}:${p.pid}`),
+          num(r.attempt),
+          num(`${age} s`),
+          h('td', { 'data-testid': 'running-progress' }, r.progress === undefined ? '–' : String(r.progress)),
+        ]),
+      );
+    });
+  });
+  return [
+    h('h2', {}, `Running now (${rows.length})`),
+    rows.length
+      ? table(['Job', 'Name', 'Queue', 'Process', 'Attempt', 'Age', 'Progress'], rows, 'running')
+      : h('p', { class: 'muted' }, 'no job running'),
+    h(
+      'p',
+      { class: 'muted', 'data-testid': 'running-source' },
+      `From the processes' status replies: ${listing} of ${snapshot.processes.length} list their running jobs ` +
+        '(those with the aggregates option on), at most 50 each.',
+    ),
   ];
 }
 

@@ -183,6 +183,7 @@ function wireOperations(base: SharedParts, consumers: ReturnType<typeof wireCons
     consumers: () => worker.health(),
     isLeader: () => scheduling.isLeader,
     schedules: () => scheduling.schedules(),
+    running: config.aggregates ? () => config.aggregates!.collector.running() : undefined,
     log: log.child({ component: 'control' }),
     trust: publishing.trust,
   });

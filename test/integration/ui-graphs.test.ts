@@ -15,6 +15,7 @@ import { type DashboardServer, startDashboardServer } from '../../src/ui';
 import {
   BUCKET_MS,
   GraphStep,
+  HeldStep,
   PER_BATCH,
   type RanBucket,
   runWorkload,
@@ -59,16 +60,17 @@ describe('dashboard graphs', () => {
   const config = {
     ...testProfile(namespace),
     topology: workloadTopology,
-    jobs: [GraphStep],
+    jobs: [GraphStep, HeldStep],
     aggregates: { bucketMs: BUCKET_MS },
   };
   let warren: Warren<object>;
   let ops: WarrenOps;
   let server: DashboardServer;
   let ran: RanBucket[];
+  const held = new HeldStep();
 
   before(async () => {
-    warren = await testWarren({ ...config, handlers: [new GraphStep()] });
+    warren = await testWarren({ ...config, handlers: [new GraphStep(), held] });
     await warren.start();
     ops = createOps({ ...config, replyTimeoutMs: 300 });
     server = await startDashboardServer({ ops, port: 0, authorize: () => ({ role: 'viewer', user: 'ada' }) });
@@ -150,6 +152,44 @@ describe('dashboard graphs', () => {
         await page.close();
       }
     } finally {
+      await browser.close();
+    }
+  });
+
+  it('lists a running job on the overview with its progress reaching 100, linking to its live page', async () => {
+    const browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox'] });
+    try {
+      const page = await browser.newPage();
+      await page.goto(server.url);
+      await page.locator('[data-testid=running-source]').waitFor();
+      const { jobId } = await warren.publish('graphs.held', {});
+      const row = page.locator(`[data-testid=running] tr[data-job="${jobId}"]`);
+      await row.locator('[data-testid=running-progress]', { hasText: /^100$/ }).waitFor({ timeout: 15_000 });
+      assert.match((await row.textContent()) ?? '', /graphs\.held.*graphs/);
+      assert.match(
+        (await page.locator('[data-testid=running-source]').textContent()) ?? '',
+        /1 of 1 list their running jobs/,
+      );
+      assert.equal(await row.locator(`a[href="#/job/${jobId}"]`).count(), 1);
+      // Its live page: the outcome arrives once the job is let go.
+      const subscribed = page.waitForResponse((r) => r.url().endsWith(`api/jobs/${jobId}/events`));
+      await page.locator(`a[href="#/job/${jobId}"]`).click();
+      await subscribed;
+      for (const release of held.releases.splice(0)) release();
+      await page
+        .locator('[data-testid=job-live-state]', { hasText: 'completed' })
+        .waitFor({ timeout: 10_000 });
+      await page.goto(server.url);
+      await page.locator('[data-testid=running-source]').waitFor();
+      await waitFor(
+        async () =>
+          (await page.locator(`[data-testid=running] tr[data-job="${jobId}"]`).count()) === 0 || undefined,
+        {
+          what: 'the job gone from the running list',
+        },
+      );
+    } finally {
+      for (const release of held.releases.splice(0)) release();
       await browser.close();
     }
   });

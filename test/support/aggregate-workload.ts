@@ -1,4 +1,4 @@
-import { defineTopology, Job, type JobHandler, type Warren } from '../../src';
+import { defineTopology, Job, type JobContext, type JobHandler, type Warren } from '../../src';
 import { passTime, waitFor } from './wait-for';
 
 /**
@@ -19,6 +19,18 @@ export class GraphStep implements JobHandler<{ readonly i: number }> {
   async handle(data: { readonly i: number }): Promise<void> {
     await new Promise((resolve) => setTimeout(resolve, RUN_MS));
     if (data.i % 10 === 0) throw new RangeError(`step ${data.i} fails, as every tenth does`);
+  }
+}
+
+/** Reports 50, then 100, then holds until released: a running job the overview lists with its progress. */
+@Job('graphs.held', { queue: 'graphs', attempts: 1 })
+export class HeldStep implements JobHandler<object> {
+  readonly releases: (() => void)[] = [];
+  async handle(_data: object, ctx: JobContext): Promise<void> {
+    await ctx.progress(50);
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    await ctx.progress(100);
+    await new Promise<void>((resolve) => this.releases.push(resolve));
   }
 }
 
