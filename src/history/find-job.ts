@@ -136,7 +136,8 @@ function jobKeys(batch: HistoryBatch): string[] {
   return [...jobs];
 }
 
-function jobEvent(e: HistoryEvent, batch: HistoryBatch): JobEvent {
+/** One event as `ops.job(id)` lists it, with the process that recorded it. */
+export function jobEvent(e: HistoryEvent, batch: HistoryBatch): JobEvent {
   return {
     kind: e.k,
     at: new Date(e.t),
@@ -153,7 +154,8 @@ function jobEvent(e: HistoryEvent, batch: HistoryBatch): JobEvent {
   };
 }
 
-function parseHistoryBatch(content: Buffer): HistoryBatch | undefined {
+/** A batch record parsed, its envelope checked (each event is checked by {@link isHistoryEvent}). */
+export function parseHistoryBatch(content: Buffer): HistoryBatch | undefined {
   if (content.length > MAX_BATCH_BYTES) return undefined;
   let batch: Partial<HistoryBatch> | null;
   try {
@@ -176,7 +178,7 @@ function isOptionalNumber(value: unknown): boolean {
 }
 
 /** An event's fields, each of its type and bounds (a forged one is skipped, never shown as a date of NaN). */
-function isHistoryEvent(e: unknown): e is HistoryEvent {
+export function isHistoryEvent(e: unknown): e is HistoryEvent {
   if (e === null || typeof e !== 'object') return false;
   const event = e as Record<string, unknown>;
   return (

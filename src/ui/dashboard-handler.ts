@@ -144,6 +144,11 @@ async function routeLookups(
       throw new Refusal(400, `range must be one of ${GRAPH_RANGES.join(', ')} (got ${range.slice(0, 40)})`);
     return sendJson(response, 200, await ops.aggregates(range as GraphRange));
   }
+  const recent = /^\/api\/queues\/(.+)\/recent$/.exec(path);
+  if (recent) {
+    const found = await ops.recentJobs(decodeURIComponent(recent[1]!));
+    return sendJson(response, 200, found ?? { isWritten: false });
+  }
   const job = /^\/api\/jobs\/(.+)$/.exec(path);
   if (job) return sendJson(response, 200, await ops.job(decodeURIComponent(job[1]!)));
   return undefined;

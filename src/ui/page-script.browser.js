@@ -233,6 +233,49 @@ function queueFacts(key) {
   ];
 }
 
+/** The queue's newest completed and failed jobs, from the history; each links to its job page. */
+function recentOf(key) {
+  const out = h('div', { 'data-testid': 'recent' }, h('p', { class: 'muted' }, 'reading the history…'));
+  const rows = (list) =>
+    list.map((j) =>
+      h('tr', { 'data-job': j.jobId }, [
+        h('td', {}, h('a', { href: `#/job/${encodeURIComponent(j.jobId)}` }, j.jobId)),
+        h('td', {}, j.name),
+        h('td', {}, when(j.at)),
+        num(j.attempt),
+        num(j.durationMs),
+        h(
+          'td',
+          {},
+          j.kind === 'completed' ? '' : `${j.kind}${j.reason ? ` (${j.reason})` : ''}: ${j.error || ''}`,
+        ),
+      ]),
+    );
+  const head = ['Job', 'Name', 'At', 'Attempt', 'Run ms', 'Error'];
+  api(`api/queues/${encodeURIComponent(key)}/recent`).then(
+    (r) => {
+      if (r.isWritten === false)
+        return out.replaceChildren(
+          h('p', { class: 'muted' }, 'No history: the workers run without `history`.'),
+        );
+      out.replaceChildren(
+        h('h2', {}, `Recently completed (${r.completed.length})`),
+        table(head, rows(r.completed), 'recent-completed'),
+        h('h2', {}, `Recently failed (${r.failed.length})`),
+        table(head, rows(r.failed), 'recent-failed'),
+        h(
+          'p',
+          { class: 'muted', 'data-testid': 'recent-source' },
+          `From the job history since ${when(r.sinceMs)} (${r.batches} batches read), newest first, 20 at most. ` +
+            'Payloads and results are not in the history; a dead job’s payload is on its dead letter.',
+        ),
+      );
+    },
+    (e) => out.replaceChildren(h('p', { class: 'tag bad' }, e.message)),
+  );
+  return out;
+}
+
 // Only the facts follow the snapshots: what the user types in the forms below stays.
 function queuePage(key) {
   const facts = h('div', { id: 'queue-facts', 'data-key': key }, queueFacts(key));
@@ -241,6 +284,7 @@ function queuePage(key) {
   const data = h('textarea', { rows: 3, cols: 50, 'data-testid': 'publish-data' }, '{}');
   return [
     facts,
+    recentOf(key),
     h('h2', {}, 'Purge its dead letters'),
     h('div', { class: 'bar' }, [
       confirm,

@@ -62,6 +62,7 @@ describe('dashboard graphs', () => {
     topology: workloadTopology,
     jobs: [GraphStep, HeldStep],
     aggregates: { bucketMs: BUCKET_MS },
+    history: { flushMs: 50 },
   };
   let warren: Warren<object>;
   let ops: WarrenOps;
@@ -190,6 +191,30 @@ describe('dashboard graphs', () => {
       );
     } finally {
       for (const release of held.releases.splice(0)) release();
+      await browser.close();
+    }
+  });
+
+  it("lists a queue's newest completed and failed jobs from the history, each linking to its page", async () => {
+    const browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox'] });
+    try {
+      const page = await browser.newPage();
+      await page.goto(`${server.url}#/queue/graphs`);
+      await page.locator('[data-testid=recent-source]').waitFor({ timeout: 15_000 });
+      const completed = page.locator('[data-testid=recent-completed] tbody tr');
+      const failed = page.locator('[data-testid=recent-failed] tbody tr');
+      assert.equal(await completed.count(), 20);
+      assert.equal(await failed.count(), 20);
+      assert.match(
+        (await failed.first().textContent()) ?? '',
+        /graphs\.step.*dead.*step \d+0 fails, as every tenth does/,
+      );
+      assert.match((await completed.first().textContent()) ?? '', /graphs\.(step|held)/);
+      const id = await failed.first().getAttribute('data-job');
+      await failed.first().locator('a').click();
+      await page.locator('[data-testid=job-state]', { hasText: 'dead' }).waitFor();
+      assert.match(page.url(), new RegExp(`#/job/${id}$`));
+    } finally {
       await browser.close();
     }
   });
