@@ -12,7 +12,7 @@ export const MAX_BIN = 320;
 export function binOf(ms: number): number {
   if (!(ms >= 1)) return 0;
   const bin = 1 + Math.floor(Math.log2(ms) * BINS_PER_DOUBLING);
-  return bin > MAX_BIN ? MAX_BIN : bin;
+  return Math.min(bin, MAX_BIN);
 }
 
 /** The value a bin stands for, ms: its geometric middle (0.5 for bin 0). */

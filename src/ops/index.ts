@@ -40,5 +40,5 @@ export type {
   ReplayResult,
   ShownLetter,
 } from '../dead-letter-log';
-export type { JobStatus, JobEvent, JobState, HistoryKind, RecentJobs } from '../history';
+export type { JobStatus, JobEvent, JobState, HistoryKind } from '../history';
 export type { AggregatesView, GraphRange } from './aggregate-ops';

@@ -43,7 +43,9 @@ function graphsPage(params) {
       (view) => {
         if (location.hash.indexOf('#/graphs') !== 0) return;
         out.replaceChildren.apply(out, graphsOf(view, range, queue));
-        pendingDraws.splice(0).forEach((drawChart) => drawChart());
+        pendingDraws.splice(0).forEach((drawChart) => {
+          drawChart();
+        });
         graphsTimer = setTimeout(load, Math.max(5000, view.bucketMs));
       },
       (e) => out.replaceChildren(h('p', { class: 'tag bad' }, e.message)),

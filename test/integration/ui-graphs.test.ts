@@ -111,7 +111,7 @@ describe('dashboard graphs', () => {
         assert.equal(
           await page.locator('[data-testid=graphs] .tag.bad').count(),
           0,
-          await page.locator('main').innerText(),
+          (await page.locator('main').textContent()) ?? '',
         );
         // The series as drawn: uPlot's own data arrays (x in seconds), the points with any run.
         const drawn = await drawnSeries(page, 'chart-throughput');
