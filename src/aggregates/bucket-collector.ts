@@ -39,11 +39,19 @@ const CARRY_NOTHING = (): void => undefined;
  */
 export class BucketCollector implements Instrumentation {
   private open = new Map<string, QueueTally>();
+  /** What happened after the open bucket's end, before the writer took it (its timer fired late). */
+  private later = new Map<string, QueueTally>();
+  private openEnd: number;
   /** When the job most recently started on each queue was enqueued (or due): the oldest-waiting estimate. */
   private readonly lastStartedFrom = new Map<string, number>();
   private target: InstrumentationTarget | undefined;
   /** The runs in progress, by job id (a job runs once at a time per process, but ids are not trusted). */
   private readonly runs = new Map<string, RunningJob>();
+
+  /** `bucketMs`: counts go to the bucket their time falls in, however late the writer's timer fires. */
+  constructor(private readonly bucketMs = 60_000) {
+    this.openEnd = Math.floor(Date.now() / bucketMs) * bucketMs + bucketMs;
+  }
 
   attach(target: InstrumentationTarget): void {
     this.target = target;
@@ -95,10 +103,12 @@ export class BucketCollector implements Instrumentation {
     return listed;
   }
 
-  /** The open bucket's tallies, leaving a new empty bucket open. */
+  /** The open bucket's tallies; what came after its end is the next bucket's. */
   take(): Map<string, QueueTally> {
     const taken = this.open;
-    this.open = new Map();
+    this.open = this.later;
+    this.later = new Map();
+    this.openEnd = Math.floor(Date.now() / this.bucketMs) * this.bucketMs + this.bucketMs;
     return taken;
   }
 
@@ -120,10 +130,11 @@ export class BucketCollector implements Instrumentation {
   }
 
   private tally(queue: string): QueueTally {
-    let tally = this.open.get(queue);
+    const bucket = Date.now() < this.openEnd ? this.open : this.later;
+    let tally = bucket.get(queue);
     if (tally === undefined) {
       tally = new QueueTally();
-      this.open.set(queue, tally);
+      bucket.set(queue, tally);
     }
     return tally;
   }

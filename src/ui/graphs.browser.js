@@ -100,18 +100,32 @@ function graphsOf(view, range, queue) {
       `${view.truncated ? ', read cut at its limit' : ''}.`,
   );
   const xs = points.map((p) => p.start / 1000);
+  const marks = processStarts(view);
   const pick = (f) => points.map((p) => f(p));
   return [
     pickers(view, range, queue),
     facts,
-    chart('throughput', 'Jobs per point: completed, failed attempts, dead-lettered', xs, [
+    marks.length
+      ? h(
+          'p',
+          { class: 'muted', 'data-testid': 'graph-marks' },
+          `Dashed lines: process starts (${marks.map((m) => `${m.label} at ${new Date(m.at * 1000).toLocaleTimeString()}`).join(', ')}).`,
+        )
+      : null,
+    chart('throughput', 'Jobs per point: completed, failed attempts, dead-lettered', xs, marks, [
       { label: 'completed', color: '--ok', values: pick((p) => p.completed) },
       { label: 'failed', color: '--bad', values: pick((p) => p.failed) },
       { label: 'dead-lettered', color: '--warn', values: pick((p) => p.deadLettered) },
     ]),
-    chart('wait', 'Wait time, ms (publish or due time to start)', xs, percentiles(pick((p) => p.wait))),
-    chart('run', 'Run time, ms', xs, percentiles(pick((p) => p.run))),
-    chart('depth', 'Depth (messages ready) and oldest waiting job, s', xs, [
+    chart(
+      'wait',
+      'Wait time, ms (publish or due time to start)',
+      xs,
+      marks,
+      percentiles(pick((p) => p.wait)),
+    ),
+    chart('run', 'Run time, ms', xs, marks, percentiles(pick((p) => p.run))),
+    chart('depth', 'Depth (messages ready) and oldest waiting job, s', xs, marks, [
       { label: 'depth', color: '--accent', values: pick((p) => p.depth) },
       {
         label: 'oldest waiting (s)',
@@ -131,13 +145,25 @@ function percentiles(list) {
 }
 
 /**
+ * The starts of the processes that answer now (the overview's snapshot), inside the range: marks on the
+ * time axis. Deploys and pauses have no time warren records yet.
+ */
+function processStarts(view) {
+  const procs = snapshot ? snapshot.processes : [];
+  return procs
+    .map((p) => ({ at: Date.parse(p.startedAt) / 1000, label: `${p.host}:${p.pid}` }))
+    .filter((m) => m.at * 1000 >= view.fromMs && m.at * 1000 <= view.toMs);
+}
+
+/**
  * One chart and its data table.
  * @param {string} id
  * @param {string} title
  * @param {number[]} xs
+ * @param {{ at: number, label: string }[]} marks
  * @param {{ label: string, color: string, values: (number | null)[] }[]} lines
  */
-function chart(id, title, xs, lines) {
+function chart(id, title, xs, marks, lines) {
   const plot = h('div', { class: 'plot', 'data-testid': `chart-${id}`, role: 'img', 'aria-label': title });
   const rows = xs
     .map((x, i) =>
@@ -153,11 +179,11 @@ function chart(id, title, xs, lines) {
     table(['time'].concat(lines.map((l) => l.label)), rows, `table-${id}`),
   ]);
   const figure = h('figure', { class: 'graph' }, [h('figcaption', {}, title), plot, data]);
-  pendingDraws.push(() => draw(plot, xs, lines));
+  pendingDraws.push(() => draw(plot, xs, marks, lines));
   return figure;
 }
 
-function draw(plot, xs, lines) {
+function draw(plot, xs, marks, lines) {
   const UPlot = /** @type {any} */ (window).uPlot;
   if (!UPlot || !plot.isConnected) return;
   const fg = cssColor('--muted');
@@ -169,6 +195,7 @@ function draw(plot, xs, lines) {
     scales: { x: { time: true } },
     axes: [axis, axis],
     legend: { show: true },
+    hooks: { draw: [(u) => drawMarks(u, marks, fg)] },
     series: [{}].concat(
       lines.map((l) => ({
         label: l.label,
@@ -179,5 +206,23 @@ function draw(plot, xs, lines) {
       })),
     ),
   };
+  plot.marks = marks;
   plot.chart = new UPlot(options, [xs].concat(lines.map((l) => l.values)), plot);
+}
+
+/** Dashed vertical lines at the marks, over the plot area. */
+function drawMarks(u, marks, color) {
+  const ctx = u.ctx;
+  ctx.save();
+  ctx.strokeStyle = color;
+  ctx.setLineDash([4, 4]);
+  ctx.lineWidth = 1;
+  marks.forEach((m) => {
+    const x = Math.round(u.valToPos(m.at, 'x', true));
+    ctx.beginPath();
+    ctx.moveTo(x, u.bbox.top);
+    ctx.lineTo(x, u.bbox.top + u.bbox.height);
+    ctx.stroke();
+  });
+  ctx.restore();
 }

@@ -20,7 +20,8 @@ export interface ConfiguredAggregates {
 /** The pure step: options resolved (a bad one throws here) and the collector made; undefined while off. */
 export function configureAggregates(input: AggregatesOptions | undefined): ConfiguredAggregates | undefined {
   if (input === undefined) return undefined;
-  return { options: resolveAggregatesOptions(input), collector: new BucketCollector() };
+  const options = resolveAggregatesOptions(input);
+  return { options, collector: new BucketCollector(options.bucketMs) };
 }
 
 /** The writer of the aggregates and the reconnect step that opens its channel (the topology step declared the streams). */

@@ -16,7 +16,6 @@ import {
   BUCKET_MS,
   GraphStep,
   HeldStep,
-  PER_BATCH,
   type RanBucket,
   runWorkload,
   workloadTopology,
@@ -81,7 +80,9 @@ describe('dashboard graphs', () => {
       async () => {
         const view = await ops.aggregates('hour');
         const graphs = view.series.find((s) => s.queue === 'graphs');
-        return graphs?.points.some((p) => p.start === last.start && p.completed + p.failed === PER_BATCH);
+        return graphs?.points.some(
+          (p) => p.start === last.start && p.completed + p.failed === last.completed + last.failed,
+        );
       },
       { what: 'the last bucket written', timeoutMs: 4 * BUCKET_MS, intervalMs: 200 },
     );
@@ -113,6 +114,8 @@ describe('dashboard graphs', () => {
           0,
           (await page.locator('main').textContent()) ?? '',
         );
+        // Once the overview's snapshot is in (the next refresh, ≤ 5 s), the process starts are marked.
+        await page.locator('[data-testid=graph-marks]').waitFor({ timeout: 10_000 });
         // The series as drawn: uPlot's own data arrays (x in seconds), the points with any run.
         const drawn = await drawnSeries(page, 'chart-throughput');
         const [xs, completed, failed, dead] = drawn as number[][];
@@ -126,17 +129,27 @@ describe('dashboard graphs', () => {
           busy,
           ran.map((r) => ({ start: r.start, completed: r.completed, failed: r.failed, dead: r.failed })),
         );
+        // The worker's start is marked on the time axis.
+        const marks = (await page.evaluate(
+          `document.querySelector('[data-testid=chart-throughput]').marks`,
+        )) as { label: string }[];
+        assert.ok(
+          marks.some((m) => /:\d+$/.test(m.label)),
+          JSON.stringify(marks),
+        );
+        assert.match((await page.locator('[data-testid=graph-marks]').textContent()) ?? '', /process starts/);
         // The data table says the same, newest first.
         const rows = await page.locator('[data-testid=table-throughput] tbody tr').allTextContents();
         assert.equal(rows.length, 60);
+        const expected = ran.map((r) => `${r.completed}${r.failed}${r.failed}`);
         assert.equal(
-          rows.filter((row) => /180\s*20\s*20$/.test(row)).length,
-          3,
-          rows.slice(0, 8).join(' | '),
+          rows.filter((row) => expected.some((e) => row.endsWith(e))).length,
+          ran.length,
+          `${expected.join(', ')} in ${rows.slice(0, 8).join(' | ')}`,
         );
         // The run-time chart drew p50 near the handler's 25 ms.
         const run = (await drawnSeries(page, 'chart-run'))[1]!.filter((v) => v !== null);
-        assert.equal(run.length, 3);
+        assert.equal(run.length, ran.length);
         for (const p50 of run) assert.ok(p50! >= 20 && p50! < 80, `run p50 ${p50}`);
         // Not an empty plot: the completed line's colour is on the canvas.
         const pixels = await pixelsOf(page, 'chart-throughput', '--ok');

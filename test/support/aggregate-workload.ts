@@ -4,8 +4,9 @@ import { passTime, waitFor } from './wait-for';
 /**
  * A known workload for the aggregates' tests (the graph's and the API's): 600 jobs over 3 buckets, 200
  * published just after each bucket opens, every tenth failing for good (attempts 1: dead-lettered), every
- * run taking RUN_MS. Each batch must finish inside its bucket, or the split by bucket is not known: that
- * is checked, not assumed.
+ * run taking RUN_MS. Each batch normally finishes inside its bucket (180 completed, 20 failed); what ran
+ * is counted by the bucket of each outcome's time, so a loaded machine moves counts, never breaks the
+ * comparison.
  */
 export const BUCKET_MS = 3000;
 export const RUN_MS = 25;
@@ -44,28 +45,31 @@ export interface RanBucket {
 /** Runs the workload on a started warren; returns each bucket's counts as the handler saw them. */
 export async function runWorkload(warren: Warren): Promise<RanBucket[]> {
   let settled = 0;
-  warren.on('completed', () => {
+  // What ran, by the bucket its outcome's time falls in (as the collector counts it): a batch that spills
+  // into the next bucket on a loaded machine is counted where it ran, not where it was meant to.
+  const byBucket = new Map<number, { completed: number; failed: number }>();
+  const count = (kind: 'completed' | 'failed') => {
     settled += 1;
+    const start = Math.floor(Date.now() / BUCKET_MS) * BUCKET_MS;
+    const bucket = byBucket.get(start) ?? { completed: 0, failed: 0 };
+    bucket[kind] += 1;
+    byBucket.set(start, bucket);
+  };
+  warren.on('completed', (e) => {
+    if (e.name === 'graphs.step') count('completed');
   });
-  warren.on('deadLettered', () => {
-    settled += 1;
+  warren.on('deadLettered', (e) => {
+    if (e.name === 'graphs.step') count('failed');
   });
-  const ran: RanBucket[] = [];
   for (let batch = 0; batch < BATCHES; batch++) {
     // Just after a boundary: the batch has the whole bucket to finish in.
     await passTime(BUCKET_MS - (Date.now() % BUCKET_MS) + 50);
-    const start = Math.floor(Date.now() / BUCKET_MS) * BUCKET_MS;
     const before = settled;
-    for (let i = 0; i < PER_BATCH; i++) await warren.publish('graphs.step', { i });
+    await Promise.all(Array.from({ length: PER_BATCH }, (_, i) => warren.publish('graphs.step', { i })));
     await waitFor(() => settled - before === PER_BATCH || undefined, {
       what: `batch ${batch} settled`,
-      timeoutMs: BUCKET_MS,
+      timeoutMs: 4 * BUCKET_MS,
     });
-    if (Math.floor(Date.now() / BUCKET_MS) * BUCKET_MS !== start)
-      throw new Error(
-        `batch ${batch} did not finish inside its bucket: the machine is too slow for BUCKET_MS`,
-      );
-    ran.push({ start, completed: PER_BATCH * 0.9, failed: PER_BATCH * 0.1 });
   }
-  return ran;
+  return [...byBucket].sort(([a], [b]) => a - b).map(([start, ran]) => ({ start, ...ran }));
 }
