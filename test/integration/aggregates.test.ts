@@ -67,8 +67,9 @@ describe('queue aggregates: history for the graphs without another database', ()
       assert.equal(p.deadLettered, p.failed, 'attempts 1: every failure is dead-lettered');
       assert.equal(p.retried, 0);
       assert.equal(p.processes, 1);
-      // Run times from one log-spaced histogram: within its 4.5 % bins and a timer's slack.
-      assert.ok(p.run.p50! >= RUN_MS * 0.9 && p.run.p50! < RUN_MS * 3, `run p50 ${p.run.p50}`);
+      // Run times from one log-spaced histogram: never below the handler's 25 ms (less its 4.5 % bins);
+      // above it by the event loop's lag, which a loaded machine stretches to a few times the run.
+      assert.ok(p.run.p50! >= RUN_MS * 0.9 && p.run.p50! < RUN_MS * 20, `run p50 ${p.run.p50}`);
       assert.ok(p.run.p50! <= p.run.p95! && p.run.p95! <= p.run.p99!);
       assert.ok(p.wait.p50 !== null && p.wait.p50 >= 0);
       assert.ok(p.depth !== null && p.depth >= 0, 'the process said the depth');
