@@ -1,5 +1,6 @@
 import type { AggregateRecord } from './aggregate-record';
-import { MergedHistogram } from './latency-histogram';
+import { CountsSum } from './counts-sum';
+import type { MergedHistogram } from './latency-histogram';
 
 /** Wait or run time percentiles of a point, ms; null when no job was measured. */
 export interface Percentiles {
@@ -36,15 +37,8 @@ export interface AggregateSeries {
   readonly points: readonly AggregatePoint[];
 }
 
-class PointSum {
-  completed = 0;
-  failed = 0;
-  retried = 0;
-  deadLettered = 0;
-  readonly wait = new MergedHistogram();
-  readonly run = new MergedHistogram();
-  depth: number | null = null;
-  oldestWaitingMs: number | null = null;
+/** A point's sum: the counts, and which processes gave them. */
+class PointSum extends CountsSum {
   readonly processes = new Set<string>();
 }
 
@@ -67,14 +61,7 @@ export class AggregateMerger {
     this.seen.add(id);
     for (const [queue, q] of Object.entries(record.q)) {
       const sum = this.sum(queue, at);
-      sum.completed += q.c;
-      sum.failed += q.f;
-      sum.retried += q.r;
-      sum.deadLettered += q.d;
-      sum.wait.add(q.w);
-      sum.run.add(q.x);
-      if (q.n !== undefined) sum.depth = Math.max(sum.depth ?? 0, q.n);
-      if (q.o !== undefined) sum.oldestWaitingMs = Math.max(sum.oldestWaitingMs ?? 0, q.o);
+      sum.add(q);
       sum.processes.add(record.p);
     }
     return true;
@@ -98,20 +85,16 @@ export class AggregateMerger {
     const points: AggregatePoint[] = [];
     for (let start = from; start < to; start += lengthMs) {
       const all = new PointSum();
+      let depth: number | undefined;
       for (const byStart of this.sums.values()) {
         const s = byStart.get(start);
         if (s === undefined) continue;
-        all.completed += s.completed;
-        all.failed += s.failed;
-        all.retried += s.retried;
-        all.deadLettered += s.deadLettered;
-        all.wait.merge(s.wait);
-        all.run.merge(s.run);
-        if (s.depth !== null) all.depth = (all.depth ?? 0) + s.depth;
-        if (s.oldestWaitingMs !== null)
-          all.oldestWaitingMs = Math.max(all.oldestWaitingMs ?? 0, s.oldestWaitingMs);
+        all.add(s.counts());
+        // All queues: their depths add up (each queue's is the largest any process saw).
+        if (s.n !== undefined) depth = (depth ?? 0) + s.n;
         for (const p of s.processes) all.processes.add(p);
       }
+      all.n = depth;
       points.push(pointOf(start, all));
     }
     return points;
@@ -135,14 +118,14 @@ export class AggregateMerger {
 function pointOf(start: number, sum: PointSum | undefined): AggregatePoint {
   return {
     start,
-    completed: sum?.completed ?? 0,
-    failed: sum?.failed ?? 0,
-    retried: sum?.retried ?? 0,
-    deadLettered: sum?.deadLettered ?? 0,
-    wait: percentiles(sum?.wait),
-    run: percentiles(sum?.run),
-    depth: sum?.depth ?? null,
-    oldestWaitingMs: sum?.oldestWaitingMs ?? null,
+    completed: sum?.c ?? 0,
+    failed: sum?.f ?? 0,
+    retried: sum?.r ?? 0,
+    deadLettered: sum?.d ?? 0,
+    wait: percentiles(sum?.w),
+    run: percentiles(sum?.x),
+    depth: sum?.n ?? null,
+    oldestWaitingMs: sum?.o ?? null,
     processes: sum?.processes.size ?? 0,
   };
 }

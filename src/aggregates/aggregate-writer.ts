@@ -3,7 +3,7 @@ import type { Logger } from '../core';
 import type { RecordTrust } from '../records';
 import { encodeAggregate, type AggregateRecord, type QueueCounts } from './aggregate-record';
 import type { BucketCollector, QueueTally } from './bucket-collector';
-import { DenseHistogram } from './latency-histogram';
+import { CountsSum } from './counts-sum';
 import { levelMs, type AggregateLevel, type ResolvedAggregatesOptions } from './options';
 
 /** After a boundary, the bucket is closed this much later: the timer must not fire before it. */
@@ -12,18 +12,7 @@ const CLOSE_AFTER_MS = 20;
 /** A roll-up being filled: an hour or a day of this process's buckets. */
 interface RollUp {
   start: number;
-  readonly queues: Map<string, RollUpTally>;
-}
-
-interface RollUpTally {
-  c: number;
-  f: number;
-  r: number;
-  d: number;
-  readonly w: DenseHistogram;
-  readonly x: DenseHistogram;
-  n: number | undefined;
-  o: number | undefined;
+  readonly queues: Map<string, CountsSum>;
 }
 
 /**
@@ -145,28 +134,12 @@ export class AggregateWriter {
       rollUp.start = start;
     }
     for (const [key, q] of Object.entries(queues)) {
-      let t = rollUp.queues.get(key);
-      if (t === undefined) {
-        t = {
-          c: 0,
-          f: 0,
-          r: 0,
-          d: 0,
-          w: new DenseHistogram(),
-          x: new DenseHistogram(),
-          n: undefined,
-          o: undefined,
-        };
-        rollUp.queues.set(key, t);
+      let sum = rollUp.queues.get(key);
+      if (sum === undefined) {
+        sum = new CountsSum();
+        rollUp.queues.set(key, sum);
       }
-      t.c += q.c;
-      t.f += q.f;
-      t.r += q.r;
-      t.d += q.d;
-      t.w.addSparse(q.w);
-      t.x.addSparse(q.x);
-      if (q.n !== undefined) t.n = Math.max(t.n ?? 0, q.n);
-      if (q.o !== undefined) t.o = Math.max(t.o ?? 0, q.o);
+      sum.add(q);
     }
   }
 
@@ -205,19 +178,7 @@ export class AggregateWriter {
 }
 
 function countsOfRollUp(rollUp: RollUp): Record<string, QueueCounts> {
-  const queues: Record<string, QueueCounts> = {};
-  for (const [key, t] of rollUp.queues)
-    queues[key] = {
-      c: t.c,
-      f: t.f,
-      r: t.r,
-      d: t.d,
-      w: t.w.sparse(),
-      x: t.x.sparse(),
-      ...(t.n !== undefined ? { n: t.n } : {}),
-      ...(t.o !== undefined ? { o: t.o } : {}),
-    };
-  return queues;
+  return Object.fromEntries([...rollUp.queues].map(([key, sum]) => [key, sum.counts()]));
 }
 
 /** The start of the bucket (of this length) holding `at`: a multiple of the length since the epoch. */

@@ -35,15 +35,6 @@ export class DenseHistogram {
     this.count += 1;
   }
 
-  /** Adds sparse bins (a roll-up of buckets into an hour). */
-  addSparse(sparse: SparseBins): void {
-    this.bins ??= new Uint32Array(MAX_BIN + 1);
-    for (const [bin, n] of sparse) {
-      this.bins[bin]! += n;
-      this.count += n;
-    }
-  }
-
   sparse(): [number, number][] {
     const out: [number, number][] = [];
     const bins = this.bins;
@@ -65,10 +56,9 @@ export class MergedHistogram {
     }
   }
 
-  /** Adds another merged histogram (all queues added up). */
-  merge(other: MergedHistogram): void {
-    for (const [bin, n] of other.bins) this.bins.set(bin, (this.bins.get(bin) ?? 0) + n);
-    this.count += other.count;
+  /** The bins as a record carries them, ascending. */
+  sparse(): [number, number][] {
+    return [...this.bins].sort(([a], [b]) => a - b);
   }
 
   /** The q-quantile (0 < q <= 1) in ms, or null when empty. */
