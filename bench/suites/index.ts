@@ -84,6 +84,14 @@ export const SUITES: readonly Suite[] = [
     load: () => import('./history'),
   },
   {
+    name: 'aggregates',
+    summary:
+      'what the queue aggregates cost a job (collector alone and end to end) and the records they write',
+    usage: '[--jobs 20000] [--concurrency 100] [--rounds 5] [--loop 2000000]',
+    quickArgs: ['--jobs', '500', '--rounds', '1', '--loop', '100000'],
+    load: () => import('./aggregates'),
+  },
+  {
     name: 'job-events',
     summary:
       'what live job events cost a job at concurrency 100 (off, no subscriber, one job id, a queue) and their latency to another process',

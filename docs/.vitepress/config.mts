@@ -44,6 +44,7 @@ const guide = [
       { text: 'Cron at run time', link: '/guide/schedule-registry' },
       { text: 'Workflows (routing slips)', link: '/guide/workflows' },
       { text: 'Events', link: '/guide/events' },
+      { text: 'Queue aggregates (graphs)', link: '/guide/aggregates' },
     ],
   },
   {

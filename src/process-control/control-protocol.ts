@@ -97,6 +97,23 @@ export interface ProcessStatus {
   /** Whether it leads cron now (fires the schedules). */
   readonly isLeader: boolean;
   readonly schedules: readonly ProcessScheduleStatus[];
+  /**
+   * The jobs running in the process now, oldest first (at most 50), with their latest progress: listed by
+   * processes that run with `aggregates` on (docs/guide/aggregates.md), absent otherwise.
+   */
+  readonly running?: readonly ProcessRunningJob[];
+}
+
+/** A job running in a process, as its status reply says. */
+export interface ProcessRunningJob {
+  readonly jobId: string;
+  readonly name: string;
+  readonly queue: string;
+  readonly attempt: number;
+  /** When the attempt started, ms since epoch (that process's clock). */
+  readonly startedAt: number;
+  /** The latest progress: a number, or anything else as JSON (cut to 200 characters). */
+  readonly progress?: number | string;
 }
 
 export interface ControlReply {
@@ -195,6 +212,20 @@ function isScheduleStatus(s: unknown): boolean {
   );
 }
 
+function isRunningJob(r: unknown): boolean {
+  return (
+    isObject(r) &&
+    isText(r.jobId) &&
+    isText(r.name) &&
+    isText(r.queue) &&
+    isCount(r.attempt) &&
+    isCount(r.startedAt) &&
+    (r.progress === undefined ||
+      (typeof r.progress === 'number' && Number.isFinite(r.progress)) ||
+      isText(r.progress))
+  );
+}
+
 function isProcessStatus(p: unknown): p is ProcessStatus {
   return (
     isObject(p) &&
@@ -207,6 +238,7 @@ function isProcessStatus(p: unknown): p is ProcessStatus {
     isListOf(p.queues, isQueueStatus) &&
     isListOf(p.breakers, (b) => isObject(b) && isText(b.name) && isText(b.state)) &&
     typeof p.isLeader === 'boolean' &&
-    isListOf(p.schedules, isScheduleStatus)
+    isListOf(p.schedules, isScheduleStatus) &&
+    (p.running === undefined || (isListOf(p.running, isRunningJob) && (p.running as unknown[]).length <= 100))
   );
 }

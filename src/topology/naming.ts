@@ -61,6 +61,11 @@ export interface TopologyNaming {
   /** The job-control stream: cancel, promote and reschedule records for delayed jobs. */
   jobControl(): string;
   /**
+   * A stream of queue aggregates for the dashboard's graphs, by level: per bucket, per hour, per day
+   * (docs/guide/aggregates.md).
+   */
+  aggregates(level: 'bucket' | 'hour' | 'day'): string;
+  /**
    * The stream of checkpoints of a stream (the job-control stream or the schedule registry): the state of
    * every record before an offset, so a reader starts there instead of at the first record.
    */
@@ -105,6 +110,8 @@ export function createNaming(namespace: string): TopologyNaming {
     jobHistoryIndex: () => `${prefix}warren.history.index`,
     jobHistory: () => `${prefix}warren.history`,
     jobControl: () => `${prefix}warren.job-control`,
+    aggregates: (level: 'bucket' | 'hour' | 'day') =>
+      level === 'bucket' ? `${prefix}warren.aggregates` : `${prefix}warren.aggregates.${level}s`,
     checkpoints: (of: 'job-control' | 'schedules') => `${prefix}warren.${of}.checkpoints`,
     jobEvents: () => `${prefix}warren.events`,
   });

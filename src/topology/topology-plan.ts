@@ -108,7 +108,9 @@ export interface PlannedPermitQueue extends PlannedQueueBase {
 /**
  * What each of warren's own streams holds: `job-control` (cancel, promote, reschedule records),
  * `schedules` (the run-time schedule registry), `dead-letter-log` (every dead letter of the namespace, with
- * replay and purge markers), `history` (job lifecycle events, planned only when the history is on), and the
+ * replay and purge markers), `history` (job lifecycle events, planned only when the history is on), `aggregates` and its roll-ups
+ * `aggregates-hours` and `aggregates-days` (queue aggregates for the dashboard's graphs, planned only when
+ * they are on), and the
  * checkpoints of the job-control stream and of the registry (`*-checkpoints`).
  */
 export type StreamKind =
@@ -116,6 +118,9 @@ export type StreamKind =
   | 'schedules'
   | 'dead-letter-log'
   | 'history'
+  | 'aggregates'
+  | 'aggregates-hours'
+  | 'aggregates-days'
   | 'job-control-checkpoints'
   | 'schedules-checkpoints';
 

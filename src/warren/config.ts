@@ -1,3 +1,4 @@
+import { configureAggregates, type ConfiguredAggregates } from './aggregates';
 import { resolveBreakerOptions, type ResolvedBreakerOptions } from '../breaker';
 import {
   resolveConnectionOptions,
@@ -61,6 +62,8 @@ export interface WarrenConfig {
   readonly slipSeal: SlipSeal;
   /** The live job events this process sends (`events`). */
   readonly events: ResolvedEventsOptions;
+  /** The queue aggregates' options and their collector on the job path; undefined while off. */
+  readonly aggregates: ConfiguredAggregates | undefined;
 }
 
 const IGNORE_EVENTS: EmitEvent = () => undefined;
@@ -107,7 +110,11 @@ export function resolveWarrenConfig(
   const activityOf = new Map([...slips.activities].map((name) => [slipJobName(name), name]));
   const limiterOf = (name: string) => limiters.ofJob.get(activityOf.get(name) ?? name);
   const jobs = registerJobs(plan, [...handlerByName, ...slips.handlers], jobDefaults, limiterOf);
-  const instrumentation = combineInstrumentation(listInstrumentation(options.instrumentation));
+  const aggregates = configureAggregates(options.aggregates);
+  const instrumentation = combineInstrumentation([
+    ...listInstrumentation(options.instrumentation),
+    ...(aggregates ? [aggregates.collector] : []),
+  ]);
   return {
     options,
     log,
@@ -124,6 +131,7 @@ export function resolveWarrenConfig(
     signing,
     slipSeal: seal,
     events,
+    aggregates,
   };
 }
 
