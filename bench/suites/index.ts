@@ -55,6 +55,14 @@ export const SUITES: readonly Suite[] = [
     load: () => import('./batch-and-debounce'),
   },
   {
+    name: 'fairness',
+    summary:
+      'fair share (issue 35): a 100,000-job flood of one key beside 9 light keys, and 10,000 active keys, beside the plain job type and raw amqplib',
+    usage: '[--quick] [--flood 100000] [--jobs 50000] [--rounds 3] [--only=starvation,keys]',
+    quickArgs: ['--quick'],
+    load: () => import('./fairness'),
+  },
+  {
     name: 'observability',
     summary: 'what metrics and traces cost a job: consume at concurrency 100 and publish with 100 callers',
     usage: '[--jobs 20000] [--rounds 5] [--concurrency 100]',
@@ -83,6 +91,14 @@ export const SUITES: readonly Suite[] = [
     usage: '[--jobs 20000] [--concurrency 100] [--rounds 5]',
     quickArgs: ['--jobs', '500', '--rounds', '1'],
     load: () => import('./history'),
+  },
+  {
+    name: 'aggregates',
+    summary:
+      'what the queue aggregates cost a job (collector alone and end to end) and the records they write',
+    usage: '[--jobs 20000] [--concurrency 100] [--rounds 5] [--loop 2000000]',
+    quickArgs: ['--jobs', '500', '--rounds', '1', '--loop', '100000'],
+    load: () => import('./aggregates'),
   },
   {
     name: 'job-events',

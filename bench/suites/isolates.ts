@@ -68,10 +68,13 @@ function run(pool: IsolatePool, data: unknown) {
 const percentile = (sorted: number[], p: number) =>
   sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * p))]!;
 
+/** Rounds of the overhead figure, interleaved (bare, then warren, per kind): the medians are reported. */
+const OVERHEAD_ROUNDS = 5;
+
 async function overhead(): Promise<void> {
   const body = 'x'.repeat(1024);
-  const timeIt = async (call: () => Promise<unknown>) => {
-    for (let i = 0; i < 200; i++) await call(); // warm-up
+  const timeIt = async (call: () => Promise<unknown>, warmUp = 0) => {
+    for (let i = 0; i < warmUp; i++) await call();
     const cpu = process.cpuUsage();
     const start = performance.now();
     for (let i = 0; i < JOBS; i++) await call();
@@ -79,33 +82,49 @@ async function overhead(): Promise<void> {
     const used = process.cpuUsage(cpu);
     return { wallMs, cpuUs: (used.user + used.system) / JOBS };
   };
-  const inline = await timeIt(async () => handle({ mode: 'echo', body }));
-  const floor = await bareRoundTrips(timeIt, body);
+  const inline = await timeIt(async () => handle({ mode: 'echo', body }), 200);
   console.log(
-    `overhead, 1 KiB payload, ${JOBS} jobs one at a time: inline ${inline.wallMs.toFixed(4)} ms/job, main CPU ${inline.cpuUs.toFixed(1)} µs/job`,
+    `overhead, 1 KiB payload, ${JOBS} jobs one at a time, medians of ${OVERHEAD_ROUNDS} interleaved rounds: inline ${inline.wallMs.toFixed(4)} ms/job, main CPU ${inline.cpuUs.toFixed(1)} µs/job`,
   );
-  for (const kind of KINDS) {
-    const pool = poolOf(kind, 1);
-    await pool.start();
-    const isolated = await timeIt(async () => {
-      const outcome = await run(pool, { mode: 'echo', body }).outcome;
-      if (outcome.kind !== 'completed') throw new Error(`echo ${outcome.kind}`);
-    });
-    await pool.close();
-    const bare = floor[kind];
-    console.log(
-      `  ${kind.padEnd(7)} ${isolated.wallMs.toFixed(4)} ms/job round trip, ${Math.round(1000 / isolated.wallMs)} jobs/s; a bare ${kind} echo ${bare.wallMs.toFixed(4)} ms: warren adds ${(isolated.wallMs - bare.wallMs).toFixed(4)} ms; CPU ${isolated.cpuUs.toFixed(1)} µs/job (bare ${bare.cpuUs.toFixed(1)}; a thread's own CPU counts in this process)`,
-    );
+  const bare = await bareEchoes(body);
+  try {
+    for (const kind of KINDS) {
+      const pool = poolOf(kind, 1);
+      await pool.start();
+      const isolatedCall = async () => {
+        const outcome = await run(pool, { mode: 'echo', body }).outcome;
+        if (outcome.kind !== 'completed') throw new Error(`echo ${outcome.kind}`);
+      };
+      const rounds = { bare: [] as Timing[], isolated: [] as Timing[] };
+      // the machine's load moves both figures between rounds: each round measures both, back to back
+      for (let r = 0; r < OVERHEAD_ROUNDS; r++) {
+        rounds.bare.push(await timeIt(bare[kind], r === 0 ? 200 : 0));
+        rounds.isolated.push(await timeIt(isolatedCall, r === 0 ? 200 : 0));
+      }
+      await pool.close();
+      const b = medianTiming(rounds.bare);
+      const i = medianTiming(rounds.isolated);
+      const added = rounds.isolated.map((t, k) => t.wallMs - rounds.bare[k]!.wallMs).sort((x, y) => x - y);
+      console.log(
+        `  ${kind.padEnd(7)} ${i.wallMs.toFixed(4)} ms/job round trip, ${Math.round(1000 / i.wallMs)} jobs/s; a bare ${kind} echo ${b.wallMs.toFixed(4)} ms: warren adds ${added[Math.floor(added.length / 2)]!.toFixed(4)} ms (rounds ${added.map((x) => x.toFixed(3)).join(' ')}); CPU ${i.cpuUs.toFixed(1)} µs/job (bare ${b.cpuUs.toFixed(1)}; a thread's own CPU counts in this process)`,
+      );
+    }
+  } finally {
+    await bare.close();
   }
 }
 
 type Timing = { wallMs: number; cpuUs: number };
 
+function medianTiming(timings: readonly Timing[]): Timing {
+  const mid = (xs: number[]) => xs.sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+  return { wallMs: mid(timings.map((t) => t.wallMs)), cpuUs: mid(timings.map((t) => t.cpuUs)) };
+}
+
 /** The same round trip through a bare thread and a bare child process: the runtime's floor. */
-async function bareRoundTrips(
-  timeIt: (call: () => Promise<unknown>) => Promise<Timing>,
+async function bareEchoes(
   body: string,
-): Promise<Record<IsolateKind, Timing>> {
+): Promise<Record<IsolateKind, () => Promise<unknown>> & { close(): Promise<void> }> {
   const script = require.resolve('../lib/isolate-echo');
   const worker = new Worker(script);
   const child = fork(script, [], { serialization: 'advanced', execArgv: [] });
@@ -118,21 +137,20 @@ async function bareRoundTrips(
         send({ n: 1, body, job });
       });
   };
-  const thread = await timeIt(
-    echo(
+  return {
+    thread: echo(
       (m) => worker.postMessage(m),
       (l) => worker.on('message', l),
     ),
-  );
-  const processTiming = await timeIt(
-    echo(
+    process: echo(
       (m) => child.send(m as object),
       (l) => child.on('message', l),
     ),
-  );
-  await worker.terminate();
-  child.kill();
-  return { thread, process: processTiming };
+    close: async () => {
+      await worker.terminate();
+      child.kill();
+    },
+  };
 }
 
 async function cpuBound(): Promise<void> {

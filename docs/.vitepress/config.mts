@@ -40,10 +40,12 @@ const guide = [
       { text: 'Idempotency keys', link: '/guide/idempotency' },
       { text: 'Circuit breakers', link: '/guide/circuit-breakers' },
       { text: 'Rate limits', link: '/guide/rate-limits' },
+      { text: 'Fair share across keys', link: '/guide/fair-share' },
       { text: 'Cron', link: '/guide/cron' },
       { text: 'Cron at run time', link: '/guide/schedule-registry' },
       { text: 'Workflows (routing slips)', link: '/guide/workflows' },
       { text: 'Events', link: '/guide/events' },
+      { text: 'Queue aggregates (graphs)', link: '/guide/aggregates' },
     ],
   },
   {

@@ -78,19 +78,32 @@ export const COMMANDS: Readonly<Record<string, Command>> = {
   ui: async () => ok(null, ''),
   async queues({ ops }) {
     const queues = await ops.queues();
-    const rows = queues.map((q) => [
-      q.key,
-      q.type,
-      q.exists ? String(q.ready) : 'missing',
-      q.unacked === undefined ? '-' : String(q.unacked),
-      String(q.consumers),
-      String(q.dead),
-      q.paused ? 'paused' : '',
+    const rows = queues.flatMap((q) => [
+      [
+        q.key,
+        q.type,
+        q.exists ? String(q.ready) : 'missing',
+        q.unacked === undefined ? '-' : String(q.unacked),
+        String(q.consumers),
+        String(q.dead),
+        q.paused ? 'paused' : '',
+      ],
+      // a queue with fairness: a row per lane under it (docs/guide/fair-share.md)
+      ...(q.lanes ?? []).map((lane) => [
+        `  lane ${lane.draining ? `${lane.index} (draining)` : lane.index}`,
+        '',
+        lane.exists ? String(lane.ready) : 'missing',
+        lane.unacked === undefined ? '-' : String(lane.unacked),
+        String(lane.consumers),
+        '',
+        '',
+      ]),
     ]);
-    return ok(
-      queues,
-      formatTable(['QUEUE', 'TYPE', 'READY', 'UNACKED', 'CONSUMERS', 'DEAD', 'PAUSED'], rows),
-    );
+    const table = formatTable(['QUEUE', 'TYPE', 'READY', 'UNACKED', 'CONSUMERS', 'DEAD', 'PAUSED'], rows);
+    // the busiest keys live in the workers' schedulers: asked only when a queue has lanes
+    if (!queues.some((q) => q.lanes)) return ok(queues, table);
+    const busiest = busiestKeysLines((await ops.processes()).processes);
+    return ok(queues, busiest.length ? `${table}\n${busiest.join('\n')}` : table);
   },
 
   async processes({ ops }) {
@@ -233,3 +246,19 @@ export const COMMANDS: Readonly<Record<string, Command>> = {
     return ok(result, text);
   },
 };
+
+/** Per queue with fairness: the keys with the most jobs waiting, summed over the processes that answered. */
+function busiestKeysLines(processes: readonly ProcessStatus[]): string[] {
+  const byQueue = new Map<string, Map<string, number>>();
+  for (const p of processes)
+    for (const q of p.queues)
+      for (const { key, waiting } of q.fairness?.busiestKeys ?? []) {
+        const keys = byQueue.get(q.key) ?? new Map<string, number>();
+        keys.set(key, (keys.get(key) ?? 0) + waiting);
+        byQueue.set(q.key, keys);
+      }
+  return [...byQueue].map(([queue, keys]) => {
+    const top = [...keys].sort((a, b) => b[1] - a[1]).slice(0, 5);
+    return `busiest keys of ${queue}: ${top.map(([key, n]) => `${key === '' ? '(no key)' : key} (${n} waiting)`).join(', ')}`;
+  });
+}

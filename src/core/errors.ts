@@ -19,6 +19,7 @@ export type WarrenErrorCode =
   | 'PUBLISH_UNENCODABLE'
   | 'PUBLISH_TOO_LARGE'
   | 'PUBLISH_REFUSED'
+  | 'PUBLISH_INVALID_KEY'
   | 'PAYLOAD_INVALID'
   | 'DECODE_FAILED'
   | 'UNKNOWN_JOB'
@@ -142,7 +143,8 @@ export class ConnectionError extends WarrenError {
  * buffer was full, the message cannot be encoded (headers over amqplib's 64 KiB table limit, a payload
  * too deep or circular for JSON), its body is over a size limit, or the broker closed the channel
  * because of this very message (a `user_id` that is not the connection's user, a body over the
- * broker's `max_message_size`).
+ * broker's `max_message_size`), or its key is not a valid key (`PUBLISH_INVALID_KEY`: not a string, empty,
+ * over 255 bytes, or the job's key function threw).
  */
 export class PublishError extends WarrenError {
   constructor(
@@ -153,7 +155,8 @@ export class PublishError extends WarrenError {
       | 'PUBLISH_BUFFER_FULL'
       | 'PUBLISH_UNENCODABLE'
       | 'PUBLISH_TOO_LARGE'
-      | 'PUBLISH_REFUSED',
+      | 'PUBLISH_REFUSED'
+      | 'PUBLISH_INVALID_KEY',
     message: string,
     options: WarrenErrorContext & { cause?: unknown } = {},
   ) {

@@ -14,6 +14,7 @@ export * from './option-checks';
 export * from './job-defaults';
 export * from './events';
 export { WARREN_VERSION } from './version';
-export { MAX_DELAY_MS } from './limits';
+export { MAX_DELAY_MS, KEY_MAX_BYTES, jobKeyProblem } from './limits';
 export { lostCreateRace } from './create-race';
 export * from './instrumentation';
+export { parseJsonObject } from './json-object';

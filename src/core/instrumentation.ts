@@ -52,6 +52,11 @@ export interface ProcessInfo {
   readonly correlationId: string | undefined;
   readonly bytes: number;
   readonly headers: Readonly<Record<string, unknown>>;
+  /**
+   * A job of a queue with fairness: the lane it came from, a bounded label (`0` to `63`, `previous-<n>`
+   * while the lane count changes, `intake` for the queue itself). Undefined on other queues.
+   */
+  readonly lane?: string;
 }
 
 /** How one handler run ended, as the scope hears it. */

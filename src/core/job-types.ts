@@ -45,6 +45,13 @@ export interface JobOptions<TData = unknown> {
   /** Names of the circuit breakers the handler uses: their queue pauses while one is open. */
   readonly breakers?: readonly string[];
   /**
+   * The job's key (tenant, account, document), from its payload: carried in the `warren-key` header, and on
+   * a queue with `fairness` the unit it shares the workers by (docs/guide/fair-share.md). A publish's `key`
+   * overrides it. A function that throws, or returns a value that is not a string, is empty or is over 255
+   * UTF-8 bytes, fails the publish with PUBLISH_INVALID_KEY. Default: no key.
+   */
+  readonly key?: (data: TData) => string;
+  /**
    * At most `max` runs per `durationMs` across every worker process of the namespace (permits live
    * on the broker). A job waiting for a permit spends no attempt. See docs/guide/rate-limits.md.
    */
@@ -228,6 +235,11 @@ export interface PublishOptions {
   readonly correlationId?: string;
   /** Override the job class's attempts for this one job. */
   readonly attempts?: number;
+  /**
+   * The job's key, over the job's `key` function (docs/guide/fair-share.md): a non-empty string of at most
+   * 255 UTF-8 bytes, else PUBLISH_INVALID_KEY.
+   */
+  readonly key?: string;
   /** Give up (typed PublishError, code PUBLISH_TIMEOUT) if no confirm arrived within this time. */
   readonly timeoutMs?: number;
   /**

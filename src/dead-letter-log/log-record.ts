@@ -13,6 +13,7 @@
 import type * as amqp from 'amqplib';
 import { HEADERS, republishProperties } from '../message';
 import type { RecordTrust } from '../records';
+import { parseJsonObject } from '../core';
 
 export type MarkerAction = 'replayed' | 'purged';
 
@@ -123,15 +124,8 @@ const MARKER_ACTIONS: ReadonlySet<string> = new Set(['replayed', 'purged']);
 
 /** A marker's shape and bounds: undefined for anything else (`{ offsets: 7 }` once hung every search). */
 export function parseMarker(content: Buffer): Marker | undefined {
-  if (content.length > 1024 ** 2) return undefined;
-  let value: unknown;
-  try {
-    value = JSON.parse(content.toString('utf8'));
-  } catch {
-    return undefined;
-  }
-  if (value === null || typeof value !== 'object') return undefined;
-  const m = value as Record<string, unknown>;
+  const m = parseJsonObject(content, 1024 ** 2);
+  if (m === undefined) return undefined;
   if (typeof m.action !== 'string' || !MARKER_ACTIONS.has(m.action)) return undefined;
   if (!Array.isArray(m.offsets) || m.offsets.length > MAX_MARKER_OFFSETS) return undefined;
   if (!m.offsets.every((o) => Number.isSafeInteger(o) && (o as number) >= 0)) return undefined;

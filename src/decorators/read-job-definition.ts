@@ -15,6 +15,7 @@ export const JOB_OPTION_KEYS = {
   priority: true,
   schema: true,
   breakers: true,
+  key: true,
   limiter: true,
   activity: true,
   isolate: true,
@@ -96,6 +97,10 @@ function validateJobDefinition(target: object): JobDefinition {
   if (options.schema !== undefined && !isStandardSchema(options.schema))
     throw new ConfigurationError(
       `${where} options.schema is not a Standard Schema (standardschema.dev: zod 3.24+, valibot 1, arktype 2, ...): it has no '~standard' with version 1 and a validate function`,
+    );
+  if (options.key !== undefined && typeof options.key !== 'function')
+    throw new ConfigurationError(
+      `${where} options.key must be a function of the payload returning the key, like (data) => data.tenantId (got ${typeof options.key})`,
     );
   const proto = (typeof target === 'function' ? (target as { prototype?: unknown }).prototype : target) as
     | { handle?: unknown; handleBatch?: unknown }

@@ -20,6 +20,7 @@ import {
   type JobEvent,
   type JobStatus,
 } from './history-event';
+import { parseJsonObject } from '../core';
 
 /** A history batch larger than this is not parsed (a writer's batches are far below it). */
 const MAX_BATCH_BYTES = 16 * 1024 ** 2;
@@ -136,7 +137,8 @@ function jobKeys(batch: HistoryBatch): string[] {
   return [...jobs];
 }
 
-function jobEvent(e: HistoryEvent, batch: HistoryBatch): JobEvent {
+/** One event as `ops.job(id)` lists it, with the process that recorded it. */
+export function jobEvent(e: HistoryEvent, batch: HistoryBatch): JobEvent {
   return {
     kind: e.k,
     at: new Date(e.t),
@@ -153,15 +155,10 @@ function jobEvent(e: HistoryEvent, batch: HistoryBatch): JobEvent {
   };
 }
 
-function parseHistoryBatch(content: Buffer): HistoryBatch | undefined {
-  if (content.length > MAX_BATCH_BYTES) return undefined;
-  let batch: Partial<HistoryBatch> | null;
-  try {
-    batch = JSON.parse(content.toString('utf8')) as Partial<HistoryBatch> | null;
-  } catch {
-    return undefined;
-  }
-  if (batch === null || typeof batch !== 'object' || !Array.isArray(batch.e)) return undefined;
+/** A batch record parsed, its envelope checked (each event is checked by {@link isHistoryEvent}). */
+export function parseHistoryBatch(content: Buffer): HistoryBatch | undefined {
+  const batch = parseJsonObject(content, MAX_BATCH_BYTES) as Partial<HistoryBatch> | undefined;
+  if (batch === undefined || !Array.isArray(batch.e)) return undefined;
   if (typeof batch.p !== 'string' || typeof batch.h !== 'string' || typeof batch.pid !== 'number')
     return undefined;
   return batch as HistoryBatch;
@@ -176,7 +173,7 @@ function isOptionalNumber(value: unknown): boolean {
 }
 
 /** An event's fields, each of its type and bounds (a forged one is skipped, never shown as a date of NaN). */
-function isHistoryEvent(e: unknown): e is HistoryEvent {
+export function isHistoryEvent(e: unknown): e is HistoryEvent {
   if (e === null || typeof e !== 'object') return false;
   const event = e as Record<string, unknown>;
   return (

@@ -4,6 +4,7 @@
  */
 export { HistoryWriter } from './history-writer';
 export { findJob } from './find-job';
+export { recentJobs, type RecentJob, type RecentJobs } from './recent-jobs';
 export {
   firstLine,
   jobStatus,

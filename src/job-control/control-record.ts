@@ -12,7 +12,7 @@
  *   `u` when that copy is due, `f` when the burst it belongs to began (for `maxWaitMs`), `l` the last copy
  *   of the burst before (which still runs, though later records exist).
  */
-import { MAX_DELAY_MS } from '../core';
+import { MAX_DELAY_MS, parseJsonObject } from '../core';
 
 export type ControlAction = 'cancel' | 'reschedule' | 'promote' | 'stored' | 'mark' | 'debounce';
 
@@ -50,31 +50,23 @@ const MAX_CLOCK_AHEAD_MS = 3_600_000;
  * shape, its bounds and its times (a record dated in the future would never be swept from memory).
  */
 export function parseControlRecord(content: Buffer, now = Date.now()): ControlRecord | undefined {
-  if (content.length > MAX_CONTROL_RECORD_BYTES) return undefined;
-  try {
-    const record = JSON.parse(content.toString('utf8')) as Partial<ControlRecord> | null;
-    if (record === null || typeof record !== 'object') return undefined;
-    if (typeof record.j !== 'string' || record.j.length > MAX_ID_CHARS) return undefined;
-    if (typeof record.a !== 'string' || !ACTIONS.has(record.a)) return undefined;
-    if (!isTime(record.t) || record.t > now + MAX_CLOCK_AHEAD_MS) return undefined;
-    if (record.u !== undefined && (!isTime(record.u) || record.u > now + MAX_DELAY_MS + MAX_CLOCK_AHEAD_MS))
-      return undefined;
-    if (record.c !== undefined && (typeof record.c !== 'string' || record.c.length > MAX_ID_CHARS))
-      return undefined;
-    if (record.l !== undefined && (typeof record.l !== 'string' || record.l.length > MAX_ID_CHARS))
-      return undefined;
-    if (record.f !== undefined && (!isTime(record.f) || record.f > record.t)) return undefined;
-    if (
-      record.a === 'debounce' &&
-      (record.c === undefined || record.u === undefined || record.f === undefined)
-    )
-      return undefined;
-    if (record.a !== 'mark' && record.j.length === 0) return undefined;
-    if (record.a === 'stored' && !isStoredCopy(record)) return undefined;
-    return record as ControlRecord;
-  } catch {
+  const record = parseJsonObject(content, MAX_CONTROL_RECORD_BYTES) as Partial<ControlRecord> | undefined;
+  if (record === undefined) return undefined;
+  if (typeof record.j !== 'string' || record.j.length > MAX_ID_CHARS) return undefined;
+  if (typeof record.a !== 'string' || !ACTIONS.has(record.a)) return undefined;
+  if (!isTime(record.t) || record.t > now + MAX_CLOCK_AHEAD_MS) return undefined;
+  if (record.u !== undefined && (!isTime(record.u) || record.u > now + MAX_DELAY_MS + MAX_CLOCK_AHEAD_MS))
     return undefined;
-  }
+  if (record.c !== undefined && (typeof record.c !== 'string' || record.c.length > MAX_ID_CHARS))
+    return undefined;
+  if (record.l !== undefined && (typeof record.l !== 'string' || record.l.length > MAX_ID_CHARS))
+    return undefined;
+  if (record.f !== undefined && (!isTime(record.f) || record.f > record.t)) return undefined;
+  if (record.a === 'debounce' && (record.c === undefined || record.u === undefined || record.f === undefined))
+    return undefined;
+  if (record.a !== 'mark' && record.j.length === 0) return undefined;
+  if (record.a === 'stored' && !isStoredCopy(record)) return undefined;
+  return record as ControlRecord;
 }
 
 function isTime(value: unknown): value is number {

@@ -17,6 +17,7 @@
  * Records carry `warren-proof` when a signing key is set (roles `job-events`, `event-interest`). A reader
  * skips and counts anything malformed, oversized or unproven; nothing a record says can crash it.
  */
+import { parseJsonObject } from '../core';
 
 export const EVENT_RECORD_VERSION = 1;
 /** Records larger than this are not parsed (an event's values are capped far below it). */
@@ -147,15 +148,7 @@ export type InterestRecord =
     };
 
 function parseJson(content: Buffer): Record<string, unknown> | undefined {
-  if (content.length > MAX_EVENT_RECORD_BYTES) return undefined;
-  try {
-    const value: unknown = JSON.parse(content.toString('utf8'));
-    return value !== null && typeof value === 'object' && !Array.isArray(value)
-      ? (value as Record<string, unknown>)
-      : undefined;
-  } catch {
-    return undefined;
-  }
+  return parseJsonObject(content, MAX_EVENT_RECORD_BYTES);
 }
 
 const isText = (v: unknown): v is string => typeof v === 'string' && v.length <= MAX_TEXT;

@@ -26,6 +26,8 @@
  *                         subscriber's filter) or `hello` (a publisher that just connected); with
  *                         `warren-job-id`, `warren-job-name` and `warren-queue` (the queue key) on an event,
  *                         the headers a subscriber's binding matches (docs/guide/events.md).
+ * - `warren-key`         the job's key (tenant, account, document): a non-empty string of at most 255 UTF-8
+ *                         bytes. A queue with `fairness` schedules by it (docs/guide/fair-share.md).
  * - `traceparent`, `tracestate`  W3C trace context: the publisher's span (warren/observability sets them;
  *                         a foreign publisher may), passed through untouched on retries and delays.
  * - `warren-trace-link`   W3C traceparent of the span before this run (the previous attempt, or the
@@ -57,6 +59,7 @@ export const HEADERS = {
   traceparent: 'traceparent',
   tracestate: 'tracestate',
   traceLink: 'warren-trace-link',
+  key: 'warren-key',
 } as const;
 
 /** Broker-owned headers that must never be copied onto a republished message (DESIGN: cycle detection). */

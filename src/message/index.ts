@@ -28,3 +28,11 @@ export {
   JOB_RESULT_CONTENT_TYPE,
   type JobResultBody,
 } from './job-result';
+export {
+  checkJobKey,
+  resolveJobKey,
+  deliveredKey,
+  keyHash,
+  laneOf,
+  DEFAULT_KEY,
+} from './job-key';

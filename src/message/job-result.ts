@@ -1,5 +1,6 @@
 import type { Message } from 'amqplib';
 import { HEADERS, JSON_CONTENT_TYPE } from './headers';
+import { parseJsonObject } from '../core';
 
 /** RabbitMQ's direct reply-to pseudo-queue: a publisher consumes it (noAck) to receive answers. */
 export const DIRECT_REPLY_TO = 'amq.rabbitmq.reply-to';
@@ -51,15 +52,8 @@ export function encodeJobResult(body: JobResultBody): Buffer {
 
 /** A parsed result, or undefined when it is not one (answers are untrusted like any message). */
 export function parseJobResult(content: Buffer): JobResultBody | undefined {
-  let body: unknown;
-  try {
-    body = JSON.parse(content.toString('utf8'));
-  } catch {
-    return undefined;
-  }
-  const b = body as Partial<Record<string, unknown>> | null;
-  if (b === null || typeof b !== 'object' || b.v !== JOB_RESULT_VERSION || typeof b.jobId !== 'string')
-    return undefined;
+  const b = parseJsonObject(content);
+  if (b === undefined || b.v !== JOB_RESULT_VERSION || typeof b.jobId !== 'string') return undefined;
   if (b.status === 'completed') return b as JobResultBody;
   const e = b.error as Partial<Record<string, unknown>> | undefined;
   if (b.status === 'failed' && e && typeof e.name === 'string' && typeof e.message === 'string')

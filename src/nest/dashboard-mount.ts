@@ -48,11 +48,15 @@ export class WarrenDashboardMount implements OnModuleInit, OnApplicationShutdown
   private createOps(): WarrenOps {
     const { url, connection, namespace, topology, jobs, delay, queues, scheduler, publisher } =
       this.warrenOptions;
+    // The graphs read the aggregates with the workers' bucket length; the recent jobs read the history.
+    const { aggregates, history } = this.warrenOptions;
     // `collect` is the workers' (moving letters into the log), not the operations API's.
     const { collect: _collect, ...deadLetterLog } = this.warrenOptions.deadLetterLog ?? {};
     this.ownOps = createOps({
       ...{ url, connection, namespace, topology, jobs, delay, queues, scheduler, publisher },
       deadLetterLog,
+      ...(aggregates !== undefined ? { aggregates } : {}),
+      ...(history !== undefined ? { history } : {}),
     });
     return this.ownOps;
   }

@@ -87,6 +87,13 @@ function jobMetrics(metric: MakeMetric, options: ResolvedMetricsOptions) {
       options.waitBuckets,
     ),
     inFlight: metric('jobs_in_flight', 'Handler runs in progress.', 'gauge', JOB),
+    laneWait: metric(
+      'job_lane_wait_seconds',
+      "Queues with fairness: from the first publish to the start of the job's first attempt, by lane (0 to 63, previous-<n>, intake).",
+      'histogram',
+      ['queue', 'lane'],
+      options.waitBuckets,
+    ),
     batchSize: metric(
       'batch_size',
       'Jobs per handleBatch call (@Job({ batch })).',

@@ -58,6 +58,7 @@ export class WarrenMetrics<R extends MetricsRegistry = MetricsRegistry> implemen
   readonly registry: R;
   private readonly known = new Set<string>();
   private readonly bound = new Map<string, Series>();
+  private readonly laneCells = new Map<string, SeriesCell>();
   private readonly other: string;
   private readonly m: MetricSet;
 
@@ -138,7 +139,11 @@ export class WarrenMetrics<R extends MetricsRegistry = MetricsRegistry> implemen
   process = (info: ProcessInfo): ProcessScope => {
     const series = this.series(info);
     series.started.inc();
-    if (info.attempt === 1) series.wait.observe(Math.max(0, Date.now() - info.enqueuedAt) / 1000);
+    if (info.attempt === 1) {
+      const waited = Math.max(0, Date.now() - info.enqueuedAt) / 1000;
+      series.wait.observe(waited);
+      if (info.lane !== undefined) this.laneWait(info.queue, info.lane).observe(waited);
+    }
     series.inFlight.inc();
     const started = performance.now();
     return {
@@ -153,6 +158,17 @@ export class WarrenMetrics<R extends MetricsRegistry = MetricsRegistry> implemen
       },
     };
   };
+
+  /** The lane-wait cell of one lane of a queue with fairness (bounded: at most 2 * 64 + 1 lanes a queue). */
+  private laneWait(queue: string, lane: string): SeriesCell {
+    const key = `${queue}\u0000${lane}`;
+    let cell = this.laneCells.get(key);
+    if (cell === undefined) {
+      cell = this.m.laneWait.cell(queue, lane);
+      this.laneCells.set(key, cell);
+    }
+    return cell;
+  }
 
   /** The cells of one job and queue (series-metric.ts says why not prom-client's own metrics). */
   private series(e: { readonly name: string; readonly queue: string }): Series {

@@ -14,7 +14,7 @@ import {
   type ShownLetter,
 } from '../dead-letter-log';
 import type { RecordTrust } from '../records';
-import { plannedStream, planStream, type TopologyPlan } from '../topology';
+import { isDeclaredJobQueue, plannedStream, planStream, type TopologyPlan } from '../topology';
 import { UnknownQueueError } from './ops-errors';
 
 export interface LogConnection {
@@ -118,7 +118,7 @@ export class DeadLetterOps {
       indexStream: this.plan.naming.deadLetterLogIndex(),
       assertion: stream.assertion,
       queues: this.plan.queues
-        .filter((q) => q.role === 'job')
+        .filter(isDeclaredJobQueue)
         .map((q) => ({ key: q.key, name: q.name, deadQueue: q.deadQueue })),
       jobQueue: (jobName) => this.plan.jobs.get(jobName)?.queue,
       options: this.options,

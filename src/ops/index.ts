@@ -41,3 +41,4 @@ export type {
   ShownLetter,
 } from '../dead-letter-log';
 export type { JobStatus, JobEvent, JobState, HistoryKind } from '../history';
+export type { AggregatesView, GraphRange } from './aggregate-ops';

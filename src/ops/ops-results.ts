@@ -19,6 +19,24 @@ export interface QueueOverview {
   readonly dead: number;
   /** Whether an operator paused it (its pause marker exists). */
   readonly paused: boolean;
+  /**
+   * A queue with fairness: each lane's depth (current lanes by index, then the draining lanes of a lane-count
+   * change). `ready` above is the queue's own (its intake). docs/guide/fair-share.md.
+   */
+  readonly lanes?: readonly LaneOverview[];
+}
+
+/** One lane of a queue with fairness, in `ops.queues()`. */
+export interface LaneOverview {
+  readonly name: string;
+  readonly index: number;
+  /** A lane of the previous lane count, drained and then removed from the plan. */
+  readonly draining: boolean;
+  readonly exists: boolean;
+  readonly ready: number;
+  readonly consumers: number;
+  /** Only with the management API, else undefined. */
+  readonly unacked: number | undefined;
 }
 
 /** What `pause` and `resume` report: the state kept on the broker and who obeyed. */

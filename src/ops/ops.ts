@@ -1,4 +1,4 @@
-// size-exception: one short delegate per operation of the API (removal, dead letters, schedules live in files of their own); ~305.
+// size-exception: one short delegate per operation of the API (removal, dead letters, schedules live in files of their own); ~350.
 import 'reflect-metadata';
 import type { ConnectionManager } from '../connection';
 import { ControlClient, PauseMarkers, type ControlReply, type ProcessStatus } from '../process-control';
@@ -12,13 +12,14 @@ import {
   type ScheduleSpec,
   type TriggeredSchedule,
 } from '../scheduler';
-import type { JobStatus } from '../history';
-import { lookupJob } from './history-lookup';
+import type { JobStatus, RecentJobs } from '../history';
+import { lookupJob, lookupRecentJobs } from './history-lookup';
+import { readAggregatesView, type AggregatesView, type GraphRange } from './aggregate-ops';
 import type { CancelledJob } from '../job-control';
 import type { JobEventSubscriber } from '../job-events';
 import { resolvePublisherOptions } from '../publisher';
 import { RecordTrust, type RecordSkips } from '../records';
-import type { PlannedJobQueue, TopologyPlan } from '../topology';
+import { isDeclaredJobQueue, isJobQueue, type PlannedJobQueue, type TopologyPlan } from '../topology';
 import {
   planWarrenTopology,
   rescheduleAt,
@@ -103,7 +104,7 @@ export class WarrenOps {
   async queues(): Promise<QueueOverview[]> {
     const manager = await this.connect();
     const management = this.options.management ? await this.management().state() : undefined;
-    return overviewQueues(this.jobQueues(), manager, this.markers(manager), management);
+    return overviewQueues(this.plan.queues.filter(isJobQueue), manager, this.markers(manager), management);
   }
 
   /** The warren processes of this namespace that answer within `replyTimeoutMs`, with what they run. */
@@ -190,6 +191,30 @@ export class WarrenOps {
       this.options.deadLetterLog.endIdleMs,
       jobId,
     );
+  }
+
+  /**
+   * The newest completed and failed (retrying or dead) jobs of a job queue, or of all, from the history
+   * (`history` on the workers): up to 20 of each from the last 15 minutes (less when that is more than
+   * 2,000 batches). `undefined` when no history stream exists.
+   */
+  async recentJobs(queue?: string): Promise<RecentJobs | undefined> {
+    if (queue !== undefined && !this.jobQueues().some((q) => q.key === queue))
+      throw new UnknownQueueError(
+        queue,
+        this.jobQueues().map((q) => q.key),
+      );
+    const idleMs = this.options.deadLetterLog.endIdleMs;
+    return lookupRecentJobs(this.plan, this.connection, this.trust, this.input.history, idleMs, queue);
+  }
+
+  /**
+   * The queue aggregates the workers write with `aggregates` on (give the same `aggregates` here): per queue
+   * and for all queues (`*`), a point per bucket of the last hour, or per hour of the last day or week.
+   */
+  aggregates(range: GraphRange = 'hour'): Promise<AggregatesView> {
+    const idleMs = this.options.deadLetterLog.endIdleMs;
+    return readAggregatesView(this.plan, this.connection, this.trust, this.input.aggregates, idleMs, range);
   }
 
   /** Publishes a job by name (confirmed by the broker), as `warren.publish` does. */
@@ -283,8 +308,9 @@ export class WarrenOps {
       });
   }
 
+  /** The job queues, without their lanes (a queue's overview lists its lanes). */
   private jobQueues(): PlannedJobQueue[] {
-    return this.plan.queues.filter((q) => q.role === 'job');
+    return this.plan.queues.filter(isDeclaredJobQueue);
   }
 
   private markers(manager: ConnectionManager): PauseMarkers {

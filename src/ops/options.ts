@@ -59,6 +59,7 @@ export interface OpsOptions
     | 'publisher'
     | 'signingKey'
     | 'history'
+    | 'aggregates'
   > {
   /** The management HTTP API; without it `diff`, `verify` fail with MANAGEMENT_NOT_CONFIGURED. */
   readonly management?: ManagementOptions;

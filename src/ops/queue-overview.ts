@@ -9,31 +9,50 @@ import type { QueueOverview } from './ops-results';
  * letters, the operator's pause marker, and unacked when the management API's `state` is given.
  */
 export function overviewQueues(
-  queues: readonly PlannedJobQueue[],
+  jobQueues: readonly PlannedJobQueue[],
   manager: ConnectionManager,
   markers: PauseMarkers,
   management: BrokerState | undefined,
 ): Promise<QueueOverview[]> {
+  const unackedOf = (name: string) =>
+    management ? (management.queues.find((b) => b.name === name)?.unacked ?? 0) : undefined;
   return Promise.all(
-    queues.map(async (q): Promise<QueueOverview> => {
-      const [counts, dead, paused] = await Promise.all([
-        count(manager, q.name),
-        count(manager, q.deadQueue),
-        markers.isPaused(q.key),
-      ]);
-      const unacked = management?.queues.find((b) => b.name === q.name)?.unacked;
-      return {
-        key: q.key,
-        name: q.name,
-        type: q.type,
-        exists: counts !== undefined,
-        ready: counts?.messageCount ?? 0,
-        consumers: counts?.consumerCount ?? 0,
-        unacked: management ? (unacked ?? 0) : undefined,
-        dead: dead?.messageCount ?? 0,
-        paused,
-      };
-    }),
+    jobQueues
+      .filter((q) => q.lane === undefined)
+      .map(async (q): Promise<QueueOverview> => {
+        const lanes = jobQueues.filter((lane) => lane.lane?.of === q.name);
+        const [counts, dead, paused, laneCounts] = await Promise.all([
+          count(manager, q.name),
+          count(manager, q.deadQueue),
+          markers.isPaused(q.key),
+          Promise.all(lanes.map((lane) => count(manager, lane.name))),
+        ]);
+        const unacked = unackedOf(q.name);
+        return {
+          key: q.key,
+          name: q.name,
+          type: q.type,
+          exists: counts !== undefined,
+          ready: counts?.messageCount ?? 0,
+          consumers: counts?.consumerCount ?? 0,
+          unacked: management ? (unacked ?? 0) : undefined,
+          dead: dead?.messageCount ?? 0,
+          paused,
+          ...(lanes.length === 0
+            ? {}
+            : {
+                lanes: lanes.map((lane, i) => ({
+                  name: lane.name,
+                  index: lane.lane!.index,
+                  draining: lane.lane!.draining,
+                  exists: laneCounts[i] !== undefined,
+                  ready: laneCounts[i]?.messageCount ?? 0,
+                  consumers: laneCounts[i]?.consumerCount ?? 0,
+                  unacked: unackedOf(lane.name),
+                })),
+              }),
+        };
+      }),
   );
 }
 

@@ -32,7 +32,12 @@ export function verifyTopology(plan: TopologyPlan, broker: BrokerState): VerifyR
     checks.push({ subject, check, ok, detail });
 
   for (const planned of plan.queues.filter((q) => q.role === 'job')) {
-    const key = planned.key;
+    // a lane is checked like its queue, under a subject of its own (docs/guide/fair-share.md)
+    const lane = planned.lane;
+    const key =
+      lane === undefined
+        ? planned.key
+        : `${planned.key} lane ${lane.index}${lane.draining ? ' (draining)' : ''}`;
     const actual = queues.get(planned.name);
     add(key, 'exists', actual !== undefined, actual ? planned.name : `queue ${planned.name} is missing`);
     if (!actual) continue;

@@ -22,6 +22,7 @@
  * another version, an unknown command, a malformed queue key or no reply address is ignored (logged),
  * never acted on and never a crash.
  */
+import { parseJsonObject } from '../core';
 
 export const CONTROL_PROTOCOL_VERSION = 1;
 export const CONTROL_COMMANDS = ['status', 'sync-pause', 'sync-remove'] as const;
@@ -58,6 +59,15 @@ export interface ProcessQueueStatus {
    * its change between two replies is the processing rate. A process of an older warren omits it.
    */
   readonly handled?: number;
+  /**
+   * A queue with fairness: jobs waiting in this process for their key's turn, deliveries without a valid
+   * key since start, and the keys with the most jobs waiting (at most 5). docs/guide/fair-share.md.
+   */
+  readonly fairness?: {
+    readonly waiting: number;
+    readonly unkeyed: number;
+    readonly busiestKeys: readonly { readonly key: string; readonly waiting: number }[];
+  };
 }
 
 export interface ProcessScheduleStatus {
@@ -87,6 +97,23 @@ export interface ProcessStatus {
   /** Whether it leads cron now (fires the schedules). */
   readonly isLeader: boolean;
   readonly schedules: readonly ProcessScheduleStatus[];
+  /**
+   * The jobs running in the process now, oldest first (at most 50), with their latest progress: listed by
+   * processes that run with `aggregates` on (docs/guide/aggregates.md), absent otherwise.
+   */
+  readonly running?: readonly ProcessRunningJob[];
+}
+
+/** A job running in a process, as its status reply says. */
+export interface ProcessRunningJob {
+  readonly jobId: string;
+  readonly name: string;
+  readonly queue: string;
+  readonly attempt: number;
+  /** When the attempt started, ms since epoch (that process's clock). */
+  readonly startedAt: number;
+  /** The latest progress: a number, or anything else as JSON (cut to 200 characters). */
+  readonly progress?: number | string;
 }
 
 export interface ControlReply {
@@ -122,14 +149,8 @@ export function parseControlRequest(content: Buffer): ControlRequest | { readonl
 
 /** A parsed reply, or undefined when it is not one (replies are untrusted too): checked field by field. */
 export function parseControlReply(content: Buffer): ControlReply | undefined {
-  if (content.length > 16 * MAX_CONTROL_MESSAGE_BYTES) return undefined;
-  let body: unknown;
-  try {
-    body = JSON.parse(content.toString('utf8'));
-  } catch {
-    return undefined;
-  }
-  if (!isObject(body) || body.v !== CONTROL_PROTOCOL_VERSION) return undefined;
+  const body = parseJsonObject(content, 16 * MAX_CONTROL_MESSAGE_BYTES);
+  if (body === undefined || body.v !== CONTROL_PROTOCOL_VERSION) return undefined;
   if (!CONTROL_COMMANDS.includes(body.command as ControlCommand)) return undefined;
   if (body.queue !== undefined && !isText(body.queue)) return undefined;
   return isProcessStatus(body.process) ? (body as unknown as ControlReply) : undefined;
@@ -162,7 +183,20 @@ function isQueueStatus(q: unknown): boolean {
     typeof q.paused === 'boolean' &&
     isListOf(q.holders, isText) &&
     isCount(q.activeJobs) &&
-    (q.handled === undefined || isCount(q.handled))
+    (q.handled === undefined || isCount(q.handled)) &&
+    (q.fairness === undefined || isFairnessStatus(q.fairness))
+  );
+}
+
+function isFairnessStatus(f: unknown): boolean {
+  return (
+    isObject(f) &&
+    isCount(f.waiting) &&
+    isCount(f.unkeyed) &&
+    isListOf(
+      f.busiestKeys,
+      (k) => isObject(k) && typeof k.key === 'string' && k.key.length <= 255 && isCount(k.waiting),
+    )
   );
 }
 
@@ -178,6 +212,20 @@ function isScheduleStatus(s: unknown): boolean {
   );
 }
 
+function isRunningJob(r: unknown): boolean {
+  return (
+    isObject(r) &&
+    isText(r.jobId) &&
+    isText(r.name) &&
+    isText(r.queue) &&
+    isCount(r.attempt) &&
+    isCount(r.startedAt) &&
+    (r.progress === undefined ||
+      (typeof r.progress === 'number' && Number.isFinite(r.progress)) ||
+      isText(r.progress))
+  );
+}
+
 function isProcessStatus(p: unknown): p is ProcessStatus {
   return (
     isObject(p) &&
@@ -190,6 +238,7 @@ function isProcessStatus(p: unknown): p is ProcessStatus {
     isListOf(p.queues, isQueueStatus) &&
     isListOf(p.breakers, (b) => isObject(b) && isText(b.name) && isText(b.state)) &&
     typeof p.isLeader === 'boolean' &&
-    isListOf(p.schedules, isScheduleStatus)
+    isListOf(p.schedules, isScheduleStatus) &&
+    (p.running === undefined || (isListOf(p.running, isRunningJob) && (p.running as unknown[]).length <= 100))
   );
 }

@@ -12,5 +12,6 @@ export {
   type ControlReply,
   type ProcessStatus,
   type ProcessQueueStatus,
+  type ProcessRunningJob,
   type ProcessScheduleStatus,
 } from './control-protocol';

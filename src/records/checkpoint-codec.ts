@@ -1,5 +1,6 @@
 import { HEADERS } from '../message';
 import type { RecordTrust } from './record-trust';
+import { parseJsonObject } from '../core';
 
 /**
  * A reader's state after a pass over a stream up to (not including) offset `upTo`: the next reader takes it
@@ -78,14 +79,8 @@ export class CheckpointCodec {
       })
     )
       return undefined;
-    let value: unknown;
-    try {
-      value = JSON.parse(content.toString('utf8'));
-    } catch {
-      return undefined;
-    }
-    if (value === null || typeof value !== 'object') return undefined;
-    const c = value as Record<string, unknown>;
+    const c = parseJsonObject(content);
+    if (c === undefined) return undefined;
     if (c.v !== 1 || c.s !== this.stream) return undefined;
     if (!Number.isSafeInteger(c.u) || (c.u as number) < 0 || typeof c.t !== 'number') return undefined;
     return { upTo: c.u as number, at: c.t, guard: c.g, state: c.d };

@@ -19,6 +19,8 @@ export type RecordRole =
   | 'schedules'
   | 'dead-letter-log'
   | 'history'
+  /** Queue aggregates for the graphs; the level (`bucket`, `hour`, `day`) is the signed extra. */
+  | 'aggregates'
   | 'control-request'
   | 'control-reply'
   | 'job-result'

@@ -19,7 +19,17 @@ export interface StreamRecord {
   readonly properties: amqp.MessageProperties;
 }
 
-export type StreamStart = number | 'first' | 'last';
+/**
+ * Where a read starts: an offset, the first or the last chunk, or the first chunk written at or after a
+ * time (ms; the broker keeps chunk times in seconds, so a read may start up to a second early).
+ */
+export type StreamStart = number | 'first' | 'last' | { readonly timestampMs: number };
+
+/** The `x-stream-offset` argument of a start: a timestamp goes as AMQP type `T`, in seconds. */
+function offsetArgument(from: StreamStart): unknown {
+  if (typeof from === 'object') return { '!': 'timestamp', value: Math.floor(from.timestampMs / 1000) };
+  return from;
+}
 
 export interface ReadOptions {
   /** Stop after this many records. */
@@ -125,7 +135,7 @@ export async function readStream(
             if (more === false || count >= options.max || offset === until) return finish();
             timer = quietAfter(options.idleMs);
           },
-          { noAck: false, arguments: { [X_ARGS.streamOffset]: from } },
+          { noAck: false, arguments: { [X_ARGS.streamOffset]: offsetArgument(from) } },
         )
         .catch((error: unknown) => {
           done = true;
@@ -255,7 +265,8 @@ export async function readOffsets(
           max: Number.POSITIVE_INFINITY,
           until: run.until,
           idleMs,
-          prefetch: Math.min(2000, Math.max(10, run.until - run.from + 1)),
+          // exactly the run: a history batch is tens of KB, and records past it would be sent for nothing
+          prefetch: Math.min(2000, run.until - run.from + 1),
         },
         (r) => {
           if (run.wanted.has(r.offset)) visit(r);

@@ -67,8 +67,31 @@ export interface QueueDeclaration {
    */
   readonly durable?: true;
   readonly bind?: BindingDeclaration | readonly BindingDeclaration[];
+  /**
+   * Fair share across job keys (docs/guide/fair-share.md): jobs with a key are hashed into `lanes` queues
+   * of their own beside this one, and the worker takes from every lane and runs the keys by deficit
+   * round-robin, so one key's flood never starves the others. `true` is `{}` (8 lanes, every key weight
+   * 1). Not with `maxPriority` or `singleActiveConsumer`. Default: off (one FIFO queue).
+   */
+  readonly fairness?: true | FairnessDeclaration;
   /** Raw x-arguments for what the typed fields do not cover. Contradicting a typed field is an error. */
   readonly arguments?: Readonly<Record<string, unknown>>;
+}
+
+/** How a queue shares its workers across job keys (`QueueDeclaration.fairness`). */
+export interface FairnessDeclaration {
+  /**
+   * Lane queues the keys are hashed into: 2 to 64. More lanes, fewer keys sharing one lane's FIFO order
+   * (docs/guide/fair-share.md#guarantees). Default 8. Changing it is a migration: set `previousLanes`.
+   */
+  readonly lanes?: number;
+  /**
+   * While the lane count changes: the count before. Its lanes stay planned and consumed until they are
+   * empty (`warren queues` shows their depth), so nothing is re-hashed in place and nothing is lost.
+   */
+  readonly previousLanes?: number;
+  /** Share of a key relative to the others (default 1 each): a key of weight 3 runs 3 jobs per round. */
+  readonly weights?: Readonly<Record<string, number>>;
 }
 
 export interface TopologyDeclaration {

@@ -7,6 +7,7 @@ export type {
   ExchangeType,
   QueueType,
   QueueOverflow,
+  FairnessDeclaration,
 } from './define-topology';
 export { createNaming, type TopologyNaming } from './naming';
 export { planTopology, type PlanInput } from './plan-topology';
@@ -25,9 +26,12 @@ export type {
   StreamKind,
   PlannedBinding,
   PlannedJob,
+  PlannedFairness,
+  PlannedLane,
   QueueRole,
 } from './topology-plan';
-export { isJobQueue, isStream, plannedStream, requireStream } from './topology-plan';
+export { planFairness, DEFAULT_LANES, MAX_LANES } from './plan-lanes';
+export { isJobQueue, isDeclaredJobQueue, isStream, plannedStream, requireStream } from './topology-plan';
 export { delayRoute, type DelayPlan, type DelayLevel, type DelayRoute } from './delay-levels';
 export { applyTopology, deleteTopology, deleteNamespaceEntities } from './apply-topology';
 export { planNamespaceRemoval, type NamespaceRemoval } from './plan-removal';

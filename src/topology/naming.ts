@@ -10,6 +10,11 @@ export interface TopologyNaming {
   deadQueue(queueKey: string): string;
   /** The dead-letter exchange of a job queue (fanout to its parking queue). */
   deadExchange(queueKey: string): string;
+  /**
+   * Lane `index` of `count` of a job queue with fairness (docs/guide/fair-share.md): the count is in the
+   * name, so a set of lanes with another count is another set of queues, never a silent re-hash.
+   */
+  lane(queueKey: string, count: number, index: number): string;
   /** Level k of the delay levels: exchange and queue share the name. */
   delayLevel(level: number): string;
   /** Where a delayed message leaves the levels for its destination queue. */
@@ -56,6 +61,11 @@ export interface TopologyNaming {
   /** The job-control stream: cancel, promote and reschedule records for delayed jobs. */
   jobControl(): string;
   /**
+   * A stream of queue aggregates for the dashboard's graphs, by level: per bucket, per hour, per day
+   * (docs/guide/aggregates.md).
+   */
+  aggregates(level: 'bucket' | 'hour' | 'day'): string;
+  /**
    * The stream of checkpoints of a stream (the job-control stream or the schedule registry): the state of
    * every record before an offset, so a reader starts there instead of at the first record.
    */
@@ -81,6 +91,7 @@ export function createNaming(namespace: string): TopologyNaming {
     exchange: (key: string) => `${prefix}${key}`,
     deadQueue: (key: string) => `${prefix}${key}.dead`,
     deadExchange: (key: string) => `${prefix}${key}.dlx`,
+    lane: (key: string, count: number, index: number) => `${prefix}${key}.lane-${count}.${index}`,
     delayLevel: (level: number) => `${prefix}warren.delay.${String(level).padStart(2, '0')}`,
     delayDelivery: () => `${prefix}warren.delay.delivery`,
     delayHold: (queueName: string, delayMs: number) =>
@@ -99,6 +110,8 @@ export function createNaming(namespace: string): TopologyNaming {
     jobHistoryIndex: () => `${prefix}warren.history.index`,
     jobHistory: () => `${prefix}warren.history`,
     jobControl: () => `${prefix}warren.job-control`,
+    aggregates: (level: 'bucket' | 'hour' | 'day') =>
+      level === 'bucket' ? `${prefix}warren.aggregates` : `${prefix}warren.aggregates.${level}s`,
     checkpoints: (of: 'job-control' | 'schedules') => `${prefix}warren.${of}.checkpoints`,
     jobEvents: () => `${prefix}warren.events`,
   });

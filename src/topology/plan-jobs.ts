@@ -2,6 +2,7 @@ import { TopologyError, type JobDefinition } from '../core';
 import type { ExchangeDeclaration, QueueDeclaration } from './define-topology';
 import type { TopologyNaming } from './naming';
 import { bindingsOf, defaultPattern } from './plan-checks';
+import { DEFAULT_LANES } from './plan-lanes';
 import { topicMatches } from './topic-match';
 import type { PlannedJob } from './topology-plan';
 
@@ -29,9 +30,11 @@ export function planJobs(
     seen.set(job.name, job);
     const queue = jobQueueOf(job, queueDecls);
     const queueName = naming.queue(job.queue);
+    const lanes = queue.fairness === undefined ? undefined : laneNames(job.queue, queue, naming);
     jobs.set(job.name, {
       ...job,
       queueName,
+      ...(lanes !== undefined ? { lanes } : {}),
       ...(queue.maxPriority !== undefined ? { queueMaxPriority: queue.maxPriority } : {}),
       route: routeOf(job.name, queue, exchangeDecls, naming, queueName),
     });
@@ -90,6 +93,13 @@ function routeOf(
     if (routes) return { exchange: naming.exchange(binding.exchange), routingKey: jobName };
   }
   return { exchange: '', routingKey: queueName };
+}
+
+/** The current lanes of a queue with fairness, by index (as planFairness names them). */
+function laneNames(key: string, queue: QueueDeclaration, naming: TopologyNaming): readonly string[] {
+  const fairness = queue.fairness === true ? {} : queue.fairness;
+  const count = fairness?.lanes ?? DEFAULT_LANES;
+  return Array.from({ length: count }, (_, i) => naming.lane(key, count, i));
 }
 
 function sameDefinition(a: JobDefinition, b: JobDefinition): boolean {

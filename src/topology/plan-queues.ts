@@ -12,7 +12,8 @@ import {
   permitQueueAssertion,
   plainQueueAssertion,
 } from './queue-arguments';
-import type { PlannedBinding, PlannedExchange, PlannedQueue } from './topology-plan';
+import { planFairness, planLaneQueues } from './plan-lanes';
+import type { PlannedBinding, PlannedExchange, PlannedJobQueue, PlannedQueue } from './topology-plan';
 
 /** The entities planned so far, in declaration order; each planning step appends to them. */
 export interface PlanParts {
@@ -115,7 +116,8 @@ export function planJobQueue(
     pattern: '',
   });
   const name = naming.queue(key);
-  parts.queues.push({
+  const fairness = planFairness(key, decl, naming);
+  const queue: PlannedJobQueue = {
     name,
     key,
     role: 'job',
@@ -133,8 +135,11 @@ export function planJobQueue(
       expiresMs: options.queueExpiresMs,
       path,
     }),
-  });
+    ...(fairness !== undefined ? { fairness } : {}),
+  };
+  parts.queues.push(queue);
   planJobQueueBindings(parts, name, decl, path, context);
+  planLaneQueues(parts, queue, context.delay);
 }
 
 /** In-place retries need a quorum queue (RabbitMQ's `x-delayed-retry-*`) and a whole number of ms. */

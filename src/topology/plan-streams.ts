@@ -11,6 +11,9 @@ const STREAM_NAMES: { readonly [K in StreamKind]: (naming: TopologyNaming) => st
   'schedules-checkpoints': (naming) => naming.checkpoints('schedules'),
   'dead-letter-log': (naming) => naming.deadLetterLog(),
   history: (naming) => naming.jobHistory(),
+  aggregates: (naming) => naming.aggregates('bucket'),
+  'aggregates-hours': (naming) => naming.aggregates('hour'),
+  'aggregates-days': (naming) => naming.aggregates('day'),
 };
 
 /**

@@ -51,6 +51,33 @@ export interface PlannedJobQueue extends PlannedQueueBase {
   readonly inPlaceRetryMs?: number;
   /** Quorum: deliveries of one message before the broker dead-letters it. */
   readonly deliveryLimit?: number;
+  /** On the queue itself (the intake) of a queue with fairness: its lanes and weights. */
+  readonly fairness?: PlannedFairness;
+  /**
+   * On a lane of a queue with fairness: which lane of which set. A lane shares the queue's key, parking
+   * queue and dead-letter exchange; a job delivered from it belongs to the queue.
+   */
+  readonly lane?: PlannedLane;
+}
+
+/** The lanes of a queue with fairness, as planned (docs/guide/fair-share.md). */
+export interface PlannedFairness {
+  /** Full names of the current lanes, by lane index: a key's lane is `laneOf(key, lanes.length)`. */
+  readonly lanes: readonly string[];
+  /** Full names of the lanes of the previous count, consumed until empty while the count changes. */
+  readonly previousLanes: readonly string[];
+  /** Weight per key (default 1). */
+  readonly weights: Readonly<Record<string, number>>;
+}
+
+/** Where a lane queue stands among its queue's lanes. */
+export interface PlannedLane {
+  /** Full name of the queue (the intake) it is a lane of. */
+  readonly of: string;
+  readonly index: number;
+  readonly count: number;
+  /** A lane of the previous count: nothing new is published to it; it is consumed until empty. */
+  readonly draining: boolean;
 }
 
 /** The parking queue of a job queue: dead letters wait here. */
@@ -81,7 +108,9 @@ export interface PlannedPermitQueue extends PlannedQueueBase {
 /**
  * What each of warren's own streams holds: `job-control` (cancel, promote, reschedule records),
  * `schedules` (the run-time schedule registry), `dead-letter-log` (every dead letter of the namespace, with
- * replay and purge markers), `history` (job lifecycle events, planned only when the history is on), and the
+ * replay and purge markers), `history` (job lifecycle events, planned only when the history is on), `aggregates` and its roll-ups
+ * `aggregates-hours` and `aggregates-days` (queue aggregates for the dashboard's graphs, planned only when
+ * they are on), and the
  * checkpoints of the job-control stream and of the registry (`*-checkpoints`).
  */
 export type StreamKind =
@@ -89,6 +118,9 @@ export type StreamKind =
   | 'schedules'
   | 'dead-letter-log'
   | 'history'
+  | 'aggregates'
+  | 'aggregates-hours'
+  | 'aggregates-days'
   | 'job-control-checkpoints'
   | 'schedules-checkpoints';
 
@@ -125,6 +157,14 @@ export function isJobQueue(queue: PlannedQueue): queue is PlannedJobQueue {
   return queue.role === 'job';
 }
 
+/**
+ * Whether a planned queue is a job queue as declared in `topology.queues`, not one of its lanes: what lists
+ * and counts one row per queue (its dead letters, metrics, `warren queues`) iterate.
+ */
+export function isDeclaredJobQueue(queue: PlannedQueue): queue is PlannedJobQueue {
+  return queue.role === 'job' && queue.lane === undefined;
+}
+
 /** Whether a planned queue is a stream (narrows it to {@link PlannedStream}). */
 export function isStream(queue: PlannedQueue): queue is PlannedStream {
   return queue.role === 'stream';
@@ -158,4 +198,6 @@ export interface PlannedJob extends JobDefinition {
   readonly queueMaxPriority?: number;
   /** A plain publish goes here: the exchange that routes the job name to its queue, or the queue itself. */
   readonly route: { readonly exchange: string; readonly routingKey: string };
+  /** The queue's current lanes (full names, by index) when it has fairness: a keyed publish goes to one. */
+  readonly lanes?: readonly string[];
 }

@@ -1,5 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { redactCredentials, type WarrenOps } from '../ops';
+import { redactCredentials, type GraphRange, type WarrenOps } from '../ops';
+import { chartAssets } from './chart-assets';
 import { ACTIONS, runAction } from './dashboard-actions';
 import { openEventStream, readJson, send, sendJson } from './http-io';
 import { letterFilter } from './letter-query';
@@ -90,6 +91,8 @@ async function route(
   if (path === '/' || path === '') return sendPage(request, response);
   if (path === '/app.js') return send(response, 200, 'text/javascript; charset=utf-8', PAGE_SCRIPT);
   if (path === '/app.css') return send(response, 200, 'text/css; charset=utf-8', PAGE_STYLE);
+  const asset = chartAsset(path);
+  if (asset) return send(response, 200, asset.type, asset.body);
   if (path === '/api/session') {
     const session = guard.session(request);
     if (session.setCookie) response.setHeader('set-cookie', session.setCookie);
@@ -135,8 +138,30 @@ async function routeLookups(
     if (!shown) throw new Refusal(404, `no dead letter at offset ${letter[1]}`);
     return sendJson(response, 200, shown);
   }
+  if (path === '/api/aggregates') {
+    const range = new URL(request.url ?? '/', 'http://dashboard.invalid').searchParams.get('range') ?? 'hour';
+    if (!GRAPH_RANGES.includes(range as GraphRange))
+      throw new Refusal(400, `range must be one of ${GRAPH_RANGES.join(', ')} (got ${range.slice(0, 40)})`);
+    return sendJson(response, 200, await ops.aggregates(range as GraphRange));
+  }
+  const recent = /^\/api\/queues\/(.+)\/recent$/.exec(path);
+  if (recent) {
+    const found = await ops.recentJobs(decodeURIComponent(recent[1]!));
+    return sendJson(response, 200, found ?? { isWritten: false });
+  }
   const job = /^\/api\/jobs\/(.+)$/.exec(path);
   if (job) return sendJson(response, 200, await ops.job(decodeURIComponent(job[1]!)));
+  return undefined;
+}
+
+const GRAPH_RANGES: readonly string[] = ['hour', 'day', 'week'] satisfies readonly GraphRange[];
+
+/** The charting library and the graphs' script, by path. */
+function chartAsset(path: string): { type: string; body: string } | undefined {
+  if (path === '/vendor/uplot.js')
+    return { type: 'text/javascript; charset=utf-8', body: chartAssets().script };
+  if (path === '/vendor/uplot.css') return { type: 'text/css; charset=utf-8', body: chartAssets().style };
+  if (path === '/graphs.js') return { type: 'text/javascript; charset=utf-8', body: chartAssets().graphs };
   return undefined;
 }
 

@@ -3,7 +3,7 @@
  * it is at /app.js (page-script.ts reads it); Biome lints it and `npm run typecheck` checks it against the
  * DOM's types (tsconfig.browser.json). A classic script, not a module: it keeps its own 'use strict'.
  *
- * Hash routes (#/, #/queue/k, #/dead?filters, #/dead/offset, #/job/id); the overview follows server-sent
+ * Hash routes (#/, #/graphs (graphs.browser.js), #/queue/k, #/dead?filters, #/dead/offset, #/job/id); the overview follows server-sent
  * events; every action posts JSON with the session's CSRF token. Text goes into the DOM as text (never as
  * HTML), with control characters (C0 but tab and newline, DEL, C1) and bidirectional overrides shown as \u
  * escapes: a job name or an error from anyone who can publish cannot reorder or hide what the operator
@@ -182,7 +182,16 @@ function overview() {
   return [
     snapshot.errors.length ? h('p', { class: 'tag bad' }, snapshot.errors.join('; ')) : null,
     h('h2', {}, `Queues (${snapshot.queues.length})`),
-    table(['Queue', 'Type', 'Ready', 'Unacked', 'Consumers', 'Dead', 'Jobs/s', '', ''], queues, 'queues'),
+    table(['Queue', 'Type', 'Ready', 'Unacked', 'Consumers', 'Parked', 'Jobs/s', '', ''], queues, 'queues'),
+    h(
+      'p',
+      { class: 'muted', 'data-testid': 'queue-sources' },
+      'Ready, Consumers and Parked come from the broker (a passive declare of the queue and of its parking ' +
+        'queue: Parked counts the dead letters not yet moved to the dead-letter log). Unacked comes from ' +
+        'the management API (– without it). Jobs/s: deliveries handled per second between two snapshots. ' +
+        'The Dead letters page reads the dead-letter log, which keeps letters after they leave the parking ' +
+        'queue; the Graphs page reads the aggregates streams.',
+    ),
     h('h2', {}, `Processes (${snapshot.processes.length})`),
     procs.length
       ? table(['Id', 'Host', 'Version', 'Cron', 'Queues', 'Breakers'], procs, 'processes')
@@ -190,11 +199,54 @@ function overview() {
     snapshot.silent
       ? h('p', { class: 'tag bad' }, `${snapshot.silent} listening process(es) did not answer`)
       : null,
+    ...runningNow(),
     h('h2', {}, 'Schedules'),
     scheds.length
       ? table(['Id', 'Job', 'Pattern', 'Zone', 'Next fire', 'Fired by', 'Fires'], scheds, 'schedules')
       : h('p', { class: 'muted' }, 'no schedules'),
     h('p', { class: 'muted' }, `as of ${when(snapshot.at)}`),
+  ];
+}
+
+/** A queue with fairness: the depth of each lane (docs/guide/fair-share.md). */
+function laneTable(q) {
+  if (!q.lanes || q.lanes.length === 0) return [];
+  const rows = q.lanes.map((lane) =>
+    h('tr', { 'data-lane': String(lane.index), 'data-draining': String(lane.draining) }, [
+      h('td', {}, lane.draining ? `${lane.index} (draining)` : String(lane.index)),
+      num(lane.exists ? lane.ready : 'missing'),
+      num(lane.unacked),
+      num(lane.consumers),
+    ]),
+  );
+  const waiting = new Map();
+  for (const p of snapshot?.processes || [])
+    for (const pq of p.queues || []) {
+      if (pq.key !== q.key || !pq.fairness) continue;
+      for (const k of pq.fairness.busiestKeys) waiting.set(k.key, (waiting.get(k.key) || 0) + k.waiting);
+    }
+  const busiest = [...waiting].sort((a, b) => b[1] - a[1]).slice(0, 5);
+  return [
+    h('h3', {}, 'Lanes'),
+    h(
+      'p',
+      { 'data-testid': 'busiest-keys' },
+      busiest.length === 0
+        ? 'No key waits in any worker.'
+        : `Busiest keys: ${busiest.map(([k, n]) => `${k === '' ? '(no key)' : k} (${n} waiting)`).join(', ')}`,
+    ),
+    h('table', { 'data-testid': 'lanes' }, [
+      h(
+        'thead',
+        {},
+        h(
+          'tr',
+          {},
+          ['Lane', 'Ready', 'Unacked', 'Consumers'].map((t) => h('th', {}, t)),
+        ),
+      ),
+      h('tbody', {}, rows),
+    ]),
   ];
 }
 
@@ -215,12 +267,56 @@ function queueFacts(key) {
       h('dt', {}, 'In parking queue'),
       h('dd', {}, q.dead),
     ]),
+    ...laneTable(q),
     h('div', { class: 'bar' }, [
       pauseButton(q),
       h('a', { href: `#/dead?queue=${encodeURIComponent(key)}&state=dead` }, `Dead letters of ${key}`),
     ]),
     h('p', { class: 'muted', 'data-testid': 'as-of', 'data-at': snapshot.at }, `as of ${when(snapshot.at)}`),
   ];
+}
+
+/** The queue's newest completed and failed jobs, from the history; each links to its job page. */
+function recentOf(key) {
+  const out = h('div', { 'data-testid': 'recent' }, h('p', { class: 'muted' }, 'reading the history…'));
+  const rows = (list) =>
+    list.map((j) =>
+      h('tr', { 'data-job': j.jobId }, [
+        h('td', {}, h('a', { href: `#/job/${encodeURIComponent(j.jobId)}` }, j.jobId)),
+        h('td', {}, j.name),
+        h('td', {}, when(j.at)),
+        num(j.attempt),
+        num(j.durationMs),
+        h(
+          'td',
+          {},
+          j.kind === 'completed' ? '' : `${j.kind}${j.reason ? ` (${j.reason})` : ''}: ${j.error || ''}`,
+        ),
+      ]),
+    );
+  const head = ['Job', 'Name', 'At', 'Attempt', 'Run ms', 'Error'];
+  api(`api/queues/${encodeURIComponent(key)}/recent`).then(
+    (r) => {
+      if (r.isWritten === false)
+        return out.replaceChildren(
+          h('p', { class: 'muted' }, 'No history: the workers run without `history`.'),
+        );
+      out.replaceChildren(
+        h('h2', {}, `Recently completed (${r.completed.length})`),
+        table(head, rows(r.completed), 'recent-completed'),
+        h('h2', {}, `Recently failed (${r.failed.length})`),
+        table(head, rows(r.failed), 'recent-failed'),
+        h(
+          'p',
+          { class: 'muted', 'data-testid': 'recent-source' },
+          `From the job history since ${when(r.sinceMs)} (${r.batches} batches read), newest first, 20 at most. ` +
+            'Payloads and results are not in the history; a dead job’s payload is on its dead letter.',
+        ),
+      );
+    },
+    (e) => out.replaceChildren(h('p', { class: 'tag bad' }, e.message)),
+  );
+  return out;
 }
 
 // Only the facts follow the snapshots: what the user types in the forms below stays.
@@ -231,6 +327,7 @@ function queuePage(key) {
   const data = h('textarea', { rows: 3, cols: 50, 'data-testid': 'publish-data' }, '{}');
   return [
     facts,
+    recentOf(key),
     h('h2', {}, 'Purge its dead letters'),
     h('div', { class: 'bar' }, [
       confirm,
@@ -519,6 +616,41 @@ function jobPage(id) {
   ];
 }
 
+/** The jobs each process runs now (listed by processes with `aggregates` on), each linking to its live page. */
+function runningNow() {
+  const rows = [];
+  let listing = 0;
+  snapshot.processes.forEach((p) => {
+    if (p.running) listing += 1;
+    (p.running || []).forEach((r) => {
+      const age = Math.max(0, Math.round((snapshot.at - r.startedAt) / 1000));
+      rows.push(
+        h('tr', { 'data-job': r.jobId }, [
+          h('td', {}, h('a', { href: `#/job/${encodeURIComponent(r.jobId)}` }, r.jobId)),
+          h('td', {}, r.name),
+          h('td', {}, r.queue),
+          h('td', {}, `${p.host}:${p.pid}`),
+          num(r.attempt),
+          num(`${age} s`),
+          h('td', { 'data-testid': 'running-progress' }, r.progress === undefined ? '–' : String(r.progress)),
+        ]),
+      );
+    });
+  });
+  return [
+    h('h2', {}, `Running now (${rows.length})`),
+    rows.length
+      ? table(['Job', 'Name', 'Queue', 'Process', 'Attempt', 'Age', 'Progress'], rows, 'running')
+      : h('p', { class: 'muted' }, 'no job running'),
+    h(
+      'p',
+      { class: 'muted', 'data-testid': 'running-source' },
+      `From the processes' status replies: ${listing} of ${snapshot.processes.length} list their running jobs ` +
+        '(those with the aggregates option on), at most 50 each.',
+    ),
+  ];
+}
+
 let current = '';
 function route() {
   const hash = location.hash.slice(1) || '/';
@@ -529,17 +661,20 @@ function route() {
   current = parts[0] || '';
   jobStream?.close();
   jobStream = undefined;
+  stopGraphs();
   const view = !parts[0]
     ? overview()
-    : parts[0] === 'queue'
-      ? queuePage(parts[1])
-      : parts[0] === 'dead'
-        ? parts[1]
-          ? letterPage(parts[1])
-          : deadPage(params)
-        : parts[0] === 'job'
-          ? jobPage(parts[1])
-          : [h('p', {}, 'no such page')];
+    : parts[0] === 'graphs'
+      ? graphsPage(params)
+      : parts[0] === 'queue'
+        ? queuePage(parts[1])
+        : parts[0] === 'dead'
+          ? parts[1]
+            ? letterPage(parts[1])
+            : deadPage(params)
+          : parts[0] === 'job'
+            ? jobPage(parts[1])
+            : [h('p', {}, 'no such page')];
   main.replaceChildren.apply(main, view.filter(Boolean));
 }
 window.addEventListener('hashchange', () => {

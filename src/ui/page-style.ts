@@ -40,6 +40,11 @@ dt { color: var(--muted); }
 #flash { margin: .6rem 1.2rem 0; padding: .5rem .8rem; border-radius: .3rem; border: 1px solid var(--line); }
 #flash.bad { border-color: var(--bad); color: var(--bad); }
 #flash.ok { border-color: var(--ok); color: var(--ok); }
+figure.graph { margin: 1rem 0 1.6rem; }
+figure.graph figcaption { font-weight: 600; margin-bottom: .3rem; }
+figure.graph details { margin-top: .3rem; font-size: .85rem; }
+.plot { width: 100%; min-height: 200px; }
+.uplot, .u-legend { color: var(--fg); font-family: inherit; }
 #notice { margin: 0; padding: .55rem 1.2rem; font-weight: 600; color: var(--warn); border-bottom: 2px solid var(--warn);
   background: var(--head); }
 `;

@@ -1,3 +1,4 @@
+import { configureAggregates, type ConfiguredAggregates } from './aggregates';
 import { resolveBreakerOptions, type ResolvedBreakerOptions } from '../breaker';
 import {
   resolveConnectionOptions,
@@ -22,6 +23,7 @@ import type { TopologyPlan } from '../topology';
 import { resolveEventsOptions, type ResolvedEventsOptions } from '../job-events';
 import {
   checkBatchPrefetch,
+  checkBatchQueue,
   resolveBatchSettings,
   resolveIsolateSettings,
   resolveWorkerOptions,
@@ -63,6 +65,8 @@ export interface WarrenConfig {
   readonly slipSeal: SlipSeal;
   /** The live job events this process sends (`events`). */
   readonly events: ResolvedEventsOptions;
+  /** The queue aggregates' options and their collector on the job path; undefined while off. */
+  readonly aggregates: ConfiguredAggregates | undefined;
 }
 
 const IGNORE_EVENTS: EmitEvent = () => undefined;
@@ -109,7 +113,11 @@ export function resolveWarrenConfig(
   const activityOf = new Map([...slips.activities].map((name) => [slipJobName(name), name]));
   const limiterOf = (name: string) => limiters.ofJob.get(activityOf.get(name) ?? name);
   const jobs = registerJobs(plan, [...handlerByName, ...slips.handlers], jobDefaults, limiterOf);
-  const instrumentation = combineInstrumentation(listInstrumentation(options.instrumentation));
+  const aggregates = configureAggregates(options.aggregates);
+  const instrumentation = combineInstrumentation([
+    ...listInstrumentation(options.instrumentation),
+    ...(aggregates ? [aggregates.collector] : []),
+  ]);
   return {
     options,
     log,
@@ -126,6 +134,7 @@ export function resolveWarrenConfig(
     signing,
     slipSeal: seal,
     events,
+    aggregates,
   };
 }
 
@@ -146,6 +155,13 @@ function registerJobs(
       isTimeoutSet: planned.timeoutMs !== undefined,
     });
     const batch = resolveBatchSettings(planned, { timeoutMs });
+    checkBatchQueue(
+      name,
+      batch,
+      plan.queues.find((q) => q.role === 'job' && q.name === planned.queueName) as
+        | { key: string; fairness?: unknown }
+        | undefined,
+    );
     checkInPlaceAttempts(plan, name, planned.queueName, attempts);
     jobs.set(name, {
       planned,

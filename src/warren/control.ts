@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
 import type { BreakerPauses, BreakerRegistry } from '../breaker';
 import type { ConnectionManager } from '../connection';
-import { ControlListener, type ProcessStatus } from '../process-control';
+import { ControlListener, type ProcessRunningJob, type ProcessStatus } from '../process-control';
 import { WARREN_VERSION, type Logger } from '../core';
 import type { RecordTrust } from '../records';
 import type { ScheduleInfo } from '../scheduler';
@@ -18,6 +18,8 @@ export interface ControlDeps {
   readonly consumers: () => readonly ConsumerHealth[];
   readonly isLeader: () => boolean;
   readonly schedules: () => readonly ScheduleInfo[];
+  /** The jobs running now (with `aggregates` on); undefined: not listed. */
+  readonly running: (() => readonly ProcessRunningJob[]) | undefined;
   readonly log: Logger;
   readonly trust: RecordTrust;
 }
@@ -54,6 +56,7 @@ export function createControl(deps: ControlDeps): WarrenControl {
         holders,
         activeJobs: consumer.activeJobs,
         handled: consumer.handled,
+        ...(consumer.fairness ? { fairness: consumer.fairness } : {}),
       };
     }),
     breakers: deps.breakers().states(),
@@ -66,6 +69,7 @@ export function createControl(deps: ControlDeps): WarrenControl {
       nextFireAt: s.nextFireAt.toISOString(),
       ...(s.lastFiredAt ? { lastFiredAt: s.lastFiredAt.toISOString() } : {}),
     })),
+    ...(deps.running ? { running: deps.running() } : {}),
   });
   let closeForRemoval: () => void = () => undefined;
   const listener = new ControlListener(

@@ -2,7 +2,7 @@ import type { ConfirmPublisher, ConnectionManager } from '../connection';
 import type { Logger } from '../core';
 import { DeadLetterLog, resolveDeadLetterLogOptions, type DeadLetterLogOptions } from '../dead-letter-log';
 import type { RecordTrust } from '../records';
-import { requireStream, type TopologyPlan } from '../topology';
+import { isDeclaredJobQueue, requireStream, type TopologyPlan } from '../topology';
 
 /** `createWarren({ deadLetterLog })`: the log's retention, and whether this process feeds it. */
 export interface WarrenDeadLetterLogOptions extends DeadLetterLogOptions {
@@ -36,7 +36,7 @@ export function createDeadLetterLog(
     indexStream: plan.naming.deadLetterLogIndex(),
     assertion: stream.assertion,
     queues: plan.queues
-      .filter((q) => q.role === 'job')
+      .filter(isDeclaredJobQueue)
       .map((q) => ({ key: q.key, name: q.name, deadQueue: q.deadQueue })),
     jobQueue: (jobName) => plan.jobs.get(jobName)?.queue,
     options: resolveDeadLetterLogOptions(retention),

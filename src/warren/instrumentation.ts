@@ -1,7 +1,7 @@
 import type { EventEmitter } from 'node:events';
 import { withThrowawayChannel, type ConnectionManager } from '../connection';
 import type { InstrumentationTarget, WarrenEvents } from '../core';
-import type { TopologyPlan } from '../topology';
+import { isDeclaredJobQueue, type TopologyPlan } from '../topology';
 
 /**
  * What `attach` gives an instrumentation: the instance's events, the bounded job and queue names, and
@@ -16,8 +16,9 @@ export function instrumentationTarget(
   return {
     on: (event, listener) => warren.on(event, listener as never),
     jobNames: [...plan.jobs.keys()],
+    // a lane is counted with its queue's own row in `warren queues`, not as a queue of its own
     queues: plan.queues
-      .filter((q) => q.role === 'job')
+      .filter(isDeclaredJobQueue)
       .map((q) => ({ key: q.key, name: q.name, deadName: q.deadQueue })),
     delayQueues: plan.queues.filter((q) => q.role === 'delay').map((q) => q.name),
     messageCount: (queueName) =>

@@ -15,6 +15,7 @@ import type { OutboxOptions } from '../outbox';
 import type { WorkerOptions } from '../worker';
 import type { SigningKeyOption } from '../records';
 import type { HistoryOptions } from '../history';
+import type { AggregatesOptions } from '../aggregates';
 import type { EventsOptions } from '../job-events';
 import type { WarrenDeadLetterLogOptions } from './dead-letter-log';
 
@@ -83,6 +84,12 @@ export interface WarrenOptions {
    * for `ops.job(id)` / `warren job <id>`. Default: off (its cost on the job path is on docs/performance.md).
    */
   readonly history?: HistoryOptions;
+  /**
+   * Count each job queue's runs per bucket of time (completed, failed, retried, dead-lettered, wait and run
+   * percentiles, depth, oldest waiting job) into streams of the namespace, for the dashboard's graphs
+   * (docs/guide/aggregates.md). `{}` turns it on with a bucket of a minute. Default: off.
+   */
+  readonly aggregates?: AggregatesOptions;
   /**
    * The live job events this process sends to subscribers in other processes (`warren.events.subscribe`,
    * `createEventSubscriber`: docs/guide/events.md). On by default; an event is sent only when a subscriber's
@@ -154,6 +161,7 @@ const KNOWN = {
   deduplication: true,
   deadLetterLog: true,
   history: true,
+  aggregates: true,
   events: true,
   outbox: true,
   instrumentation: true,

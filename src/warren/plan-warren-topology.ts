@@ -8,6 +8,7 @@ import {
 } from '../topology';
 import { resolveDeadLetterLogOptions } from '../dead-letter-log';
 import { resolveHistoryOptions } from '../history';
+import { levelRetention, resolveAggregatesOptions } from '../aggregates';
 import { JOB_CONTROL_RETENTION } from '../job-control';
 import type { DeclaredLimiters } from '../coordination';
 import type { CronDeclarations } from '../scheduler';
@@ -22,7 +23,7 @@ import { resolveWarrenTopologyOptions, type WarrenOptions } from './options';
 export function planWarrenTopology(
   options: Pick<
     WarrenOptions,
-    'topology' | 'namespace' | 'delay' | 'queues' | 'history' | 'deadLetterLog' | 'jobDefaults'
+    'topology' | 'namespace' | 'delay' | 'queues' | 'history' | 'aggregates' | 'deadLetterLog' | 'jobDefaults'
   >,
   definitions: readonly JobDefinition[],
   scheduling: Pick<CronDeclarations, 'scheduler'>,
@@ -63,7 +64,9 @@ function fixedBackoffsOf(
  * only when their options are given, so that a process without them never declares them with other
  * retention than the processes that have them (a 406 at apply).
  */
-function planStreamsOf(options: Pick<WarrenOptions, 'history' | 'deadLetterLog'>): PlanStreams {
+function planStreamsOf(
+  options: Pick<WarrenOptions, 'history' | 'aggregates' | 'deadLetterLog'>,
+): PlanStreams {
   const streams: { -readonly [K in keyof PlanStreams]: PlanStreams[K] } = {
     'job-control': { retention: JOB_CONTROL_RETENTION },
     schedules: {},
@@ -76,6 +79,12 @@ function planStreamsOf(options: Pick<WarrenOptions, 'history' | 'deadLetterLog'>
   }
   if (options.history !== undefined)
     streams.history = { retention: retentionOf(resolveHistoryOptions(options.history)) };
+  if (options.aggregates !== undefined) {
+    const aggregates = resolveAggregatesOptions(options.aggregates);
+    streams.aggregates = { retention: levelRetention(aggregates, 'bucket') };
+    streams['aggregates-hours'] = { retention: levelRetention(aggregates, 'hour') };
+    streams['aggregates-days'] = { retention: levelRetention(aggregates, 'day') };
+  }
   return streams;
 }
 

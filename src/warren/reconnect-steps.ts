@@ -9,6 +9,7 @@ import type { ReadyStep } from '../connection';
 export const RECONNECT_STEPS = [
   'topology',
   'history stream',
+  'aggregates streams',
   'control listener',
   'job events',
   'confirm channel',
@@ -29,6 +30,8 @@ export interface ReconnectParts {
   readonly reapplyTopology: () => Promise<void>;
   /** Opens the history writer (the topology step declared its stream); undefined when history is off. */
   readonly history: { open(): Promise<void> } | undefined;
+  /** Opens the aggregates writer (the topology step declared its streams); undefined while they are off. */
+  readonly aggregates: { open(): Promise<void> } | undefined;
   /** The control listener: an operator's pauses, read before any consumer opens. */
   readonly controlListener: OpensOn;
   /** The live job events: the relay's interest queue and hello, and every subscription again. */
@@ -50,6 +53,7 @@ export function reconnectSteps(parts: ReconnectParts): readonly ReadyStep[] {
   const runs: Record<ReconnectStepName, ReadyStep['run']> = {
     topology: () => parts.reapplyTopology(),
     'history stream': async () => parts.history?.open(),
+    'aggregates streams': async () => parts.aggregates?.open(),
     // Before the consumers open: a queue an operator paused must not consume for a moment on (re)connect.
     'control listener': (_model, generation) => parts.controlListener.open(generation),
     // Before the consumers open: a subscriber's interest is heard before the first job runs.

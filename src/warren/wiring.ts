@@ -11,6 +11,7 @@ import { createControl } from './control';
 import { createDeadLetterLog } from './dead-letter-log';
 import type { WarrenEventSink } from './event-sink';
 import { announcePublished, createHistory } from './history';
+import { createAggregates } from './aggregates';
 import { queueConcurrency } from './job-settings';
 import { reconnectSteps } from './reconnect-steps';
 import { createOutbox } from './outbox';
@@ -182,6 +183,7 @@ function wireOperations(base: SharedParts, consumers: ReturnType<typeof wireCons
     consumers: () => worker.health(),
     isLeader: () => scheduling.isLeader,
     schedules: () => scheduling.schedules(),
+    running: config.aggregates ? () => config.aggregates!.collector.running() : undefined,
     log: log.child({ component: 'control' }),
     trust: publishing.trust,
   });
@@ -202,11 +204,13 @@ function wireOperations(base: SharedParts, consumers: ReturnType<typeof wireCons
     log.child({ component: 'history' }),
     publishing.trust,
   );
+  const aggregates = createAggregates(config, manager, control.processId, publishing.trust);
   const jobEvents = wireJobEvents(base, control.processId);
   manager.useReadySteps(
     reconnectSteps({
       reapplyTopology: base.reapplyTopology,
       history: historyPart,
+      aggregates,
       controlListener: control.listener,
       jobEvents,
       confirms: publishing.confirms,
@@ -220,7 +224,9 @@ function wireOperations(base: SharedParts, consumers: ReturnType<typeof wireCons
   manager.on('blocked', ({ reason }) => events.emit('blocked', { reason }));
   manager.on('unblocked', () => events.emit('unblocked'));
   const history = historyPart?.writer;
-  const addOns = [jobEvents, deadLetterLog, history, publishing.jobControl].filter((p) => p !== undefined);
+  const addOns = [jobEvents, deadLetterLog, history, aggregates?.writer, publishing.jobControl].filter(
+    (p) => p !== undefined,
+  );
   return { control, history, addOns, eventSubscriber: jobEvents.subscriber };
 }
 

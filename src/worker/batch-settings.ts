@@ -15,9 +15,9 @@ export const BATCH_DEFAULTS = Object.freeze({
 });
 
 /**
- * The features a batch does not compose with yet, each with the reason createWarren gives. Fair share and
- * ordered partitions (issues 35 and 37) add their option here when they land: a batch gathers deliveries
- * across lanes and keys, which undoes both the per-lane fairness and the per-key order.
+ * The job options a batch does not compose with yet, each with the reason createWarren gives (a queue's
+ * `fairness` is refused by {@link checkBatchQueue}; ordered partitions, issue 37, add theirs when they land:
+ * a batch gathers deliveries across keys, which undoes the per-key order).
  */
 const REFUSED_WITH_BATCH = {
   isolate:
@@ -72,4 +72,20 @@ export function checkBatchPrefetch(
         `@Job('${planned.name}').concurrency (the prefetch of queue '${planned.queue}', ${prefetch}) is below its batch.size (${batch.size}): the broker would never hand over a full batch; leave concurrency unset (twice the size) or set it to a multiple of the size`,
       );
   }
+}
+
+/**
+ * A batch job may not be consumed from a queue with fairness (docs/guide/fair-share.md): the consumer
+ * schedules deliveries across the lanes one job at a time, and a batch that gathers `size` of them
+ * across lanes would take a heavy key's share in one go and hold the light keys' slots for its wait.
+ */
+export function checkBatchQueue(
+  name: string,
+  batch: BatchSettings | undefined,
+  queue: { readonly key: string; readonly fairness?: unknown } | undefined,
+): void {
+  if (batch === undefined || queue?.fairness === undefined) return;
+  throw new ConfigurationError(
+    `@Job('${name}') sets batch, and its queue '${queue.key}' has fairness: fair share schedules deliveries across the lanes one job at a time, and a batch gathering ${batch.size} of them across lanes would undo it (a heavy key takes a batch's worth of the prefetch at once). Batch jobs need a queue without fairness, for now`,
+  );
 }

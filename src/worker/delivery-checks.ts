@@ -21,11 +21,11 @@ export interface Refusal {
 export function checkDelivery(
   job: DecodedJob,
   registered: RegisteredJob,
-  queue: Pick<PlannedJobQueue, 'name' | 'key'>,
+  queue: Pick<PlannedJobQueue, 'name' | 'key' | 'lane'>,
   now: number,
 ): Refusal | DecodedJob {
   const context = { jobName: job.name, jobId: job.jobId, queue: queue.key };
-  if (registered.planned.queueName !== queue.name) {
+  if (registered.planned.queueName !== (queue.lane?.of ?? queue.name)) {
     const error = new DecodeError(
       `job '${job.name}' belongs to queue '${registered.planned.queue}', ` +
         `not to '${queue.key}' it was delivered from`,

@@ -11,6 +11,7 @@ export { DeadLetters, type DeadLetter, type ParkingReplayOptions } from './dead-
 export {
   resolveBatchSettings,
   checkBatchPrefetch,
+  checkBatchQueue,
   BATCH_DEFAULTS,
   type BatchSettings,
 } from './batch-settings';

@@ -17,5 +17,13 @@ export function processInfo(delivery: JobDelivery): ProcessInfo {
       typeof message.properties.correlationId === 'string' ? message.properties.correlationId : undefined,
     bytes: message.content.length,
     headers: job.headers,
+    ...(queue.lane !== undefined || queue.fairness !== undefined ? { lane: laneLabel(queue) } : {}),
   };
+}
+
+/** The lane label of a queue with fairness or one of its lanes: bounded by the lane count. */
+export function laneLabel(queue: JobDelivery['queue']): string {
+  const lane = queue.lane;
+  if (lane === undefined) return 'intake';
+  return lane.draining ? `previous-${lane.index}` : String(lane.index);
 }

@@ -40,6 +40,7 @@ export class QueueConsumer {
   private finished = 0;
   private readonly idleWaiters: (() => void)[] = [];
   private readonly log: Logger;
+  private channels = 0;
 
   constructor(
     readonly queue: PlannedJobQueue,
@@ -66,6 +67,14 @@ export class QueueConsumer {
   /** Deliveries this consumer finished handling since it was created (acked, retried, dead or requeued). */
   get handled(): number {
     return this.finished;
+  }
+
+  /**
+   * Channels opened so far: a delivery received under another count came on a channel that has closed since
+   * (the broker requeued it), so the fair-share scheduler drops it instead of running it.
+   */
+  get channelCount(): number {
+    return this.channels;
   }
 
   get isConsuming(): boolean {
@@ -119,6 +128,7 @@ export class QueueConsumer {
 
   private async setup(channel: amqp.Channel): Promise<void> {
     const { concurrency } = this.settings;
+    this.channels += 1;
     await channel.prefetch(concurrency, false);
     this.batcher = new AckBatcher(channel, concurrency);
     this.consumerTag = undefined;

@@ -3,7 +3,9 @@ import type { ConnectionManager } from '../connection';
 import { JobLimiters } from './job-limiters';
 import { createJobProcessor, type DeliveryPathDeps } from './delivery-path';
 import { IsolatePool } from './isolate-pool';
+import { FairShareConsumer, type FairShareStats } from './fair-share-consumer';
 import { QueueConsumer } from './queue-consumer';
+import type { PlannedJobQueue, TopologyPlan } from '../topology';
 import { runLimitMs, type RegisteredJob } from './registered-job';
 
 /** The worker builds the rate limiters of its jobs itself, from their `limiter` and the connection. */
@@ -20,11 +22,13 @@ export interface ConsumerHealth {
   readonly activeJobs: number;
   /** Deliveries handled since the process started: a processing rate is its change over time. */
   readonly handled: number;
+  /** A queue with fairness: its scheduler's waiting jobs, unkeyed deliveries and busiest keys. */
+  readonly fairness?: FairShareStats;
 }
 
 /** The consumers of every queue this process has handlers for. */
 export class Worker {
-  private readonly consumers = new Map<string, QueueConsumer>();
+  private readonly consumers = new Map<string, QueueConsumer | FairShareConsumer>();
   private readonly paused = new Set<string>();
   private readonly limiters: JobLimiters;
   /** The isolate pool of each job that does not run inline (`@Job({ isolate })`). */
@@ -50,22 +54,23 @@ export class Worker {
     });
     const queueNames = new Set([...deps.jobs.values()].map((job) => job.planned.queueName));
     for (const queue of deps.plan.queues) {
-      if (queue.role !== 'job' || !queueNames.has(queue.name)) continue;
+      // a lane is consumed by its queue's FairShareConsumer
+      if (queue.role !== 'job' || queue.lane !== undefined || !queueNames.has(queue.name)) continue;
+      const settings = {
+        concurrency: deps.concurrencyOf(queue.name),
+        consumerTimeoutMs: consumerTimeoutOf(queue.name, deps.jobs.values()),
+      };
+      const consumerDeps = {
+        manager: deps.manager,
+        processor,
+        reapplyTopology: deps.reapplyTopology,
+        log: log.child({ queue: queue.key }),
+      };
       this.consumers.set(
         queue.key,
-        new QueueConsumer(
-          queue,
-          {
-            concurrency: deps.concurrencyOf(queue.name),
-            consumerTimeoutMs: consumerTimeoutOf(queue.name, deps.jobs.values()),
-          },
-          {
-            manager: deps.manager,
-            processor,
-            reapplyTopology: deps.reapplyTopology,
-            log: log.child({ queue: queue.key }),
-          },
-        ),
+        queue.fairness === undefined
+          ? new QueueConsumer(queue, settings, consumerDeps)
+          : new FairShareConsumer(queue, lanesOf(deps.plan, queue.name), settings, consumerDeps),
       );
     }
   }
@@ -140,6 +145,7 @@ export class Worker {
       paused: this.paused.has(queue),
       activeJobs: consumer.activeJobs,
       handled: consumer.handled,
+      ...(consumer instanceof FairShareConsumer ? { fairness: consumer.stats() } : {}),
     }));
   }
 }
@@ -151,6 +157,11 @@ export class Worker {
  * must not cut a job short first (RabbitMQ 3.12 and later honour the consumer argument).
  */
 const CONSUMER_TIMEOUT_MARGIN_MS = 60_000;
+
+/** The lanes of a queue with fairness, current then draining. */
+function lanesOf(plan: TopologyPlan, queueName: string): PlannedJobQueue[] {
+  return plan.queues.filter((q): q is PlannedJobQueue => q.role === 'job' && q.lane?.of === queueName);
+}
 
 function consumerTimeoutOf(queueName: string, jobs: Iterable<RegisteredJob>): number {
   let longest = 0;

@@ -90,6 +90,12 @@ describe('dashboard in a browser', () => {
     await deadLetterOf((await warren.publish('billing.charge', { id: 'c3', customer: { id: 'cu9' } })).jobId);
     const page = await open('operator');
     await page.locator('[data-testid=queues] tr[data-queue=billing]').waitFor();
+    // Each count says where it comes from: the parking queue is not the dead-letter log.
+    assert.match((await page.locator('[data-testid=queues] thead').textContent()) ?? '', /Parked/);
+    assert.match(
+      (await page.locator('[data-testid=queue-sources]').textContent()) ?? '',
+      /Parked counts the dead letters not yet moved to the dead-letter log.*management API/,
+    );
     await page.screenshot({ path: join(DOCS, 'dashboard-overview.png') });
 
     await page.goto(`${server.url}#/dead?jobId=${encodeURIComponent(jobId)}`);

@@ -16,7 +16,7 @@ export interface ForkedWorkerOptions {
   readonly graceMs?: number;
   /** The worker script under dist/test/fixtures; default `fault-worker.js`. */
   readonly script?: string;
-  /** More environment for the worker script. */
+  /** More environment for the worker (`FAULT_FAIR: '1'`: the fair-share queue; `FAULT_JOB: 'batch'`). */
   readonly env?: Readonly<Record<string, string>>;
 }
 

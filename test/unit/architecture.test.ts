@@ -42,6 +42,8 @@ const ALLOWED: Record<string, readonly string[]> = {
   'job-control': ['core', 'message', 'topology', 'connection', 'streams', 'records'],
   // Live job events: a headers exchange of the plan, the record codec, the history's error summary.
   'job-events': ['core', 'message', 'topology', 'connection', 'records', 'history'],
+  // Queue aggregates for the dashboard's graphs: an instrumentation, streams of records of the codec.
+  aggregates: ['core', 'message', 'streams', 'records'],
   outbox: ['core', 'decorators'],
   observability: ['core', 'message'],
   workflow: ['core', 'decorators', 'idempotency'],
@@ -66,11 +68,13 @@ const ALLOWED: Record<string, readonly string[]> = {
     'history',
     'job-control',
     'job-events',
+    'aggregates',
     'outbox',
     'observability',
     'workflow',
   ],
   ops: [
+    'aggregates',
     'records',
     'history',
     'job-control',

@@ -34,6 +34,9 @@ describe('planNamespaceRemoval', () => {
     for (const name of [
       'a.warren.dead-log',
       'a.warren.history',
+      'a.warren.aggregates',
+      'a.warren.aggregates.hours',
+      'a.warren.aggregates.days',
       'a.warren.schedules',
       'a.warren.job-control',
       'a.warren.leader',

@@ -21,6 +21,7 @@ function recordingParts(calls: string[], failing?: string): ReconnectParts {
   return {
     reapplyTopology: call('topology'),
     history: { open: call('history stream') },
+    aggregates: { open: call('aggregates streams') },
     controlListener: { open: call('control listener') },
     jobEvents: { open: call('job events') },
     confirms: { open: call('confirm channel') },
@@ -60,6 +61,7 @@ describe('the reconnect steps of a warren', () => {
     assert.deepEqual(calls, [
       'topology',
       'history stream',
+      'aggregates streams',
       'control listener@7',
       'job events',
       'confirm channel@7',
@@ -71,7 +73,12 @@ describe('the reconnect steps of a warren', () => {
 
   it('skips the history and the dead-letter log when they are off', async () => {
     const calls: string[] = [];
-    const parts = { ...recordingParts(calls), history: undefined, deadLetterLog: undefined };
+    const parts = {
+      ...recordingParts(calls),
+      history: undefined,
+      aggregates: undefined,
+      deadLetterLog: undefined,
+    };
     await runReadySteps(
       reconnectSteps(parts),
       model,
@@ -130,6 +137,6 @@ describe('the reconnect steps of a warren', () => {
       () => {},
     );
     assert.equal(ready, false);
-    assert.deepEqual(calls, ['topology', 'history stream', 'control listener@3']);
+    assert.deepEqual(calls, ['topology', 'history stream', 'aggregates streams', 'control listener@3']);
   });
 });

@@ -59,6 +59,20 @@ describe('batch settings', () => {
     );
   });
 
+  it('refuses a batch job on a queue with fairness, saying why', () => {
+    const fair = defineTopology({ queues: { rows: { fairness: true } } });
+    assert.throws(
+      () => resolveWarrenConfig({ topology: fair, handlers: [insert({ batch: { size: 10 } })] }),
+      (error: unknown) =>
+        error instanceof ConfigurationError &&
+        /sets batch, and its queue 'rows' has fairness: fair share schedules deliveries across the lanes one job at a time/.test(
+          error.message,
+        ),
+    );
+    // the same job on a queue without fairness is fine
+    assert.equal(configOf({ batch: { size: 10 } }).jobs.get('rows.insert')?.batch?.size, 10);
+  });
+
   it('refuses a batch whose wait and run would outlive the consumer timeout, and counts the wait in it', () => {
     assert.match(
       refusal({ batch: { timeoutMs: 120_000 }, timeoutMs: 29 * 60_000 }),

@@ -1,0 +1,91 @@
+import { afterEach, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { createOps, type WarrenOps } from '../../src/ops';
+import { BUCKET_MS, GraphStep, RUN_MS, runWorkload, workloadTopology } from '../support/aggregate-workload';
+import { cleanup, rawConnection, testNamespace, testProfile, testWarren } from '../support/test-broker';
+import { waitFor } from '../support/wait-for';
+
+const opened: WarrenOps[] = [];
+
+describe('queue aggregates: history for the graphs without another database', () => {
+  afterEach(async () => {
+    for (const ops of opened.splice(0)) await ops.close();
+    await cleanup();
+  });
+
+  it('adds up a known workload per bucket: 600 jobs over 3 buckets, a tenth failing', async () => {
+    const namespace = testNamespace('aggr');
+    const aggregates = { bucketMs: BUCKET_MS };
+    const config = { ...testProfile(namespace), topology: workloadTopology, jobs: [GraphStep], aggregates };
+    const warren = await testWarren({ ...config, handlers: [new GraphStep()] });
+    const ops = createOps(config);
+    opened.push(ops);
+    await warren.start();
+    const ran = await runWorkload(warren);
+
+    // A forged record and a record of another bucket length: skipped and counted, nothing added.
+    const connection = await rawConnection();
+    const channel = await connection.createChannel();
+    const stream = `${namespace}.warren.aggregates`;
+    channel.sendToQueue(stream, Buffer.from('{"v":1,"q":"not counts"}'));
+    const other = {
+      v: 1,
+      p: 'forger',
+      h: 'x',
+      s: ran[0]!.start,
+      l: 1000,
+      q: { graphs: { c: 1e6, f: 0, r: 0, d: 0, w: [], x: [] } },
+    };
+    channel.sendToQueue(stream, Buffer.from(JSON.stringify(other)));
+    await channel.close();
+    await connection.close();
+
+    const last = ran[ran.length - 1]!;
+    const view = await waitFor(
+      async () => {
+        const v = await ops.aggregates('hour');
+        const point = v.series.find((s) => s.queue === 'graphs')?.points.find((p) => p.start === last.start);
+        return point && point.completed + point.failed === last.completed + last.failed && v.skipped >= 2
+          ? v
+          : undefined;
+      },
+      { what: 'the third bucket and the forged records read', timeoutMs: 4 * BUCKET_MS, intervalMs: 200 },
+    );
+    assert.equal(view.bucketMs, BUCKET_MS);
+    assert.equal(view.stepMs, BUCKET_MS);
+    assert.equal(view.series[0]!.queue, '*');
+    const points = view.series.find((s) => s.queue === 'graphs')!.points;
+    assert.equal(points.length, 60);
+    // Aligned on the epoch: every point starts at a multiple of the bucket.
+    for (const p of points) assert.equal(p.start % BUCKET_MS, 0);
+    const busy = points.filter((p) => p.completed + p.failed > 0);
+    assert.deepEqual(
+      busy.map((p) => ({ start: p.start, completed: p.completed, failed: p.failed })),
+      ran.map((r) => ({ start: r.start, completed: r.completed, failed: r.failed })),
+    );
+    for (const p of busy) {
+      assert.equal(p.deadLettered, p.failed, 'attempts 1: every failure is dead-lettered');
+      assert.equal(p.retried, 0);
+      assert.equal(p.processes, 1);
+      // Run times from one log-spaced histogram: never below the handler's 25 ms (less its 4.5 % bins);
+      // above it by the event loop's lag, which a loaded machine stretches to a few times the run.
+      assert.ok(p.run.p50! >= RUN_MS * 0.9 && p.run.p50! < RUN_MS * 20, `run p50 ${p.run.p50}`);
+      assert.ok(p.run.p50! <= p.run.p95! && p.run.p95! <= p.run.p99!);
+      assert.ok(p.wait.p50 !== null && p.wait.p50 >= 0);
+      assert.ok(p.depth !== null && p.depth >= 0, 'the process said the depth');
+      if (p.depth === 0) assert.equal(p.oldestWaitingMs, 0, 'an empty queue has nothing waiting');
+    }
+    const total = view.series[0]!.points.reduce((sum, p) => sum + p.completed, 0);
+    assert.equal(total, 540);
+    assert.ok(view.skipped >= 2, `skipped ${view.skipped}`);
+    assert.equal(view.isWritten, true);
+  });
+
+  it('says the aggregates are not written when no process of the namespace has them on', async () => {
+    const ops = createOps({ ...testProfile(testNamespace('aggr-off')), topology: workloadTopology });
+    opened.push(ops);
+    const view = await ops.aggregates('day');
+    assert.equal(view.isWritten, false);
+    assert.deepEqual(view.series, []);
+  });
+});

@@ -1,0 +1,263 @@
+/**
+ * The dashboard's graphs, in Chromium, against a known workload (600 jobs over 3 buckets of 3 s, a tenth
+ * failing): the series uPlot drew, the data table beside it, pixels of the series' colour on the canvas,
+ * in light and dark mode; and the endpoint's refusals.
+ */
+import { after, before, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { existsSync, mkdirSync } from 'node:fs';
+import { request as httpRequest } from 'node:http';
+import { join } from 'node:path';
+import { chromium, type Page } from 'playwright-core';
+import type { Warren } from '../../src';
+import { createOps, type WarrenOps } from '../../src/ops';
+import { type DashboardServer, startDashboardServer } from '../../src/ui';
+import {
+  BUCKET_MS,
+  GraphStep,
+  HeldStep,
+  type RanBucket,
+  runWorkload,
+  workloadTopology,
+} from '../support/aggregate-workload';
+import { cleanup, testNamespace, testProfile, testWarren } from '../support/test-broker';
+import { ROOT } from '../support/run-cli';
+import { waitFor } from '../support/wait-for';
+
+const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+/** The docs' screenshots of the graphs: rewritten only with WARREN_UPDATE_SCREENSHOTS, as ui-dashboard's. */
+const SHOTS = process.env.WARREN_UPDATE_SCREENSHOTS ? join(ROOT, 'docs') : undefined;
+
+/**
+ * Pixels of a chart's canvas within 40 per channel of a CSS variable's colour (a 2 px line's core is drawn
+ * in it exactly). In the page, as source text: the tests compile without the DOM's types.
+ */
+function pixelsOf(page: Page, testid: string, cssVariable: string): Promise<number> {
+  return page.evaluate(`(() => {
+    const canvas = document.querySelector('[data-testid=${testid}] canvas');
+    const probe = document.createElement('div');
+    probe.style.color = getComputedStyle(document.documentElement).getPropertyValue('${cssVariable}');
+    document.body.appendChild(probe);
+    const [r, g, b] = getComputedStyle(probe).color.match(/\\d+/g).map(Number);
+    probe.remove();
+    const data = canvas.getContext('2d').getImageData(0, 0, canvas.width, canvas.height).data;
+    let count = 0;
+    for (let i = 0; i < data.length; i += 4)
+      if (data[i + 3] > 200 && Math.abs(data[i] - r) < 40 && Math.abs(data[i + 1] - g) < 40 && Math.abs(data[i + 2] - b) < 40)
+        count += 1;
+    return count;
+  })()`);
+}
+
+/** The arrays uPlot drew in a chart (x in seconds, then one array per line). */
+function drawnSeries(page: Page, testid: string): Promise<(number | null)[][]> {
+  return page.evaluate(`document.querySelector('[data-testid=${testid}]').chart.data`);
+}
+
+describe('dashboard graphs', () => {
+  const namespace = testNamespace('uigraph');
+  const config = {
+    ...testProfile(namespace),
+    topology: workloadTopology,
+    jobs: [GraphStep, HeldStep],
+    aggregates: { bucketMs: BUCKET_MS },
+    history: { flushMs: 50 },
+  };
+  let warren: Warren<object>;
+  let ops: WarrenOps;
+  let server: DashboardServer;
+  let ran: RanBucket[];
+  const held = new HeldStep();
+
+  before(async () => {
+    warren = await testWarren({ ...config, handlers: [new GraphStep(), held] });
+    await warren.start();
+    ops = createOps({ ...config, replyTimeoutMs: 300 });
+    server = await startDashboardServer({ ops, port: 0, authorize: () => ({ role: 'viewer', user: 'ada' }) });
+    ran = await runWorkload(warren);
+    const last = ran[ran.length - 1]!;
+    await waitFor(
+      async () => {
+        const view = await ops.aggregates('hour');
+        const graphs = view.series.find((s) => s.queue === 'graphs');
+        return graphs?.points.some(
+          (p) => p.start === last.start && p.completed + p.failed === last.completed + last.failed,
+        );
+      },
+      { what: 'the last bucket written', timeoutMs: 4 * BUCKET_MS, intervalMs: 200 },
+    );
+  });
+
+  after(async () => {
+    await server?.close();
+    await ops?.close();
+    await cleanup();
+  });
+
+  it('draws the workload: 180 completed and 20 failed in each of its 3 buckets, in light and dark mode', async () => {
+    assert.ok(
+      existsSync(CHROMIUM),
+      `no browser at ${CHROMIUM}: apt-get install -y chromium (or set CHROMIUM_PATH)`,
+    );
+    const browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox'] });
+    try {
+      for (const scheme of ['light', 'dark'] as const) {
+        const page = await browser.newPage({ viewport: { width: 1200, height: 1400 }, colorScheme: scheme });
+        await page.goto(`${server.url}#/graphs?range=hour&queue=graphs`);
+        // The canvas, or what the page said instead (an error from the endpoint).
+        await page
+          .locator('[data-testid=chart-throughput] canvas, [data-testid=graphs] .tag.bad')
+          .first()
+          .waitFor();
+        assert.equal(
+          await page.locator('[data-testid=graphs] .tag.bad').count(),
+          0,
+          (await page.locator('main').textContent()) ?? '',
+        );
+        // Once the overview's snapshot is in (the next refresh, ≤ 5 s), the process starts are marked.
+        await page.locator('[data-testid=graph-marks]').waitFor({ timeout: 10_000 });
+        // The series as drawn: uPlot's own data arrays (x in seconds), the points with any run.
+        const drawn = await drawnSeries(page, 'chart-throughput');
+        const [xs, completed, failed, dead] = drawn as number[][];
+        assert.equal(xs!.length, 60, 'an hour of 60 buckets');
+        const busy = xs!.flatMap((x, i) =>
+          completed![i]! + failed![i]! > 0
+            ? [{ start: x * 1000, completed: completed![i], failed: failed![i], dead: dead![i] }]
+            : [],
+        );
+        assert.deepEqual(
+          busy,
+          ran.map((r) => ({ start: r.start, completed: r.completed, failed: r.failed, dead: r.failed })),
+        );
+        // The worker's start is marked on the time axis.
+        const marks = (await page.evaluate(
+          `document.querySelector('[data-testid=chart-throughput]').marks`,
+        )) as { label: string }[];
+        assert.ok(
+          marks.some((m) => /:\d+$/.test(m.label)),
+          JSON.stringify(marks),
+        );
+        assert.match((await page.locator('[data-testid=graph-marks]').textContent()) ?? '', /process starts/);
+        // The data table says the same, newest first.
+        const rows = await page.locator('[data-testid=table-throughput] tbody tr').allTextContents();
+        assert.equal(rows.length, 60);
+        const expected = ran.map((r) => `${r.completed}${r.failed}${r.failed}`);
+        assert.equal(
+          rows.filter((row) => expected.some((e) => row.endsWith(e))).length,
+          ran.length,
+          `${expected.join(', ')} in ${rows.slice(0, 8).join(' | ')}`,
+        );
+        // The run-time chart drew p50 from the handler's 25 ms up (a loaded machine's event loop adds its lag).
+        const run = (await drawnSeries(page, 'chart-run'))[1]!.filter((v) => v !== null);
+        assert.equal(run.length, ran.length);
+        for (const p50 of run) assert.ok(p50! >= 22 && p50! < 500, `run p50 ${p50}`);
+        // Not an empty plot: the completed line's colour is on the canvas.
+        const pixels = await pixelsOf(page, 'chart-throughput', '--ok');
+        assert.ok(pixels > 100, `${pixels} pixels of the completed line (${scheme})`);
+        assert.match(
+          (await page.locator('[data-testid=graphs-source]').textContent()) ?? '',
+          /aggregates streams .*records read/,
+        );
+        if (SHOTS) {
+          await page.locator('#live.on').waitFor();
+          mkdirSync(SHOTS, { recursive: true });
+          await page.screenshot({ path: join(SHOTS, `dashboard-graphs-${scheme}.png`) });
+        }
+        await page.close();
+      }
+    } finally {
+      await browser.close();
+    }
+  });
+
+  it('lists a running job on the overview with its progress reaching 100, linking to its live page', async () => {
+    const browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox'] });
+    try {
+      const page = await browser.newPage();
+      await page.goto(server.url);
+      await page.locator('[data-testid=running-source]').waitFor();
+      const { jobId } = await warren.publish('graphs.held', {});
+      const row = page.locator(`[data-testid=running] tr[data-job="${jobId}"]`);
+      await row.locator('[data-testid=running-progress]', { hasText: /^100$/ }).waitFor({ timeout: 15_000 });
+      assert.match((await row.textContent()) ?? '', /graphs\.held.*graphs/);
+      assert.match(
+        (await page.locator('[data-testid=running-source]').textContent()) ?? '',
+        /1 of 1 list their running jobs/,
+      );
+      assert.equal(await row.locator(`a[href="#/job/${jobId}"]`).count(), 1);
+      // Its live page: the outcome arrives once the job is let go.
+      const subscribed = page.waitForResponse((r) => r.url().endsWith(`api/jobs/${jobId}/events`));
+      await page.locator(`a[href="#/job/${jobId}"]`).click();
+      await subscribed;
+      for (const release of held.releases.splice(0)) release();
+      await page
+        .locator('[data-testid=job-live-state]', { hasText: 'completed' })
+        .waitFor({ timeout: 10_000 });
+      await page.goto(server.url);
+      await page.locator('[data-testid=running-source]').waitFor();
+      await waitFor(
+        async () =>
+          (await page.locator(`[data-testid=running] tr[data-job="${jobId}"]`).count()) === 0 || undefined,
+        {
+          what: 'the job gone from the running list',
+        },
+      );
+    } finally {
+      for (const release of held.releases.splice(0)) release();
+      await browser.close();
+    }
+  });
+
+  it("lists a queue's newest completed and failed jobs from the history, each linking to its page", async () => {
+    const browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox'] });
+    try {
+      const page = await browser.newPage();
+      await page.goto(`${server.url}#/queue/graphs`);
+      await page.locator('[data-testid=recent-source]').waitFor({ timeout: 15_000 });
+      const completed = page.locator('[data-testid=recent-completed] tbody tr');
+      const failed = page.locator('[data-testid=recent-failed] tbody tr');
+      assert.equal(await completed.count(), 20);
+      assert.equal(await failed.count(), 20);
+      assert.match(
+        (await failed.first().textContent()) ?? '',
+        /graphs\.step.*dead.*step \d+0 fails, as every tenth does/,
+      );
+      assert.match((await completed.first().textContent()) ?? '', /graphs\.(step|held)/);
+      const id = await failed.first().getAttribute('data-job');
+      await failed.first().locator('a').click();
+      await page.locator('[data-testid=job-state]', { hasText: 'dead' }).waitFor();
+      assert.match(page.url(), new RegExp(`#/job/${id}$`));
+    } finally {
+      await browser.close();
+    }
+  });
+
+  it('serves the chart library from the package and refuses a bad range or a rebound Host', async () => {
+    const library = await fetch(`${server.url}vendor/uplot.js`);
+    assert.equal(library.status, 200);
+    assert.match(library.headers.get('content-type') ?? '', /text\/javascript/);
+    assert.match(await library.text(), /uPlot/);
+    const bad = await fetch(`${server.url}api/aggregates?range=<script>`);
+    assert.equal(bad.status, 400);
+    assert.match(bad.headers.get('content-type') ?? '', /application\/json/);
+    assert.match(((await bad.json()) as { error: string }).error, /range must be one of hour, day, week/);
+    const week = await fetch(`${server.url}api/aggregates?range=week`);
+    assert.equal(week.status, 200);
+    const view = (await week.json()) as { level: string; series: { queue: string; points: unknown[] }[] };
+    assert.equal(view.level, 'hour');
+    assert.equal(view.series[0]!.points.length, 168);
+    const port = new URL(server.url).port;
+    const status = await new Promise<number>((resolve, reject) => {
+      const req = httpRequest(
+        { host: '127.0.0.1', port, path: '/api/aggregates?range=hour', headers: { host: 'evil.example' } },
+        (res) => {
+          res.resume();
+          resolve(res.statusCode ?? 0);
+        },
+      );
+      req.on('error', reject);
+      req.end();
+    });
+    assert.equal(status, 421);
+  });
+});
