@@ -46,6 +46,15 @@ export const SUITES: readonly Suite[] = [
     load: () => import('./contenders'),
   },
   {
+    name: 'batch-and-debounce',
+    summary:
+      'batch consume (PostgreSQL inserts, batch of 100 vs one row per job at concurrency 100, lone-job latency) and debounce (10,000 updates from 3 processes, publish cost, maxWaitMs)',
+    usage: '[--jobs 20000] [--rounds 3] [--lone 20] [--updates 10000] [--only=batch,debounce]',
+    quickArgs: ['--jobs', '2000', '--rounds', '1', '--lone', '3', '--updates', '300'],
+    needs: 'PostgreSQL (PG_URL, default postgres://postgres@127.0.0.1:5432/test)',
+    load: () => import('./batch-and-debounce'),
+  },
+  {
     name: 'fairness',
     summary:
       'fair share (issue 35): a 100,000-job flood of one key beside 9 light keys, and 10,000 active keys, beside the plain job type and raw amqplib',

@@ -34,6 +34,7 @@ const guide = [
       { text: 'Retries', link: '/guide/retries' },
       { text: 'Job timeouts', link: '/guide/timeouts' },
       { text: 'Isolated processors', link: '/guide/isolated-processors' },
+      { text: 'Batch consume and debounce', link: '/guide/batch-and-debounce' },
       { text: 'Dead letters', link: '/guide/dead-letters' },
       { text: 'Payload validation', link: '/guide/validation' },
       { text: 'Idempotency keys', link: '/guide/idempotency' },

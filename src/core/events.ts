@@ -38,6 +38,22 @@ export interface WarrenEvents {
   retried: [
     JobEventBase & { readonly error: unknown; readonly delayMs: number; readonly nextAttempt: number },
   ];
+  /**
+   * A batch of a `@Job({ batch })` ran: `size` jobs, the oldest having waited `waitedMs` for the batch to
+   * start; `failed` of them failed (all when the handler threw or timed out, with `error`). Each job also
+   * has its own `started`, `completed` or `failed` event. Built only while someone listens.
+   */
+  batchSettled: [
+    {
+      readonly name: string;
+      readonly queue: string;
+      readonly size: number;
+      readonly waitedMs: number;
+      readonly durationMs: number;
+      readonly failed: number;
+      readonly error?: unknown;
+    },
+  ];
   /** A job was postponed without spending an attempt (its circuit breaker is open). */
   postponed: [JobEventBase & { readonly delayMs: number; readonly breaker: string }];
   /**

@@ -3,6 +3,8 @@ export { UnknownQueueError } from './unknown-queue-error';
 export * from './isolate-error';
 export * from './handler-signals';
 export * from './job-types';
+export * from './batch-types';
+export * from './job-handler';
 export * from './logger';
 export * from './standard-schema';
 export { validatePayload, summarizeIssues, type PayloadIssue, type PayloadCheck } from './validate-payload';

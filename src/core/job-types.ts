@@ -92,6 +92,30 @@ export interface JobOptions<TData = unknown> {
   readonly recycleAfter?: IsolateRecycleOptions;
   /** With `isolate`: the pool's size, its warm minimum and idle reaping. */
   readonly pool?: IsolatePoolOptions;
+  /**
+   * Hand the jobs to `handleBatch(jobs, ctx)` in groups of up to `size`, the oldest waiting at most
+   * `timeoutMs` for its batch to fill. The class has `handleBatch` instead of `handle`. Default: none
+   * (one job per call). docs/guide/batch-and-debounce.md.
+   */
+  readonly batch?: BatchOptions;
+}
+
+/**
+ * `@Job({ batch })`: the worker hands the job's deliveries to `handleBatch` in groups. A batch starts when
+ * `size` jobs wait or when the oldest has waited `timeoutMs`, whichever comes first
+ * (docs/guide/batch-and-debounce.md).
+ */
+export interface BatchOptions {
+  /**
+   * Jobs per batch at most: an integer >= 1. Default 100. The queue's prefetch (`concurrency`, default
+   * twice `size` for a batch job) must hold at least one full batch.
+   */
+  readonly size?: number;
+  /**
+   * The longest a job waits for its batch to fill before the batch runs anyway, ms: an integer >= 1.
+   * Default 1 000.
+   */
+  readonly timeoutMs?: number;
 }
 
 /** Where an isolated handler runs: a worker thread, or a child process (which also contains native crashes). */
@@ -197,11 +221,6 @@ export interface BreakerHandle {
   readonly isOpen: boolean;
 }
 
-/** The contract of a handler class. */
-export interface JobHandler<TData = unknown> {
-  handle(data: TData, ctx: JobContext): Promise<unknown> | unknown;
-}
-
 export interface PublishOptions {
   /** The message id; the idempotency key. Default: a random UUID. */
   readonly jobId?: string;
@@ -234,6 +253,26 @@ export interface PublishOptions {
    * promoted (run now) or moved earlier, not only cancelled or moved later. docs/guide/job-control.md.
    */
   readonly controllable?: boolean;
+  /**
+   * Runs only the last of the publishes of one `key` that come less than `periodMs` apart, across every
+   * publishing process, `periodMs` after that last one (at most `maxWaitMs` after the first). The run has
+   * the last payload, by the order of the job-control stream. Not with a delay, `deduplicate` or
+   * `controllable`; `publish` only. docs/guide/batch-and-debounce.md.
+   */
+  readonly debounce?: DebounceOptions;
+}
+
+/** `publish(job, data, { debounce })`: one run for a burst of publishes of one key. */
+export interface DebounceOptions {
+  /** What the publishes are about (a document id): one run per key and job. 1 to 255 characters. */
+  readonly key: string;
+  /** The quiet time after the last publish before the job runs, ms: an integer >= 1. */
+  readonly periodMs: number;
+  /**
+   * The longest a steady stream of publishes can postpone the run, ms from the first of the burst: an
+   * integer >= periodMs. Default: no bound.
+   */
+  readonly maxWaitMs?: number;
 }
 
 export interface PublishedJob {

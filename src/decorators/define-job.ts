@@ -1,4 +1,7 @@
 import {
+  type BatchContext,
+  type BatchJob,
+  type BatchOptions,
   checkKnownKeys,
   ConfigurationError,
   type JobContext,
@@ -9,6 +12,7 @@ import {
 import type { CronMetadata, CronOptions } from './cron';
 import { CRON_METADATA, JOB_METADATA, type JobMetadata } from './job-metadata';
 import { JOB_OPTION_KEYS, readJobDefinition } from './read-job-definition';
+import { batchOfOne } from './batch-of-one';
 
 /** One cron schedule of a defined job: a pattern, or a pattern with the options `@Cron` takes. */
 export type DefineJobCron<TInput = unknown> =
@@ -44,6 +48,11 @@ export interface DefinedJob<TData = unknown, TResult = unknown, TInput = TData> 
   readonly options: DefineJobOptions<TInput, TData>;
   /** The handler given to defineJob. */
   readonly handle: (data: TData, ctx: JobContext) => TResult;
+  /**
+   * A batch job's handler (`batch` set): the worker calls it with up to `batch.size` jobs; `handle` then
+   * runs it with a batch of one (what `runJob` and a slip step call).
+   */
+  readonly handleBatch?: (jobs: readonly BatchJob<TData>[], ctx: BatchContext) => unknown;
   /** An activity's compensation (`activity: { compensate }`), for the slip step handler. */
   readonly compensate?: (log: SlipLogEntry, ctx: JobContext) => Promise<unknown> | unknown;
 }
@@ -67,6 +76,11 @@ const DEFINE_JOB_OPTION_KEYS = { ...JOB_OPTION_KEYS, cron: true } as const satis
  * const warren = await createWarren({ topology, handlers: [welcomeEmail] });
  * await warren.publish(welcomeEmail, { email: 'ada@example.com' });
  */
+export function defineJob<TData = unknown, TResult = unknown>(
+  name: string,
+  options: DefineJobOptions<TData> & { readonly batch: BatchOptions },
+  handler: (jobs: readonly BatchJob<TData>[], ctx: BatchContext) => TResult,
+): DefinedJob<TData, Promise<unknown>>;
 export function defineJob<TInput, TData, TResult>(
   name: string,
   options: DefineJobOptions<TInput, TData> & { readonly schema: StandardSchemaV1<TInput, TData> },
@@ -80,7 +94,9 @@ export function defineJob<TData = unknown, TResult = unknown>(
 export function defineJob(
   name: string,
   options: DefineJobOptions,
-  handler: (data: unknown, ctx: JobContext) => unknown,
+  handler:
+    | ((data: unknown, ctx: JobContext) => unknown)
+    | ((jobs: readonly BatchJob[], ctx: BatchContext) => unknown),
 ): DefinedJob {
   const where = `defineJob('${name}')`;
   checkKnownKeys(`${where} options`, options, DEFINE_JOB_OPTION_KEYS);
@@ -108,13 +124,19 @@ export function defineJob(
   const defined: DefinedJob = Object.freeze({
     name,
     options: Object.freeze({ ...options }),
-    handle: handler,
+    ...(options.batch !== undefined
+      ? batchHandlers(handler as NonNullable<DefinedJob['handleBatch']>)
+      : { handle: handler as DefinedJob['handle'] }),
     ...(compensate !== undefined ? { compensate } : {}),
     [JOB_METADATA]: metadata,
     [CRON_METADATA]: cronEntries(where, cron),
   });
   readJobDefinition(defined); // every check the class form gets, here at the definition
   return defined;
+}
+
+function batchHandlers(handleBatch: NonNullable<DefinedJob['handleBatch']>) {
+  return { handle: batchOfOne(handleBatch), handleBatch };
 }
 
 function compensationOf(where: string, activity: DefineJobOptions['activity']): DefinedJob['compensate'] {

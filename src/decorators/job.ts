@@ -1,12 +1,12 @@
 import 'reflect-metadata';
-import type { JobHandler, JobOptions } from '../core';
+import type { BatchHandler, BatchJob, JobHandler, JobOptions } from '../core';
 import { requireClassDecoration } from './class-decoration';
 import type { DefinedJob } from './define-job';
 import { JOB_METADATA, type JobMetadata } from './job-metadata';
 
 /** A class whose instances handle a job. */
 // biome-ignore lint/suspicious/noExplicitAny: the user's constructor and payload types
-export type JobClass<TData = any> = abstract new (...args: any[]) => JobHandler<TData>;
+export type JobClass<TData = any> = abstract new (...args: any[]) => JobHandler<TData> | BatchHandler<TData>;
 
 /**
  * A job as the publishing calls take it: a @Job class, or a job of the function form ({@link defineJob}).
@@ -22,11 +22,15 @@ export type JobData<C> =
           ...args: never[]
         ) => { handle(data: infer D, ...rest: never[]): unknown }
       ? D
-      : never;
+      : C extends abstract new (
+            ...args: never[]
+          ) => { handleBatch(jobs: readonly BatchJob<infer D>[], ...rest: never[]): unknown }
+        ? D
+        : never;
 
 /**
  * Marks a class as the handler of job `name`. Records plain metadata only; the instance's `handle`
- * runs each job. Constructor arguments are the user's (or NestJS's) business. Works as a legacy
+ * runs each job (or, with `batch`, its `handleBatch` runs them in groups). Constructor arguments are the user's (or NestJS's) business. Works as a legacy
  * (`experimentalDecorators`) and as a standard (TC39) class decorator.
  *
  * @example
@@ -38,7 +42,7 @@ export type JobData<C> =
  * }
  */
 export function Job<TData>(name: string, options: JobOptions<TData>) {
-  return <C extends abstract new (...args: never[]) => JobHandler<TData>>(
+  return <C extends abstract new (...args: never[]) => JobHandler<TData> | BatchHandler<TData>>(
     target: C,
     context?: ClassDecoratorContext<C>,
   ): void => {

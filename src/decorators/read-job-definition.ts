@@ -24,6 +24,7 @@ export const JOB_OPTION_KEYS = {
   memoryLimitMb: true,
   recycleAfter: true,
   pool: true,
+  batch: true,
 } as const satisfies Record<keyof JobOptions, true>;
 
 /** A job defined by `defineJob`: a frozen object carrying its metadata itself (no class to decorate). */
@@ -101,10 +102,18 @@ function validateJobDefinition(target: object): JobDefinition {
     throw new ConfigurationError(
       `${where} options.key must be a function of the payload returning the key, like (data) => data.tenantId (got ${typeof options.key})`,
     );
-  const proto =
-    typeof target === 'function' ? (target as { prototype?: { handle?: unknown } }).prototype : target;
-  if (typeof (proto as { handle?: unknown } | undefined)?.handle !== 'function') {
-    throw new ConfigurationError(`${where} has no handle(data, ctx) method`);
+  const proto = (typeof target === 'function' ? (target as { prototype?: unknown }).prototype : target) as
+    | { handle?: unknown; handleBatch?: unknown }
+    | undefined;
+  if (options.batch !== undefined) {
+    if (typeof proto?.handleBatch !== 'function')
+      throw new ConfigurationError(
+        `${where} sets batch, so it needs a handleBatch(jobs, ctx) method${defined ? ' (defineJob with batch takes (jobs, ctx) => result)' : ''}`,
+      );
+  } else if (typeof proto?.handle !== 'function') {
+    throw new ConfigurationError(
+      `${where} has no handle(data, ctx) method${typeof proto?.handleBatch === 'function' ? ' (a handleBatch method needs the batch option: @Job(name, { queue, batch: { size, timeoutMs } }))' : ''}`,
+    );
   }
   return Object.freeze({ name, ...options });
 }

@@ -8,10 +8,13 @@
  * - on `stored` (the copy a `controllable` publish keeps): `q` the destination queue, `b` the body
  *   (base64), `h` the headers and `p` the other AMQP properties;
  * - `mark`: a process appends one (`c` its own id) and reads until it sees it: then it has caught up.
+ * - `debounce`: a debounced publish (`j` its debounce id, `debounce:<job>:<key>`): `c` the copy it sent,
+ *   `u` when that copy is due, `f` when the burst it belongs to began (for `maxWaitMs`), `l` the last copy
+ *   of the burst before (which still runs, though later records exist).
  */
 import { MAX_DELAY_MS, parseJsonObject } from '../core';
 
-export type ControlAction = 'cancel' | 'reschedule' | 'promote' | 'stored' | 'mark';
+export type ControlAction = 'cancel' | 'reschedule' | 'promote' | 'stored' | 'mark' | 'debounce';
 
 export interface ControlRecord {
   readonly j: string;
@@ -19,13 +22,22 @@ export interface ControlRecord {
   readonly t: number;
   readonly u?: number;
   readonly c?: string;
+  readonly f?: number;
+  readonly l?: string;
   readonly q?: string;
   readonly b?: string;
   readonly h?: Record<string, unknown>;
   readonly p?: Record<string, unknown>;
 }
 
-const ACTIONS: ReadonlySet<string> = new Set(['cancel', 'reschedule', 'promote', 'stored', 'mark']);
+const ACTIONS: ReadonlySet<string> = new Set([
+  'cancel',
+  'reschedule',
+  'promote',
+  'stored',
+  'mark',
+  'debounce',
+]);
 
 /** A control record larger than this is skipped unread (a stored copy holds a job body: publisher.maxBodyBytes). */
 export const MAX_CONTROL_RECORD_BYTES = 16 * 1024 ** 2;
@@ -46,6 +58,11 @@ export function parseControlRecord(content: Buffer, now = Date.now()): ControlRe
   if (record.u !== undefined && (!isTime(record.u) || record.u > now + MAX_DELAY_MS + MAX_CLOCK_AHEAD_MS))
     return undefined;
   if (record.c !== undefined && (typeof record.c !== 'string' || record.c.length > MAX_ID_CHARS))
+    return undefined;
+  if (record.l !== undefined && (typeof record.l !== 'string' || record.l.length > MAX_ID_CHARS))
+    return undefined;
+  if (record.f !== undefined && (!isTime(record.f) || record.f > record.t)) return undefined;
+  if (record.a === 'debounce' && (record.c === undefined || record.u === undefined || record.f === undefined))
     return undefined;
   if (record.a !== 'mark' && record.j.length === 0) return undefined;
   if (record.a === 'stored' && !isStoredCopy(record)) return undefined;
@@ -84,4 +101,17 @@ export function judge(record: ControlRecord | undefined, copy: unknown, now: num
   if (record.c !== undefined) return copy === record.c ? 'run' : 'drop';
   if (record.a === 'reschedule' && record.u !== undefined && record.u > now) return record.u - now;
   return 'run';
+}
+
+/**
+ * A debounced copy runs if it is the latest of its debounce id, or the last of the burst before the latest
+ * record's (`p`: a burst ended by `maxWaitMs` or by its quiet period, with later publishes already in a new
+ * one), or newer than every record this process has read (its record is on its way); any other copy was
+ * superseded, or cancelled (`warren.delayed.cancel(debounceId)`).
+ */
+export function judgeDebounced(record: ControlRecord | undefined, copy: unknown): 'run' | 'drop' {
+  if (record === undefined) return 'run';
+  if (typeof copy !== 'string') return 'drop';
+  if (record.c === copy || record.l === copy) return 'run';
+  return Number(copy.split(':')[0]) > record.t ? 'run' : 'drop';
 }

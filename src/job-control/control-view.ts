@@ -50,6 +50,9 @@ export class ControlView {
   /** Ends the read in progress, if any (a stop must not wait out its timeout). */
   private abortRead: (() => void) | undefined;
   private checkpointTried = false;
+  /** The sync mark under way, and the one the calls made meanwhile wait for. */
+  private syncing: Promise<void> | undefined;
+  private nextSync: Promise<void> | undefined;
   /** Whether the current read started from a checkpoint rather than the first record. */
   private fromCheckpoint = false;
 
@@ -74,6 +77,41 @@ export class ControlView {
       if (this.caughtUp === attempt) this.caughtUp = undefined;
     });
     return attempt;
+  }
+
+  /**
+   * Reads up to a mark appended now, once the view follows: then every record confirmed before the call is
+   * in `decisions`. Calls while a mark is under way share the next one (one append per round trip).
+   */
+  sync(): Promise<void> {
+    if (this.nextSync !== undefined) return this.nextSync;
+    const next: Promise<void> = (this.syncing ?? Promise.resolve()).then(() => {
+      if (this.nextSync === next) this.nextSync = undefined;
+      return this.syncOnce();
+    });
+    this.nextSync = next;
+    this.syncing = next.catch(() => undefined);
+    return next;
+  }
+
+  private async syncOnce(): Promise<void> {
+    const mark = randomUUID();
+    let timer: NodeJS.Timeout | undefined;
+    const reached = new Promise<void>((resolve, reject) => {
+      this.marks.set(mark, resolve);
+      timer = setTimeout(
+        () => reject(new Error(`job control: a sync mark did not come back in ${CATCH_UP_TIMEOUT_MS} ms`)),
+        CATCH_UP_TIMEOUT_MS,
+      );
+    });
+    reached.catch(() => undefined); // awaited below, once the mark is sent
+    try {
+      await this.deps.appendMark(mark);
+      await reached;
+    } finally {
+      clearTimeout(timer);
+      this.marks.delete(mark);
+    }
   }
 
   async stop(): Promise<void> {

@@ -10,7 +10,7 @@ import { dueTimeOf, knownOfJob, type CancelledJob } from './cancelled-job';
 import { storedCopyMessage } from './stored-copy';
 import { controlCheckpoints } from './control-checkpoints';
 import { ControlView } from './control-view';
-import { copyId, judge, type ControlRecord, type JobVerdict } from './control-record';
+import { copyId, judge, judgeDebounced, type ControlRecord, type JobVerdict } from './control-record';
 
 export interface JobControlDeps {
   readonly stream: string;
@@ -63,6 +63,42 @@ export class JobControl {
   async decide(jobId: string, copy: unknown, now: number): Promise<JobVerdict> {
     await this.view.follow();
     return judge(this.view.decisions.get(jobId), copy, now);
+  }
+
+  /**
+   * What a worker does with a debounced copy that came due (docs/guide/batch-and-debounce.md): dropped at
+   * once if a later publish of its key is known; else the view reads up to a mark of its own first, so that
+   * every publish of the key confirmed before now is seen, and only the latest copy runs.
+   */
+  async decideDebounced(debounceId: string, copy: unknown): Promise<JobVerdict> {
+    await this.view.follow();
+    if (judgeDebounced(this.view.decisions.get(debounceId), copy) === 'drop') return 'drop';
+    await this.view.sync();
+    return judgeDebounced(this.view.decisions.get(debounceId), copy);
+  }
+
+  /**
+   * The publisher's hook for a debounced publish: its copy id and when the copy is due, `periodMs` from
+   * now but no later than `maxWaitMs` after the burst began (the latest record of the key, while its copy is
+   * not due yet); then `send` publishes the copy, and its record follows (the copy first: a failure between
+   * the two runs the job rather than never).
+   */
+  async debounce(
+    debounceId: string,
+    options: { readonly periodMs: number; readonly maxWaitMs: number | undefined },
+    send: (copy: string, delayMs: number) => Promise<void>,
+  ): Promise<void> {
+    await this.view.follow();
+    const t = Date.now();
+    const latest = this.view.decisions.get(debounceId);
+    const isOpen = latest?.a === 'debounce' && latest.u! > t;
+    // a new burst names the last copy of the one before: that copy still runs when it comes due
+    const f = isOpen ? latest.f! : t;
+    const l = isOpen ? latest.l : latest?.a === 'debounce' ? latest.c : undefined;
+    const u = Math.min(t + options.periodMs, f + (options.maxWaitMs ?? Number.POSITIVE_INFINITY));
+    const c = copyId(t, randomUUID());
+    await send(c, Math.max(1, u - t));
+    await this.append({ j: debounceId, a: 'debounce', t, u, c, f, ...(l !== undefined ? { l } : {}) });
   }
 
   /**

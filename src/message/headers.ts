@@ -51,6 +51,7 @@ export const HEADERS = {
   dedup: 'warren-dedup',
   delayed: 'warren-delayed',
   controlCopy: 'warren-control-copy',
+  debounce: 'warren-debounce',
   proof: 'warren-proof',
   event: 'warren-event',
   jobId: 'warren-job-id',

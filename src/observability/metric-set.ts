@@ -6,6 +6,8 @@ import { SeriesMetric } from './series-metric';
 export type MetricSet = ReturnType<typeof createMetricSet>;
 
 const JOB = ['job', 'queue'] as const;
+/** Buckets of `batch_size`: jobs per batch. */
+const BATCH_SIZES = [1, 2, 5, 10, 25, 50, 100, 250, 500, 1000] as const;
 
 /** Makes and registers one metric, its name prefixed. */
 type MakeMetric = (
@@ -91,6 +93,20 @@ function jobMetrics(metric: MakeMetric, options: ResolvedMetricsOptions) {
       'histogram',
       ['queue', 'lane'],
       options.waitBuckets,
+    ),
+    batchSize: metric(
+      'batch_size',
+      'Jobs per handleBatch call (@Job({ batch })).',
+      'histogram',
+      JOB,
+      BATCH_SIZES,
+    ),
+    batchDuration: metric(
+      'batch_duration_seconds',
+      'handleBatch run time, the whole batch (each job is in job_duration_seconds too).',
+      'histogram',
+      JOB,
+      options.durationBuckets,
     ),
   };
 }

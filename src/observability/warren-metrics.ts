@@ -116,6 +116,10 @@ export class WarrenMetrics<R extends MetricsRegistry = MetricsRegistry> implemen
     target.on('postponed', (e) => m.postponed.cell(this.job(e.name), e.queue, 'breaker').inc());
     target.on('rateLimited', (e) => m.postponed.cell(this.job(e.name), e.queue, 'rate-limit').inc());
     target.on('deadLettered', (e) => m.deadLettered.cell(this.job(e.name), e.queue, e.reason).inc());
+    target.on('batchSettled', (e) => {
+      m.batchSize.cell(this.job(e.name), e.queue).observe(e.size);
+      m.batchDuration.cell(this.job(e.name), e.queue).observe(e.durationMs / 1000);
+    });
   }
 
   /** Instrumentation hook: the publisher calls it around each publish. */

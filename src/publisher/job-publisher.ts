@@ -15,6 +15,7 @@ import type { TopologyPlan } from '../topology';
 import { JobIds } from './job-ids';
 import type { ResolvedPublisherOptions } from './options';
 import { checkPublishOptions } from './publish-checks';
+import { publishDebounced, type Debouncer } from './debounced-publish';
 import { buildPublish, type Prepared } from './publish-message';
 import type { ResultChannel, ResultHandle } from './result-channel';
 
@@ -67,13 +68,15 @@ export class JobPublisher {
     private readonly dedup?: DedupReserver,
     /** Stores the copy of a `controllable` delayed job (docs/guide/job-control.md). */
     private readonly storeCopy?: (message: OutgoingMessage, queueName: string) => Promise<void>,
+    /** Records debounced publishes (`debounce`) on the job-control stream. */
+    private readonly debouncer?: Debouncer,
   ) {}
 
   /** Publishes on the result channel, with `reply_to` set to direct reply-to (docs/guide/results.md). */
   async publishWithResult(name: string, data: unknown, options: PublishOptions = {}): Promise<ResultHandle> {
-    if (options.deduplicate || options.controllable)
+    if (options.deduplicate || options.controllable || options.debounce)
       throw new ConfigurationError(
-        `publishWithResult('${name}'): deduplicate and controllable work with publish only`,
+        `publishWithResult('${name}'): deduplicate, controllable and debounce work with publish only`,
       );
     if (this.results === undefined) throw new ConfigurationError('publishWithResult needs a result channel');
     const { message, published } = await this.prepare(name, data, options, Date.now());
@@ -93,6 +96,17 @@ export class JobPublisher {
     origin: PublishOrigin = 'user',
   ): Promise<PublishedJob> {
     const now = Date.now();
+    if (options.debounce !== undefined) {
+      const job = this.plan.jobs.get(name);
+      if (job !== undefined) checkPublishOptions(job, options);
+      return publishDebounced(
+        this.debouncer,
+        name,
+        { ...options, debounce: options.debounce },
+        (delayed) => this.prepare(name, data, delayed, Date.now()),
+        (prepared) => this.sendPrepared(prepared, origin),
+      );
+    }
     const prepared = await this.prepare(name, data, options, now);
     if (options.controllable) await this.keepCopy(prepared);
     if (!options.deduplicate) {
@@ -121,9 +135,9 @@ export class JobPublisher {
    */
   async validate(name: string, data: unknown, options: PublishOptions = {}): Promise<ValidatedJob> {
     // The relay sends the row later with `send`, which neither reserves an id nor stores a copy.
-    if (options.deduplicate || options.controllable)
+    if (options.deduplicate || options.controllable || options.debounce)
       throw new ConfigurationError(
-        `outbox.publish('${name}'): deduplicate and controllable work with warren.publish only`,
+        `outbox.publish('${name}'): deduplicate, controllable and debounce work with warren.publish only`,
       );
     const jobId = options.jobId ?? this.ids.newId();
     const ready = this.prepare(name, data, { ...options, jobId }, Date.now());
@@ -207,9 +221,9 @@ export class JobPublisher {
         ...(batchIndex === undefined ? {} : { batchIndex }),
       });
     checkPublishOptions(job, options, batchIndex);
-    if (options.controllable && batchIndex !== undefined)
+    if ((options.controllable || options.debounce) && batchIndex !== undefined)
       throw new ConfigurationError(
-        `publishMany job [${batchIndex}] ('${name}'): controllable works with publish only`,
+        `publishMany job [${batchIndex}] ('${name}'): ${options.controllable ? 'controllable' : 'debounce'} works with publish only`,
         {
           batchIndex,
         },

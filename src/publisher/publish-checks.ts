@@ -1,4 +1,4 @@
-import { ConfigurationError, validationMessage, type PublishOptions } from '../core';
+import { ConfigurationError, MAX_DELAY_MS, validationMessage, type PublishOptions } from '../core';
 import type { PlannedJob } from '../topology';
 
 const RESERVED_HEADER = /^(x-|warren-)/i;
@@ -27,6 +27,7 @@ export function checkPublishOptions(job: PlannedJob, options: PublishOptions, ba
     if (options.deduplicate !== true && (!Number.isInteger(ttlMs) || ttlMs < 1))
       throw fail(validationMessage(`${at} deduplicate.ttlMs`, 'must be an integer >= 1', ttlMs));
   }
+  if (options.debounce !== undefined) checkDebounce(at, options, fail);
   if (options.controllable && (options.jobId === undefined || (!options.delayMs && !options.runAt)))
     throw fail(`${at}: controllable needs a jobId and a delay`);
   if (options.delayMs !== undefined && options.runAt !== undefined)
@@ -74,6 +75,7 @@ function setsCheckedOption(options: PublishOptions): boolean {
     options.jobId !== undefined ||
     options.deduplicate !== undefined ||
     options.controllable !== undefined ||
+    options.debounce !== undefined ||
     options.delayMs !== undefined ||
     options.runAt !== undefined ||
     options.attempts !== undefined ||
@@ -81,4 +83,48 @@ function setsCheckedOption(options: PublishOptions): boolean {
     options.priority !== undefined ||
     options.headers !== undefined
   );
+}
+
+/**
+ * A debounce's key and times, and the options it excludes: the period is the delay; `deduplicate` keeps
+ * the first payload where debounce keeps the last; `controllable` stores one copy per job id where debounce
+ * publishes one per call.
+ */
+function checkDebounce(at: string, options: PublishOptions, fail: (message: string) => Error): void {
+  const debounce = options.debounce!;
+  if (debounce === null || typeof debounce !== 'object')
+    throw fail(validationMessage(`${at} debounce`, 'must be { key, periodMs, maxWaitMs? }', debounce));
+  for (const key of Object.keys(debounce))
+    if (key !== 'key' && key !== 'periodMs' && key !== 'maxWaitMs')
+      throw fail(`${at} debounce: unknown option '${key}' (known: key, periodMs, maxWaitMs)`);
+  const { key, periodMs, maxWaitMs } = debounce;
+  if (typeof key !== 'string' || key.length === 0 || key.length > 255)
+    throw fail(validationMessage(`${at} debounce.key`, 'must be a string of 1 to 255 characters', key));
+  if (!Number.isInteger(periodMs) || periodMs < 1 || periodMs > MAX_DELAY_MS)
+    throw fail(
+      validationMessage(`${at} debounce.periodMs`, `must be an integer from 1 to ${MAX_DELAY_MS}`, periodMs),
+    );
+  if (
+    maxWaitMs !== undefined &&
+    (!Number.isInteger(maxWaitMs) || maxWaitMs < periodMs || maxWaitMs > MAX_DELAY_MS)
+  )
+    throw fail(
+      validationMessage(
+        `${at} debounce.maxWaitMs`,
+        `must be an integer from periodMs (${periodMs}) to ${MAX_DELAY_MS}`,
+        maxWaitMs,
+      ),
+    );
+  if (options.delayMs !== undefined || options.runAt !== undefined)
+    throw fail(
+      `${at}: debounce sets the delay itself (periodMs after the last publish); drop delayMs and runAt`,
+    );
+  if (options.deduplicate)
+    throw fail(
+      `${at}: debounce runs the last payload of a key and deduplicate keeps the first; use one of them`,
+    );
+  if (options.controllable)
+    throw fail(
+      `${at}: debounce and controllable do not combine (a debounced job is cancelled by its debounce id: docs/guide/batch-and-debounce.md)`,
+    );
 }

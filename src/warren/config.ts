@@ -22,6 +22,9 @@ import { resolvePublisherOptions, type ResolvedPublisherOptions } from '../publi
 import type { TopologyPlan } from '../topology';
 import { resolveEventsOptions, type ResolvedEventsOptions } from '../job-events';
 import {
+  checkBatchPrefetch,
+  checkBatchQueue,
+  resolveBatchSettings,
   resolveIsolateSettings,
   resolveWorkerOptions,
   type RegisteredJob,
@@ -32,7 +35,7 @@ import { slipSeal } from './slip-seal';
 import { resolveJobLimiters } from '../coordination';
 import { readCronDeclarations, type CronDeclarations } from '../scheduler';
 import { resolveRecordSigning, type ResolvedRecordSigning } from '../records';
-import { resolveJobSettings } from './job-settings';
+import { queueConcurrency, resolveJobSettings } from './job-settings';
 import { planWarrenTopology } from './plan-warren-topology';
 import { checkWarrenOptionKeys, resolveWarrenTopologyOptions, type WarrenOptions } from './options';
 
@@ -151,6 +154,14 @@ function registerJobs(
       concurrency,
       isTimeoutSet: planned.timeoutMs !== undefined,
     });
+    const batch = resolveBatchSettings(planned, { timeoutMs });
+    checkBatchQueue(
+      name,
+      batch,
+      plan.queues.find((q) => q.role === 'job' && q.name === planned.queueName) as
+        | { key: string; fairness?: unknown }
+        | undefined,
+    );
     checkInPlaceAttempts(plan, name, planned.queueName, attempts);
     jobs.set(name, {
       planned,
@@ -162,8 +173,10 @@ function registerJobs(
       breakers: planned.breakers ?? [],
       limiter: limiterOf(name),
       ...(isolate !== undefined ? { isolate, timeoutMs: isolate.timeoutMs } : {}),
+      ...(batch !== undefined ? { batch } : {}),
     });
   }
+  checkBatchPrefetch(jobs.values(), (queueName) => queueConcurrency(jobs.values(), queueName, jobDefaults));
   return jobs;
 }
 

@@ -34,15 +34,24 @@ export function resolveJobSettings(
   };
 }
 
-/** A queue's prefetch: the largest concurrency of the jobs this process runs from it. */
+/**
+ * A queue's prefetch: the largest concurrency of the jobs this process runs from it. A batch job's
+ * concurrency defaults to twice its batch size: one batch running while the next fills.
+ */
 export function queueConcurrency(
-  jobs: Iterable<{ readonly planned: Pick<JobDefinition, 'concurrency'> & { readonly queueName: string } }>,
+  jobs: Iterable<{
+    readonly planned: Pick<JobDefinition, 'concurrency'> & { readonly queueName: string };
+    readonly batch?: { readonly size: number } | undefined;
+  }>,
   queueName: string,
   defaults: ResolvedJobDefaults,
 ): number {
   return Math.max(
     ...[...jobs]
       .filter((job) => job.planned.queueName === queueName)
-      .map((job) => job.planned.concurrency ?? defaults.concurrency),
+      .map(
+        (job) =>
+          job.planned.concurrency ?? (job.batch !== undefined ? 2 * job.batch.size : defaults.concurrency),
+      ),
   );
 }

@@ -58,6 +58,7 @@ export function wirePublishing(
     results,
     extras.deduplication,
     (message, queueName) => jobControl.storeCopy(message, queueName),
+    jobControl,
   );
   return { confirms, jobControl, publisher, trust: extras.trust };
 }

@@ -13,6 +13,7 @@ import { PermitGuard } from './permit-guard';
 import type { RegisteredJob } from './registered-job';
 import { Republisher } from './republisher';
 import type { IsolatePool } from './isolate-pool';
+import { batchCollectors } from './batch-collectors';
 
 /** Everything the delivery path uses, as the composition root hands it over; each part gets its slice. */
 export interface DeliveryPathDeps {
@@ -76,6 +77,7 @@ export function createJobProcessor(deps: DeliveryPathDeps): JobProcessor {
     inPlaceRetries,
   });
   const { jobControl, idempotency } = deps;
+  const context = { publishJob: deps.publishJob, log, breaker: deps.breaker, emit, listens };
   return new JobProcessor({
     triage: { jobs: deps.jobs, maxBodyBytes: options.maxBodyBytes },
     redeliveryLimit: options.redeliveryLimit,
@@ -96,10 +98,11 @@ export function createJobProcessor(deps: DeliveryPathDeps): JobProcessor {
         postponeDelayMs,
         delayUnitMs: deps.plan.delay.unitMs,
       }),
-    context: { publishJob: deps.publishJob, log, breaker: deps.breaker, emit, listens },
+    context,
     emit,
     listens,
     instrumentation: deps.instrumentation,
     isolates: deps.isolates,
+    batches: batchCollectors(deps.jobs, context),
   });
 }

@@ -8,3 +8,10 @@ export {
 export type { RegisteredJob } from './registered-job';
 export { resolveIsolateSettings, ISOLATE_DEFAULTS, type IsolateSettings } from './isolate-settings';
 export { DeadLetters, type DeadLetter, type ParkingReplayOptions } from './dead-letters';
+export {
+  resolveBatchSettings,
+  checkBatchPrefetch,
+  checkBatchQueue,
+  BATCH_DEFAULTS,
+  type BatchSettings,
+} from './batch-settings';

@@ -9,6 +9,8 @@ import type { PostponingGuardDeps } from './guard-deps';
  */
 export interface JobControlDecider {
   decide(jobId: string, copy: unknown, now: number): Promise<'run' | 'drop' | number>;
+  /** A debounced copy (`warren-debounce`): runs only if it is the latest of its debounce id. */
+  decideDebounced(debounceId: string, copy: unknown): Promise<'run' | 'drop' | number>;
   /** Reads the control stream ahead, so that the first delayed job does not wait for that read. */
   readAhead?(): Promise<void>;
 }
@@ -30,11 +32,11 @@ export class JobControlGuard {
     const { job, message } = delivery;
     let verdict: 'run' | 'drop' | number;
     try {
-      verdict = await this.deps.jobControl.decide(
-        job.jobId,
-        message.properties.headers?.[HEADERS.controlCopy],
-        now,
-      );
+      const headers = message.properties.headers;
+      const debounceId = headers?.[HEADERS.debounce];
+      verdict = await (typeof debounceId === 'string'
+        ? this.deps.jobControl.decideDebounced(debounceId, headers?.[HEADERS.controlCopy])
+        : this.deps.jobControl.decide(job.jobId, headers?.[HEADERS.controlCopy], now));
     } catch (error) {
       // Never run a job that may be cancelled: wait for the control stream as for an open breaker.
       this.deps.log.warn({ err: error, ...delivery.eventBase() }, 'job control unreadable; job postponed');

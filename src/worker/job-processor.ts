@@ -25,6 +25,7 @@ import type { PermitGuard } from './permit-guard';
 import { processInfo } from './process-info';
 import type { Republisher } from './republisher';
 import type { IsolatePool } from './isolate-pool';
+import type { BatchCollector } from './batch-collector';
 import { runLimitMs } from './registered-job';
 import { runHandler } from './run-handler';
 import { runIsolated } from './run-isolated';
@@ -55,6 +56,8 @@ export interface JobProcessorDeps {
   readonly instrumentation: Instrumentation | undefined;
   /** The isolate pools of the jobs that do not run inline (`@Job({ isolate })`), by job name. */
   readonly isolates?: ReadonlyMap<string, IsolatePool> | undefined;
+  /** The batch collectors of the jobs that run in batches (`@Job({ batch })`), by job name. */
+  readonly batches?: ReadonlyMap<string, BatchCollector> | undefined;
 }
 
 /** The main-process ctx of an isolated job has no use for a signal: the isolate's ctx has its own. */
@@ -68,11 +71,13 @@ const NEVER_ABORTED = new AbortController().signal;
  *
  * In order: triage (pure: decode, check, due later?) → job control (a delayed job cancelled or
  * rescheduled meanwhile) → a classic queue's redelivery count → payload validation → rate-limit permit →
- * idempotency claim → the handler run → the outcome settler. Each guard settles what it stops.
+ * idempotency claim → the handler run (or, for a batch job, its batch's run: past every guard, so claims,
+ * permits and validation count jobs) → the outcome settler. Each guard settles what it stops.
  */
 export class JobProcessor {
   constructor(private readonly deps: JobProcessorDeps) {}
 
+  // size-exception: the hot path stays one async function (each helper returning a promise adds hops per job)
   async process(delivery: Delivery): Promise<void> {
     const { deps } = this;
     const now = Date.now();
@@ -116,17 +121,19 @@ export class JobProcessor {
     if (pool !== undefined)
       context = new JobRunContext(delivery, maxAttempts, deps.context, () => NEVER_ABORTED);
     const running =
-      pool !== undefined && context !== undefined
-        ? runIsolated(pool, { data, job: isolateJobInfo(context), breakers: registered.breakers }, context)
-        : runHandler(
-            registered,
-            data,
-            (signal) => {
-              context = new JobRunContext(delivery, maxAttempts, deps.context, signal);
-              return context;
-            },
-            scope,
-          );
+      registered.batch !== undefined
+        ? deps.batches!.get(job.name)!.join(delivery, data, maxAttempts)
+        : pool !== undefined && context !== undefined
+          ? runIsolated(pool, { data, job: isolateJobInfo(context), breakers: registered.breakers }, context)
+          : runHandler(
+              registered,
+              data,
+              (signal) => {
+                context = new JobRunContext(delivery, maxAttempts, deps.context, signal);
+                return context;
+              },
+              scope,
+            );
     delivery.started(running, scope, started);
     const outcome = await running.outcome;
     context?.endProgress();

@@ -1,6 +1,7 @@
 import type { ResolvedLimiter } from '../coordination';
 import type { BackoffOptions, JobHandler, StandardSchemaV1 } from '../core';
 import type { PlannedJob } from '../topology';
+import type { BatchSettings } from './batch-settings';
 import type { IsolateSettings } from './isolate-settings';
 
 /** A job this process runs: its plan entry, its handler instance and its resolved settings. */
@@ -16,9 +17,14 @@ export interface RegisteredJob {
   readonly limiter?: ResolvedLimiter | undefined;
   /** Where it runs when not inline: its isolate pool's settings (`@Job({ isolate })`). */
   readonly isolate?: IsolateSettings | undefined;
+  /** Its batch, when `handleBatch` takes its jobs in groups (`@Job({ batch })`). */
+  readonly batch?: BatchSettings | undefined;
 }
 
-/** How long one run may hold its delivery: an isolated job's hard timeout, else its timeout. */
-export function runLimitMs(job: Pick<RegisteredJob, 'timeoutMs' | 'isolate'>): number {
-  return Math.max(job.timeoutMs, job.isolate?.hardTimeoutMs ?? 0);
+/**
+ * How long one run may hold its delivery: an isolated job's hard timeout, else its timeout; a batch job's
+ * delivery also waits up to `batch.timeoutMs` for its batch first.
+ */
+export function runLimitMs(job: Pick<RegisteredJob, 'timeoutMs' | 'isolate' | 'batch'>): number {
+  return Math.max(job.timeoutMs, job.isolate?.hardTimeoutMs ?? 0) + (job.batch?.timeoutMs ?? 0);
 }

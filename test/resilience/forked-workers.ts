@@ -1,11 +1,12 @@
 /**
  * Worker processes for the fault suite (dist/test/fixtures/fault-worker.js), forked with their stdout
- * piped: each JSON line they print is a {@link WorkEvent} handed to the test as it arrives.
+ * piped: each JSON line they print is a {@link BatchWorkEvent} (a WorkEvent, or a batch a batch worker starts)
  * `killAll()` in an `after` hook SIGKILLs whatever is still alive, whatever the test did.
  */
 import { fork, type ChildProcess } from 'node:child_process';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
+import type { BatchWorkEvent } from '../fixtures/batch-fault-jobs';
 import type { WorkEvent } from '../fixtures/fault-jobs';
 
 export interface ForkedWorkerOptions {
@@ -15,12 +16,12 @@ export interface ForkedWorkerOptions {
   readonly graceMs?: number;
   /** The worker script under dist/test/fixtures; default `fault-worker.js`. */
   readonly script?: string;
-  /** More environment for the worker (`FAULT_FAIR: '1'`: the fair-share queue). */
+  /** More environment for the worker (`FAULT_FAIR: '1'`: the fair-share queue; `FAULT_JOB: 'batch'`). */
   readonly env?: Readonly<Record<string, string>>;
 }
 
 /** One worker process, what it started and finished, and how it ended. */
-export class ForkedWorker {
+export class ForkedWorker<E extends BatchWorkEvent = WorkEvent> {
   readonly pid: number;
   readonly started = new Set<string>();
   /** Finished job ids, with when the test saw the `done` line. */
@@ -30,22 +31,23 @@ export class ForkedWorker {
 
   constructor(
     readonly child: ChildProcess,
-    onEvent: (event: WorkEvent, worker: ForkedWorker) => void,
+    onEvent: (event: E, worker: ForkedWorker<E>) => void,
   ) {
     this.pid = child.pid!;
     this.exited = new Promise((resolve) => child.once('exit', (code, signal) => resolve({ code, signal })));
     const lines = createInterface({ input: child.stdout! });
     lines.on('line', (line) => {
-      let event: WorkEvent;
+      let event: E;
       try {
-        event = JSON.parse(line) as WorkEvent;
+        event = JSON.parse(line) as E;
       } catch {
         process.stdout.write(`[worker ${this.pid}] ${line}\n`);
         return;
       }
-      if (event.event === 'ready') this.isReady = true;
-      else if (event.event === 'start') this.started.add(event.id);
-      else if (event.event === 'done') this.done.set(event.id, Date.now());
+      const seen = event as BatchWorkEvent;
+      if (seen.event === 'ready') this.isReady = true;
+      else if (seen.event === 'start') this.started.add(seen.id);
+      else if (seen.event === 'done') this.done.set(seen.id, Date.now());
       onEvent(event, this);
     });
   }
@@ -72,12 +74,12 @@ process.on('exit', () => {
     if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
 });
 
-export class ForkedWorkers {
-  private readonly workers: ForkedWorker[] = [];
+export class ForkedWorkers<E extends BatchWorkEvent = WorkEvent> {
+  private readonly workers: ForkedWorker<E>[] = [];
 
-  constructor(private readonly onEvent: (event: WorkEvent, worker: ForkedWorker) => void) {}
+  constructor(private readonly onEvent: (event: E, worker: ForkedWorker<E>) => void) {}
 
-  fork(options: ForkedWorkerOptions): ForkedWorker {
+  fork(options: ForkedWorkerOptions): ForkedWorker<E> {
     const child = fork(join(__dirname, '..', 'fixtures', options.script ?? 'fault-worker.js'), [], {
       stdio: ['ignore', 'pipe', 'inherit', 'ipc'],
       env: {
@@ -90,12 +92,12 @@ export class ForkedWorkers {
       },
     });
     everyChild.add(child);
-    const worker = new ForkedWorker(child, this.onEvent);
+    const worker = new ForkedWorker<E>(child, this.onEvent);
     this.workers.push(worker);
     return worker;
   }
 
-  get all(): readonly ForkedWorker[] {
+  get all(): readonly ForkedWorker<E>[] {
     return this.workers;
   }
 
