@@ -1,12 +1,12 @@
 /**
  * A second RabbitMQ user on the broker under test, for tests that play another publisher: its messages
  * carry its own `user_id`, which warren's connection (guest) may not set. Each test makes its own
- * uniquely named user with the broker's rabbitmqctl (`broker-under-test.ts`; `WARREN_TEST_RABBITMQCTL`
- * replaces the command, e.g. `docker compose exec -T rabbitmq rabbitmqctl` for the broker of
- * docker-compose.yml) and deletes it afterwards.
+ * uniquely named user through the broker's management HTTP API (`MANAGEMENT_URL`, as guest) and deletes it
+ * afterwards. Not with rabbitmqctl: each call of it starts an Erlang VM that takes a core for about a
+ * second, which made every file that creates users run alone (scripts/test-tiers.mjs).
  */
 import { randomBytes } from 'node:crypto';
-import { BROKER_URL, rabbitmqctl as brokerCtl } from './broker-under-test';
+import { BROKER_URL, MANAGEMENT_URL } from './broker-under-test';
 
 export interface BrokerUser {
   readonly name: string;
@@ -15,8 +15,21 @@ export interface BrokerUser {
   readonly url: string;
 }
 
-async function rabbitmqctl(...args: string[]): Promise<void> {
-  await brokerCtl('-q', ...args);
+/** One call of the management API as the broker URL's user (guest); a status other than 2xx throws. */
+async function management(method: 'PUT' | 'DELETE', path: string, body?: object): Promise<void> {
+  const broker = new URL(BROKER_URL);
+  const user = decodeURIComponent(broker.username || 'guest');
+  const password = decodeURIComponent(broker.password || 'guest');
+  const response = await fetch(new URL(path, MANAGEMENT_URL), {
+    method,
+    headers: {
+      authorization: `Basic ${Buffer.from(`${user}:${password}`).toString('base64')}`,
+      'content-type': 'application/json',
+    },
+    ...(body ? { body: JSON.stringify(body) } : {}),
+    signal: AbortSignal.timeout(15_000),
+  });
+  if (!response.ok) throw new Error(`${method} ${path}: ${response.status} ${await response.text()}`);
 }
 
 /** A user's permissions on the default vhost: RabbitMQ's configure, write and read regular expressions. */
@@ -53,10 +66,10 @@ export async function createBrokerUser(
 ): Promise<BrokerUser> {
   const name = `warren-test-${label}-${randomBytes(4).toString('hex')}`;
   const password = randomBytes(12).toString('hex');
-  await rabbitmqctl('add_user', name, password);
+  const user = `/api/users/${encodeURIComponent(name)}`;
+  await management('PUT', user, { password, tags: tags.join(',') });
   const { configure, write, read } = permissions;
-  await rabbitmqctl('set_permissions', '-p', '/', name, configure, write, read);
-  if (tags.length > 0) await rabbitmqctl('set_user_tags', name, ...tags);
+  await management('PUT', `/api/permissions/%2F/${encodeURIComponent(name)}`, { configure, write, read });
   const url = new URL(BROKER_URL);
   url.username = name;
   url.password = password;
@@ -66,7 +79,7 @@ export async function createBrokerUser(
 /** Deletes the user (its connections are closed by the broker). Never throws. */
 export async function deleteBrokerUser(user: BrokerUser | undefined): Promise<void> {
   if (!user) return;
-  await rabbitmqctl('delete_user', user.name).catch((error: Error) =>
+  await management('DELETE', `/api/users/${encodeURIComponent(user.name)}`).catch((error: Error) =>
     console.warn(`broker-user: deleting ${user.name} failed (ignored): ${error.message}`),
   );
 }
