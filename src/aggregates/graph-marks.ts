@@ -89,6 +89,19 @@ export async function readMarks(
 ): Promise<MarksRead> {
   const marks: GraphMark[] = [];
   let skipped = 0;
+  /** The mark if it may be shown; undefined (counted by the reader) if not. */
+  const checked = (
+    content: Buffer,
+    headers: Record<string, unknown> | undefined,
+    where: Record<string, unknown>,
+  ): GraphMark | undefined => {
+    if (!reader.accept(content, headers, where)) return undefined;
+    const mark = decodeMark(content);
+    if (typeof mark === 'string') return void reader.skip(mark, where);
+    if (mark.queue !== undefined && !read.queues.has(mark.queue))
+      return void reader.skip('out-of-plan', where);
+    return mark;
+  };
   const end = lastOffset(openChannel, read.stream, read.idleMs);
   end.catch(() => undefined);
   await readStream(
@@ -98,11 +111,11 @@ export async function readMarks(
     { max: 100_000, until: end, idleMs: read.idleMs, prefetch: 500 },
     (r) => {
       const where = { offset: r.offset, stream: read.stream };
-      if (!reader.accept(r.content, r.properties.headers, where)) return void (skipped += 1);
-      const mark = decodeMark(r.content);
-      if (typeof mark === 'string') return void (skipped += Number(!reader.skip(mark, where)));
-      if (mark.queue !== undefined && !read.queues.has(mark.queue))
-        return void (skipped += Number(!reader.skip('out-of-plan', where)));
+      const mark = checked(r.content, r.properties.headers, where);
+      if (mark === undefined) {
+        skipped += 1;
+        return;
+      }
       if (mark.at < read.fromMs || mark.at > read.toMs) return;
       marks.push(mark);
       if (marks.length > MAX_GRAPH_MARKS) marks.shift();
