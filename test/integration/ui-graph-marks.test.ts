@@ -10,6 +10,7 @@ import { existsSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { chromium } from 'playwright-core';
+import { pixelsOf } from '../support/chart-pixels';
 import type * as amqp from 'amqplib';
 import type { Warren } from '../../src';
 import { createOps, type WarrenOps } from '../../src/ops';
@@ -149,20 +150,7 @@ describe('dashboard graph marks', () => {
         /2 mark record\(s\) skipped/,
       );
       // The deploy lines are on the canvas, in the accent colour (no series of this chart uses it).
-      const pixels = (await page.evaluate(`(() => {
-        const canvas = document.querySelector('[data-testid=chart-throughput] canvas');
-        const probe = document.createElement('div');
-        probe.style.color = getComputedStyle(document.documentElement).getPropertyValue('--accent');
-        document.body.appendChild(probe);
-        const [r, g, b] = getComputedStyle(probe).color.match(/\\d+/g).map(Number);
-        probe.remove();
-        const data = canvas.getContext('2d').getImageData(0, 0, canvas.width, canvas.height).data;
-        let count = 0;
-        for (let i = 0; i < data.length; i += 4)
-          if (data[i + 3] > 200 && Math.abs(data[i] - r) < 40 && Math.abs(data[i + 1] - g) < 40 && Math.abs(data[i + 2] - b) < 40)
-            count += 1;
-        return count;
-      })()`)) as number;
+      const pixels = await pixelsOf(page, 'chart-throughput', '--accent');
       assert.ok(pixels > 100, `${pixels} pixels of the deploy lines`);
     } finally {
       await browser.close();
