@@ -20,6 +20,18 @@ export {
   type Percentiles,
 } from './aggregate-view';
 export { binOf, binValue, DenseHistogram, MergedHistogram, MAX_BIN } from './latency-histogram';
+export {
+  decodeMark,
+  encodeMark,
+  MARK_KINDS,
+  MAX_GRAPH_MARKS,
+  MAX_NOTE_CHARS,
+  MAX_RELEASE_CHARS,
+  readMarks,
+  type GraphMark,
+  type MarkKind,
+  type MarksRead,
+} from './graph-marks';
 export { readAggregates, type AggregateRead, type AggregateReadResult } from './read-aggregates';
 export {
   AGGREGATE_LEVELS,

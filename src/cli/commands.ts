@@ -18,7 +18,13 @@ export interface CommandContext {
   readonly ops: WarrenOps;
   readonly args: readonly string[];
   readonly yes: boolean;
-  readonly values: DeadValues & JobControlValues & ScheduleValues & NamespaceValues;
+  readonly values: DeadValues & JobControlValues & ScheduleValues & NamespaceValues & MarkValues;
+}
+
+/** The options `mark deploy` reads. */
+export interface MarkValues {
+  readonly note?: string;
+  readonly release?: string;
 }
 
 type Command = (ctx: CommandContext) => Promise<CommandResult>;
@@ -74,6 +80,17 @@ export const COMMANDS: Readonly<Record<string, Command>> = {
   ...JOB_COMMANDS,
   ...SCHEDULE_COMMANDS,
   ...NAMESPACE_COMMANDS,
+  /** A deploy mark on the dashboard graphs' time axis (ops.mark). */
+  async 'mark deploy'({ ops, args, values }) {
+    if (args.length)
+      throw new CliError(`mark deploy takes no argument (got ${args[0]}): use --note, --release`);
+    const mark = await ops.mark({
+      kind: 'deploy',
+      ...(values.note !== undefined ? { note: values.note } : {}),
+      ...(values.release !== undefined ? { release: values.release } : {}),
+    });
+    return ok(mark, `marked a deploy at ${new Date(mark.at).toISOString()}`);
+  },
   /** Handled by main (it runs until stopped); listed here so that the name is known. */
   ui: async () => ok(null, ''),
   async queues({ ops }) {

@@ -23,6 +23,8 @@ commands:
   processes                  the warren processes running, what they consume, breakers, cron leader
   pause <queue>              stop consuming <queue> in every process (running jobs finish)
   resume <queue>             undo pause
+  mark deploy                mark a deploy on the dashboard graphs' time axis (--note <text>,
+                             --release <version>)
   publish <job> <json>       publish a job
   schedules                  cron schedules with their next fire time
   schedules add <job> <pattern> [<json>]
@@ -107,6 +109,8 @@ const OPTIONS = {
   tz: { type: 'string' },
   force: { type: 'boolean' },
   wait: { type: 'string' },
+  note: { type: 'string' },
+  release: { type: 'string' },
 } as const;
 
 type Values = ReturnType<typeof parse>['values'];
@@ -172,6 +176,7 @@ function commandOf(positionals: readonly string[]): { name: string; args: string
     first === 'topology' ||
     first === 'dead' ||
     first === 'namespace' ||
+    first === 'mark' ||
     (first === 'job' && JOB_ACTIONS.has(second ?? '')) ||
     (first === 'schedules' && second !== undefined);
   const name = grouped ? `${first} ${second ?? ''}`.trim() : first;

@@ -42,7 +42,8 @@ export type WarrenErrorCode =
   | 'ISOLATE_MEMORY_LIMIT'
   | 'ISOLATE_CRASHED'
   | 'ISOLATE_UNSERIALIZABLE'
-  | 'ISOLATE_LOAD_FAILED';
+  | 'ISOLATE_LOAD_FAILED'
+  | 'MARK_INVALID';
 
 export interface WarrenErrorContext {
   jobName?: string;

@@ -8,8 +8,10 @@ import {
   type AggregateLevel,
   type AggregatesOptions,
   type AggregateSeries,
+  type GraphMark,
 } from '../aggregates';
 import { isAmqpReply } from '../connection';
+import { readGraphMarks } from './mark-ops';
 import type { RecordTrust } from '../records';
 import { isJobQueue, type TopologyPlan } from '../topology';
 import type { OpsConnection } from './ops-connection';
@@ -45,6 +47,13 @@ export interface AggregatesView {
   readonly skipped: number;
   /** The read stopped at {@link MAX_GRAPH_RECORDS}. */
   readonly truncated: boolean;
+  /**
+   * The marks inside the range, oldest first: deploys (`ops.mark`, `warren mark deploy`), pauses and
+   * resumes (`ops.pause`, `ops.resume`), each at its writer's clock (docs/guide/aggregates.md#marks).
+   */
+  readonly marks: readonly GraphMark[];
+  /** Mark records skipped: bad proof or shape, or naming a queue out of the plan. */
+  readonly marksSkipped: number;
   /** False when the aggregates streams do not exist: no process of the namespace runs with `aggregates`. */
   readonly isWritten: boolean;
 }
@@ -70,7 +79,12 @@ export async function readAggregatesView(
   // The bucket level ends with the last closed bucket; the hour level with the open hour, partial.
   const toMs = level === 'bucket' ? align(now, bucketMs) : align(now, stepMs) + stepMs;
   const fromMs = toMs - steps * stepMs;
-  const view = { range, level, bucketMs, stepMs, fromMs, toMs };
+  const { marks, skipped: marksSkipped } = await readGraphMarks(plan, connection, trust, {
+    fromMs,
+    toMs: Math.max(toMs, now),
+    idleMs,
+  });
+  const view = { range, level, bucketMs, stepMs, fromMs, toMs, marks, marksSkipped };
   const { manager } = await connection.open();
   const openChannel = () => manager.openChannel();
   const merger = new AggregateMerger();

@@ -1,4 +1,4 @@
-// size-exception: one short delegate per operation of the API (removal, dead letters, schedules live in files of their own); ~350.
+// size-exception: one short delegate per operation of the API (removal, dead letters, schedules, marks live in files of their own); ~370.
 import 'reflect-metadata';
 import type { ConnectionManager } from '../connection';
 import { ControlClient, PauseMarkers, type ControlReply, type ProcessStatus } from '../process-control';
@@ -15,11 +15,19 @@ import {
 import type { JobStatus, RecentJobs } from '../history';
 import { lookupJob, lookupRecentJobs } from './history-lookup';
 import { readAggregatesView, type AggregatesView, type GraphRange } from './aggregate-ops';
+import { appendMark, checkMarkInput, pauseMark, type MarkInput } from './mark-ops';
+import type { GraphMark } from '../aggregates';
 import type { CancelledJob } from '../job-control';
 import type { JobEventSubscriber } from '../job-events';
 import { resolvePublisherOptions } from '../publisher';
 import { RecordTrust, type RecordSkips } from '../records';
-import { isDeclaredJobQueue, isJobQueue, type PlannedJobQueue, type TopologyPlan } from '../topology';
+import {
+  isDeclaredJobQueue,
+  isJobQueue,
+  plannedStream,
+  type PlannedJobQueue,
+  type TopologyPlan,
+} from '../topology';
 import {
   planWarrenTopology,
   rescheduleAt,
@@ -217,6 +225,16 @@ export class WarrenOps {
     return readAggregatesView(this.plan, this.connection, this.trust, this.input.aggregates, idleMs, range);
   }
 
+  /**
+   * Marks a deploy on the graphs' time axis (docs/guide/aggregates.md#marks): one signed record in the
+   * namespace's marks stream, confirmed by the broker, at this machine's clock. Returns the mark.
+   */
+  async mark(input: MarkInput): Promise<GraphMark> {
+    const mark = checkMarkInput(input);
+    await appendMark(this.plan, this.connection, mark, true);
+    return mark;
+  }
+
   /** Publishes a job by name (confirmed by the broker), as `warren.publish` does. */
   async publish(job: string, data: unknown, options?: PublishOptions): Promise<PublishedJob> {
     return (await this.connection.publisher()).publish(job, data, options);
@@ -271,6 +289,13 @@ export class WarrenOps {
     const markers = this.markers(manager);
     if (paused) await markers.mark(queue);
     else await markers.unmark(queue);
+    // A mark on the graphs' time axis, where the marks stream is planned or exists (mark-ops.ts).
+    await appendMark(
+      this.plan,
+      this.connection,
+      pauseMark(queue, paused),
+      plannedStream(this.plan, 'marks') !== undefined,
+    );
     const { replies, silent } = await this.ask({ command: 'sync-pause', queue });
     const runners = replies.map((r) => r.process).filter((p) => p.queues.some((q) => q.key === queue));
     const obeyed = (p: ProcessStatus) => {

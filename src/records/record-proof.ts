@@ -21,6 +21,8 @@ export type RecordRole =
   | 'history'
   /** Queue aggregates for the graphs; the level (`bucket`, `hour`, `day`) is the signed extra. */
   | 'aggregates'
+  /** The graphs' time-axis marks: deploys, pauses, resumes. */
+  | 'marks'
   | 'control-request'
   | 'control-reply'
   | 'job-result'

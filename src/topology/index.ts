@@ -11,7 +11,7 @@ export type {
 } from './define-topology';
 export { createNaming, type TopologyNaming } from './naming';
 export { planTopology, type PlanInput } from './plan-topology';
-export { CHECKPOINT_RETENTION, planStream, type PlanStreams } from './plan-streams';
+export { CHECKPOINT_RETENTION, MARKS_RETENTION, planStream, type PlanStreams } from './plan-streams';
 export type {
   TopologyPlan,
   PlannedExchange,

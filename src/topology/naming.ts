@@ -65,6 +65,8 @@ export interface TopologyNaming {
    * (docs/guide/aggregates.md).
    */
   aggregates(level: 'bucket' | 'hour' | 'day'): string;
+  /** The stream of the graphs' time-axis marks: deploys, pauses and resumes (docs/guide/aggregates.md). */
+  marks(): string;
   /**
    * The stream of checkpoints of a stream (the job-control stream or the schedule registry): the state of
    * every record before an offset, so a reader starts there instead of at the first record.
@@ -112,6 +114,7 @@ export function createNaming(namespace: string): TopologyNaming {
     jobControl: () => `${prefix}warren.job-control`,
     aggregates: (level: 'bucket' | 'hour' | 'day') =>
       level === 'bucket' ? `${prefix}warren.aggregates` : `${prefix}warren.aggregates.${level}s`,
+    marks: () => `${prefix}warren.marks`,
     checkpoints: (of: 'job-control' | 'schedules') => `${prefix}warren.${of}.checkpoints`,
     jobEvents: () => `${prefix}warren.events`,
   });

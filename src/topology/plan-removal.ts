@@ -20,6 +20,7 @@ const STREAM_NAMES: { readonly [K in StreamKind]: (plan: TopologyPlan) => string
   aggregates: (plan) => plan.naming.aggregates('bucket'),
   'aggregates-hours': (plan) => plan.naming.aggregates('hour'),
   'aggregates-days': (plan) => plan.naming.aggregates('day'),
+  marks: (plan) => plan.naming.marks(),
   'job-control-checkpoints': (plan) => plan.naming.checkpoints('job-control'),
   'schedules-checkpoints': (plan) => plan.naming.checkpoints('schedules'),
 };
@@ -28,7 +29,7 @@ const STREAM_NAMES: { readonly [K in StreamKind]: (plan: TopologyPlan) => string
  * What removing a plan's namespace deletes. Pure. The rule: every entity of the plan, plus the names
  * warren's naming gives the namespace whatever the options were, since another process of the namespace
  * may have run with other ones: every stream of warren's own (the history, the dead-letter log and the
- * aggregates whether or not this configuration turns them on), the cron leader queue and ledger, every delay level up to
+ * aggregates and their marks whether or not this configuration turns them on), the cron leader queue and ledger, every delay level up to
  * {@link MAX_DELAY_LEVELS} and the delivery exchange, the control exchange, the pause marker of each of
  * the plan's job queues, and the removal marker. What only another configuration names (a queue key or a
  * rate limiter this one does not declare) is not known here and stays: remove with that configuration.

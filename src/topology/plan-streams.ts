@@ -14,6 +14,7 @@ const STREAM_NAMES: { readonly [K in StreamKind]: (naming: TopologyNaming) => st
   aggregates: (naming) => naming.aggregates('bucket'),
   'aggregates-hours': (naming) => naming.aggregates('hour'),
   'aggregates-days': (naming) => naming.aggregates('day'),
+  marks: (naming) => naming.marks(),
 };
 
 /**
@@ -25,6 +26,16 @@ export const CHECKPOINT_RETENTION: StreamRetention = Object.freeze({
   maxAgeMs: 30 * 24 * 3_600_000,
   maxBytes: 2 ** 28,
   segmentBytes: 2 ** 24,
+});
+
+/**
+ * The marks stream's retention, the same for every process (a mark is a few hundred bytes, a deploy or a
+ * pause now and then): 400 days, as long as the day aggregates by default, or 64 MiB, in 4 MiB segments.
+ */
+export const MARKS_RETENTION: StreamRetention = Object.freeze({
+  maxAgeMs: 400 * 24 * 3_600_000,
+  maxBytes: 2 ** 26,
+  segmentBytes: 2 ** 22,
 });
 
 /** The order streams are planned in, whatever order the input lists them. */

@@ -110,7 +110,8 @@ export interface PlannedPermitQueue extends PlannedQueueBase {
  * `schedules` (the run-time schedule registry), `dead-letter-log` (every dead letter of the namespace, with
  * replay and purge markers), `history` (job lifecycle events, planned only when the history is on), `aggregates` and its roll-ups
  * `aggregates-hours` and `aggregates-days` (queue aggregates for the dashboard's graphs, planned only when
- * they are on), and the
+ * they are on), `marks` (deploys, pauses and resumes on the graphs' time axis, planned with the
+ * aggregates), and the
  * checkpoints of the job-control stream and of the registry (`*-checkpoints`).
  */
 export type StreamKind =
@@ -121,6 +122,7 @@ export type StreamKind =
   | 'aggregates'
   | 'aggregates-hours'
   | 'aggregates-days'
+  | 'marks'
   | 'job-control-checkpoints'
   | 'schedules-checkpoints';
 

@@ -5,7 +5,9 @@
  * Reads /api/aggregates (JSON, never HTML) and draws four charts with uPlot (vendor/uplot.js, bundled with
  * the package): throughput and failures, wait and run time percentiles, depth and oldest waiting job.
  * Each chart has its data as a table beside it, for screen readers and keyboards; each chart element keeps
- * its uPlot instance as `chart`, so a test reads the series that were drawn. Colours come from the page's
+ * its uPlot instance as `chart` and its marks as `marks`, so a test reads the series and the lines that
+ * were drawn. Marks on the time axis: process starts (dashed), deploys, pauses and resumes (solid,
+ * labelled, from the view's `marks`), listed in a table of their own. Colours come from the page's
  * CSS variables, so light and dark mode both read.
  */
 // biome-ignore lint/suspicious/noRedundantUseStrict: a classic script (<script src>), where it is not redundant
@@ -100,18 +102,12 @@ function graphsOf(view, range, queue) {
       `${view.truncated ? ', read cut at its limit' : ''}.`,
   );
   const xs = points.map((p) => p.start / 1000);
-  const marks = processStarts(view);
+  const marks = processStarts(view).concat(recordedMarks(view, queue));
   const pick = (f) => points.map((p) => f(p));
   return [
     pickers(view, range, queue),
     facts,
-    marks.length
-      ? h(
-          'p',
-          { class: 'muted', 'data-testid': 'graph-marks' },
-          `Dashed lines: process starts (${marks.map((m) => `${m.label} at ${new Date(m.at * 1000).toLocaleTimeString()}`).join(', ')}).`,
-        )
-      : null,
+    marksTable(marks, view),
     chart('throughput', 'Jobs per point: completed, failed attempts, dead-lettered', xs, marks, [
       { label: 'completed', color: '--ok', values: pick((p) => p.completed) },
       { label: 'failed', color: '--bad', values: pick((p) => p.failed) },
@@ -146,13 +142,52 @@ function percentiles(list) {
 
 /**
  * The starts of the processes that answer now (the overview's snapshot), inside the range: marks on the
- * time axis. Deploys and pauses have no time warren records yet.
+ * time axis.
  */
 function processStarts(view) {
   const procs = snapshot ? snapshot.processes : [];
   return procs
-    .map((p) => ({ at: Date.parse(p.startedAt) / 1000, label: `${p.host}:${p.pid}` }))
+    .map((p) => ({ at: Date.parse(p.startedAt) / 1000, kind: 'start', label: `${p.host}:${p.pid}` }))
     .filter((m) => m.at * 1000 >= view.fromMs && m.at * 1000 <= view.toMs);
+}
+
+/** The recorded marks (deploys; pauses and resumes of the queue shown, or of every queue for `*`). */
+function recordedMarks(view, queue) {
+  return (view.marks || [])
+    .filter((m) => m.queue === undefined || queue === '*' || m.queue === queue)
+    .map((m) => ({
+      at: m.at / 1000,
+      kind: m.kind,
+      label:
+        m.kind === 'deploy'
+          ? ['deploy', m.release, m.note].filter((x) => x).join(' ')
+          : `${m.kind} ${m.queue}`,
+      host: m.host,
+    }));
+}
+
+/** The marks as a table (time, kind, what, where), newest first; a count of skipped mark records. */
+function marksTable(marks, view) {
+  if (!marks.length && !view.marksSkipped) return null;
+  const rows = marks
+    .slice()
+    .sort((a, b) => b.at - a.at)
+    .map((m) =>
+      h('tr', {}, [
+        h('td', {}, new Date(m.at * 1000).toLocaleTimeString()),
+        h('td', {}, m.kind === 'start' ? 'process start' : m.kind),
+        h('td', {}, m.label),
+      ]),
+    );
+  return h('details', { 'data-testid': 'graph-marks' }, [
+    h(
+      'summary',
+      {},
+      `Marks (${marks.length}): dashed lines are process starts, solid lines deploys, pauses and resumes` +
+        `${view.marksSkipped ? `; ${view.marksSkipped} mark record(s) skipped (untrusted or malformed)` : ''}`,
+    ),
+    table(['time', 'kind', 'what'], rows, 'table-marks'),
+  ]);
 }
 
 /**
@@ -192,7 +227,7 @@ function draw(plot, xs, marks, lines) {
   const options = {
     width: Math.max(320, plot.clientWidth || 600),
     height: 200,
-    scales: { x: { time: true } },
+    scales: { x: { time: true, range: (_u, min, max) => xRange(xs, marks, min, max) } },
     axes: [axis, axis],
     legend: { show: true },
     hooks: { draw: [(u) => drawMarks(u, marks, fg)] },
@@ -210,19 +245,36 @@ function draw(plot, xs, marks, lines) {
   plot.chart = new UPlot(options, [xs].concat(lines.map((l) => l.values)), plot);
 }
 
-/** Dashed vertical lines at the marks, over the plot area. */
+/** The time axis: the points' span, widened to the marks (a deploy in the open bucket is after the last point). */
+function xRange(xs, marks, min, max) {
+  const ats = marks.map((m) => m.at);
+  const lo = Math.min.apply(null, [min].concat(xs.length ? [xs[0]] : [], ats));
+  const hi = Math.max.apply(null, [max].concat(ats));
+  return [lo, hi > lo ? hi : lo + 1];
+}
+
+const MARK_COLORS = { deploy: '--accent', pause: '--warn', resume: '--ok' };
+
+/** Vertical lines at the marks over the plot area: process starts dashed, the others solid and labelled. */
 function drawMarks(u, marks, color) {
   const ctx = u.ctx;
+  const ratio = window.devicePixelRatio || 1;
   ctx.save();
-  ctx.strokeStyle = color;
-  ctx.setLineDash([4, 4]);
   ctx.lineWidth = 1;
-  marks.forEach((m) => {
-    const x = Math.round(u.valToPos(m.at, 'x', true));
+  ctx.font = `${11 * ratio}px sans-serif`;
+  marks.forEach((m, i) => {
+    // On a pixel's middle: a 1 px line on a pixel's edge is drawn as two half-transparent ones.
+    const x = Math.round(u.valToPos(m.at, 'x', true)) + 0.5;
+    const started = m.kind === 'start';
+    ctx.strokeStyle = started ? color : cssColor(MARK_COLORS[m.kind] || '--muted');
+    ctx.setLineDash(started ? [4, 4] : []);
     ctx.beginPath();
     ctx.moveTo(x, u.bbox.top);
     ctx.lineTo(x, u.bbox.top + u.bbox.height);
     ctx.stroke();
+    if (started) return;
+    ctx.fillStyle = ctx.strokeStyle;
+    ctx.fillText(m.label.slice(0, 40), x + 3 * ratio, u.bbox.top + (12 + (i % 3) * 12) * ratio);
   });
   ctx.restore();
 }

@@ -1,6 +1,7 @@
 import { resolveJobDefaults, type JobDefinition, type ResolvedJobDefaults } from '../core';
 import {
   CHECKPOINT_RETENTION,
+  MARKS_RETENTION,
   planTopology,
   type PlanStreams,
   type StreamRetention,
@@ -84,6 +85,7 @@ function planStreamsOf(
     streams.aggregates = { retention: levelRetention(aggregates, 'bucket') };
     streams['aggregates-hours'] = { retention: levelRetention(aggregates, 'hour') };
     streams['aggregates-days'] = { retention: levelRetention(aggregates, 'day') };
+    streams.marks = { retention: MARKS_RETENTION };
   }
   return streams;
 }

@@ -9,6 +9,7 @@ import { existsSync, mkdirSync } from 'node:fs';
 import { request as httpRequest } from 'node:http';
 import { join } from 'node:path';
 import { chromium, type Page } from 'playwright-core';
+import { pixelsOf } from '../support/chart-pixels';
 import type { Warren } from '../../src';
 import { createOps, type WarrenOps } from '../../src/ops';
 import { type DashboardServer, startDashboardServer } from '../../src/ui';
@@ -27,27 +28,6 @@ import { waitFor } from '../support/wait-for';
 const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 /** The docs' screenshots of the graphs: rewritten only with WARREN_UPDATE_SCREENSHOTS, as ui-dashboard's. */
 const SHOTS = process.env.WARREN_UPDATE_SCREENSHOTS ? join(ROOT, 'docs') : undefined;
-
-/**
- * Pixels of a chart's canvas within 40 per channel of a CSS variable's colour (a 2 px line's core is drawn
- * in it exactly). In the page, as source text: the tests compile without the DOM's types.
- */
-function pixelsOf(page: Page, testid: string, cssVariable: string): Promise<number> {
-  return page.evaluate(`(() => {
-    const canvas = document.querySelector('[data-testid=${testid}] canvas');
-    const probe = document.createElement('div');
-    probe.style.color = getComputedStyle(document.documentElement).getPropertyValue('${cssVariable}');
-    document.body.appendChild(probe);
-    const [r, g, b] = getComputedStyle(probe).color.match(/\\d+/g).map(Number);
-    probe.remove();
-    const data = canvas.getContext('2d').getImageData(0, 0, canvas.width, canvas.height).data;
-    let count = 0;
-    for (let i = 0; i < data.length; i += 4)
-      if (data[i + 3] > 200 && Math.abs(data[i] - r) < 40 && Math.abs(data[i + 1] - g) < 40 && Math.abs(data[i + 2] - b) < 40)
-        count += 1;
-    return count;
-  })()`);
-}
 
 /** The arrays uPlot drew in a chart (x in seconds, then one array per line). */
 function drawnSeries(page: Page, testid: string): Promise<(number | null)[][]> {

@@ -37,6 +37,7 @@ describe('planNamespaceRemoval', () => {
       'a.warren.aggregates',
       'a.warren.aggregates.hours',
       'a.warren.aggregates.days',
+      'a.warren.marks',
       'a.warren.schedules',
       'a.warren.job-control',
       'a.warren.leader',
