@@ -1,5 +1,5 @@
 import { withThrowawayChannel } from '../connection';
-import { JSON_CONTENT_TYPE } from '../message';
+import { HEADERS, JSON_CONTENT_TYPE } from '../message';
 import { CheckpointCodec, type Checkpoint, type RecordReader } from '../records';
 import { CheckpointKeeper } from '../streams';
 import { parseControlRecord, type ControlRecord } from './control-record';
@@ -14,7 +14,7 @@ import type { RecordTrust } from '../records';
  */
 export interface ControlState {
   readonly decisions: readonly ControlRecord[];
-  readonly copies: readonly (readonly [jobId: string, offset: number, t: number])[];
+  readonly copies: readonly (readonly [jobId: string, ref: StoredCopyRef])[];
   /** The reader that took the checkpoint's replay memory: the pass goes on with it. */
   readonly reader: RecordReader;
 }
@@ -56,14 +56,57 @@ export function controlCheckpoints(deps: ControlCheckpointDeps): CheckpointKeepe
   });
 }
 
+/** Where a job's stored copy is, and what the listing of delayed jobs needs of it without reading it. */
+export interface StoredCopyRef {
+  readonly offset: number;
+  readonly t: number;
+  /** Its `warren-delayed` due time, ms since epoch. */
+  readonly due?: number;
+  /** Its job name (the copy's `type`). */
+  readonly name?: string;
+  /** The queue (full name) it is published into. */
+  readonly queue?: string;
+}
+
+/** A `controllable` job that waits for its due time, as `dueNext` lists it. */
+export interface DueJob {
+  readonly jobId: string;
+  readonly name: string;
+  /** The queue's full name. */
+  readonly queue: string | undefined;
+  readonly dueAt: number;
+}
+
+const MAX_NAME_CHARS = 255;
+
+/** What the view keeps of a `stored` record at `offset`. */
+export function storedCopyRef(record: ControlRecord, offset: number): StoredCopyRef {
+  const due = Number(record.h?.[HEADERS.delayed] ?? Number.NaN);
+  const name = record.p?.type;
+  return {
+    offset,
+    t: record.t,
+    ...(Number.isSafeInteger(due) ? { due } : {}),
+    ...(typeof name === 'string' && name.length <= MAX_NAME_CHARS ? { name } : {}),
+    ...(typeof record.q === 'string' && record.q.length <= MAX_NAME_CHARS ? { queue: record.q } : {}),
+  };
+}
+
 /** What a checkpoint keeps of the in-memory maps. */
 export function controlState(
   decisions: ReadonlyMap<string, ControlRecord>,
-  copies: ReadonlyMap<string, { readonly offset: number; readonly t: number }>,
+  copies: ReadonlyMap<string, StoredCopyRef>,
 ): unknown {
   return {
     d: [...decisions.values()],
-    c: [...copies].map(([jobId, { offset, t }]) => [jobId, offset, t]),
+    c: [...copies].map(([jobId, { offset, t, due, name, queue }]) => [
+      jobId,
+      offset,
+      t,
+      due ?? null,
+      name ?? null,
+      queue ?? null,
+    ]),
   };
 }
 
@@ -81,14 +124,28 @@ export function restoreControlState(checkpoint: Checkpoint, reader: RecordReader
     if (record === undefined || record.a === 'mark' || record.a === 'stored') return undefined;
     decisions.push(record);
   }
-  const copies: [string, number, number][] = [];
+  const copies: [string, StoredCopyRef][] = [];
   for (const value of state.c) {
-    if (!Array.isArray(value) || value.length !== 3) return undefined;
-    const [jobId, offset, t] = value as unknown[];
+    // [job id, offset, t] (checkpoints before the delayed listing), or with [due, name, queue], each or null
+    if (!Array.isArray(value) || (value.length !== 3 && value.length !== 6)) return undefined;
+    const [jobId, offset, t, due, name, queue] = value as unknown[];
     if (typeof jobId !== 'string' || !Number.isSafeInteger(offset) || !Number.isSafeInteger(t))
       return undefined;
     if ((offset as number) >= checkpoint.upTo) return undefined;
-    copies.push([jobId, offset as number, t as number]);
+    if (due !== undefined && due !== null && !Number.isSafeInteger(due)) return undefined;
+    for (const text of [name, queue])
+      if (text !== undefined && text !== null && (typeof text !== 'string' || text.length > MAX_NAME_CHARS))
+        return undefined;
+    copies.push([
+      jobId,
+      {
+        offset: offset as number,
+        t: t as number,
+        ...(typeof due === 'number' ? { due } : {}),
+        ...(typeof name === 'string' ? { name } : {}),
+        ...(typeof queue === 'string' ? { queue } : {}),
+      },
+    ]);
   }
   return reader.restoreGuard(checkpoint.guard) ? { decisions, copies, reader } : undefined;
 }

@@ -11,7 +11,13 @@ import {
   type StreamRecord,
 } from '../streams';
 import { CONTROL_RETENTION_MS } from './control-stream';
-import { controlState, restoreControlState } from './control-checkpoints';
+import {
+  controlState,
+  restoreControlState,
+  storedCopyRef,
+  type DueJob,
+  type StoredCopyRef,
+} from './control-checkpoints';
 import { parseControlRecord, type ControlRecord } from './control-record';
 
 /** Reading the stream to its end (to this process's own mark) fails when no record came for this long. */
@@ -39,7 +45,7 @@ export interface ControlViewDeps {
  */
 export class ControlView {
   readonly decisions = new Map<string, ControlRecord>();
-  private readonly copies = new Map<string, { readonly offset: number; readonly t: number }>();
+  private readonly copies = new Map<string, StoredCopyRef>();
   private nextOffset = 0;
   private seen = 0;
   private reader: RecordReader;
@@ -123,6 +129,23 @@ export class ControlView {
     await this.deps.keeper.settled();
   }
 
+  /**
+   * The `controllable` jobs still waiting for their due time, soonest first: each stored copy's due time
+   * (its `warren-delayed`, or its latest reschedule's), without the cancelled and promoted ones and those
+   * due by `now`. A job without a stored copy is not known here.
+   */
+  dueNext(now: number, limit: number, isListed: (queue: string | undefined) => boolean): DueJob[] {
+    const due: DueJob[] = [];
+    for (const [jobId, ref] of this.copies) {
+      if (ref.name === undefined || !isListed(ref.queue)) continue;
+      const decision = this.decisions.get(jobId);
+      if (decision?.a === 'cancel' || decision?.a === 'promote') continue;
+      const at = decision?.a === 'reschedule' && decision.u !== undefined ? decision.u : ref.due;
+      if (at !== undefined && at > now) due.push({ jobId, name: ref.name, queue: ref.queue, dueAt: at });
+    }
+    return due.sort((a, b) => a.dueAt - b.dueAt).slice(0, limit);
+  }
+
   /** The stored copy of a job, read again at its offset (its proof checked), if this view knows of one. */
   async storedCopy(jobId: string): Promise<ControlRecord | undefined> {
     const at = this.copies.get(jobId);
@@ -202,7 +225,7 @@ export class ControlView {
   private restore(upTo: number, state: ReturnType<typeof restoreControlState>): void {
     if (state === undefined) return;
     for (const record of state.decisions) this.decisions.set(record.j, record);
-    for (const [jobId, offset, t] of state.copies) this.copies.set(jobId, { offset, t });
+    for (const [jobId, ref] of state.copies) this.copies.set(jobId, ref);
     this.reader = state.reader;
     this.nextOffset = upTo;
     this.fromCheckpoint = true;
@@ -242,7 +265,7 @@ export class ControlView {
       return;
     }
     if (parsed.a === 'mark') this.marks.get(parsed.c ?? '')?.();
-    else if (parsed.a === 'stored') this.copies.set(parsed.j, { offset: record.offset, t: parsed.t });
+    else if (parsed.a === 'stored') this.copies.set(parsed.j, storedCopyRef(parsed, record.offset));
     else this.decisions.set(parsed.j, parsed);
     if (++this.seen % SWEEP_EVERY === 0) this.sweep(Date.now() - CONTROL_RETENTION_MS);
     this.offerCheckpoint();

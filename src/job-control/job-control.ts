@@ -12,6 +12,15 @@ import { controlCheckpoints } from './control-checkpoints';
 import { ControlView } from './control-view';
 import { copyId, judge, judgeDebounced, type ControlRecord, type JobVerdict } from './control-record';
 
+/** A `controllable` job waiting for its due time (`ops.delayed.dueNext`). */
+export interface DelayedJob {
+  readonly jobId: string;
+  readonly name: string;
+  /** The job queue's key, when the job is in this plan. */
+  readonly queue?: string;
+  readonly dueAt: Date;
+}
+
 export interface JobControlDeps {
   readonly stream: string;
   /** The stream as the plan declares it: asserted before its first use (a process may not apply the plan). */
@@ -120,6 +129,30 @@ export class JobControl {
       if (stops !== this.stops) return;
     }
     await this.view.follow();
+  }
+
+  /**
+   * The `controllable` delayed jobs due next (soonest first), of one job queue (its key) or of all: what the
+   * stored copies on the stream say, after reading it to its end.
+   */
+  async dueNext(
+    limit: number,
+    /** The job queue's key of a queue's full name (a lane's is its queue's). */
+    keyOf: (queueName: string) => string | undefined,
+    queue?: string,
+  ): Promise<DelayedJob[]> {
+    await this.view.follow();
+    const key = (name: string | undefined) => (name === undefined ? undefined : keyOf(name));
+    const isListed = (name: string | undefined) => queue === undefined || key(name) === queue;
+    return this.view.dueNext(Date.now(), limit, isListed).map((j) => {
+      const jobQueue = key(j.queue);
+      return {
+        jobId: j.jobId,
+        name: j.name,
+        dueAt: new Date(j.dueAt),
+        ...(jobQueue !== undefined ? { queue: jobQueue } : {}),
+      };
+    });
   }
 
   /** Records the cancel, with what is known of the job (knownOfJob); an unreadable stream leaves it unknown. */

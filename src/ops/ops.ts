@@ -3,7 +3,7 @@ import 'reflect-metadata';
 import type { ConnectionManager } from '../connection';
 import { ControlClient, PauseMarkers, type ControlReply, type ProcessStatus } from '../process-control';
 import { resolveJobLimiters } from '../coordination';
-import { createSilentLogger, type PublishedJob, type PublishOptions } from '../core';
+import { ConfigurationError, createSilentLogger, type PublishedJob, type PublishOptions } from '../core';
 import { readJobDefinition, type JobRef } from '../decorators';
 import {
   readCronDeclarations,
@@ -17,7 +17,7 @@ import { lookupJob, lookupRecentJobs } from './history-lookup';
 import { readAggregatesView, type AggregatesView, type GraphRange } from './aggregate-ops';
 import { appendMark, checkMarkInput, pauseMark, type MarkInput } from './mark-ops';
 import type { GraphMark } from '../aggregates';
-import type { CancelledJob } from '../job-control';
+import type { CancelledJob, DelayedJob } from '../job-control';
 import type { JobEventSubscriber } from '../job-events';
 import { resolvePublisherOptions } from '../publisher';
 import { RecordTrust, type RecordSkips } from '../records';
@@ -247,6 +247,26 @@ export class WarrenOps {
     promote: async (jobId: string): Promise<void> => (await this.connection.jobControl()).promote(jobId),
     reschedule: async (jobId: string, options: RescheduleOptions): Promise<void> =>
       (await this.connection.jobControl()).reschedule(jobId, rescheduleAt(jobId, options)),
+    /**
+     * The `controllable` delayed jobs due next, soonest first (at most `limit`, default 20), of one job
+     * queue or of all. Jobs published without `controllable` keep no copy on the stream: not listed.
+     */
+    dueNext: async (
+      options: { readonly queue?: string; readonly limit?: number } = {},
+    ): Promise<DelayedJob[]> => {
+      const { queue, limit = 20 } = options;
+      if (queue !== undefined && !this.jobQueues().some((q) => q.key === queue))
+        throw new UnknownQueueError(
+          queue,
+          this.jobQueues().map((q) => q.key),
+        );
+      if (!Number.isSafeInteger(limit) || limit < 1 || limit > 1000)
+        throw new ConfigurationError(
+          `delayed.dueNext: limit must be a whole number from 1 to 1000 (got ${String(limit)})`,
+        );
+      const keys = new Map(this.plan.queues.filter((q) => q.role === 'job').map((q) => [q.name, q.key]));
+      return (await this.connection.jobControl()).dueNext(limit, (name) => keys.get(name), queue);
+    },
   };
 
   /**

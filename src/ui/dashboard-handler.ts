@@ -149,6 +149,9 @@ async function routeLookups(
     const found = await ops.recentJobs(decodeURIComponent(recent[1]!));
     return sendJson(response, 200, found ?? { isWritten: false });
   }
+  const delayed = /^\/api\/queues\/(.+)\/delayed$/.exec(path);
+  if (delayed)
+    return sendJson(response, 200, await ops.delayed.dueNext({ queue: decodeURIComponent(delayed[1]!) }));
   const job = /^\/api\/jobs\/(.+)$/.exec(path);
   if (job) return sendJson(response, 200, await ops.job(decodeURIComponent(job[1]!)));
   return undefined;

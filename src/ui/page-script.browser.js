@@ -319,6 +319,36 @@ function recentOf(key) {
   return out;
 }
 
+/** The queue's `controllable` delayed jobs due next, from the job-control stream. */
+function delayedOf(key) {
+  const out = h('div', { 'data-testid': 'delayed' }, h('p', { class: 'muted' }, 'reading job control…'));
+  api(`api/queues/${encodeURIComponent(key)}/delayed`).then(
+    (list) =>
+      out.replaceChildren(
+        h('h2', {}, `Delayed, due next (${list.length})`),
+        table(
+          ['Job', 'Name', 'Due'],
+          list.map((j) =>
+            h('tr', { 'data-job': j.jobId }, [
+              h('td', {}, h('a', { href: `#/job/${encodeURIComponent(j.jobId)}` }, j.jobId)),
+              h('td', {}, j.name),
+              h('td', {}, when(j.dueAt)),
+            ]),
+          ),
+          'delayed-due',
+        ),
+        h(
+          'p',
+          { class: 'muted', 'data-testid': 'delayed-source' },
+          'From the job-control stream: jobs published with `controllable: true`, soonest first, 20 at most. ' +
+            'Other delayed jobs wait in the delay queues, which cannot be listed without consuming them.',
+        ),
+      ),
+    (e) => out.replaceChildren(h('p', { class: 'tag bad' }, e.message)),
+  );
+  return out;
+}
+
 // Only the facts follow the snapshots: what the user types in the forms below stays.
 function queuePage(key) {
   const facts = h('div', { id: 'queue-facts', 'data-key': key }, queueFacts(key));
@@ -327,6 +357,7 @@ function queuePage(key) {
   const data = h('textarea', { rows: 3, cols: 50, 'data-testid': 'publish-data' }, '{}');
   return [
     facts,
+    delayedOf(key),
     recentOf(key),
     h('h2', {}, 'Purge its dead letters'),
     h('div', { class: 'bar' }, [
