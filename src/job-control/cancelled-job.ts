@@ -25,9 +25,14 @@ export interface CancelledJob {
  * time its stored copy carries (`warren-delayed`).
  */
 export function dueTimeOf(decision: ControlRecord | undefined, stored: ControlRecord | undefined): number {
+  return dueAfter(decision, Number(stored?.h?.[HEADERS.delayed] ?? Number.NaN));
+}
+
+/** The same from a stored copy's due time already read (`storedDue`, NaN or undefined when unknown). */
+export function dueAfter(decision: ControlRecord | undefined, storedDue: number | undefined): number {
   if (decision?.a === 'promote') return decision.t;
   if (decision?.a === 'reschedule' && decision.u !== undefined) return decision.u;
-  return Number(stored?.h?.[HEADERS.delayed] ?? Number.NaN);
+  return storedDue ?? Number.NaN;
 }
 
 /**

@@ -18,6 +18,7 @@ import {
   type DueJob,
   type StoredCopyRef,
 } from './control-checkpoints';
+import { dueAfter } from './cancelled-job';
 import { parseControlRecord, type ControlRecord } from './control-record';
 
 /** Reading the stream to its end (to this process's own mark) fails when no record came for this long. */
@@ -140,8 +141,8 @@ export class ControlView {
       if (ref.name === undefined || !isListed(ref.queue)) continue;
       const decision = this.decisions.get(jobId);
       if (decision?.a === 'cancel' || decision?.a === 'promote') continue;
-      const at = decision?.a === 'reschedule' && decision.u !== undefined ? decision.u : ref.due;
-      if (at !== undefined && at > now) due.push({ jobId, name: ref.name, queue: ref.queue, dueAt: at });
+      const at = dueAfter(decision, ref.due);
+      if (at > now) due.push({ jobId, name: ref.name, queue: ref.queue, dueAt: at });
     }
     return due.sort((a, b) => a.dueAt - b.dueAt).slice(0, limit);
   }
