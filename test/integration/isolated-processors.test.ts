@@ -208,9 +208,11 @@ for (const kind of ['thread', 'process'] as const) {
       assert.notEqual(first[0], first[1], 'two overlapping jobs ran in two isolates');
       await passTime(800); // the idle time is the point: past pool.idleMs (300 ms)
       const second = await runPair();
-      const kept = second.filter((isolate) => first.includes(isolate));
+      // Both idle isolates alive would each take one of two overlapping jobs; the reaped one takes none. On a
+      // loaded machine the second job may wait for the kept isolate rather than a fresh start: same verdict.
+      const kept = new Set(second.filter((isolate) => first.includes(isolate)));
       assert.equal(
-        kept.length,
+        kept.size,
         1,
         `the warm isolate stayed, the other was stopped (${first} then ${second})`,
       );
