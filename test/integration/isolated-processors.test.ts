@@ -211,11 +211,7 @@ for (const kind of ['thread', 'process'] as const) {
       // Both idle isolates alive would each take one of two overlapping jobs; the reaped one takes none. On a
       // loaded machine the second job may wait for the kept isolate rather than a fresh start: same verdict.
       const kept = new Set(second.filter((isolate) => first.includes(isolate)));
-      assert.equal(
-        kept.size,
-        1,
-        `the warm isolate stayed, the other was stopped (${first} then ${second})`,
-      );
+      assert.equal(kept.size, 1, `the warm isolate stayed, the other was stopped (${first} then ${second})`);
     });
 
     it('fails start() with ISOLATE_LOAD_FAILED when the processor module does not load', async () => {
