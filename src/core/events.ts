@@ -86,9 +86,11 @@ export interface WarrenEvents {
   ];
   /**
    * A delayed job's held message came due after a cancel, or after a promote or a move through its stored
-   * copy (the copy runs instead), and was acked without running, in the worker that met it.
+   * copy (the copy runs instead), or a debounced copy that a later publish of its key superseded, and was
+   * acked without running, in the worker that met it. `cause`: `debounce` for a debounced copy (superseded
+   * by a later publish of its key, or its debounce id cancelled), `job-control` for the rest.
    */
-  discarded: [JobEventBase];
+  discarded: [JobEventBase & { readonly cause: 'debounce' | 'job-control' }];
   /** A job id that already completed arrived again; it was acked without running. */
   duplicate: [JobEventBase];
   connected: [{ readonly url: string }];
