@@ -152,7 +152,11 @@ describe('cron in one process', () => {
         .map((t) => fireTimeOf(t.jobId))
         .filter((t) => t > lastFired + 1000 && t <= electedAt);
     const careful = missed('careful');
-    assert.equal(careful.length, 1, `run-once fires the latest missed tick, once (got ${careful.join(', ')})`);
+    assert.equal(
+      careful.length,
+      1,
+      `run-once fires the latest missed tick, once (got ${careful.join(', ')})`,
+    );
     assert.ok(
       careful[0]! > electedAt - 1000,
       `the tick fired is the latest before the election (${careful[0]} against ${electedAt})`,
