@@ -80,6 +80,23 @@ describe('queue aggregates: history for the graphs without another database', ()
     assert.equal(total, 540);
     assert.ok(view.skipped >= 2, `skipped ${view.skipped}`);
     assert.equal(view.isWritten, true);
+
+    // A day and a week read the hours' stream and end with the open hour, read from its buckets. A process
+    // that stops appends its partial hour as well: the open hour must not count it twice.
+    await warren.close();
+    for (const range of ['day', 'week'] as const) {
+      const long = await ops.aggregates(range);
+      assert.equal(long.stepMs, 60 * BUCKET_MS);
+      const graphs = long.series.find((s) => s.queue === 'graphs')!;
+      assert.equal(graphs.points.length, range === 'day' ? 24 : 168);
+      const sum = (pick: (p: (typeof graphs.points)[number]) => number) =>
+        graphs.points.reduce((n, p) => n + pick(p), 0);
+      assert.deepEqual(
+        { completed: sum((p) => p.completed), failed: sum((p) => p.failed) },
+        { completed: 540, failed: 60 },
+        `${range}: ${JSON.stringify(graphs.points.filter((p) => p.completed + p.failed > 0))}`,
+      );
+    }
   });
 
   it('keeps depth and the oldest waiting job while a backed-up queue starts nothing and its wait histogram is silent', async () => {
