@@ -33,10 +33,23 @@ export interface WarrenEvents {
   /**
    * An attempt failed (any cause: error, timeout, invalid payload). Followed by `retried` or `deadLettered`.
    */
-  failed: [JobEventBase & { readonly error: unknown; readonly willRetry: boolean }];
+  failed: [
+    JobEventBase & {
+      readonly error: unknown;
+      readonly willRetry: boolean;
+      /** The failed attempt's run time, ms (from its start to its failure). */
+      readonly durationMs?: number;
+    },
+  ];
   /** A failed attempt was republished through the delay levels; it runs again after `delayMs`. */
   retried: [
-    JobEventBase & { readonly error: unknown; readonly delayMs: number; readonly nextAttempt: number },
+    JobEventBase & {
+      readonly error: unknown;
+      readonly delayMs: number;
+      readonly nextAttempt: number;
+      /** The failed attempt's run time, ms. */
+      readonly durationMs?: number;
+    },
   ];
   /**
    * A batch of a `@Job({ batch })` ran: `size` jobs, the oldest having waited `waitedMs` for the batch to
@@ -67,6 +80,8 @@ export interface WarrenEvents {
       readonly name: string | undefined;
       readonly reason: string;
       readonly error: unknown;
+      /** The last attempt's run time, ms, when its handler ran (not for a delivery refused before it). */
+      readonly durationMs?: number;
     },
   ];
   /**
