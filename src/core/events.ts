@@ -33,10 +33,23 @@ export interface WarrenEvents {
   /**
    * An attempt failed (any cause: error, timeout, invalid payload). Followed by `retried` or `deadLettered`.
    */
-  failed: [JobEventBase & { readonly error: unknown; readonly willRetry: boolean }];
+  failed: [
+    JobEventBase & {
+      readonly error: unknown;
+      readonly willRetry: boolean;
+      /** The failed attempt's run time, ms (from its start to its failure). */
+      readonly durationMs?: number;
+    },
+  ];
   /** A failed attempt was republished through the delay levels; it runs again after `delayMs`. */
   retried: [
-    JobEventBase & { readonly error: unknown; readonly delayMs: number; readonly nextAttempt: number },
+    JobEventBase & {
+      readonly error: unknown;
+      readonly delayMs: number;
+      readonly nextAttempt: number;
+      /** The failed attempt's run time, ms. */
+      readonly durationMs?: number;
+    },
   ];
   /**
    * A batch of a `@Job({ batch })` ran: `size` jobs, the oldest having waited `waitedMs` for the batch to
@@ -67,6 +80,8 @@ export interface WarrenEvents {
       readonly name: string | undefined;
       readonly reason: string;
       readonly error: unknown;
+      /** The last attempt's run time, ms, when its handler ran (not for a delivery refused before it). */
+      readonly durationMs?: number;
     },
   ];
   /**
@@ -86,9 +101,11 @@ export interface WarrenEvents {
   ];
   /**
    * A delayed job's held message came due after a cancel, or after a promote or a move through its stored
-   * copy (the copy runs instead), and was acked without running, in the worker that met it.
+   * copy (the copy runs instead), or a debounced copy that a later publish of its key superseded, and was
+   * acked without running, in the worker that met it. `cause`: `debounce` for a debounced copy (superseded
+   * by a later publish of its key, or its debounce id cancelled), `job-control` for the rest.
    */
-  discarded: [JobEventBase];
+  discarded: [JobEventBase & { readonly cause: 'debounce' | 'job-control' }];
   /** A job id that already completed arrived again; it was acked without running. */
   duplicate: [JobEventBase];
   connected: [{ readonly url: string }];

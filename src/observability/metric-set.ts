@@ -72,6 +72,11 @@ function jobMetrics(metric: MakeMetric, options: ResolvedMetricsOptions) {
       [...JOB, 'cause'],
     ),
     duplicates: counter('jobs_duplicate_total', 'Deliveries of an already completed job id, acked unrun.'),
+    discarded: counter(
+      'jobs_discarded_total',
+      'Delayed jobs acked unrun when due, by cause (debounce: a debounced copy superseded by a later publish of its key, or cancelled; job-control: cancelled, promoted or moved).',
+      [...JOB, 'cause'],
+    ),
     duration: metric(
       'job_duration_seconds',
       'Handler run time until the job is settled, by outcome (completed, failed, aborted).',

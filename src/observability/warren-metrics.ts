@@ -113,6 +113,7 @@ export class WarrenMetrics<R extends MetricsRegistry = MetricsRegistry> implemen
     target.on('failed', (e) => this.series(e).failed.inc());
     target.on('retried', (e) => this.series(e).retried.inc());
     target.on('duplicate', (e) => this.series(e).duplicates.inc());
+    target.on('discarded', (e) => m.discarded.cell(this.job(e.name), e.queue, e.cause).inc());
     target.on('postponed', (e) => m.postponed.cell(this.job(e.name), e.queue, 'breaker').inc());
     target.on('rateLimited', (e) => m.postponed.cell(this.job(e.name), e.queue, 'rate-limit').inc());
     target.on('deadLettered', (e) => m.deadLettered.cell(this.job(e.name), e.queue, e.reason).inc());

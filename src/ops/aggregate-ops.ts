@@ -112,7 +112,11 @@ export async function readAggregatesView(
   return { ...view, series, records, skipped, truncated, isWritten: true };
 }
 
-/** The reads of a view: its level's stream; for a day or a week also the open hour's buckets. */
+/**
+ * The reads of a view: its level's stream; for a day or a week, its hours before the open hour, and the
+ * open hour from its buckets. A process that stops appends its partial hour too: read beside the buckets it
+ * would count that hour's runs twice, and the buckets hold them all (the open bucket is appended on stop).
+ */
 function readsOf(
   plan: TopologyPlan,
   view: Pick<AggregatesView, 'level' | 'stepMs' | 'bucketMs' | 'fromMs' | 'toMs'> & {
@@ -121,13 +125,21 @@ function readsOf(
 ): { read: Omit<AggregateRead, 'maxRecords'>; at?: number }[] {
   const { level, stepMs, bucketMs, fromMs, toMs, idleMs } = view;
   const queues = new Set(plan.queues.filter(isJobQueue).map((q) => q.key));
+  const openHour = level === 'bucket' ? toMs : toMs - stepMs;
   const reads: { read: Omit<AggregateRead, 'maxRecords'>; at?: number }[] = [
     {
-      read: { stream: plan.naming.aggregates(level), level, lengthMs: stepMs, fromMs, toMs, idleMs, queues },
+      read: {
+        stream: plan.naming.aggregates(level),
+        level,
+        lengthMs: stepMs,
+        fromMs,
+        toMs: openHour,
+        idleMs,
+        queues,
+      },
     },
   ];
   if (level !== 'bucket') {
-    const openHour = toMs - stepMs;
     const stream = plan.naming.aggregates('bucket');
     const read = {
       stream,

@@ -654,7 +654,8 @@ function runningNow() {
   snapshot.processes.forEach((p) => {
     if (p.running) listing += 1;
     (p.running || []).forEach((r) => {
-      const age = Math.max(0, Math.round((snapshot.at - r.startedAt) / 1000));
+      // snapshot.at is an ISO string, startedAt ms since the epoch
+      const age = Math.max(0, Math.round((Date.parse(snapshot.at) - r.startedAt) / 1000));
       rows.push(
         h('tr', { 'data-job': r.jobId }, [
           h('td', {}, h('a', { href: `#/job/${encodeURIComponent(r.jobId)}` }, r.jobId)),
@@ -662,7 +663,7 @@ function runningNow() {
           h('td', {}, r.queue),
           h('td', {}, `${p.host}:${p.pid}`),
           num(r.attempt),
-          num(`${age} s`),
+          h('td', { class: 'num', 'data-testid': 'running-age' }, `${age} s`),
           h('td', { 'data-testid': 'running-progress' }, r.progress === undefined ? '–' : String(r.progress)),
         ]),
       );

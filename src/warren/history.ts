@@ -83,6 +83,7 @@ export function recordHistory(writer: HistoryWriter, warren: EventSource): void 
       k: 'retrying',
       t,
       a: e.attempt,
+      d: e.durationMs,
       u: t + e.delayMs,
       x: firstLine(e.error),
     });
@@ -96,6 +97,7 @@ export function recordHistory(writer: HistoryWriter, warren: EventSource): void 
       k: 'dead',
       t: Date.now(),
       a: e.attempt,
+      d: e.durationMs,
       r: e.reason,
       x: firstLine(e.error),
     }),

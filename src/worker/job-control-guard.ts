@@ -31,9 +31,9 @@ export class JobControlGuard {
   async admit(delivery: JobDelivery, now: number): Promise<boolean> {
     const { job, message } = delivery;
     let verdict: 'run' | 'drop' | number;
+    const headers = message.properties.headers;
+    const debounceId = headers?.[HEADERS.debounce];
     try {
-      const headers = message.properties.headers;
-      const debounceId = headers?.[HEADERS.debounce];
       verdict = await (typeof debounceId === 'string'
         ? this.deps.jobControl.decideDebounced(debounceId, headers?.[HEADERS.controlCopy])
         : this.deps.jobControl.decide(job.jobId, headers?.[HEADERS.controlCopy], now));
@@ -46,7 +46,10 @@ export class JobControlGuard {
     if (verdict === 'drop') {
       delivery.ack();
       this.deps.dedup.release(delivery);
-      this.deps.emit('discarded', delivery.eventBase());
+      this.deps.emit('discarded', {
+        ...delivery.eventBase(),
+        cause: typeof debounceId === 'string' ? 'debounce' : 'job-control',
+      });
       return false;
     }
     await this.deps.republisher.delayed(delivery, verdict, {});

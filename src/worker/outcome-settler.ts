@@ -108,7 +108,9 @@ export class OutcomeSettler {
       }
       return;
     }
-    this.deps.emit('failed', { ...base, error, willRetry: decision.action === 'retry' });
+    // the failed attempt's run time, for the events and the history (the dashboard's recent failures)
+    const ran = delivery.startedAt > 0 ? { durationMs: Date.now() - delivery.startedAt } : {};
+    this.deps.emit('failed', { ...base, ...ran, error, willRetry: decision.action === 'retry' });
     if (decision.action === 'dead-letter') {
       this.deps.dedup.release(delivery);
       answerJob(this.deps.answers, delivery, { status: 'failed', error });
@@ -121,6 +123,7 @@ export class OutcomeSettler {
       delivery.retryInPlace();
       this.deps.emit('retried', {
         ...base,
+        ...ran,
         error,
         delayMs: decision.delayMs,
         nextAttempt: decision.nextAttempt,
@@ -131,6 +134,7 @@ export class OutcomeSettler {
     if (await republisher.delayed(delivery, decision.delayMs, headers)) {
       this.deps.emit('retried', {
         ...base,
+        ...ran,
         error,
         delayMs: decision.delayMs,
         nextAttempt: decision.nextAttempt,

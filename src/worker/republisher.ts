@@ -100,7 +100,8 @@ export class Republisher {
       delivery.reject();
     }
     this.deps.log.warn({ ...context, reason, err: error }, 'job dead-lettered');
-    this.deps.emit('deadLettered', { ...context, name: context.name, reason, error });
+    const ran = delivery.startedAt > 0 ? { durationMs: Date.now() - delivery.startedAt } : {};
+    this.deps.emit('deadLettered', { ...context, ...ran, name: context.name, reason, error });
   }
 
   /**

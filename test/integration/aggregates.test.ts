@@ -1,5 +1,6 @@
 import { afterEach, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
+import { defineJob, defineTopology } from '../../src';
 import { createOps, type WarrenOps } from '../../src/ops';
 import { BUCKET_MS, GraphStep, RUN_MS, runWorkload, workloadTopology } from '../support/aggregate-workload';
 import { cleanup, rawConnection, testNamespace, testProfile, testWarren } from '../support/test-broker';
@@ -79,6 +80,71 @@ describe('queue aggregates: history for the graphs without another database', ()
     assert.equal(total, 540);
     assert.ok(view.skipped >= 2, `skipped ${view.skipped}`);
     assert.equal(view.isWritten, true);
+
+    // A day and a week read the hours' stream and end with the open hour, read from its buckets. A process
+    // that stops appends its partial hour as well: the open hour must not count it twice.
+    await warren.close();
+    for (const range of ['day', 'week'] as const) {
+      const long = await ops.aggregates(range);
+      assert.equal(long.stepMs, 60 * BUCKET_MS);
+      const graphs = long.series.find((s) => s.queue === 'graphs')!;
+      assert.equal(graphs.points.length, range === 'day' ? 24 : 168);
+      const sum = (pick: (p: (typeof graphs.points)[number]) => number) =>
+        graphs.points.reduce((n, p) => n + pick(p), 0);
+      assert.deepEqual(
+        { completed: sum((p) => p.completed), failed: sum((p) => p.failed) },
+        { completed: 540, failed: 60 },
+        `${range}: ${JSON.stringify(graphs.points.filter((p) => p.completed + p.failed > 0))}`,
+      );
+    }
+  });
+
+  it('keeps depth and the oldest waiting job while a backed-up queue starts nothing and its wait histogram is silent', async () => {
+    const namespace = testNamespace('aggr-backlog');
+    const releases: (() => void)[] = [];
+    const slow = defineJob(
+      'backlog.slow',
+      { queue: 'backlog', concurrency: 1, attempts: 1 },
+      () => new Promise<void>((resolve) => releases.push(resolve)),
+    );
+    const config = {
+      ...testProfile(namespace),
+      topology: defineTopology({ queues: { backlog: {} } }),
+      jobs: [slow],
+      aggregates: { bucketMs: 1000 },
+    };
+    const warren = await testWarren({ ...config, handlers: [slow] });
+    const ops = createOps(config);
+    opened.push(ops);
+    try {
+      await warren.start();
+      // one job takes the only slot and holds it; ten more wait behind it in the queue
+      await warren.publish(slow, {});
+      const heldPublished = Date.now();
+      await waitFor(() => releases.length === 1, { what: 'the first job to start' });
+      await warren.publishMany(Array.from({ length: 10 }, () => ({ job: slow, data: {} })));
+      const backedUp = Date.now();
+      const point = await waitFor(
+        async () => {
+          const view = await ops.aggregates('hour');
+          const points = view.series.find((s) => s.queue === 'backlog')?.points ?? [];
+          // a whole bucket after the ten were published: nothing started in it
+          return points.find((p) => p.start >= backedUp && p.depth !== null);
+        },
+        { what: 'a bucket of the backed-up queue', timeoutMs: 15_000, intervalMs: 250 },
+      );
+      assert.equal(point.depth, 10, 'the ten jobs waiting');
+      assert.equal(point.completed + point.failed, 0);
+      assert.equal(point.wait.p50, null, 'nothing started: the wait histogram says nothing');
+      // the oldest waiting job is at least as old as the job started last (published before the bucket)
+      const floor = point.start + 1000 - heldPublished;
+      assert.ok(
+        point.oldestWaitingMs !== null && point.oldestWaitingMs >= floor - 50,
+        `oldest waiting ${point.oldestWaitingMs} ms, at least ${floor} ms expected`,
+      );
+    } finally {
+      for (const release of releases.splice(0)) release();
+    }
   });
 
   it('says the aggregates are not written when no process of the namespace has them on', async () => {

@@ -99,6 +99,27 @@ const stuckRows = defineJob(
   },
 );
 
+/** Writes through the `db` breaker; the database is down while `database.down` is true. */
+const database = { down: false, failedFor: [] as string[] };
+const guardedRows = defineJob(
+  'rows.guarded',
+  {
+    queue: 'rows',
+    attempts: 5,
+    backoff: { type: 'fixed', delayMs: 100 },
+    breakers: ['db'],
+    batch: { size: 3, timeoutMs: 200 },
+  },
+  async (jobs: readonly BatchJob<Row>[], ctx: BatchContext) => {
+    record(jobs);
+    await ctx.breaker('db').fire(async () => {
+      if (!database.down) return;
+      database.failedFor.push(...jobs.map((j) => j.jobId));
+      throw new Error('database unreachable');
+    });
+  },
+);
+
 @Job('rows.classy', { queue: 'other', batch: { size: 5, timeoutMs: 150 } })
 class ClassyRows implements JobHandler.Batch<{ id: string }> {
   readonly seen: string[] = [];
@@ -219,6 +240,49 @@ describe('batch consume on the broker', () => {
     for (const f of failed) assert.equal((f.error as Error).name, 'JobTimeoutError');
   });
 
+  it('postpones every job of a batch that meets its open breaker, spending none of their attempts', async () => {
+    database.down = true;
+    database.failedFor.length = 0;
+    const warren = await worker([guardedRows], {
+      breakers: {
+        db: { volumeThreshold: 1, errorThresholdPercentage: 50, resetTimeoutMs: 600, timeoutMs: 2_000 },
+      },
+      worker: { postponeDelayMs: 200 },
+    });
+    const postponed: WarrenEvents['postponed'][0][] = [];
+    const completed: WarrenEvents['completed'][0][] = [];
+    const dead: string[] = [];
+    warren.on('postponed', (e) => postponed.push(e));
+    warren.on('completed', (e) => completed.push(e));
+    warren.on('deadLettered', (e) => dead.push(e.jobId));
+    // a full batch of 3 runs at once, fails at the database and opens the breaker (its queue pauses); the
+    // other 2 jobs, already delivered, run as a batch when its 200 ms wait ends and meet the breaker open
+    await warren.publishMany(
+      [0, 1, 2, 3, 4].map((n) => ({ job: guardedRows, data: { n }, options: { jobId: `g-${n}` } })),
+    );
+    await waitFor(() => new Set(postponed.map((e) => e.jobId)).size === 2, {
+      timeoutMs: 10_000,
+      what: 'both jobs of the refused batch postponed',
+    });
+    database.down = false;
+    await waitFor(() => completed.length === 5, { timeoutMs: 15_000, what: 'five completions' });
+    assert.deepEqual(dead, []);
+    assert.ok(
+      postponed.every((e) => e.breaker === 'db' && e.queue === 'rows'),
+      JSON.stringify(postponed),
+    );
+    // only the calls that reached the database and failed spent an attempt; the open breaker's refusals did not
+    assert.ok(database.failedFor.length > 0, 'the database failed first');
+    for (const e of completed) {
+      const failures = database.failedFor.filter((id) => id === e.jobId).length;
+      assert.equal(
+        e.attempt,
+        1 + failures,
+        `${e.jobId}: attempt ${e.attempt} after ${failures} failed calls`,
+      );
+    }
+  });
+
   it('runs a @Job class handleBatch with the batch context, and skips jobs an idempotency store saw', async () => {
     const handler = new ClassyRows();
     const idempotency = new MemoryIdempotencyStore();
@@ -234,7 +298,7 @@ describe('batch consume on the broker', () => {
     assert.deepEqual(handler.seen, ['rows.classy@other:a,b,c']);
   });
 
-  it('refuses at createWarren a batch the prefetch cannot hold, a batch with isolate and bad batch options', async () => {
+  it('refuses at createWarren a batch the prefetch cannot hold, a batch with isolate or on a queue with fairness, and bad batch options', async () => {
     const namespace = testNamespace('batch-bad');
     const make = (options: object) => {
       const job = defineJob('rows.bad', { queue: 'rows', ...options } as never, () => undefined);
@@ -257,6 +321,16 @@ describe('batch consume on the broker', () => {
     await assert.rejects(
       make({ timeoutMs: 29 * 60_000, batch: { timeoutMs: 60_000 } }),
       /below the broker's consumer_timeout/,
+    );
+    // fair share schedules one job at a time across the lanes: a batch job on its queue is refused
+    const fairJob = defineJob('rows.fair', { queue: 'rows', batch: { size: 10 } }, () => undefined);
+    await assert.rejects(
+      testWarren({ namespace, topology: { queues: { rows: { fairness: true } } }, handlers: [fairJob] }),
+      (e: unknown) =>
+        e instanceof ConfigurationError &&
+        /queue 'rows' has fairness: fair share schedules deliveries across the lanes one job at a time/.test(
+          e.message,
+        ),
     );
   });
 });

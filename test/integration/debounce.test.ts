@@ -1,6 +1,7 @@
 import { after, afterEach, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { ConfigurationError, MemoryDedupStore, type WarrenEvents } from '../../src';
+import { warrenMetrics } from '../../src/observability';
 import { planOf } from '../../src/warren';
 import { ChildWorkers } from '../fixtures/child-workers';
 import {
@@ -102,7 +103,7 @@ describe('debounce on the broker', () => {
     );
   });
 
-  it('keeps the debounce on the broker: a worker started after the burst runs the last payload once', async () => {
+  it('keeps the debounce on the broker: a worker started after the burst runs the last payload once, and counts the copies it dropped', async () => {
     const namespace = testNamespace('debounce-restart');
     const publisher = await testWarren({ namespace, topology: debounceTopology, jobs: [job] });
     for (let seq = 1; seq <= 30; seq++)
@@ -112,12 +113,22 @@ describe('debounce on the broker', () => {
         { debounce: { key: 'doc-3', periodMs: 300 } },
       );
     await passTime(800); // every copy came due while no worker ran
-    const warren = await worker(namespace);
+    const metrics = warrenMetrics();
+    const warren = await worker(namespace, { instrumentation: metrics });
+    const causes: string[] = [];
+    warren.on('discarded', (e) => causes.push(e.cause));
     await waitFor(() => runsOf('doc-3').length > 0, { timeoutMs: 10_000, what: 'the debounced run' });
     await afterEveryEarlierCopy(warren);
     assert.deepEqual(
       runsOf('doc-3').map((r) => r.seq),
       [30],
+    );
+    // the 29 superseded copies: each a `discarded` event, counted in the metrics by cause
+    await waitFor(() => causes.length === 29, { what: () => `29 copies discarded (${causes.length})` });
+    assert.ok(causes.every((c) => c === 'debounce'));
+    assert.match(
+      await metrics.metrics(),
+      /warren_jobs_discarded_total\{job="doc.reindex",queue="index",cause="debounce"\} 29\b/,
     );
   });
 

@@ -1,5 +1,9 @@
 import { afterEach, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
+import { existsSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { chromium } from 'playwright-core';
 import {
   defineJob,
   defineTopology,
@@ -12,7 +16,10 @@ import { laneOf } from '../../src/message';
 import { Registry } from 'prom-client';
 import { warrenMetrics } from '../../src/observability';
 import { createOps } from '../../src/ops';
+import { startDashboardServer } from '../../src/ui';
+import { runCli } from '../support/run-cli';
 import {
+  BROKER_URL,
   cleanup,
   MANAGEMENT_URL,
   messageCount,
@@ -235,7 +242,7 @@ describe('operating a queue with fairness', () => {
     await cleanup();
   });
 
-  it('shows the lanes in topology plan, diff and verify, and their depth and busiest keys in queues', async () => {
+  it('shows the lanes in topology plan, diff and verify, and their depth and busiest keys in ops, warren queues and the dashboard', async () => {
     const namespace = testNamespace();
     let release!: () => void;
     const gate = new Promise<void>((resolve) => (release = resolve));
@@ -292,6 +299,37 @@ describe('operating a queue with fairness', () => {
       { timeoutMs: 20_000, intervalMs: 250 },
     );
     assert.deepEqual(seen.fairness.busiestKeys, [{ key: 'busy', waiting: 2 }]);
+
+    // `warren queues` prints a row per lane under the queue, and the busiest keys
+    const cwd = mkdtempSync(join(tmpdir(), 'warren-lanes-'));
+    writeFileSync(
+      join(cwd, 'warren.config.js'),
+      `module.exports = ${JSON.stringify({ url: BROKER_URL, namespace, topology: fairTopology(true), management: { url: MANAGEMENT_URL }, replyTimeoutMs: 700 })};\n`,
+    );
+    const cli = await runCli(['queues'], { cwd });
+    assert.equal(cli.code, 0, cli.stderr);
+    assert.match(cli.stdout, new RegExp(`^  lane ${busyLane} +5 +1 +1 *$`, 'm'), cli.stdout);
+    assert.match(cli.stdout, /^busiest keys of imports: busy \(2 waiting\)$/m, cli.stdout);
+
+    // the dashboard's queue page shows the same lane table and busiest keys
+    const chromiumPath = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+    assert.ok(existsSync(chromiumPath), `no browser at ${chromiumPath}: apt-get install -y chromium`);
+    const server = await startDashboardServer({ ops, port: 0 });
+    const browser = await chromium.launch({ executablePath: chromiumPath, args: ['--no-sandbox'] });
+    try {
+      const page = await browser.newPage();
+      await page.goto(`${server.url}#/queue/imports`);
+      const row = page.locator(`[data-testid=lanes] tr[data-lane="${busyLane}"]`);
+      await row.waitFor({ timeout: 15_000 });
+      assert.equal(await page.locator('[data-testid=lanes] tbody tr').count(), LANES);
+      assert.deepEqual(await row.locator('td').allTextContents(), [String(busyLane), '5', '1', '1']);
+      await page
+        .locator('[data-testid=busiest-keys]', { hasText: 'Busiest keys: busy (2 waiting)' })
+        .waitFor({ timeout: 15_000 });
+    } finally {
+      await browser.close();
+      await server.close();
+    }
     release();
   });
 

@@ -91,6 +91,9 @@ describe('job history: where is job X?', () => {
     assert.match(retrying.error ?? '', /RangeError: step out of range/);
     assert.ok(retrying.runAt!.getTime() >= retrying.at.getTime() + 100);
     assert.equal(dead.last!.reason, 'attempts-exhausted');
+    // each failed attempt's run time, as a completed run has its own
+    for (const failed of [retrying, dead.last!])
+      assert.ok(failed.durationMs !== undefined && failed.durationMs >= 0, JSON.stringify(failed));
 
     const dir = mkdtempSync(join(tmpdir(), 'warren-job-'));
     writeFileSync(

@@ -201,7 +201,8 @@ describe('dashboard in a browser', () => {
     const before = await page.locator('[data-testid=as-of]').getAttribute('data-at');
     await page.locator(`[data-testid=as-of]:not([data-at="${before}"])`).waitFor({ timeout: 10_000 });
     assert.equal(await confirm.inputValue(), 'billing');
-    await page.screenshot({ path: join(DOCS, 'dashboard-queue.png') });
+    // the whole page: the refusal above, the typed name below the queue's lists
+    await page.screenshot({ path: join(DOCS, 'dashboard-queue.png'), fullPage: true });
     await page.locator('button[data-action=purge]').click();
     await page.locator('#flash.ok', { hasText: /purged [1-9]\d* dead letter/ }).waitFor();
     assert.equal(await ops.dead.count({ queue: 'billing', state: 'dead' }), 0);

@@ -55,6 +55,8 @@ describe('dashboard graphs', () => {
     ops = createOps({ ...config, replyTimeoutMs: 300 });
     server = await startDashboardServer({ ops, port: 0, authorize: () => ({ role: 'viewer', user: 'ada' }) });
     ran = await runWorkload(warren);
+    // a deploy on the time axis, as a deploy script's `warren mark deploy` records it
+    await ops.mark({ kind: 'deploy', release: '1.4.0', note: 'after the workload' });
     const last = ran[ran.length - 1]!;
     await waitFor(
       async () => {
@@ -94,8 +96,12 @@ describe('dashboard graphs', () => {
           0,
           (await page.locator('main').textContent()) ?? '',
         );
-        // Once the overview's snapshot is in (the next refresh, ≤ 5 s), the process starts are marked.
-        await page.locator('[data-testid=graph-marks]').waitFor({ timeout: 10_000 });
+        // Once the overview's snapshot is in (the next refresh, ≤ 5 s), the process starts are marked (the
+        // deploy mark is listed at once, from the aggregates' view).
+        await page
+          .locator('[data-testid=table-marks] td', { hasText: /^process start$/ })
+          .first()
+          .waitFor({ state: 'attached', timeout: 10_000 });
         // The series as drawn: uPlot's own data arrays (x in seconds), the points with any run.
         const drawn = await drawnSeries(page, 'chart-throughput');
         const [xs, completed, failed, dead] = drawn as number[][];
@@ -117,6 +123,10 @@ describe('dashboard graphs', () => {
           marks.some((m) => /:\d+$/.test(m.label)),
           JSON.stringify(marks),
         );
+        assert.ok(
+          marks.some((m) => m.label === 'deploy 1.4.0 after the workload'),
+          JSON.stringify(marks),
+        );
         assert.match((await page.locator('[data-testid=graph-marks]').textContent()) ?? '', /process starts/);
         // The data table says the same, newest first.
         const rows = await page.locator('[data-testid=table-throughput] tbody tr').allTextContents();
@@ -131,6 +141,23 @@ describe('dashboard graphs', () => {
         const run = (await drawnSeries(page, 'chart-run'))[1]!.filter((v) => v !== null);
         assert.equal(run.length, ran.length);
         for (const p50 of run) assert.ok(p50! >= 22 && p50! < 500, `run p50 ${p50}`);
+        // The wait chart drew p50 <= p95 <= p99 in the buckets where jobs started (those of the workload).
+        const [waitXs, w50, w95, w99] = await drawnSeries(page, 'chart-wait');
+        const ranAt = new Set(ran.map((r) => r.start / 1000));
+        const waited = w50!.flatMap((v, i) => (v === null ? [] : [[waitXs![i]!, v, w95![i]!, w99![i]!]]));
+        assert.ok(waited.length >= 1 && waited.length <= ran.length, JSON.stringify(waited));
+        for (const [x, a, b, c] of waited) {
+          assert.ok(ranAt.has(x!), `wait drawn at ${x}, a bucket of the workload`);
+          assert.ok(a! >= 0 && a! <= b! && b! <= c!, `wait ${a}/${b}/${c}`);
+        }
+        // Depth and the oldest waiting job at each bucket's close: none of the 200 waits once the last
+        // batch settled (a batch may outlast its bucket on a loaded machine, so only the last is known).
+        const [depthXs, depth, oldest] = await drawnSeries(page, 'chart-depth');
+        assert.equal(depthXs!.length, 60);
+        for (const d of depth!) assert.ok(d === null || (d >= 0 && d <= 200), `depth ${d}`);
+        const lastAt = depthXs!.indexOf(ran[ran.length - 1]!.start / 1000);
+        assert.deepEqual([depth![lastAt], oldest![lastAt]], [0, 0]);
+        assert.equal(await page.locator('[data-testid=table-depth] tbody tr').count(), 60);
         // Not an empty plot: the completed line's colour is on the canvas.
         const pixels = await pixelsOf(page, 'chart-throughput', '--ok');
         assert.ok(pixels > 100, `${pixels} pixels of the completed line (${scheme})`);
@@ -160,10 +187,13 @@ describe('dashboard graphs', () => {
       const row = page.locator(`[data-testid=running] tr[data-job="${jobId}"]`);
       await row.locator('[data-testid=running-progress]', { hasText: /^100$/ }).waitFor({ timeout: 15_000 });
       assert.match((await row.textContent()) ?? '', /graphs\.held.*graphs/);
+      // its age: whole seconds since it started, as of the snapshot
+      assert.match((await row.locator('[data-testid=running-age]').textContent()) ?? '', /^\d+ s$/);
       assert.match(
         (await page.locator('[data-testid=running-source]').textContent()) ?? '',
         /1 of 1 list their running jobs/,
       );
+      if (SHOTS) await page.screenshot({ path: join(SHOTS, 'dashboard-running.png'), fullPage: true });
       assert.equal(await row.locator(`a[href="#/job/${jobId}"]`).count(), 1);
       // Its live page: the outcome arrives once the job is let go.
       const subscribed = page.waitForResponse((r) => r.url().endsWith(`api/jobs/${jobId}/events`));
@@ -188,11 +218,35 @@ describe('dashboard graphs', () => {
     }
   });
 
-  it("lists a queue's newest completed and failed jobs from the history, each linking to its page", async () => {
+  it("lists a queue's delayed jobs due next and its newest completed and failed jobs, each linking to its page", async () => {
+    // known to warren: a controllable delayed job (its copy is on the job-control stream); a plain one is not
+    await warren.publish(
+      'graphs.step',
+      { i: 1 },
+      { jobId: 'due-in-2h', delayMs: 7_200_000, controllable: true },
+    );
+    await warren.publish(
+      'graphs.step',
+      { i: 3 },
+      { jobId: 'due-in-1h', delayMs: 3_600_000, controllable: true },
+    );
+    await warren.publish('graphs.step', { i: 5 }, { jobId: 'plain-in-1h', delayMs: 3_600_000 });
     const browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox'] });
     try {
-      const page = await browser.newPage();
+      const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
       await page.goto(`${server.url}#/queue/graphs`);
+      await page.locator('[data-testid=delayed-source]').waitFor({ timeout: 15_000 });
+      const due = page.locator('[data-testid=delayed-due] tbody tr');
+      assert.deepEqual(await Promise.all((await due.all()).map((row) => row.getAttribute('data-job'))), [
+        'due-in-1h',
+        'due-in-2h',
+      ]);
+      assert.match((await due.first().textContent()) ?? '', /due-in-1h.*graphs\.step/);
+      assert.equal(await due.first().locator('a[href="#/job/due-in-1h"]').count(), 1);
+      assert.match(
+        (await page.locator('[data-testid=delayed-source]').textContent()) ?? '',
+        /controllable: true.*cannot be listed without consuming them/,
+      );
       await page.locator('[data-testid=recent-source]').waitFor({ timeout: 15_000 });
       const completed = page.locator('[data-testid=recent-completed] tbody tr');
       const failed = page.locator('[data-testid=recent-failed] tbody tr');
@@ -203,6 +257,13 @@ describe('dashboard graphs', () => {
         /graphs\.step.*dead.*step \d+0 fails, as every tenth does/,
       );
       assert.match((await completed.first().textContent()) ?? '', /graphs\.(step|held)/);
+      // each failed job's attempt and run time (the handler's 25 ms, and the loaded machine's lag)
+      for (const row of await failed.all()) {
+        const [, , , attempt, runMs] = await row.locator('td').allTextContents();
+        assert.equal(attempt, '1');
+        assert.ok(Number(runMs) >= 20 && Number(runMs) < 5_000, `run ms ${runMs}`);
+      }
+      if (SHOTS) await page.screenshot({ path: join(SHOTS, 'dashboard-queue-jobs.png'), fullPage: true });
       const id = await failed.first().getAttribute('data-job');
       await failed.first().locator('a').click();
       await page.locator('[data-testid=job-state]', { hasText: 'dead' }).waitFor();
