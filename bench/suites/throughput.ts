@@ -43,9 +43,12 @@ const DEFAULT_CONTENDERS: readonly ContenderName[] = [
 ];
 /** warren with its quorum queue retrying in place: only the quorum retries with a backoff. */
 const IN_PLACE_CONTENDER: ContenderName = 'warren-in-place';
-/** raw amqplib publishing warren's messages only means something where publishing is what is measured. */
+/**
+ * raw amqplib with warren's exact messages: where publishing is measured it publishes them, and where consuming
+ * is, it consumes a queue pre-filled with them (the broker's cost of the wire contract on either side).
+ */
 const WIRE_CONTENDER: ContenderName = 'amqplib-warren-wire';
-const PUBLISH_GROUPS: readonly Group[] = ['batch', 'serial'];
+const WIRE_GROUPS: readonly Group[] = ['batch', 'serial', 'consume'];
 const PROBE_TIMEOUT_MS = 5_000;
 
 export interface ThroughputSizes extends Sizes {
@@ -247,7 +250,7 @@ async function runOnBroker(broker: Broker, options: ThroughputOptions, argv: str
   const contendersOf = (scenario: Scenario) =>
     options.contenders.filter(
       (name) =>
-        (name !== WIRE_CONTENDER || PUBLISH_GROUPS.includes(groupOf(scenario))) &&
+        (name !== WIRE_CONTENDER || WIRE_GROUPS.includes(groupOf(scenario))) &&
         (name !== IN_PLACE_CONTENDER ||
           (groupOf(scenario) === 'retry' &&
             scenario.features?.queueType === 'quorum' &&
