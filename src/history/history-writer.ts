@@ -16,6 +16,8 @@ export class HistoryWriter {
   private channel: amqp.Channel | undefined;
   /** Events dropped because no channel was open when their batch was due. */
   dropped = 0;
+  /** Called after each batch is appended (the background indexer, history-indexer.ts). */
+  onAppended: (() => void) | undefined;
 
   constructor(
     private readonly stream: string,
@@ -58,6 +60,7 @@ export class HistoryWriter {
       persistent: true,
       headers: this.trust.proof('history', content),
     });
+    this.onAppended?.();
   }
 
   async stop(): Promise<void> {

@@ -4,6 +4,17 @@
  */
 export { HistoryWriter } from './history-writer';
 export { findJob } from './find-job';
+export {
+  COMPACT_DELTAS,
+  COMPACT_ENTRIES,
+  HistoryIndex,
+  LOOKUP_INDEXES_ABOVE,
+  parseIndexState,
+  type AppendRecord,
+  type HistoryIndexDeps,
+  type IndexState,
+} from './history-index';
+export { HistoryIndexer, INDEX_AFTER_MS } from './history-indexer';
 export { recentJobs, type RecentJob, type RecentJobs } from './recent-jobs';
 export {
   firstLine,

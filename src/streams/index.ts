@@ -20,13 +20,18 @@ export {
   lastOffset,
   firstOffset,
   readOffsets,
+  readLastChunk,
+  openReadChannel,
   type StreamRecord,
   type StreamStart,
   type ReadOptions,
 } from './stream-reader';
+export { appendAndLocate } from './located-append';
 export {
   decodeBlock,
+  decodeEntries,
   encodeBlock,
+  MAX_INDEX_SHARDS,
   IndexBuilder,
   keyHash,
   uncovered,

@@ -203,6 +203,7 @@ function wireOperations(base: SharedParts, consumers: ReturnType<typeof wireCons
     control.processId,
     log.child({ component: 'history' }),
     publishing.trust,
+    (message) => publishing.confirms.send(message),
   );
   const aggregates = createAggregates(config, manager, control.processId, publishing.trust);
   const jobEvents = wireJobEvents(base, control.processId);
@@ -224,9 +225,14 @@ function wireOperations(base: SharedParts, consumers: ReturnType<typeof wireCons
   manager.on('blocked', ({ reason }) => events.emit('blocked', { reason }));
   manager.on('unblocked', () => events.emit('unblocked'));
   const history = historyPart?.writer;
-  const addOns = [jobEvents, deadLetterLog, history, aggregates?.writer, publishing.jobControl].filter(
-    (p) => p !== undefined,
-  );
+  const addOns = [
+    jobEvents,
+    deadLetterLog,
+    historyPart?.indexer,
+    history,
+    aggregates?.writer,
+    publishing.jobControl,
+  ].filter((p) => p !== undefined);
   return { control, history, addOns, eventSubscriber: jobEvents.subscriber };
 }
 
