@@ -76,6 +76,21 @@ interface TakenBlock {
   readonly offsets: readonly number[];
 }
 
+/** What a lookup learnt before reading what no block covers. */
+interface LookupView {
+  /** The history's last offset; undefined: it is empty. */
+  readonly end: number | undefined;
+  /** The records of its last chunk. */
+  readonly last: readonly StreamRecord[];
+  /** Offsets no trusted block covers. */
+  readonly gaps: readonly { from: number; to: number }[];
+  /** Offsets the checkpoint says its blocks cover, and those the blocks read do cover. */
+  readonly claimed: number;
+  readonly verified: number;
+  /** The reads of the batches the blocks name. */
+  readonly named: Promise<void>;
+}
+
 /** Appends one record to a stream, confirmed; `userId` is the connection's user when known. */
 export type AppendRecord = (message: {
   readonly stream: string;
@@ -117,46 +132,39 @@ export class HistoryIndex {
 
   /**
    * Hands `visit` every history record that may hold events of the key's job: the batches the index names
-   * and every offset no trusted block covers (the tail since the newest checkpoint, and any gap). When that
-   * part is large (the history was written with nobody indexing it), indexes it first, once.
+   * (read as soon as their block arrives) and every offset no trusted block covers (the tail since the newest
+   * checkpoint, mostly in the history's last chunk, which gives the end; and any gap). When that part is
+   * large (the history was written with nobody indexing it), indexes it first, once. A record may be handed
+   * over twice (a batch named by the index in the last chunk): the caller keeps each offset once.
    */
   async lookUp(jobId: string, visit: (record: StreamRecord) => void): Promise<void> {
     const hash = keyHash(`j:${jobId}`);
-    // Opened while the checkpoint is read: one for the shard it names, one for the batch the shard names.
-    const spares = [0, 1].map(() => openReadChannel(this.deps.openChannel, 1));
+    // Opened while the checkpoint is read: for the shard and the deltas it names, and the batch they name.
+    const spares = [0, 1, 2].map(() => openReadChannel(this.deps.openChannel, 1));
     for (const s of spares) s.catch(() => undefined);
     const spare = () => spares.shift() ?? this.deps.openChannel();
     try {
-      await this.lookUpWith(hash, spare, visit);
+      let view = await this.view(hash, spare, visit);
+      if (view.end !== undefined && outsideLast(view) > LOOKUP_INDEXES_ABOVE) {
+        await view.named;
+        await this.round(view.claimed > view.verified).catch(() => undefined);
+        view = await this.view(hash, spare, visit);
+      }
+      await Promise.all([view.named, view.end === undefined ? undefined : this.readUncovered(view, visit)]);
     } finally {
       for (const s of spares) void s.then((c) => c.close()).catch(() => undefined);
     }
   }
 
-  private async lookUpWith(
-    hash: number,
-    spare: () => Promise<amqp.Channel>,
-    visit: (record: StreamRecord) => void,
-  ): Promise<void> {
-    let view = await this.view(hash, spare);
-    if (view.end === undefined) return;
-    if (outsideLast(view) > LOOKUP_INDEXES_ABOVE) {
-      const rebuild = view.claimed > view.verified;
-      await this.round(rebuild).catch(() => undefined);
-      view = await this.view(hash, spare);
-      if (view.end === undefined) return;
-    }
-    const { end, last, gaps, candidates } = view;
-    const lastFrom = last[0]?.offset ?? end + 1;
-    const reads: Promise<unknown>[] = [];
-    for (const r of last)
-      if (candidates.has(r.offset) || gaps.some((g) => r.offset >= g.from && r.offset <= g.to)) visit(r);
-    const far = [...candidates].filter((o) => o < lastFrom);
-    if (far.length > 0) reads.push(readOffsets(spare, this.deps.stream, far, this.deps.idleMs, visit));
+  /** Hands over the last chunk's uncovered records and reads the other uncovered offsets. */
+  private async readUncovered(view: LookupView, visit: (record: StreamRecord) => void): Promise<void> {
+    const { end, last, gaps } = view;
+    const lastFrom = last[0]?.offset ?? (end ?? 0) + 1;
+    for (const r of last) if (gaps.some((g) => r.offset >= g.from && r.offset <= g.to)) visit(r);
+    const reads: Promise<void>[] = [];
     for (const gap of gaps) {
       const to = Math.min(gap.to, lastFrom - 1);
-      if (gap.from > to) continue;
-      reads.push(this.readRange(gap.from, to, visit));
+      if (gap.from <= to) reads.push(this.readRange(gap.from, to, visit));
     }
     await Promise.all(reads);
   }
@@ -194,16 +202,21 @@ export class HistoryIndex {
     ).catch(() => undefined);
   }
 
-  /** The checkpoint, the history's first offset and last chunk, and the blocks for one key hash. */
-  private async view(hash: number, spare: () => Promise<amqp.Channel>) {
-    const { openChannel, stream, idleMs } = this.deps;
-    const lastP = readLastChunk(openChannel, stream, idleMs);
-    const firstP = firstOffset(openChannel, stream, idleMs);
+  /**
+   * The checkpoint, the history's last chunk (its end) and the blocks for one key hash; the batches the
+   * blocks name are read to `visit` as each block arrives (`named`), beside the wait for the end.
+   */
+  private async view(
+    hash: number,
+    spare: () => Promise<amqp.Channel>,
+    visit: (record: StreamRecord) => void,
+  ): Promise<LookupView> {
+    const { stream, idleMs } = this.deps;
+    const lastP = readLastChunk(this.deps.openChannel, stream, idleMs);
     lastP.catch(() => undefined);
-    firstP.catch(() => undefined);
     const cp = await this.checkpoint();
     const blocks: TakenBlock[] = [];
-    const candidates = new Set<number>();
+    const named: Promise<void>[] = [];
     const take = (r: StreamRecord, shard?: { count: number; index: number }) => {
       if (!this.acceptIndex(r)) return;
       const block = decodeBlock(r.content, hash);
@@ -211,7 +224,7 @@ export class HistoryIndex {
       if (shard && (block.shard?.count !== shard.count || block.shard.index !== shard.index)) return;
       if (!shard && block.shard !== undefined) return;
       blocks.push(block);
-      for (const o of block.offsets) candidates.add(o);
+      if (block.offsets.length > 0) named.push(readOffsets(spare, stream, block.offsets, idleMs, visit));
     };
     const reads: Promise<void>[] = [];
     const base = cp?.state.base;
@@ -223,25 +236,23 @@ export class HistoryIndex {
       claimed += base.to - base.from + 1;
     }
     if (cp !== undefined && cp.state.deltas.length > 0) {
-      reads.push(
-        this.readIndex(
-          cp.state.deltas.map((d) => d[0]),
-          (r) => take(r),
-        ),
-      );
+      const offsets = cp.state.deltas.map((d) => d[0]);
+      reads.push(this.readIndex(offsets, (r) => take(r), spare));
       for (const d of cp.state.deltas) claimed += d[2] - d[1] + 1;
     }
-    const [last, first] = await Promise.all([lastP, firstP, ...reads]);
+    const [last] = await Promise.all([lastP, ...reads]);
+    const all = Promise.all(named).then(() => undefined);
+    all.catch(() => undefined);
     const end = last.end;
-    if (end === undefined || first === undefined)
-      return { end: undefined, last: [], gaps: [], candidates, claimed, verified: 0 };
+    if (end === undefined) return { end, last: [], gaps: [], claimed, verified: 0, named: all };
     // A checkpoint past the end is of a stream deleted and declared again since: its blocks say nothing.
     if (cp !== undefined && isStale(cp, end)) blocks.length = 0;
-    const gaps = uncovered(blocks, first, end);
+    // Nothing before a trusted base's first offset is kept (it began at the first kept record); without
+    // one, a gap from 0 is read from the stream's first record.
+    const first = Math.min(base?.from ?? 0, end);
     let verified = 0;
     for (const b of blocks) verified += b.to - b.from + 1;
-    const kept = new Set([...candidates].filter((o) => o >= first && o <= end));
-    return { end, last: last.records, gaps, candidates: kept, claimed, verified };
+    return { end, last: last.records, gaps: uncovered(blocks, first, end), claimed, verified, named: all };
   }
 
   /** Reads index records at the given offsets (several at once), each to `visit`. */
@@ -408,18 +419,19 @@ export class HistoryIndex {
       indexStream,
       blocks.length,
       async () => {
-        await Promise.all(
-          blocks.map((block, i) => {
-            const content = encodeBlock(block);
-            return append({
-              stream: indexStream,
-              content,
-              contentType: 'application/octet-stream',
-              headers: { ...trust.proof('history', content, 'index'), [APPEND_HEADER]: `${id}:${i}` },
-              ...(user === undefined ? {} : { userId: user }),
-            });
-          }),
-        );
+        // One after another, each confirmed before the next: each block then lands in a chunk of its own.
+        // A read at an offset makes the broker go through the whole chunk that holds it (2.7 MB for a
+        // million-event history's shards appended at once: ~20 ms a lookup, against ~1 ms for one shard).
+        for (const [i, block] of blocks.entries()) {
+          const content = encodeBlock(block);
+          await append({
+            stream: indexStream,
+            content,
+            contentType: 'application/octet-stream',
+            headers: { ...trust.proof('history', content, 'index'), [APPEND_HEADER]: `${id}:${i}` },
+            ...(user === undefined ? {} : { userId: user }),
+          });
+        }
       },
       (properties) => {
         const tag = properties.headers?.[APPEND_HEADER];
