@@ -5,15 +5,12 @@
 export { HistoryWriter } from './history-writer';
 export { findJob } from './find-job';
 export {
-  COMPACT_DELTAS,
-  COMPACT_ENTRIES,
   HistoryIndex,
   LOOKUP_INDEXES_ABOVE,
-  parseIndexState,
   type AppendRecord,
   type HistoryIndexDeps,
-  type IndexState,
 } from './history-index';
+export { COMPACT_DELTAS, COMPACT_ENTRIES, parseIndexState, type IndexState } from './index-state';
 export { HistoryIndexer, INDEX_AFTER_MS } from './history-indexer';
 export { recentJobs, type RecentJob, type RecentJobs } from './recent-jobs';
 export {

@@ -53,6 +53,8 @@ export const HEADERS = {
   controlCopy: 'warren-control-copy',
   debounce: 'warren-debounce',
   proof: 'warren-proof',
+  /** On a record of the history's index: which append it belongs to, while its writer learns its offset. */
+  indexAppend: 'warren-index-append',
   event: 'warren-event',
   jobId: 'warren-job-id',
   jobName: 'warren-job-name',

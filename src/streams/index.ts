@@ -19,14 +19,13 @@ export {
   readToEnd,
   lastOffset,
   firstOffset,
-  readOffsets,
-  readLastChunk,
   openReadChannel,
   type StreamRecord,
   type StreamStart,
   type ReadOptions,
 } from './stream-reader';
 export { appendAndLocate } from './located-append';
+export { readLastChunk, readOffsets } from './offset-reads';
 export {
   decodeBlock,
   decodeEntries,

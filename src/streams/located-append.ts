@@ -25,7 +25,8 @@ export async function appendAndLocate(
   const offsets: number[] = new Array<number>(count);
   let seen = 0;
   try {
-    await channel.prefetch(Math.min(1000, Math.max(10, count * 2)), false);
+    const prefetch = Math.min(1000, Math.max(10, count * 2));
+    await channel.prefetch(prefetch, false);
     let done: () => void = () => undefined;
     const all = new Promise<void>((resolve) => {
       done = resolve;

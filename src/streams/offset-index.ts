@@ -20,7 +20,7 @@ import { createHash } from 'node:crypto';
 
 const MAGIC = Buffer.from('WIX1');
 /**
- * A shard of a compacted index (the history's base, docs/guide/history.md#the-index): `"WIS1" | shards: u16 |
+ * A shard of a compacted index (the history's base, docs/operating/cli.md, "How a lookup reads"): `"WIS1" | shards: u16 |
  * shard: u16` before a block as above, holding only the keys whose hash modulo `shards` is `shard`.
  */
 const SHARD_MAGIC = Buffer.from('WIS1');

@@ -26,8 +26,10 @@ interface EventSource {
 /** The history of an instance: its writer, and the reconnect step that declares the stream and opens it. */
 export interface WarrenHistory {
   readonly writer: HistoryWriter;
-  /** Indexes what the writer appends, in the background (stopped before the writer). */
+  /** Indexes what the writer appends, in the background. */
   readonly indexer: HistoryIndexer;
+  /** What a close stops, in order: the indexer (a round in progress ends on a live connection), the writer. */
+  readonly parts: readonly [HistoryIndexer, HistoryWriter];
   /** Opens the writer's channel (a step of reconnect-steps.ts, after the topology step declared the stream). */
   readonly open: () => Promise<void>;
 }
@@ -39,13 +41,21 @@ export interface WarrenHistory {
  */
 export function createHistory(
   input: HistoryOptions | undefined,
-  plan: TopologyPlan,
-  manager: ConnectionManager,
-  processId: string,
-  log: Logger,
-  trust: RecordTrust,
-  send: (message: OutgoingMessage) => Promise<void>,
+  deps: {
+    readonly plan: TopologyPlan;
+    readonly manager: ConnectionManager;
+    readonly processId: string;
+    /** The instance's logger (the history logs as its `history` component). */
+    readonly log: Logger;
+    readonly publishing: {
+      readonly trust: RecordTrust;
+      readonly confirms: { send(message: OutgoingMessage): Promise<void> };
+    };
+  },
 ): WarrenHistory | undefined {
+  const { plan, manager, processId, publishing } = deps;
+  const log = deps.log.child({ component: 'history' });
+  const { trust, confirms } = publishing;
   if (input === undefined) return undefined;
   const options = resolveHistoryOptions(input);
   const stream = requireStream(plan, 'history');
@@ -56,13 +66,14 @@ export function createHistory(
     log,
     trust,
   );
+  const send = (message: OutgoingMessage) => confirms.send(message);
   const index = historyIndex({ plan, stream, manager, trust, idleMs: INDEXER_IDLE_MS, send });
   const indexer = new HistoryIndexer(index, (error) =>
     log.debug({ err: error }, 'indexing the history failed: the next append tries again'),
   );
   writer.onAppended = () => indexer.appended();
   // The stream is in the plan (planWarrenTopology): the topology step before this one declares it.
-  return { writer, indexer, open: () => writer.open(() => manager.openChannel()) };
+  return { writer, indexer, parts: [indexer, writer], open: () => writer.open(() => manager.openChannel()) };
 }
 
 /** The background indexer's reads: no record for this long means the end (as ops' reads by default), ms. */

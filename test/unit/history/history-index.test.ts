@@ -1,7 +1,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { parseIndexState } from '../../../src/history';
-import { jobKeys } from '../../../src/history/history-index';
+import { jobKeys } from '../../../src/history/index-state';
 import { decodeBlock, decodeEntries, encodeBlock, keyHash, MAX_INDEX_SHARDS } from '../../../src/streams';
 
 describe('the history index records', () => {
