@@ -23,6 +23,7 @@ import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import * as os from 'node:os';
 import { parseArgs } from 'node:util';
+import * as amqp from 'amqplib';
 import {
   createEventSubscriber,
   createWarren,
@@ -50,7 +51,11 @@ class NoopJob implements JobHandler<{ n: number }> {
   handle() {}
 }
 
-type Variant = 'off' | 'on' | 'one-job' | 'queue';
+/**
+ * `idle`: events on, and a subscriber process subscribed in another namespace: the same processes on the
+ * machine as `one-job`, but no filter reaches this worker (what the subscriber's mere presence costs).
+ */
+type Variant = 'off' | 'on' | 'one-job' | 'queue' | 'idle';
 type ChildMessage =
   | { kind: 'subscribed' }
   | { kind: 'latencies'; values: number[] }
@@ -117,11 +122,24 @@ async function costRun(variant: Variant, jobs: number): Promise<Run> {
     if (variant === 'one-job')
       child = await startSubscriber(namespace, { jobId: ids[Math.floor(jobs / 2)]! });
     if (variant === 'queue') child = await startSubscriber(namespace, { queue: 'bench' });
+    if (variant === 'idle') child = await startSubscriber(`${namespace}-idle`, { jobId: 'elsewhere' });
     return await drainMeasured(warren, jobs);
   } finally {
     if (child) await stopSubscriber(child);
     await warren.close();
     await deletePlan(AMQP_URL, planOf(warren));
+    if (variant === 'idle') await deleteIdleNamespace(namespace);
+  }
+}
+
+/** What the `idle` variant's subscriber declared in its namespace of its own. */
+async function deleteIdleNamespace(namespace: string): Promise<void> {
+  const connection = await amqp.connect(AMQP_URL);
+  try {
+    const channel = await connection.createChannel();
+    await channel.deleteExchange(createNaming(`${namespace}-idle`).jobEvents());
+  } finally {
+    await connection.close();
   }
 }
 
@@ -177,6 +195,7 @@ async function workerInstructions(variant: Variant, jobs: number): Promise<numbe
     if (variant === 'one-job')
       child = await startSubscriber(namespace, { jobId: ids[Math.floor(jobs / 2)]! });
     if (variant === 'queue') child = await startSubscriber(namespace, { queue: 'bench' });
+    if (variant === 'idle') child = await startSubscriber(`${namespace}-idle`, { jobId: 'elsewhere' });
     await new Promise<void>((resolve, reject) =>
       execFile(
         'valgrind',
@@ -206,6 +225,7 @@ async function workerInstructions(variant: Variant, jobs: number): Promise<numbe
     if (child) await stopSubscriber(child);
     await publisher.close();
     await deletePlan(AMQP_URL, planOf(publisher));
+    if (variant === 'idle') await deleteIdleNamespace(namespace);
   }
 }
 
@@ -365,8 +385,10 @@ async function main(): Promise<void> {
     }
   }
   const median = (rs: Run[], f: (r: Run) => number) => quantile(rs.map(f), 0.5);
-  // the ratio to `off` within each round (drift on a shared machine hits a round's runs alike), then its median
-  const off = runs.get('off')!;
+  // the ratio to `off` (or the first variant given) within each round (drift on a shared machine hits a
+  // round's runs alike), then its median
+  const baseName = variants.includes('off') ? 'off' : variants[0]!;
+  const off = runs.get(baseName)!;
   const paired = (rs: Run[]) =>
     quantile(
       rs.map((r, i) => r.cpuUsPerJob / off[i]!.cpuUsPerJob),
@@ -379,7 +401,7 @@ async function main(): Promise<void> {
     const baseRate = median(off, (r) => r.jobsPerSecond);
     const baseCpu = median(off, (r) => r.cpuUsPerJob);
     console.log(
-      `median ${variant.padEnd(8)} ${rate.toFixed(0)} jobs/s (${((rate / baseRate - 1) * 100).toFixed(1)} % against off), ` +
+      `median ${variant.padEnd(8)} ${rate.toFixed(0)} jobs/s (${((rate / baseRate - 1) * 100).toFixed(1)} % against ${baseName}), ` +
         `${cpu.toFixed(1)} CPU µs/job (${((cpu / baseCpu - 1) * 100).toFixed(1)} %; median of the rounds' ratios ${((paired(rs) - 1) * 100).toFixed(1)} %)`,
     );
   }

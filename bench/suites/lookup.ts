@@ -14,7 +14,7 @@
  *   npm run bench -- lookup [--events 1000000] [--letters 100000] [--lookups 20] [--baseline DIR] [--dead-baseline no]
  *   env: AMQP_URL (default amqp://guest:guest@127.0.0.1:5672)
  */
-import { execFile } from 'node:child_process';
+import { execFile, execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import * as os from 'node:os';
@@ -101,6 +101,19 @@ function percentile(xs: readonly number[], p: number): number {
 
 const round = (x: number) => Math.round(x * 10) / 10;
 
+/** The commit of the tree the bench runs from, marked when it has uncommitted changes. */
+function commitOf(): string {
+  try {
+    const head = execFileSync('git', ['rev-parse', '--short', 'HEAD'], { encoding: 'utf8' }).trim();
+    const dirty = execFileSync('git', ['status', '--porcelain', '--untracked-files=no'], {
+      encoding: 'utf8',
+    });
+    return dirty.trim() === '' ? head : `${head} (uncommitted changes)`;
+  } catch {
+    return 'unknown';
+  }
+}
+
 async function main(): Promise<void> {
   const namespace = `bench-look-${randomBytes(3).toString('hex')}`;
   const naming = createNaming(namespace);
@@ -108,6 +121,13 @@ async function main(): Promise<void> {
   const builds: Record<string, string> = { branch: OWN_DIST };
   if (values.baseline) builds.baseline = values.baseline;
   const results: Record<string, unknown> = {
+    command: `npm run bench -- lookup ${process.argv.slice(2).join(' ')}`.trim(),
+    commit: commitOf(),
+    node: process.version,
+    rabbitmq: String(
+      (connection as unknown as { connection: { serverProperties?: { version?: unknown } } }).connection
+        .serverProperties?.version ?? 'unknown',
+    ),
     broker: AMQP_URL.replace(/\/\/[^@]*@/, '//'),
     events: EVENTS,
     letters: LETTERS,
