@@ -24,7 +24,6 @@ import { HEADERS } from '../message';
 import { CheckpointCodec, type Checkpoint } from '../records';
 import {
   decodeBlock,
-  keyHash,
   newestRecord,
   openReadChannel,
   readLastChunk,
@@ -34,7 +33,14 @@ import {
   type StreamRecord,
 } from '../streams';
 import { IndexRound, type IndexReader } from './index-round';
-import { isStale, parseIndexState, shardOffset, type HistoryIndexDeps, type IndexState } from './index-state';
+import {
+  historyKeyHash,
+  isStale,
+  parseIndexState,
+  shardOffset,
+  type HistoryIndexDeps,
+  type IndexState,
+} from './index-state';
 
 export type { AppendRecord, HistoryIndexDeps } from './index-state';
 
@@ -87,7 +93,7 @@ export class HistoryIndex implements IndexReader {
    * over twice (a batch named by the index in the last chunk): the caller keeps each offset once.
    */
   async lookUp(jobId: string, visit: (record: StreamRecord) => void): Promise<void> {
-    const hash = keyHash(`j:${jobId}`);
+    const hash = historyKeyHash(jobId);
     // Opened while the checkpoint is read: for the shard and the deltas it names, and the batch they name.
     const spares = [0, 1, 2].map(() => openReadChannel(this.deps.openChannel, 1));
     for (const s of spares) s.catch(() => undefined);

@@ -15,10 +15,12 @@ import { parseHistoryBatch } from './history-batch';
 import {
   COMPACT_DELTAS,
   COMPACT_ENTRIES,
+  decodeKeyHashes,
   DELTA_BLOCK,
   expandRuns,
+  historyKeyHash,
   isStale,
-  jobKeys,
+  jobIdsOf,
   shardCount,
   toRuns,
   type HistoryIndexDeps,
@@ -91,14 +93,19 @@ export class IndexRound {
     await this.compact(state, blocks, { first, end, startedAt });
   }
 
-  /** Reads the history `from..to` and adds each batch's job ids to the builder. */
+  /**
+   * Reads the history `from..to` and adds each batch's job ids to the builder: from its `warren-index-keys`
+   * header (warren's writer states them), else from the batch parsed. Every batch is indexed, trusted or
+   * not: a lookup checks what it reads, and an entry too many costs a read where one too few could hide a
+   * job. A header can leave out only ids of its own batch: a forger hides nothing but its own records.
+   */
   private async indexRange(from: number, to: number, builder: IndexBuilder): Promise<void> {
     await this.reader.readRange(from, to, (r) => {
       builder.saw(r.offset);
-      // Every batch that parses is indexed, trusted or not: a lookup checks what it reads, and an entry
-      // too many costs a read where one too few could hide a job.
+      const stated = decodeKeyHashes(r.properties.headers?.[HEADERS.indexKeys]);
+      if (stated !== undefined) return builder.addHashes(r.offset, stated);
       const batch = parseHistoryBatch(r.content);
-      if (batch !== undefined) builder.add(r.offset, jobKeys(batch));
+      if (batch !== undefined) builder.addHashes(r.offset, jobIdsOf(batch).map(historyKeyHash));
     });
   }
 

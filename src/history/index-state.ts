@@ -32,13 +32,54 @@ export function isStale(cp: Checkpoint, end: number): boolean {
   return cp.upTo > end + 1;
 }
 
-/** The index keys of a batch: each job id it holds events of, once. */
-export function jobKeys(batch: { readonly e: readonly unknown[] }): string[] {
+/** Each job id a batch holds events of, once. */
+export function jobIdsOf(batch: { readonly e: readonly unknown[] }): string[] {
   const jobs = new Set<string>();
   for (const e of batch.e)
     if (e !== null && typeof e === 'object' && typeof (e as { j?: unknown }).j === 'string')
-      jobs.add(`j:${(e as { j: string }).j}`);
+      jobs.add((e as { j: string }).j);
   return [...jobs];
+}
+
+/**
+ * The history index's key of a job id: FNV-1a (32 bits) over its UTF-16 code units. Not SHA-256 like the
+ * dead-letter log's: the writer hashes every batch's ids on the job path (~50 ns an id, against ~2.4 µs),
+ * and a hash here only ever costs a read when two ids share it; every answer is the real record's.
+ */
+export function historyKeyHash(jobId: string): number {
+  let h = 0x811c9dc5;
+  for (let i = 0; i < jobId.length; i += 1) {
+    h ^= jobId.charCodeAt(i);
+    h = Math.imul(h, 0x01000193);
+  }
+  return h >>> 0;
+}
+
+/** A batch's `warren-index-keys` header is left out past this many ids (it must fit in one AMQP frame). */
+export const MAX_HEADER_KEYS = 8192;
+
+/** The `warren-index-keys` header of a batch: its distinct job ids' hashes, u32 big-endian, in base64. */
+export function encodeKeyHashes(jobIds: Iterable<string>): string | undefined {
+  const hashes = new Set<number>();
+  for (const id of jobIds) hashes.add(historyKeyHash(id));
+  if (hashes.size > MAX_HEADER_KEYS) return undefined;
+  const out = Buffer.allocUnsafe(hashes.size * 4);
+  let at = 0;
+  for (const h of hashes) {
+    out.writeUInt32BE(h, at);
+    at += 4;
+  }
+  return out.toString('base64');
+}
+
+/** The hashes a `warren-index-keys` header holds; undefined when it is missing or not one. */
+export function decodeKeyHashes(header: unknown): number[] | undefined {
+  if (typeof header !== 'string' || header.length > ((MAX_HEADER_KEYS * 4 + 2) / 3) * 4 + 4) return undefined;
+  const bytes = Buffer.from(header, 'base64');
+  if (bytes.length % 4 !== 0) return undefined;
+  const hashes: number[] = [];
+  for (let at = 0; at < bytes.length; at += 4) hashes.push(bytes.readUInt32BE(at));
+  return hashes;
 }
 
 /** Shards for a base of this many entries: a power of two, about SHARD_ENTRIES each. */

@@ -196,12 +196,18 @@ export class IndexBuilder {
   }
 
   add(offset: number, keys: Iterable<string>): void {
+    const hashes: number[] = [];
+    for (const key of keys) hashes.push(keyHash(key));
+    this.addHashes(offset, hashes);
+  }
+
+  /** The record at `offset` may hold keys of these hashes (a caller that hashes its keys its own way). */
+  addHashes(offset: number, hashes: Iterable<number>): void {
     const seen = new Set<number>();
-    for (const key of keys) {
-      const hash = keyHash(key);
+    for (const hash of hashes) {
       if (seen.has(hash)) continue;
       seen.add(hash);
-      this.entries.push([hash, offset]);
+      this.entries.push([hash >>> 0, offset]);
     }
   }
 

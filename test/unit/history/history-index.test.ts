@@ -1,7 +1,13 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { parseIndexState } from '../../../src/history';
-import { jobKeys } from '../../../src/history/index-state';
+import {
+  decodeKeyHashes,
+  encodeKeyHashes,
+  historyKeyHash,
+  jobIdsOf,
+  MAX_HEADER_KEYS,
+} from '../../../src/history/index-state';
 import { decodeBlock, decodeEntries, encodeBlock, keyHash, MAX_INDEX_SHARDS } from '../../../src/streams';
 
 describe('the history index records', () => {
@@ -68,9 +74,21 @@ describe('the history index records', () => {
 
   it('indexes each job id of a batch once, and nothing that is not an id', () => {
     assert.deepEqual(
-      jobKeys({ e: [{ j: 'a' }, { j: 'b' }, { j: 'a' }, null, { j: 7 }, 'x', { k: 'started' }] }),
-      ['j:a', 'j:b'],
+      jobIdsOf({ e: [{ j: 'a' }, { j: 'b' }, { j: 'a' }, null, { j: 7 }, 'x', { k: 'started' }] }),
+      ['a', 'b'],
     );
+  });
+
+  it('states a batch’s job-id hashes in a header and reads them back; refuses a header that is not one', () => {
+    assert.equal(historyKeyHash(''), 0x811c9dc5);
+    assert.equal(historyKeyHash('a'), 0xe40c292c); // FNV-1a 32 of "a"
+    const header = encodeKeyHashes(['job-1', 'job-2', 'job-1']);
+    assert.deepEqual(decodeKeyHashes(header), [historyKeyHash('job-1'), historyKeyHash('job-2')]);
+    assert.equal(encodeKeyHashes(Array.from({ length: MAX_HEADER_KEYS + 1 }, (_, i) => `j${i}`)), undefined);
+    assert.equal(decodeKeyHashes(undefined), undefined);
+    assert.equal(decodeKeyHashes(7), undefined);
+    assert.equal(decodeKeyHashes('AAA'), undefined); // 2 bytes
+    assert.equal(decodeKeyHashes('A'.repeat(100_000)), undefined);
   });
 });
 
