@@ -1,10 +1,5 @@
 import type * as amqp from 'amqplib';
-import {
-  LAST_CHUNK_FIRST_WAIT_MS,
-  LAST_CHUNK_QUIET_MS,
-  readStream,
-  type StreamRecord,
-} from './stream-reader';
+import { readLast, readStream, type StreamRecord } from './stream-reader';
 
 /**
  * The records of the stream's last chunk (delivered whole when a read starts at `last`) and its last offset
@@ -17,20 +12,9 @@ export async function readLastChunk(
   idleMs: number,
 ): Promise<{ records: StreamRecord[]; end: number | undefined }> {
   const records: StreamRecord[] = [];
-  await readStream(
-    openChannel,
-    stream,
-    'last',
-    {
-      max: Number.POSITIVE_INFINITY,
-      idleMs: Math.min(idleMs, LAST_CHUNK_QUIET_MS),
-      firstWaitMs: Math.max(idleMs, LAST_CHUNK_FIRST_WAIT_MS),
-      prefetch: 1000,
-    },
-    (r) => {
-      records.push(r);
-    },
-  );
+  await readLast(openChannel, stream, idleMs, (r) => {
+    records.push(r);
+  });
   return { records, end: records[records.length - 1]?.offset };
 }
 

@@ -8,9 +8,9 @@ const FIRST_RECORD_MIN_WAIT_MS = 1000;
  * after it means the burst is over. The end of a stream is never announced over AMQP 0-9-1; before issue 33
  * every lookup waited the read's whole idle time (200 ms) here.
  */
-export const LAST_CHUNK_QUIET_MS = 10;
+const LAST_CHUNK_QUIET_MS = 10;
 /** No record for this long after a read at `last` starts means the stream is empty. */
-export const LAST_CHUNK_FIRST_WAIT_MS = 500;
+const LAST_CHUNK_FIRST_WAIT_MS = 500;
 
 /** The prefetch a channel opened by {@link openReadChannel} has set already. */
 const PREFETCH_SET = Symbol('warren.prefetchSet');
@@ -228,6 +228,23 @@ export async function lastOffset(
   idleMs: number,
 ): Promise<number | undefined> {
   let end: number | undefined;
+  await readLast(openChannel, stream, idleMs, (r) => {
+    end = r.offset;
+  });
+  return end;
+}
+
+/**
+ * Reads the stream's last chunk (delivered whole when a read starts at `last`) to `visit`: it ends
+ * LAST_CHUNK_QUIET_MS after the burst, or LAST_CHUNK_FIRST_WAIT_MS (at least) after the start when the stream
+ * is empty.
+ */
+export async function readLast(
+  openChannel: () => Promise<amqp.Channel>,
+  stream: string,
+  idleMs: number,
+  visit: (record: StreamRecord) => void,
+): Promise<void> {
   await readStream(
     openChannel,
     stream,
@@ -238,11 +255,8 @@ export async function lastOffset(
       firstWaitMs: Math.max(idleMs, LAST_CHUNK_FIRST_WAIT_MS),
       prefetch: 1000,
     },
-    (r) => {
-      end = r.offset;
-    },
+    visit,
   );
-  return end;
 }
 
 /** The offset of the stream's first kept record, or undefined when it is empty. */
