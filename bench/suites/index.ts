@@ -103,8 +103,9 @@ export const SUITES: readonly Suite[] = [
   {
     name: 'job-events',
     summary:
-      'what live job events cost a job at concurrency 100 (off, no subscriber, one job id, a queue) and their latency to another process',
-    usage: '[--jobs 20000] [--rounds 3] [--rate 1000] [--seconds 5]',
+      'what live job events cost a job at concurrency 100 (off, no subscriber, one job id, a queue): CPU time over interleaved rounds, or instructions under callgrind (--callgrind N); their latency to another process',
+    usage:
+      '[--jobs 20000] [--rounds 3] [--rate 1000] [--seconds 5] [--variants off,on,one-job,queue] | --callgrind 2000 [--repeats 2]',
     quickArgs: ['--jobs', '500', '--rounds', '1', '--seconds', '1'],
     load: () => import('./job-events'),
   },

@@ -7,13 +7,23 @@
  * subscriber to the queue in another process: the time from the `completed` event in the worker to its
  * arrival in the subscriber (same machine clock), p50 / p99.
  *
+ * Instructions (`--callgrind N`): what a shared machine's load cannot move. The worker runs in a child
+ * process under `valgrind --tool=callgrind` and drains N, then 3N prefilled jobs (publisher and subscriber
+ * outside it); (instructions at 3N − at N) / 2N is the instructions per job of consuming, the process's
+ * start, connect and close cancelling out. Same variants; the same count on a rerun whatever the load
+ * (it counts instructions, not time), within the little the broker's pacing of deliveries moves.
+ *
  *   npm run bench -- job-events [--jobs 20000] [--concurrency 100] [--rounds 3] [--rate 1000] [--seconds 5]
+ *   npm run bench -- job-events --callgrind 2000 [--variants off,on,one-job] [--repeats 2]
  *   env: AMQP_URL (default amqp://guest:guest@127.0.0.1:5672)
  */
-import { fork, type ChildProcess } from 'node:child_process';
+import { execFile, fork, type ChildProcess } from 'node:child_process';
+import { readFileSync, rmSync } from 'node:fs';
+import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import * as os from 'node:os';
 import { parseArgs } from 'node:util';
+import * as amqp from 'amqplib';
 import {
   createEventSubscriber,
   createWarren,
@@ -32,6 +42,7 @@ import { deletePlan, drainMeasured, type DrainFigures } from '../lib/warren-drai
 
 const AMQP_URL = process.env.AMQP_URL ?? 'amqp://guest:guest@127.0.0.1:5672';
 const CHILD_ENV = 'WARREN_BENCH_EVENTS_SUBSCRIBER';
+const CALLGRIND_ENV = 'WARREN_BENCH_EVENTS_CALLGRIND_WORKER';
 
 const topology = defineTopology({ queues: { bench: {} } });
 
@@ -40,7 +51,11 @@ class NoopJob implements JobHandler<{ n: number }> {
   handle() {}
 }
 
-type Variant = 'off' | 'on' | 'one-job' | 'queue';
+/**
+ * `idle`: events on, and a subscriber process subscribed in another namespace: the same processes on the
+ * machine as `one-job`, but no filter reaches this worker (what the subscriber's mere presence costs).
+ */
+type Variant = 'off' | 'on' | 'one-job' | 'queue' | 'idle';
 type ChildMessage =
   | { kind: 'subscribed' }
   | { kind: 'latencies'; values: number[] }
@@ -107,11 +122,24 @@ async function costRun(variant: Variant, jobs: number): Promise<Run> {
     if (variant === 'one-job')
       child = await startSubscriber(namespace, { jobId: ids[Math.floor(jobs / 2)]! });
     if (variant === 'queue') child = await startSubscriber(namespace, { queue: 'bench' });
+    if (variant === 'idle') child = await startSubscriber(`${namespace}-idle`, { jobId: 'elsewhere' });
     return await drainMeasured(warren, jobs);
   } finally {
     if (child) await stopSubscriber(child);
     await warren.close();
     await deletePlan(AMQP_URL, planOf(warren));
+    if (variant === 'idle') await deleteIdleNamespace(namespace);
+  }
+}
+
+/** What the `idle` variant's subscriber declared in its namespace of its own. */
+async function deleteIdleNamespace(namespace: string): Promise<void> {
+  const connection = await amqp.connect(AMQP_URL);
+  try {
+    const channel = await connection.createChannel();
+    await channel.deleteExchange(createNaming(`${namespace}-idle`).jobEvents());
+  } finally {
+    await connection.close();
   }
 }
 
@@ -145,6 +173,108 @@ async function latencyRun(rate: number, seconds: number): Promise<number[]> {
   } finally {
     await warren.close();
     await deletePlan(AMQP_URL, planOf(warren));
+  }
+}
+
+/**
+ * Instructions the worker process executes to drain `jobs` prefilled jobs, start to exit, counted by
+ * callgrind: the jobs are published (and the subscriber of `one-job` started) from here, outside it.
+ */
+async function workerInstructions(variant: Variant, jobs: number): Promise<number> {
+  const namespace = `bench-events-${randomBytes(4).toString('hex')}`;
+  const publisher = await newWarren(namespace, 'on');
+  let child: ChildProcess | undefined;
+  const out = join(os.tmpdir(), `warren-${namespace}.callgrind`);
+  try {
+    const ids: string[] = [];
+    for (let i = 0; i < jobs; i += 500)
+      for (const job of await Promise.all(
+        Array.from({ length: Math.min(500, jobs - i) }, (_, k) => publisher.publish(NoopJob, { n: i + k })),
+      ))
+        ids.push(job.jobId);
+    if (variant === 'one-job')
+      child = await startSubscriber(namespace, { jobId: ids[Math.floor(jobs / 2)]! });
+    if (variant === 'queue') child = await startSubscriber(namespace, { queue: 'bench' });
+    if (variant === 'idle') child = await startSubscriber(`${namespace}-idle`, { jobId: 'elsewhere' });
+    await new Promise<void>((resolve, reject) =>
+      execFile(
+        'valgrind',
+        [
+          '--tool=callgrind',
+          `--callgrind-out-file=${out}`,
+          '--smc-check=all-non-file',
+          process.execPath,
+          // V8 compiles and collects on the main thread: when optimized code is ready no longer depends on
+          // how a background thread was scheduled, so a rerun executes the same instructions
+          '--single-threaded',
+          __filename,
+        ],
+        {
+          env: { ...process.env, [CALLGRIND_ENV]: JSON.stringify({ namespace, jobs, variant }) },
+          timeout: 900_000,
+          maxBuffer: 16 << 20,
+        },
+        (error, _stdout, stderr) => (error ? reject(new Error(`callgrind: ${stderr || error}`)) : resolve()),
+      ),
+    );
+    const totals = /^(?:summary|totals): (\d+)/m.exec(readFileSync(out, 'utf8'));
+    if (totals === null) throw new Error(`no instruction count in ${out}`);
+    return Number(totals[1]);
+  } finally {
+    rmSync(out, { force: true });
+    if (child) await stopSubscriber(child);
+    await publisher.close();
+    await deletePlan(AMQP_URL, planOf(publisher));
+    if (variant === 'idle') await deleteIdleNamespace(namespace);
+  }
+}
+
+/** The worker under callgrind: drains the prefilled queue, closes, exits. */
+async function callgrindWorker(): Promise<void> {
+  const { namespace, jobs, variant } = JSON.parse(process.env[CALLGRIND_ENV]!) as {
+    namespace: string;
+    jobs: number;
+    variant: Variant;
+  };
+  const warren = await newWarren(namespace, variant);
+  let completed = 0;
+  const done = new Promise<void>((resolve) => {
+    warren.on('completed', () => {
+      if (++completed === jobs) resolve();
+    });
+  });
+  await warren.start();
+  await done;
+  await warren.close();
+}
+
+/** `--callgrind N`: instructions per consumed job of each variant, (at 3N − at N) / 2N, `repeats` times. */
+async function callgrindCost(jobs: number, variants: readonly Variant[], repeats: number): Promise<void> {
+  console.log(
+    `job events under callgrind: the worker drains ${jobs}, then ${3 * jobs} prefilled jobs; ` +
+      `instructions per job = difference / ${2 * jobs}; load ${load()}`,
+  );
+  const perJob = new Map<Variant, number[]>(variants.map((v) => [v, []]));
+  for (let r = 1; r <= repeats; r++)
+    for (const variant of r % 2 ? variants : [...variants].reverse()) {
+      const small = await workerInstructions(variant, jobs);
+      const large = await workerInstructions(variant, 3 * jobs);
+      const each = (large - small) / (2 * jobs);
+      perJob.get(variant)!.push(each);
+      console.log(
+        `  repeat ${r} ${variant.padEnd(8)} ${small} at ${jobs}, ${large} at ${3 * jobs}: ${each.toFixed(0)} instructions a job; load ${load()}`,
+      );
+    }
+  const base = quantile(perJob.get('off') ?? [], 0.5);
+  for (const variant of variants) {
+    const each = quantile(perJob.get(variant)!, 0.5);
+    const against = Number.isFinite(base) ? ` (${((each / base - 1) * 100).toFixed(2)} % against off)` : '';
+    console.log(
+      `median ${variant.padEnd(8)} ${each.toFixed(0)} instructions a job${against}; every repeat: ${perJob
+        .get(variant)!
+        .map((x) => x.toFixed(0))
+        .join(', ')}`,
+    );
   }
 }
 
@@ -225,8 +355,17 @@ async function main(): Promise<void> {
       rate: { type: 'string', default: '1000' },
       seconds: { type: 'string', default: '5' },
       variants: { type: 'string', default: 'off,on,one-job,queue' },
+      callgrind: { type: 'string' },
+      repeats: { type: 'string', default: '2' },
     },
   });
+  if (values.callgrind !== undefined) {
+    const jobs = Number(values.callgrind);
+    if (!Number.isInteger(jobs) || jobs < 1)
+      throw new Error(`--callgrind must be a job count (got ${values.callgrind})`);
+    const variants = values.variants.split(',') as Variant[];
+    return callgrindCost(jobs, variants, Number(values.repeats));
+  }
   const jobs = Number(values.jobs);
   const rounds = Number(values.rounds);
   const variants = values.variants.split(',') as Variant[];
@@ -246,8 +385,10 @@ async function main(): Promise<void> {
     }
   }
   const median = (rs: Run[], f: (r: Run) => number) => quantile(rs.map(f), 0.5);
-  // the ratio to `off` within each round (drift on a shared machine hits a round's runs alike), then its median
-  const off = runs.get('off')!;
+  // the ratio to `off` (or the first variant given) within each round (drift on a shared machine hits a
+  // round's runs alike), then its median
+  const baseName = variants.includes('off') ? 'off' : variants[0]!;
+  const off = runs.get(baseName)!;
   const paired = (rs: Run[]) =>
     quantile(
       rs.map((r, i) => r.cpuUsPerJob / off[i]!.cpuUsPerJob),
@@ -260,7 +401,7 @@ async function main(): Promise<void> {
     const baseRate = median(off, (r) => r.jobsPerSecond);
     const baseCpu = median(off, (r) => r.cpuUsPerJob);
     console.log(
-      `median ${variant.padEnd(8)} ${rate.toFixed(0)} jobs/s (${((rate / baseRate - 1) * 100).toFixed(1)} % against off), ` +
+      `median ${variant.padEnd(8)} ${rate.toFixed(0)} jobs/s (${((rate / baseRate - 1) * 100).toFixed(1)} % against ${baseName}), ` +
         `${cpu.toFixed(1)} CPU µs/job (${((cpu / baseCpu - 1) * 100).toFixed(1)} %; median of the rounds' ratios ${((paired(rs) - 1) * 100).toFixed(1)} %)`,
     );
   }
@@ -295,6 +436,16 @@ async function subscriberChild(): Promise<void> {
   });
   for await (const event of subscription)
     if (event.kind === 'completed') latencies.push(Date.now() - event.at.getTime());
+}
+
+if (process.env[CALLGRIND_ENV] !== undefined && require.main === module) {
+  callgrindWorker().then(
+    () => process.exit(0),
+    (error: unknown) => {
+      console.error('job events worker under callgrind failed', error);
+      process.exit(1);
+    },
+  );
 }
 
 if (process.env[CHILD_ENV] !== undefined && require.main === module) {

@@ -3,15 +3,18 @@
  * (batches of 1,000, as a busy writer flushes them) and `warren dead search` / replay on a dead-letter log
  * of `--letters` letters, each query from a fresh process (bench/suites/lookup-child.ts: connect, then
  * time the one query; peak RSS of that process), beside the same queries through a baseline build
- * (`--baseline <dir with dist/>`, e.g. a copy of main's dist) in the same run. One namespace of its own,
- * deleted afterwards. The history is filled eight batches in flight (eight writer processes), the log 500
+ * (`--baseline <dir with dist/>`, e.g. a copy of main's dist) in the same run, and beside the floor of any
+ * lookup at that moment (one cold read of one record from a fresh process): the builds' lookups and the
+ * floor alternate id by id, so the machine's load moves them alike. Each build reads a history of its
+ * own (the same records, in a namespace of its own: one build's index records never meet the other's);
+ * the log is the branch's. Namespaces of their own, deleted afterwards. The history is filled eight batches in flight (eight writer processes), the log 500
  * letters in flight (the collector's prefetch): a stream's chunks form from what arrives together, and a
  * read at an offset starts at its chunk.
  *
  *   npm run bench -- lookup [--events 1000000] [--letters 100000] [--lookups 20] [--baseline DIR] [--dead-baseline no]
  *   env: AMQP_URL (default amqp://guest:guest@127.0.0.1:5672)
  */
-import { execFile } from 'node:child_process';
+import { execFile, execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import * as os from 'node:os';
@@ -98,6 +101,19 @@ function percentile(xs: readonly number[], p: number): number {
 
 const round = (x: number) => Math.round(x * 10) / 10;
 
+/** The commit of the tree the bench runs from, marked when it has uncommitted changes. */
+function commitOf(): string {
+  try {
+    const head = execFileSync('git', ['rev-parse', '--short', 'HEAD'], { encoding: 'utf8' }).trim();
+    const dirty = execFileSync('git', ['status', '--porcelain', '--untracked-files=no'], {
+      encoding: 'utf8',
+    });
+    return dirty.trim() === '' ? head : `${head} (uncommitted changes)`;
+  } catch {
+    return 'unknown';
+  }
+}
+
 async function main(): Promise<void> {
   const namespace = `bench-look-${randomBytes(3).toString('hex')}`;
   const naming = createNaming(namespace);
@@ -105,6 +121,13 @@ async function main(): Promise<void> {
   const builds: Record<string, string> = { branch: OWN_DIST };
   if (values.baseline) builds.baseline = values.baseline;
   const results: Record<string, unknown> = {
+    command: `npm run bench -- lookup ${process.argv.slice(2).join(' ')}`.trim(),
+    commit: commitOf(),
+    node: process.version,
+    rabbitmq: String(
+      (connection as unknown as { connection: { serverProperties?: { version?: unknown } } }).connection
+        .serverProperties?.version ?? 'unknown',
+    ),
     broker: AMQP_URL.replace(/\/\/[^@]*@/, '//'),
     events: EVENTS,
     letters: LETTERS,
@@ -115,66 +138,80 @@ async function main(): Promise<void> {
   const setup = await connection.createChannel();
   const log = planStream('dead-letter-log', resolveDeadLetterLogOptions({}), naming);
   try {
-    await setup.assertQueue(naming.jobHistory(), {
-      durable: true,
-      arguments: { 'x-queue-type': 'stream', 'x-stream-max-segment-size-bytes': 16 * 1024 ** 2 },
-    });
     await setup.assertQueue(log.name, log.assertion);
     await setup.assertQueue(naming.queue('bench'), {
       durable: true,
       arguments: { 'x-queue-type': 'quorum' },
     });
 
-    // The history: EVENTS events in batches of BATCH, each job a published, a started and a completed.
+    // The history: EVENTS events in batches of BATCH, each job a published, a started and a completed; one
+    // copy per build.
+    const historyOf = Object.fromEntries(
+      Object.keys(builds).map((b, i) => [b, i === 0 ? namespace : `${namespace}-${b}`]),
+    );
+    const fill = async (ns: string) => {
+      await setup.assertQueue(createNaming(ns).jobHistory(), {
+        durable: true,
+        arguments: { 'x-queue-type': 'stream', 'x-stream-max-segment-size-bytes': 16 * 1024 ** 2 },
+      });
+      return publishAll(
+        connection,
+        createNaming(ns).jobHistory(),
+        Math.ceil(EVENTS / BATCH),
+        (b) => {
+          const e: object[] = [];
+          for (let i = b * BATCH; i < Math.min(EVENTS, (b + 1) * BATCH); i += 1) {
+            const job = Math.floor(i / 3);
+            const k = ['published', 'started', 'completed'][i % 3];
+            e.push({ j: `job-${job}`, n: 'bench.charge', q: 'bench', k, t: t0 + i });
+          }
+          return {
+            content: Buffer.from(JSON.stringify({ p: 'bench', h: 'bench', pid: 1, e })),
+            properties: { persistent: true },
+          };
+        },
+        8,
+      ); // eight writer processes, one batch in flight each
+    };
     const t0 = Date.now() - EVENTS;
-    const fillHistory = await publishAll(
-      connection,
-      naming.jobHistory(),
-      Math.ceil(EVENTS / BATCH),
-      (b) => {
-        const e: object[] = [];
-        for (let i = b * BATCH; i < Math.min(EVENTS, (b + 1) * BATCH); i += 1) {
-          const job = Math.floor(i / 3);
-          const k = ['published', 'started', 'completed'][i % 3];
-          e.push({ j: `job-${job}`, n: 'bench.charge', q: 'bench', k, t: t0 + i });
-        }
-        return {
-          content: Buffer.from(JSON.stringify({ p: 'bench', h: 'bench', pid: 1, e })),
-          properties: { persistent: true },
-        };
-      },
-      8,
-    ); // eight writer processes, one batch in flight each
-    results.historyFillSeconds = round(fillHistory);
-    const historyBytes = published.bytes;
+    const before = published.bytes;
+    for (const ns of Object.values(historyOf)) results.historyFillSeconds = round(await fill(ns));
+    const historyBytes = (published.bytes - before) / Object.keys(historyOf).length;
     results.historyMb = round(historyBytes / 1024 ** 2);
 
     const jobs = Math.floor(EVENTS / 3);
     const ids = Array.from({ length: LOOKUPS }, (_, i) => `job-${Math.floor(((i + 0.5) / LOOKUPS) * jobs)}`);
     for (const [build, root] of Object.entries(builds)) {
-      const firstLookup = await child(root, 'job', namespace, 'job-1');
+      const firstLookup = await child(root, 'job', historyOf[build]!, 'job-1');
       results[`first job lookup, indexes the history ${build}`] = { ms: round(firstLookup.ms) };
       console.log(`first job lookup, ${build}:`, results[`first job lookup, indexes the history ${build}`]);
     }
-    // The builds' lookups alternate, id by id: the machine's load moves between seconds, not between them.
+    // The builds' lookups and the floor alternate, id by id: the machine's load moves between seconds, not
+    // between them.
     const timings = Object.fromEntries(
-      Object.keys(builds).map((b) => [b, { ms: [] as number[], rss: [] as number[] }]),
+      [...Object.keys(builds), 'floor'].map((b) => [b, { ms: [] as number[], rss: [] as number[] }]),
     );
-    for (const id of ids)
+    for (const id of ids) {
       for (const [build, root] of Object.entries(builds)) {
-        const r = await child(root, 'job', namespace, id);
+        const r = await child(root, 'job', historyOf[build]!, id);
         if (r.found !== 3) throw new Error(`${build}: ${id} has ${r.found} events`);
         timings[build]!.ms.push(r.ms);
         timings[build]!.rss.push(r.rssMb);
       }
+      const f = await child(OWN_DIST, 'floor', namespace, naming.jobHistoryCheckpoints());
+      timings.floor!.ms.push(f.ms);
+      timings.floor!.rss.push(f.rssMb);
+    }
     for (const [build, { ms, rss }] of Object.entries(timings)) {
-      results[`job ${build}`] = {
+      const key = build === 'floor' ? 'one cold read of one record (floor)' : `job ${build}`;
+      results[key] = {
         p50Ms: round(percentile(ms, 50)),
         p99Ms: round(percentile(ms, 99)),
         maxRssMb: round(Math.max(...rss)),
       };
-      console.log(`job(id), ${build}:`, results[`job ${build}`]);
+      console.log(`${key}:`, results[key]);
     }
+    results.loadavgAfterLookups = os.loadavg();
 
     // The dead-letter log: LETTERS letters; SELECTED of them carry customer.id "selected".
     const every = Math.floor(LETTERS / SELECTED);
@@ -204,7 +241,7 @@ async function main(): Promise<void> {
       500,
     ); // the collector's prefetch
     results.logFillSeconds = round(fillLog);
-    const logBytes = published.bytes - historyBytes;
+    const logBytes = published.bytes - before - historyBytes * Object.keys(builds).length;
     results.logMb = round(logBytes / 1024 ** 2);
 
     const deadBuilds = values['dead-baseline'] !== 'no' ? builds : { branch: OWN_DIST };
@@ -234,8 +271,12 @@ async function main(): Promise<void> {
     };
     console.log('replay, branch:', results['replay of the field selection branch']);
   } finally {
-    for (const q of [naming.jobHistory(), log.name, naming.queue('bench')])
-      await setup.deleteQueue(q).catch(() => undefined);
+    const streams = [log.name, naming.queue('bench'), naming.deadLetterLogIndex()];
+    for (const ns of [namespace, ...Object.keys(builds).map((b) => `${namespace}-${b}`)]) {
+      const n = createNaming(ns);
+      streams.push(n.jobHistory(), n.jobHistoryIndex(), n.jobHistoryCheckpoints());
+    }
+    for (const q of streams) await setup.deleteQueue(q).catch(() => undefined);
     await connection.close();
   }
   results.loadavgAfter = os.loadavg();

@@ -1,7 +1,9 @@
 import type * as amqp from 'amqplib';
 import type { Logger } from '../core';
 import type { RecordTrust } from '../records';
+import { HEADERS } from '../message';
 import type { HistoryBatch, HistoryEvent } from './history-event';
+import { encodeKeyHashes } from './index-state';
 import type { ResolvedHistoryOptions } from './options';
 
 /**
@@ -16,6 +18,8 @@ export class HistoryWriter {
   private channel: amqp.Channel | undefined;
   /** Events dropped because no channel was open when their batch was due. */
   dropped = 0;
+  /** Called after each batch is appended (the background indexer, history-indexer.ts). */
+  onAppended: (() => void) | undefined;
 
   constructor(
     private readonly stream: string,
@@ -53,11 +57,17 @@ export class HistoryWriter {
     }
     const batch: HistoryBatch = { ...this.origin, e: events };
     const content = Buffer.from(JSON.stringify(batch));
+    // the job ids' hashes, so the index is built without parsing the batch (history-index.ts)
+    const keys = encodeKeyHashes(idsOf(events));
     this.channel.publish('', this.stream, content, {
       contentType: 'application/json',
       persistent: true,
-      headers: this.trust.proof('history', content),
+      headers: {
+        ...this.trust.proof('history', content),
+        ...(keys === undefined ? {} : { [HEADERS.indexKeys]: keys }),
+      },
     });
+    this.onAppended?.();
   }
 
   async stop(): Promise<void> {
@@ -66,4 +76,8 @@ export class HistoryWriter {
     this.channel = undefined;
     await channel?.close().catch(() => undefined);
   }
+}
+
+function* idsOf(events: readonly HistoryEvent[]): Generator<string> {
+  for (const e of events) yield e.j;
 }

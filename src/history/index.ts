@@ -4,6 +4,14 @@
  */
 export { HistoryWriter } from './history-writer';
 export { findJob } from './find-job';
+export {
+  HistoryIndex,
+  LOOKUP_INDEXES_ABOVE,
+  type AppendRecord,
+  type HistoryIndexDeps,
+} from './history-index';
+export { COMPACT_DELTAS, COMPACT_ENTRIES, parseIndexState, type IndexState } from './index-state';
+export { HistoryIndexer, INDEX_AFTER_MS } from './history-indexer';
 export { recentJobs, type RecentJob, type RecentJobs } from './recent-jobs';
 export {
   firstLine,

@@ -1,7 +1,7 @@
 import type * as amqp from 'amqplib';
 import type { RecordReader } from '../records';
 import { lastOffset, readStream } from '../streams';
-import { isHistoryEvent, jobEvent, parseHistoryBatch } from './find-job';
+import { isHistoryEvent, jobEvent, parseHistoryBatch } from './history-batch';
 import type { JobEvent } from './history-event';
 
 /** One job's latest outcome in the history: its event, with its id. */

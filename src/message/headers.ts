@@ -53,6 +53,10 @@ export const HEADERS = {
   controlCopy: 'warren-control-copy',
   debounce: 'warren-debounce',
   proof: 'warren-proof',
+  /** On a record of the history's index: which append it belongs to, while its writer learns its offset. */
+  indexAppend: 'warren-index-append',
+  /** On a history batch: the hashes of the job ids it holds events of (history/index-state.ts). */
+  indexKeys: 'warren-index-keys',
   event: 'warren-event',
   jobId: 'warren-job-id',
   jobName: 'warren-job-name',

@@ -1,4 +1,4 @@
-import { isAmqpReply, withThrowawayChannel } from '../connection';
+import { isAmqpReply } from '../connection';
 import {
   findJob,
   jobStatus,
@@ -10,11 +10,13 @@ import {
 } from '../history';
 import type { RecordTrust } from '../records';
 import { plannedStream, planStream, type TopologyPlan } from '../topology';
+import { historyIndex } from '../warren';
 import type { OpsConnection } from './ops-connection';
 
 /**
- * `ops.job(id)`: the job's events from the history, through its offset index (a stream beside the
- * history, declared with the history's retention on first use). `unknown` when no history stream exists.
+ * `ops.job(id)`: the job's events from the history, through its index (history-index.ts: an index stream
+ * and a checkpoint stream beside the history, declared with the history's retention and the checkpoints'
+ * on first use, beside an existing history only). `unknown` when no history stream exists.
  */
 export async function lookupJob(
   plan: TopologyPlan,
@@ -28,40 +30,9 @@ export async function lookupJob(
   const openChannel = () => manager.openChannel();
   const stream =
     plannedStream(plan, 'history') ?? planStream('history', resolveHistoryOptions(history), plan.naming);
-  const indexStream = plan.naming.jobHistoryIndex();
+  const index = historyIndex({ plan, stream, manager, trust, idleMs, send: (m) => confirms.send(m) });
   try {
-    // Only beside an existing history: a lookup must not create the history (or leave an index of none).
-    await withThrowawayChannel(
-      openChannel,
-      async (channel) => {
-        await channel.checkQueue(stream.name);
-        await channel.assertQueue(indexStream, stream.assertion);
-      },
-      false,
-    );
-    const indexReader = trust.reader('history');
-    const where = (offset: number) => ({ offset, stream: indexStream });
-    return await findJob(openChannel, stream.name, jobId, idleMs, trust.reader('history'), {
-      openChannel,
-      stream: stream.name,
-      indexStream,
-      idleMs,
-      acceptIndex: (r) => indexReader.accept(r.content, r.properties.headers, where(r.offset), 'index'),
-      skipIndex: (r) => indexReader.skip('malformed', where(r.offset)),
-      appendIndex: (content) =>
-        confirms.send({
-          exchange: '',
-          routingKey: indexStream,
-          content,
-          properties: {
-            persistent: true,
-            contentType: 'application/octet-stream',
-            headers: trust.proof('history', content, 'index'),
-          },
-          deadline: Date.now() + 10_000,
-          context: {},
-        }),
-    });
+    return await findJob(openChannel, stream.name, jobId, idleMs, trust.reader('history'), index);
   } catch (error) {
     if (isAmqpReply(error, 'NOT_FOUND')) return jobStatus(jobId, [], Date.now());
     throw error;

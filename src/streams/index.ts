@@ -19,14 +19,18 @@ export {
   readToEnd,
   lastOffset,
   firstOffset,
-  readOffsets,
+  openReadChannel,
   type StreamRecord,
   type StreamStart,
   type ReadOptions,
 } from './stream-reader';
+export { appendAndLocate } from './located-append';
+export { readLastChunk, readOffsets } from './offset-reads';
 export {
   decodeBlock,
+  decodeEntries,
   encodeBlock,
+  MAX_INDEX_SHARDS,
   IndexBuilder,
   keyHash,
   uncovered,

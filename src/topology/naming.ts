@@ -56,6 +56,8 @@ export interface TopologyNaming {
   deadLetterLogIndex(): string;
   /** The offset index of the job history: which offsets may hold a job id's events. */
   jobHistoryIndex(): string;
+  /** The checkpoints of the history's index: where its newest blocks are (history-index.ts). */
+  jobHistoryCheckpoints(): string;
   /** The stream of job lifecycle events (published, started, completed, retrying, dead) of the namespace. */
   jobHistory(): string;
   /** The job-control stream: cancel, promote and reschedule records for delayed jobs. */
@@ -110,6 +112,7 @@ export function createNaming(namespace: string): TopologyNaming {
     deadLetterLog: () => `${prefix}warren.dead-log`,
     deadLetterLogIndex: () => `${prefix}warren.dead-log.index`,
     jobHistoryIndex: () => `${prefix}warren.history.index`,
+    jobHistoryCheckpoints: () => `${prefix}warren.history.checkpoints`,
     jobHistory: () => `${prefix}warren.history`,
     jobControl: () => `${prefix}warren.job-control`,
     aggregates: (level: 'bucket' | 'hour' | 'day') =>

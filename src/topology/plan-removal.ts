@@ -41,6 +41,7 @@ export function planNamespaceRemoval(plan: TopologyPlan): NamespaceRemoval {
   for (const name of Object.values(STREAM_NAMES)) queues.add(name(plan));
   queues.add(naming.deadLetterLogIndex());
   queues.add(naming.jobHistoryIndex());
+  queues.add(naming.jobHistoryCheckpoints());
   queues.add(naming.leaderQueue());
   queues.add(naming.cronLedgerQueue());
   const everyLevel = planDelayLevels(naming, 1, MAX_DELAY_LEVELS, 'classic');

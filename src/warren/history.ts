@@ -1,9 +1,22 @@
 import { hostname } from 'node:os';
-import type { ConnectionManager } from '../connection';
+import { withThrowawayChannel, type ConnectionManager, type OutgoingMessage } from '../connection';
 import type { EmitEvent, Logger, PublishedJob, PublishOptions, WarrenEvents } from '../core';
-import { firstLine, HistoryWriter, resolveHistoryOptions, type HistoryOptions } from '../history';
+import {
+  firstLine,
+  HistoryIndex,
+  HistoryIndexer,
+  HistoryWriter,
+  resolveHistoryOptions,
+  type HistoryOptions,
+} from '../history';
 import type { RecordTrust } from '../records';
-import { requireStream, type TopologyPlan } from '../topology';
+import {
+  CHECKPOINT_RETENTION,
+  requireStream,
+  streamAssertion,
+  type PlannedStream,
+  type TopologyPlan,
+} from '../topology';
 
 /** The part of a warren instance the history listens to. */
 interface EventSource {
@@ -13,6 +26,10 @@ interface EventSource {
 /** The history of an instance: its writer, and the reconnect step that declares the stream and opens it. */
 export interface WarrenHistory {
   readonly writer: HistoryWriter;
+  /** Indexes what the writer appends, in the background. */
+  readonly indexer: HistoryIndexer;
+  /** What a close stops, in order: the indexer (a round in progress ends on a live connection), the writer. */
+  readonly parts: readonly [HistoryIndexer, HistoryWriter];
   /** Opens the writer's channel (a step of reconnect-steps.ts, after the topology step declared the stream). */
   readonly open: () => Promise<void>;
 }
@@ -24,25 +41,43 @@ export interface WarrenHistory {
  */
 export function createHistory(
   input: HistoryOptions | undefined,
-  plan: TopologyPlan,
-  manager: ConnectionManager,
-  processId: string,
-  log: Logger,
-  trust: RecordTrust,
+  deps: {
+    readonly plan: TopologyPlan;
+    readonly manager: ConnectionManager;
+    readonly processId: string;
+    /** The instance's logger (the history logs as its `history` component). */
+    readonly log: Logger;
+    readonly publishing: {
+      readonly trust: RecordTrust;
+      readonly confirms: { send(message: OutgoingMessage): Promise<void> };
+    };
+  },
 ): WarrenHistory | undefined {
+  const { plan, manager, processId, publishing } = deps;
+  const log = deps.log.child({ component: 'history' });
+  const { trust, confirms } = publishing;
   if (input === undefined) return undefined;
   const options = resolveHistoryOptions(input);
-  const stream = requireStream(plan, 'history').name;
+  const stream = requireStream(plan, 'history');
   const writer = new HistoryWriter(
-    stream,
+    stream.name,
     options,
     { p: processId, h: hostname(), pid: process.pid },
     log,
     trust,
   );
+  const send = (message: OutgoingMessage) => confirms.send(message);
+  const index = historyIndex({ plan, stream, manager, trust, idleMs: INDEXER_IDLE_MS, send });
+  const indexer = new HistoryIndexer(index, (error) =>
+    log.debug({ err: error }, 'indexing the history failed: the next append tries again'),
+  );
+  writer.onAppended = () => indexer.appended();
   // The stream is in the plan (planWarrenTopology): the topology step before this one declares it.
-  return { writer, open: () => writer.open(() => manager.openChannel()) };
+  return { writer, indexer, parts: [indexer, writer], open: () => writer.open(() => manager.openChannel()) };
 }
+
+/** The background indexer's reads: no record for this long means the end (as ops' reads by default), ms. */
+const INDEXER_IDLE_MS = 200;
 
 /** Records each job's lifecycle by listening to the instance's own events. */
 export function recordHistory(writer: HistoryWriter, warren: EventSource): void {
@@ -141,5 +176,47 @@ export function announcePublished(
   return published.then((job) => {
     emit('published', { ...job, publishedAt, ...(at !== undefined ? { runAt: at } : {}) });
     return job;
+  });
+}
+
+/**
+ * The history's index as a process sees it (a lookup's, or a writer's that indexes in the background): its
+ * streams are declared only beside an existing history, never creating one.
+ */
+export function historyIndex(deps: {
+  readonly plan: TopologyPlan;
+  readonly stream: PlannedStream;
+  readonly manager: ConnectionManager;
+  readonly trust: RecordTrust;
+  readonly idleMs: number;
+  readonly send: (message: OutgoingMessage) => Promise<void>;
+}): HistoryIndex {
+  const { plan, stream, manager, trust, idleMs, send } = deps;
+  const openChannel = () => manager.openChannel();
+  const indexStream = plan.naming.jobHistoryIndex();
+  const checkpointStream = plan.naming.jobHistoryCheckpoints();
+  return new HistoryIndex({
+    openChannel,
+    stream: stream.name,
+    indexStream,
+    checkpointStream,
+    idleMs,
+    trust,
+    username: () => manager.username,
+    declareStreams: () =>
+      withThrowawayChannel(openChannel, async (channel) => {
+        await channel.checkQueue(stream.name);
+        await channel.assertQueue(indexStream, stream.assertion);
+        await channel.assertQueue(checkpointStream, streamAssertion(CHECKPOINT_RETENTION));
+      }),
+    append: ({ stream: to, content, contentType, headers, userId }) =>
+      send({
+        exchange: '',
+        routingKey: to,
+        content,
+        properties: { persistent: true, contentType, headers, ...(userId === undefined ? {} : { userId }) },
+        deadline: Date.now() + 10_000,
+        context: {},
+      }),
   });
 }

@@ -17,6 +17,7 @@ export type { WarrenParts } from './parts';
 export { checkWarrenOptionKeys, resolveWarrenTopologyOptions, type WarrenOptions } from './options';
 export type { WarrenDeadLetterLogOptions } from './dead-letter-log';
 export { createJobControl, rescheduleAt, type RescheduleOptions } from './job-control';
+export { historyIndex } from './history';
 export {
   removeNamespace,
   REMOVE_NAMESPACE_DEFAULTS,

@@ -196,16 +196,10 @@ function wireOperations(base: SharedParts, consumers: ReturnType<typeof wireCons
     log.child({ component: 'dead-letter-log' }),
     publishing.trust,
   );
-  const historyPart = createHistory(
-    options.history,
-    plan,
-    manager,
-    control.processId,
-    log.child({ component: 'history' }),
-    publishing.trust,
-  );
-  const aggregates = createAggregates(config, manager, control.processId, publishing.trust);
-  const jobEvents = wireJobEvents(base, control.processId);
+  const { processId } = control;
+  const historyPart = createHistory(options.history, { plan, manager, processId, log, publishing });
+  const aggregates = createAggregates(config, manager, processId, publishing.trust);
+  const jobEvents = wireJobEvents(base, processId);
   manager.useReadySteps(
     reconnectSteps({
       reapplyTopology: base.reapplyTopology,
@@ -223,11 +217,10 @@ function wireOperations(base: SharedParts, consumers: ReturnType<typeof wireCons
   manager.on('disconnected', ({ error }) => events.emit('disconnected', { error }));
   manager.on('blocked', ({ reason }) => events.emit('blocked', { reason }));
   manager.on('unblocked', () => events.emit('unblocked'));
-  const history = historyPart?.writer;
-  const addOns = [jobEvents, deadLetterLog, history, aggregates?.writer, publishing.jobControl].filter(
-    (p) => p !== undefined,
-  );
-  return { control, history, addOns, eventSubscriber: jobEvents.subscriber };
+  const history = historyPart?.parts ?? [];
+  const parts = [jobEvents, deadLetterLog, ...history, aggregates?.writer, publishing.jobControl];
+  const addOns = parts.filter((p) => p !== undefined);
+  return { control, history: historyPart?.writer, addOns, eventSubscriber: jobEvents.subscriber };
 }
 
 /**

@@ -99,6 +99,7 @@ describe('lookup and search from a fresh process (issue 33)', () => {
     await channel.deleteQueue(naming.deadLetterLog()).catch(() => undefined);
     await channel.deleteQueue(naming.deadLetterLogIndex()).catch(() => undefined);
     await channel.deleteQueue(naming.jobHistoryIndex()).catch(() => undefined);
+    await channel.deleteQueue(naming.jobHistoryCheckpoints()).catch(() => undefined);
     await connection.close();
   });
 

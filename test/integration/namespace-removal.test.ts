@@ -320,10 +320,14 @@ describe('warren namespace remove', () => {
     watched.add(a);
     const cwd = removalConfigDir(a);
     const [worker] = await forkReady(a, 1);
-    await waitFor(async () => (await brokerNames()).has(`queue ${a}.warren.leader`), {
-      timeoutMs: 20_000,
-      what: 'the namespace declared',
-    });
+    // the history's index streams too: the worker declares them at its first background indexing round
+    await waitFor(
+      async () => {
+        const names = await brokerNames();
+        return names.has(`queue ${a}.warren.leader`) && names.has(`queue ${a}.warren.history.checkpoints`);
+      },
+      { timeoutMs: 20_000, what: 'the namespace declared' },
+    );
     const declared = within(await brokerNames(), a);
 
     const noTerminal = await runCli(['namespace', 'remove'], { cwd });

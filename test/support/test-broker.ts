@@ -67,10 +67,13 @@ export async function deletePlanEntities(plan: TopologyPlan): Promise<void> {
     const markers = plan.queues.flatMap((q) =>
       q.role === 'job' ? [{ name: plan.naming.pauseMarker(q.key) }] : [],
     );
-    // the offset indexes a query declares beside the history and the dead-letter log
-    const indexes = [plan.naming.deadLetterLogIndex(), plan.naming.jobHistoryIndex()].map((name) => ({
-      name,
-    }));
+    // the offset indexes a query declares beside the history and the dead-letter log, and the history
+    // index's checkpoints
+    const indexes = [
+      plan.naming.deadLetterLogIndex(),
+      plan.naming.jobHistoryIndex(),
+      plan.naming.jobHistoryCheckpoints(),
+    ].map((name) => ({ name }));
     for (const queue of [...plan.queues, ...markers, ...indexes]) {
       const ch = await connection.createChannel();
       ch.on('error', () => undefined);
