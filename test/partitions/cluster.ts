@@ -6,7 +6,7 @@ import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { grudgeSpec, homeNode, type Grudges } from './nemesis';
-import type { ClientConfig } from './client';
+import type { ClientConfig } from './workload-config';
 
 const root = join(__dirname, '..', '..', '..');
 const SCRIPT = join(root, 'test', 'support', 'netsplit.sh');
@@ -93,19 +93,20 @@ export class Cluster {
     return result.ok && running !== undefined ? running.split(',').filter((n) => n.includes('@')).length : undefined;
   }
 
-  /** Every queue of `namespace` with its message count (ready + unacked), as node `node` lists them. */
-  async queues(namespace: string, node = 1): Promise<{ name: string; messages: number }[] | undefined> {
-    const result = await netsplit(
-      this.server,
-      ['ctl', String(node), 'list_queues', 'name', 'messages', '--formatter', 'json', '--no-table-headers'],
-      60_000,
-    );
+  /**
+   * The messages each queue holds, read over AMQP from client namespace c1 (queue-depths.ts; `rabbitmqctl
+   * list_queues` timed out on an idle 4.3 cluster in these namespaces). Undefined when it could not be read.
+   */
+  async queues(queues: readonly string[]): Promise<{ name: string; messages: number }[] | undefined> {
+    const script = join(__dirname, 'queue-depths.js');
+    const result = await netsplit(this.server, ['exec', 'c1', process.execPath, script, this.url(1), ...queues], 60_000);
     if (!result.ok) return undefined;
-    const json = result.out.slice(result.out.indexOf('['));
-    const rows = JSON.parse(json) as { name: string; messages: number | string }[];
-    return rows
-      .filter((row) => row.name.startsWith(`${namespace}.`))
-      .map((row) => ({ name: row.name, messages: Number(row.messages) || 0 }));
+    return result.out
+      .split('\n')
+      .filter((line) => line.startsWith('{'))
+      .map((line) => JSON.parse(line) as { queue: string; messages: number })
+      .filter((row) => row.messages >= 0)
+      .map((row) => ({ name: row.queue, messages: row.messages }));
   }
 
   private async must(args: readonly string[]): Promise<void> {

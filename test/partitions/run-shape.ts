@@ -7,7 +7,7 @@ import { loadavg } from 'node:os';
 import { join } from 'node:path';
 import { Pool } from 'pg';
 import { check, selfTest, type CheckResult } from './checker';
-import type { ClientConfig } from './client';
+import { PARTITION_DELAY, type ClientConfig } from './workload-config';
 import { ClientProcess, type Cluster } from './cluster';
 import { parseHistory, type HistoryEvent } from './history';
 import { CLIENTS, homeNode, cutGroups, planNemesis, type NemesisOp, type Shape } from './nemesis';
@@ -163,7 +163,10 @@ export async function runShape(cluster: Cluster, options: ShapeOptions): Promise
   clients[0]!.send({ cmd: 'inventory' });
   await inventoried;
   await Promise.all(clients.map((c) => c.close()));
-  const queues = await cluster.queues(namespace);
+  const queues = await cluster.queues([
+    ...['work', 'ticks', 'work.dead', 'ticks.dead'].map((key) => `${namespace}.${key}`),
+    ...Array.from({ length: PARTITION_DELAY.levels + 1 }, (_, k) => `${namespace}.warren.delay.${String(k).padStart(2, '0')}`),
+  ]);
   for (const queue of queues ?? [])
     record('drain', { e: 'queue-depth', queue: queue.name, role: roleOf(namespace, queue.name), messages: queue.messages });
   await new Promise<void>((resolve) => out.end(() => resolve()));
@@ -189,6 +192,24 @@ export async function runShape(cluster: Cluster, options: ShapeOptions): Promise
     clusterWholeAfterMs,
     historyFile,
     crashed: clients.filter((c) => c.crashed).map((c) => `${c.name}: ${c.crashed}`),
+  };
+}
+
+/** The result of a run the harness could not finish: failed, with the error as its reason. */
+export function erroredRun(options: ShapeOptions, error: unknown): ShapeResult {
+  const result = check([]);
+  return {
+    ...result,
+    shape: options.shape,
+    seed: options.seed,
+    durationMs: options.durationMs,
+    valid: false,
+    invalidReason: `the harness failed: ${String(error).slice(0, 300)}`,
+    selfTest: { caught: [], missed: [], notPlantable: [] },
+    drainMs: 0,
+    clusterWholeAfterMs: undefined,
+    historyFile: '',
+    crashed: [],
   };
 }
 

@@ -19,7 +19,7 @@ import { join } from 'node:path';
 import { Cluster, cleanSync } from './cluster';
 import { SHAPES, type Shape } from './nemesis';
 import { renderReport } from './report';
-import { runShape, type ShapeResult } from './run-shape';
+import { erroredRun, runShape, type ShapeResult } from './run-shape';
 
 export interface Profile {
   readonly full: boolean;
@@ -99,7 +99,7 @@ async function main(): Promise<void> {
         let result: ShapeResult | undefined;
         for (let attempt = 1; attempt <= profile.attempts; attempt++) {
           const shapeStarted = Date.now();
-          result = await runShape(cluster, {
+          const options = {
             shape,
             durationMs: profile.durationMs,
             seed: profile.seed + attempt - 1,
@@ -107,7 +107,18 @@ async function main(): Promise<void> {
             drainMs: Math.max(90_000, profile.durationMs),
             ratePerSec: profile.ratePerSec,
             folder,
-          });
+          };
+          try {
+            result = await runShape(cluster, options);
+          } catch (error) {
+            // the harness itself failed (a process did not start, the cluster did not come back): a failed
+            // run of this shape, on a cluster built anew for the next one
+            console.log(`partitions: ${server} ${shape} errored: ${String(error)}; building the cluster anew`);
+            result = erroredRun(options, error);
+            runs.push(result);
+            await cluster.up();
+            continue;
+          }
           runs.push(result);
           console.log(summaryLine(server, result, Date.now() - shapeStarted));
           if (result.valid) break;
