@@ -148,7 +148,10 @@ export type PlantedFault = (typeof PLANTED)[number];
  * repeated (duplicate), a delayed job's start moved before its due time (early), a tick run twice. Undefined
  * when the history has nothing to doctor for that fault (e.g. no delayed job).
  */
-export function plantFault(history: readonly HistoryEvent[], fault: PlantedFault): HistoryEvent[] | undefined {
+export function plantFault(
+  history: readonly HistoryEvent[],
+  fault: PlantedFault,
+): HistoryEvent[] | undefined {
   const completed = group(history, 'complete');
   const dead = new Set(group(history, 'dead-letter').map((l) => l.id));
   switch (fault) {

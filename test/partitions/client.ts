@@ -31,7 +31,6 @@ import { PARTITION_DELAY, type ClientConfig } from './workload-config';
 
 export const partitionTopology = defineTopology({ queues: { work: {}, ticks: {} } });
 
-
 export interface WorkData {
   readonly kind: JobKind;
   /** attempts that fail before one succeeds */
@@ -77,6 +76,16 @@ const KINDS: readonly [JobKind, number][] = [
   ['outbox', 0.22],
 ];
 
+/** The kind whose share of [0, 1) holds `draw`. */
+function pickKind(draw: number): JobKind {
+  let below = 0;
+  for (const [kind, share] of KINDS) {
+    below += share;
+    if (draw < below) return kind;
+  }
+  return 'plain';
+}
+
 function errorCode(error: unknown): string {
   if (error instanceof WarrenError) return error.code;
   const e = error as { code?: unknown; name?: unknown };
@@ -106,7 +115,9 @@ async function main(): Promise<void> {
     idempotency: new PostgresIdempotencyStore({ pool, tableName: config.idempotencyTable, recheckMs: 2_000 }),
     outbox: { pool, tableName: config.outboxTable, relay: { pollIntervalMs: 500 } },
   });
-  warren.on('retried', (r) => emit({ e: 'retried', id: r.jobId, nextAttempt: r.nextAttempt, delayMs: r.delayMs }));
+  warren.on('retried', (r) =>
+    emit({ e: 'retried', id: r.jobId, nextAttempt: r.nextAttempt, delayMs: r.delayMs }),
+  );
   warren.on('deadLettered', (d) => emit({ e: 'dead', id: d.jobId, reason: d.reason }));
   warren.on('duplicate', (d) => emit({ e: 'duplicate', id: d.jobId }));
   warren.on('leadershipChanged', ({ isLeader }) => emit({ e: 'leader', isLeader }));
@@ -123,8 +134,7 @@ async function main(): Promise<void> {
   };
   const publishOne = () => {
     if (inFlight.size >= config.maxInFlight) return;
-    let pick = random();
-    const kind = KINDS.find(([, share]) => (pick -= share) < 0)?.[0] ?? 'plain';
+    const kind = pickKind(random());
     const id = `${config.name}-${++sequence}`;
     const fails = kind === 'retry' ? 1 + Math.floor(random() * 2) : kind === 'dead' ? 99 : 0;
     const data: WorkData = { kind, fails };
@@ -158,7 +168,9 @@ async function main(): Promise<void> {
     }
   };
   const publishing =
-    config.ratePerSec > 0 ? setInterval(publishOne, Math.max(1, Math.round(1_000 / config.ratePerSec))) : undefined;
+    config.ratePerSec > 0
+      ? setInterval(publishOne, Math.max(1, Math.round(1_000 / config.ratePerSec)))
+      : undefined;
 
   const commands = createInterface({ input: process.stdin });
   commands.on('line', (line) => {

@@ -17,7 +17,11 @@ export interface ScriptResult {
 }
 
 /** Runs netsplit.sh with `args` (bounded in time), for the given server. */
-export function netsplit(server: string, args: readonly string[], timeoutMs = 120_000): Promise<ScriptResult> {
+export function netsplit(
+  server: string,
+  args: readonly string[],
+  timeoutMs = 120_000,
+): Promise<ScriptResult> {
   return new Promise((resolve) => {
     const child = spawn('bash', [SCRIPT, ...args], {
       env: { ...process.env, WARREN_TEST_SERVER: server },
@@ -82,15 +86,27 @@ export class Cluster {
 
   async diskAlarm(node: number, on: boolean): Promise<boolean> {
     // a limit above any disk sets the alarm; 50 MB (the default) clears it
-    return (await netsplit(this.server, ['ctl', String(node), 'set_disk_free_limit', on ? '1000000000000000' : '50000000']))
-      .ok;
+    return (
+      await netsplit(this.server, [
+        'ctl',
+        String(node),
+        'set_disk_free_limit',
+        on ? '1000000000000000' : '50000000',
+      ])
+    ).ok;
   }
 
   /** The nodes node K sees running (its own view), or undefined when it does not answer. */
   async runningNodes(node = 1): Promise<number | undefined> {
-    const result = await netsplit(this.server, ['ctl', String(node), 'cluster_status', '--formatter', 'json'], 60_000);
+    const result = await netsplit(
+      this.server,
+      ['ctl', String(node), 'cluster_status', '--formatter', 'json'],
+      60_000,
+    );
     const running = /"running_nodes":\[([^\]]*)\]/.exec(result.out)?.[1];
-    return result.ok && running !== undefined ? running.split(',').filter((n) => n.includes('@')).length : undefined;
+    return result.ok && running !== undefined
+      ? running.split(',').filter((n) => n.includes('@')).length
+      : undefined;
   }
 
   /**
@@ -99,7 +115,11 @@ export class Cluster {
    */
   async queues(queues: readonly string[]): Promise<{ name: string; messages: number }[] | undefined> {
     const script = join(__dirname, 'queue-depths.js');
-    const result = await netsplit(this.server, ['exec', 'c1', process.execPath, script, this.url(1), ...queues], 60_000);
+    const result = await netsplit(
+      this.server,
+      ['exec', 'c1', process.execPath, script, this.url(1), ...queues],
+      60_000,
+    );
     if (!result.ok) return undefined;
     return result.out
       .split('\n')

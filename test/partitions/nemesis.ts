@@ -63,7 +63,9 @@ const nodeNames = (nodes: number) => Array.from({ length: nodes }, (_, i) => `n$
  */
 export function withClients(nodeGrudges: Grudges, nodes: number): Grudges {
   const result: Record<string, { from: string; p: number }[]> = {};
-  const add = (to: string, from: string, p: number) => (result[to] ??= []).push({ from, p });
+  const add = (to: string, from: string, p: number) => {
+    result[to] = [...(result[to] ?? []), { from, p }];
+  };
   const clientsOf = (node: string) => CLIENTS.filter((c) => `n${homeNode(c, nodes)}` === node);
   for (const [to, list] of Object.entries(nodeGrudges))
     for (const { from, p } of list) {
@@ -113,12 +115,20 @@ export function planNemesis(shape: Shape, nodes: number, durationMs: number, see
       case 'random-halves': {
         const order = shuffled(random, names);
         const half = Math.floor(nodes / 2);
-        push(0, { op: 'cut', label: 'random halves', grudges: cutGroups([order.slice(0, half), order.slice(half)], nodes) });
+        push(0, {
+          op: 'cut',
+          label: 'random halves',
+          grudges: cutGroups([order.slice(0, half), order.slice(half)], nodes),
+        });
         break;
       }
       case 'halves': {
         const half = Math.floor(nodes / 2);
-        push(0, { op: 'cut', label: 'halves', grudges: cutGroups([names.slice(0, half), names.slice(half)], nodes) });
+        push(0, {
+          op: 'cut',
+          label: 'halves',
+          grudges: cutGroups([names.slice(0, half), names.slice(half)], nodes),
+        });
         break;
       }
       case 'majorities-ring':
@@ -139,12 +149,20 @@ export function planNemesis(shape: Shape, nodes: number, durationMs: number, see
         break;
       case 'flapping':
         for (let offset = 0; offset + 2_000 <= faultMs; offset += 4_000) {
-          push(offset, { op: 'cut', label: `n${node} flapping`, grudges: cutGroups([[`n${node}`], others], nodes) });
+          push(offset, {
+            op: 'cut',
+            label: `n${node} flapping`,
+            grudges: cutGroups([[`n${node}`], others], nodes),
+          });
           push(offset + 2_000, { op: 'heal' });
         }
         break;
       case 'lossy':
-        push(0, { op: 'cut', label: `n${node} links lose 30%`, grudges: cutGroups([[`n${node}`], others], nodes, 0.3) });
+        push(0, {
+          op: 'cut',
+          label: `n${node} links lose 30%`,
+          grudges: cutGroups([[`n${node}`], others], nodes, 0.3),
+        });
         break;
       case 'pause':
         push(0, { op: 'pause', node });

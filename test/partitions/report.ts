@@ -66,7 +66,7 @@ export function renderReport(
     'Columns: *confirmed* counts publishes the broker confirmed plus outbox rows committed; *completed* the confirmed jobs ' +
       'that ran to completion; *dead letters* what the parking queues held after the drain, by reason (jobs meant to die: ' +
       '5 % fail every attempt, 3 % throw UnrecoverableError; *unexpected dead*: others); *duplicates caught*: copies the ' +
-      "PostgreSQL idempotency store acked without running; *ticks*: cron ticks that ran (every 2 s while a leader was " +
+      'PostgreSQL idempotency store acked without running; *ticks*: cron ticks that ran (every 2 s while a leader was ' +
       'reachable). Verdicts (must be 0): **lost** (confirmed, neither completed nor in dead letters), uncaught duplicates ' +
       '(a job or tick that ran to completion twice), double ticks, early (a delayed job started before its due time by the ' +
       "checker's clock), stuck (messages left in a job queue or delay level after the drain). *Planted faults caught*: the " +

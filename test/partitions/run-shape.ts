@@ -37,7 +37,11 @@ export interface ShapeResult extends CheckResult {
   readonly crashed: readonly string[];
 }
 
-const PG = { host: process.env.WARREN_PARTITION_PG_HOST ?? '/var/run/postgresql', database: 'test', user: 'postgres' };
+const PG = {
+  host: process.env.WARREN_PARTITION_PG_HOST ?? '/var/run/postgresql',
+  database: 'test',
+  user: 'postgres',
+};
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -99,7 +103,9 @@ export async function runShape(cluster: Cluster, options: ShapeOptions): Promise
       case 'isolate-leader': {
         const leader = [...leaders].find(([, is]) => is)?.[0] ?? 'c1';
         const node = homeNode(leader, cluster.nodes);
-        const others = Array.from({ length: cluster.nodes }, (_, i) => `n${i + 1}`).filter((n) => n !== `n${node}`);
+        const others = Array.from({ length: cluster.nodes }, (_, i) => `n${i + 1}`).filter(
+          (n) => n !== `n${node}`,
+        );
         await cluster.cut(cutGroups([[`n${node}`], others], cluster.nodes));
         return `n${node} isolated (cron leader ${leader} beside it)`;
       }
@@ -165,12 +171,22 @@ export async function runShape(cluster: Cluster, options: ShapeOptions): Promise
   await Promise.all(clients.map((c) => c.close()));
   const queues = await cluster.queues([
     ...['work', 'ticks', 'work.dead', 'ticks.dead'].map((key) => `${namespace}.${key}`),
-    ...Array.from({ length: PARTITION_DELAY.levels + 1 }, (_, k) => `${namespace}.warren.delay.${String(k).padStart(2, '0')}`),
+    ...Array.from(
+      { length: PARTITION_DELAY.levels + 1 },
+      (_, k) => `${namespace}.warren.delay.${String(k).padStart(2, '0')}`,
+    ),
   ]);
   for (const queue of queues ?? [])
-    record('drain', { e: 'queue-depth', queue: queue.name, role: roleOf(namespace, queue.name), messages: queue.messages });
+    record('drain', {
+      e: 'queue-depth',
+      queue: queue.name,
+      role: roleOf(namespace, queue.name),
+      messages: queue.messages,
+    });
   await new Promise<void>((resolve) => out.end(() => resolve()));
-  await pool.query(`DROP TABLE IF EXISTS ${tables.idempotencyTable}, ${tables.outboxTable}`).catch(() => undefined);
+  await pool
+    .query(`DROP TABLE IF EXISTS ${tables.idempotencyTable}, ${tables.outboxTable}`)
+    .catch(() => undefined);
   await pool.end();
 
   const history = parseHistory(readFileSync(historyFile, 'utf8'));

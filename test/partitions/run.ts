@@ -47,11 +47,13 @@ function parseArgs(argv: readonly string[]): Profile {
   const full = argv.includes('--full');
   const servers = all('--server');
   const shapes = (value('--shapes')?.split(',') ?? (full ? SHAPES : SHORT_SHAPES)) as Shape[];
-  for (const shape of shapes) if (!SHAPES.includes(shape)) throw new Error(`unknown shape '${shape}' (${SHAPES.join(', ')})`);
+  for (const shape of shapes)
+    if (!SHAPES.includes(shape)) throw new Error(`unknown shape '${shape}' (${SHAPES.join(', ')})`);
   const stamp = new Date().toISOString().slice(0, 16).replace(/[:]/g, '-');
   return {
     full,
-    servers: servers.length > 0 ? servers : full ? ['4.3', '3.10'] : [process.env.WARREN_TEST_SERVER ?? '3.10'],
+    servers:
+      servers.length > 0 ? servers : full ? ['4.3', '3.10'] : [process.env.WARREN_TEST_SERVER ?? '3.10'],
     shapes,
     durationMs: Number(value('--duration') ?? (full ? 180 : 50)) * 1_000,
     nodes: Number(value('--nodes') ?? (full ? 5 : 3)),
@@ -66,7 +68,10 @@ function parseArgs(argv: readonly string[]): Profile {
 async function main(): Promise<void> {
   if (process.getuid?.() !== 0) throw new Error('the partition suite runs as root (network namespaces)');
   const profile = parseArgs(process.argv.slice(2));
-  const folder = join(process.env.WARREN_PARTITION_DIR ?? join(tmpdir(), 'warren-partitions'), `${Date.now()}`);
+  const folder = join(
+    process.env.WARREN_PARTITION_DIR ?? join(tmpdir(), 'warren-partitions'),
+    `${Date.now()}`,
+  );
   mkdirSync(folder, { recursive: true });
   // the cluster goes, however this process ends
   let cleaning = false;
@@ -93,7 +98,9 @@ async function main(): Promise<void> {
       const cluster = new Cluster(server, profile.nodes);
       const clusterStarted = Date.now();
       await cluster.up();
-      console.log(`partitions: RabbitMQ ${server}, ${profile.nodes} nodes up in ${((Date.now() - clusterStarted) / 1_000).toFixed(0)} s`);
+      console.log(
+        `partitions: RabbitMQ ${server}, ${profile.nodes} nodes up in ${((Date.now() - clusterStarted) / 1_000).toFixed(0)} s`,
+      );
       const runs: ShapeResult[] = [];
       for (const shape of profile.shapes) {
         let result: ShapeResult | undefined;
@@ -113,7 +120,9 @@ async function main(): Promise<void> {
           } catch (error) {
             // the harness itself failed (a process did not start, the cluster did not come back): a failed
             // run of this shape, on a cluster built anew for the next one
-            console.log(`partitions: ${server} ${shape} errored: ${String(error)}; building the cluster anew`);
+            console.log(
+              `partitions: ${server} ${shape} errored: ${String(error)}; building the cluster anew`,
+            );
             result = erroredRun(options, error);
             runs.push(result);
             await cluster.up();
@@ -141,7 +150,9 @@ async function main(): Promise<void> {
     console.log(`partitions: report written to ${profile.report}`);
   }
   console.log(report);
-  console.log(`partitions: took ${((Date.now() - started) / 1_000).toFixed(0)} s, load now ${loadavg()[0]!.toFixed(2)}`);
+  console.log(
+    `partitions: took ${((Date.now() - started) / 1_000).toFixed(0)} s, load now ${loadavg()[0]!.toFixed(2)}`,
+  );
   console.log(`partitions: ${passed} passed, ${failed} failed`);
   process.exitCode = failed === 0 ? 0 : 1;
 }

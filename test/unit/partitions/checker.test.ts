@@ -51,7 +51,9 @@ describe('the partition checker', () => {
     for (const fault of PLANTED) assert.ok(plantFault(cleanHistory(), fault), `${fault} can be planted`);
     assert.deepEqual(selfTest(cleanHistory()), { caught: [...PLANTED], missed: [], notPlantable: [] });
     assert.deepEqual(check(plantFault(cleanHistory(), 'loss')!).verdicts.lost, ['c1-1']);
-    assert.deepEqual(check(plantFault(cleanHistory(), 'early')!).verdicts.early, [{ id: 'c1-2', earlyByMs: 500 }]);
+    assert.deepEqual(check(plantFault(cleanHistory(), 'early')!).verdicts.early, [
+      { id: 'c1-2', earlyByMs: 500 },
+    ]);
   });
 
   it('counts a job dead-lettered only by the worker event, not in the parking queue, as lost', () => {
@@ -78,10 +80,16 @@ describe('the partition nemesis', () => {
       const plan = planNemesis(shape, 5, 180_000, 42);
       assert.deepEqual(planNemesis(shape, 5, 180_000, 42), plan, shape);
       assert.ok(plan.length > 0, `${shape} does something`);
-      assert.ok(plan.every((step) => step.atMs <= 180_000), `${shape} stays within the run`);
+      assert.ok(
+        plan.every((step) => step.atMs <= 180_000),
+        `${shape} stays within the run`,
+      );
       assert.deepEqual(plan.at(-1)?.op, { op: 'heal' }, `${shape} ends healed`);
     }
-    assert.notDeepEqual(planNemesis('random-halves', 5, 180_000, 1), planNemesis('random-halves', 5, 180_000, 2));
+    assert.notDeepEqual(
+      planNemesis('random-halves', 5, 180_000, 1),
+      planNemesis('random-halves', 5, 180_000, 2),
+    );
   });
 
   it('cuts the clients with their home nodes, symmetrically, and lossy links with their probability', () => {
