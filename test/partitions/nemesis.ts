@@ -112,22 +112,14 @@ export function planNemesis(shape: Shape, nodes: number, durationMs: number, see
     const others = names.filter((n) => n !== `n${node}`);
     const push = (offsetMs: number, op: NemesisOp) => steps.push({ atMs: at + offsetMs, op });
     switch (shape) {
-      case 'random-halves': {
-        const order = shuffled(random, names);
-        const half = Math.floor(nodes / 2);
-        push(0, {
-          op: 'cut',
-          label: 'random halves',
-          grudges: cutGroups([order.slice(0, half), order.slice(half)], nodes),
-        });
-        break;
-      }
+      case 'random-halves':
       case 'halves': {
+        const order = shape === 'halves' ? names : shuffled(random, names);
         const half = Math.floor(nodes / 2);
         push(0, {
           op: 'cut',
-          label: 'halves',
-          grudges: cutGroups([names.slice(0, half), names.slice(half)], nodes),
+          label: shape === 'halves' ? 'halves' : 'random halves',
+          grudges: cutGroups([order.slice(0, half), order.slice(half)], nodes),
         });
         break;
       }
