@@ -39,7 +39,7 @@ export type HistoryEvent = { readonly t: number; readonly p: string } & (
   | { readonly e: 'connected'; readonly url: string }
   | { readonly e: 'disconnected' }
   | { readonly e: 'skew'; readonly ms: number }
-  | { readonly e: 'nemesis'; readonly op: string; readonly detail: string }
+  | { readonly e: 'nemesis'; readonly op: string; readonly detail: string; readonly tookMs?: number }
   | { readonly e: 'load'; readonly load1: number }
   /** after the heal and the drain: a dead letter read from a parking queue */
   | { readonly e: 'dead-letter'; readonly id: string; readonly reason: string }

@@ -130,13 +130,18 @@ export async function runShape(cluster: Cluster, options: ShapeOptions): Promise
       }
     }
   };
+  // A step takes effect when its command returns (a rabbitmqctl call takes seconds on a busy machine): the
+  // steps after it move by that time, so that every fault lasts as long as planned.
+  let shiftMs = 0;
   for (const step of steps) {
-    const wait = started + step.atMs - Date.now();
+    const wait = started + shiftMs + step.atMs - Date.now();
     if (wait > 0) await sleep(wait);
+    const begun = Date.now();
     const detail = await carryOut(step.op).catch((error: unknown) => `failed: ${String(error)}`);
-    record('nemesis', { e: 'nemesis', op: step.op.op, detail });
+    shiftMs += Date.now() - begun;
+    record('nemesis', { e: 'nemesis', op: step.op.op, detail, tookMs: Date.now() - begun });
   }
-  const left = started + options.durationMs - Date.now();
+  const left = started + shiftMs + options.durationMs - Date.now();
   if (left > 0) await sleep(left);
 
   // Heal everything, whatever the schedule left: links, frozen VMs, alarms, clocks.

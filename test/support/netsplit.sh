@@ -112,19 +112,23 @@ endpoints() { our_namespaces | sed -n "s/^$PREFIX-\([nc][0-9]\)\$/\1/p"; }
 
 heal() { local e; for e in $(endpoints); do in_ns "$e" iptables -F INPUT; done; }
 
-grudge() {  # grudge "n1<n2,n3 c1<n2@0.3"
+grudge() {  # grudge "n1<n2,n3 c1<n2@0.3": one iptables-restore per receiving namespace (a cut takes effect at once)
   local item dst srcs src prob
   for item in $1; do
     dst=${item%%<*}; srcs=${item#*<}
     [ "$dst" != "$item" ] || die "grudge item '$item' is not DST<SRC,..."
-    for src in ${srcs//,/ }; do
-      prob=""; case "$src" in *@*) prob=${src#*@}; src=${src%@*} ;; esac
-      if [ -n "$prob" ]; then
-        in_ns "$dst" iptables -A INPUT -s "$(addr "$src")" -m statistic --mode random --probability "$prob" -j DROP
-      else
-        in_ns "$dst" iptables -A INPUT -s "$(addr "$src")" -j DROP
-      fi
-    done
+    {
+      echo '*filter'
+      for src in ${srcs//,/ }; do
+        prob=""; case "$src" in *@*) prob=${src#*@}; src=${src%@*} ;; esac
+        if [ -n "$prob" ]; then
+          echo "-A INPUT -s $(addr "$src") -m statistic --mode random --probability $prob -j DROP"
+        else
+          echo "-A INPUT -s $(addr "$src") -j DROP"
+        fi
+      done
+      echo COMMIT
+    } | in_ns "$dst" iptables-restore --noflush
   done
 }
 
