@@ -19,7 +19,8 @@ export function renderReport(
     '',
     `${profile.nodes} nodes per cluster, ${profile.durationMs / 1_000} s per shape, seed ${profile.seed}, ` +
       `${profile.ratePerSec} publishes/s from each of 3 workload processes, load limit ${profile.maxLoad} ` +
-      `(1-min load average; a run above it is invalid and runs again with the next seed). Took ${(tookMs / 60_000).toFixed(1)} min; ` +
+      `(1-min load average; a run above it is invalid and runs again with the next seed). ` +
+      `${tookMs > 0 ? `Took ${(tookMs / 60_000).toFixed(1)} min; ` : ''}` +
       `load average at the end ${loadavg()
         .map((l) => l.toFixed(2))
         .join(', ')}. Command: \`npm run test:partitions --${profile.full ? ' --full' : ''}\`.`,
