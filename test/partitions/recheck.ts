@@ -15,7 +15,7 @@ import type { Profile } from './run';
 import type { ShapeResult } from './run-shape';
 
 export function recheckFile(file: string, maxLoad: number, durationMs: number): ShapeResult {
-  const name = /([^/]+)-([a-z-]+)-(\d+)\.jsonl$/.exec(file);
+  const name = /(\d+\.\d+)-([a-z-]+)-(\d+)\.jsonl$/.exec(file);
   if (!name || !SHAPES.includes(name[2] as Shape)) throw new Error(`not a partition history: ${file}`);
   const history = parseHistory(readFileSync(file, 'utf8'));
   const result = check(history);
