@@ -115,6 +115,7 @@ const contributing = [
       { text: 'Architecture', link: '/architecture' },
       { text: 'Style guide', link: '/contributing/style' },
       { text: 'Writing a docs page', link: '/contributing/docs' },
+      { text: 'The partition suite', link: '/contributing/partitions' },
     ],
   },
 ];
