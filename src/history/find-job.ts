@@ -13,7 +13,9 @@ import {
   type StreamRecord,
 } from '../streams';
 import {
+  hasValidContents,
   jobStatus,
+  keptContents,
   type HistoryEvent,
   type HistoryBatch,
   type HistoryKind,
@@ -150,6 +152,7 @@ export function jobEvent(e: HistoryEvent, batch: HistoryBatch): JobEvent {
     ...(e.r !== undefined ? { reason: e.r } : {}),
     ...(e.x !== undefined ? { error: e.x } : {}),
     ...(e.k === 'progress' ? { progress: e.g } : {}),
+    ...keptContents(e),
     process: `${batch.h}:${batch.pid}`,
     processId: batch.p,
   };
@@ -187,6 +190,7 @@ export function isHistoryEvent(e: unknown): e is HistoryEvent {
     isOptionalNumber(event.d) &&
     isOptionalNumber(event.u) &&
     (event.r === undefined || isText(event.r)) &&
-    (event.x === undefined || isText(event.x))
+    (event.x === undefined || isText(event.x)) &&
+    hasValidContents(event)
   );
 }

@@ -1,7 +1,7 @@
 import type * as amqp from 'amqplib';
 import type { Logger } from '../core';
 import type { RecordTrust } from '../records';
-import type { HistoryBatch, HistoryEvent } from './history-event';
+import { eventWeight, MAX_BATCH_WEIGHT, type HistoryBatch, type HistoryEvent } from './history-event';
 import type { ResolvedHistoryOptions } from './options';
 
 /**
@@ -14,6 +14,8 @@ export class HistoryWriter {
   private buffer: HistoryEvent[] = [];
   private timer: NodeJS.Timeout | undefined;
   private channel: amqp.Channel | undefined;
+  /** The buffered events' largest JSON size (eventWeight), bytes. */
+  private weight = 0;
   /** Events dropped because no channel was open when their batch was due. */
   dropped = 0;
 
@@ -37,7 +39,8 @@ export class HistoryWriter {
 
   record(event: HistoryEvent): void {
     this.buffer.push(event);
-    if (this.buffer.length >= this.options.maxBatch) this.flush();
+    this.weight += eventWeight(event);
+    if (this.buffer.length >= this.options.maxBatch || this.weight >= MAX_BATCH_WEIGHT) this.flush();
     else this.timer ??= setTimeout(() => this.flush(), this.options.flushMs);
   }
 
@@ -47,6 +50,7 @@ export class HistoryWriter {
     if (this.buffer.length === 0) return;
     const events = this.buffer;
     this.buffer = [];
+    this.weight = 0;
     if (!this.channel) {
       this.dropped += events.length;
       return;

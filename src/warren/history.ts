@@ -1,7 +1,15 @@
 import { hostname } from 'node:os';
 import type { ConnectionManager } from '../connection';
 import type { EmitEvent, Logger, PublishedJob, PublishOptions, WarrenEvents } from '../core';
-import { firstLine, HistoryWriter, resolveHistoryOptions, type HistoryOptions } from '../history';
+import {
+  firstLine,
+  HistoryWriter,
+  keptPayload,
+  keptResult,
+  resolveHistoryOptions,
+  type HistoryOptions,
+  type ResolvedHistoryOptions,
+} from '../history';
 import type { RecordTrust } from '../records';
 import { requireStream, type TopologyPlan } from '../topology';
 
@@ -13,6 +21,7 @@ interface EventSource {
 /** The history of an instance: its writer, and the reconnect step that declares the stream and opens it. */
 export interface WarrenHistory {
   readonly writer: HistoryWriter;
+  readonly options: ResolvedHistoryOptions;
   /** Opens the writer's channel (a step of reconnect-steps.ts, after the topology step declared the stream). */
   readonly open: () => Promise<void>;
 }
@@ -41,11 +50,15 @@ export function createHistory(
     trust,
   );
   // The stream is in the plan (planWarrenTopology): the topology step before this one declares it.
-  return { writer, open: () => writer.open(() => manager.openChannel()) };
+  return { writer, options, open: () => writer.open(() => manager.openChannel()) };
 }
 
 /** Records each job's lifecycle by listening to the instance's own events. */
-export function recordHistory(writer: HistoryWriter, warren: EventSource): void {
+export function recordHistory(
+  writer: HistoryWriter,
+  options: ResolvedHistoryOptions,
+  warren: EventSource,
+): void {
   warren.on('published', (e) =>
     writer.record({ j: e.jobId, n: e.name, q: e.queue, k: 'published', t: e.publishedAt, ...runAt(e.runAt) }),
   );
@@ -63,6 +76,18 @@ export function recordHistory(writer: HistoryWriter, warren: EventSource): void 
       g: e.progress,
     }),
   );
+  recordOutcomes(writer, options, warren);
+  recordCancels(writer, warren);
+}
+
+/**
+ * A run's end: completed, retrying or dead, with the job's payload (the event's `body`, its own bytes as
+ * text, never serialized again) and a completion with its result, as `options` keep them.
+ */
+function recordOutcomes(writer: HistoryWriter, options: ResolvedHistoryOptions, warren: EventSource): void {
+  const payload = (body: Buffer | undefined) =>
+    options.payloads ? keptPayload(body, options.maxPayloadBytes) : {};
+  const result = (value: unknown) => (options.results ? keptResult(value, options.maxResultBytes) : {});
   warren.on('completed', (e) =>
     writer.record({
       j: e.jobId,
@@ -72,6 +97,8 @@ export function recordHistory(writer: HistoryWriter, warren: EventSource): void 
       t: Date.now(),
       a: e.attempt,
       d: e.durationMs,
+      ...payload(e.body),
+      ...result(e.result),
     }),
   );
   warren.on('retried', (e) => {
@@ -86,9 +113,9 @@ export function recordHistory(writer: HistoryWriter, warren: EventSource): void 
       d: e.durationMs,
       u: t + e.delayMs,
       x: firstLine(e.error),
+      ...payload(e.body),
     });
   });
-  recordCancels(writer, warren);
   warren.on('deadLettered', (e) =>
     writer.record({
       j: e.jobId,
@@ -100,6 +127,7 @@ export function recordHistory(writer: HistoryWriter, warren: EventSource): void 
       d: e.durationMs,
       r: e.reason,
       x: firstLine(e.error),
+      ...payload(e.body),
     }),
   );
 }

@@ -223,11 +223,11 @@ function wireOperations(base: SharedParts, consumers: ReturnType<typeof wireCons
   manager.on('disconnected', ({ error }) => events.emit('disconnected', { error }));
   manager.on('blocked', ({ reason }) => events.emit('blocked', { reason }));
   manager.on('unblocked', () => events.emit('unblocked'));
-  const history = historyPart?.writer;
-  const addOns = [jobEvents, deadLetterLog, history, aggregates?.writer, publishing.jobControl].filter(
+  const writer = historyPart?.writer;
+  const addOns = [jobEvents, deadLetterLog, writer, aggregates?.writer, publishing.jobControl].filter(
     (p) => p !== undefined,
   );
-  return { control, history, addOns, eventSubscriber: jobEvents.subscriber };
+  return { control, history: historyPart, addOns, eventSubscriber: jobEvents.subscriber };
 }
 
 /**

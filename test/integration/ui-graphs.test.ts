@@ -257,6 +257,17 @@ describe('dashboard graphs', () => {
         /graphs\.step.*dead.*step \d+0 fails, as every tenth does/,
       );
       assert.match((await completed.first().textContent()) ?? '', /graphs\.(step|held)/);
+      // a completed step's payload (its body, as published) and result (what its handler returned), as text
+      const step = completed.filter({ hasText: 'graphs.step' }).first();
+      const payload = (await step.locator('[data-testid=recent-payload]').textContent()) ?? '';
+      assert.match(payload, /^\{"i":\d+\}$/);
+      const i = (JSON.parse(payload) as { i: number }).i;
+      const completedId = await step.getAttribute('data-job');
+      assert.equal(await step.locator('[data-testid=recent-result]').textContent(), `{"step":${i}}`);
+      assert.equal(
+        await failed.first().locator('[data-testid=recent-payload]').textContent(),
+        `{"i":${/step (\d+) fails/.exec((await failed.first().textContent()) ?? '')?.[1]}}`,
+      );
       // each failed job's attempt and run time (the handler's 25 ms, and the loaded machine's lag)
       for (const row of await failed.all()) {
         const [, , , attempt, runMs] = await row.locator('td').allTextContents();
@@ -268,6 +279,13 @@ describe('dashboard graphs', () => {
       await failed.first().locator('a').click();
       await page.locator('[data-testid=job-state]', { hasText: 'dead' }).waitFor();
       assert.match(page.url(), new RegExp(`#/job/${id}$`));
+      assert.match((await page.locator('[data-testid=job-payload]').textContent()) ?? '', /^\{"i":\d+0\}$/);
+      assert.equal(await page.locator('[data-testid=job-result]').count(), 0);
+      // a completed job's page: its payload and its result
+      await page.goto(`${server.url}#/job/${encodeURIComponent(completedId!)}`);
+      await page.locator('[data-testid=job-state]', { hasText: 'completed' }).waitFor();
+      assert.equal(await page.locator('[data-testid=job-payload]').textContent(), payload);
+      assert.equal(await page.locator('[data-testid=job-result]').textContent(), `{"step":${i}}`);
     } finally {
       await browser.close();
     }
