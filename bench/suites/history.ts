@@ -18,6 +18,9 @@ import { createWarren, defineTopology, Job, type JobHandler, type Warren } from 
 import type { TopologyPlan } from '../../src/ops';
 import { createOps } from '../../src/ops';
 import { createNaming } from '../../src/topology';
+import { HistoryWriter, keptPayload, keptResult, resolveHistoryOptions } from '../../src/history';
+import type { Logger } from '../../src/core';
+import type { RecordTrust } from '../../src/records';
 import { planOf } from '../../src/warren';
 import { drainMeasured } from '../lib/warren-drain';
 
@@ -27,11 +30,13 @@ const { values } = parseArgs({
     concurrency: { type: 'string', default: '100' },
     rounds: { type: 'string', default: '5' },
     variants: { type: 'string', default: 'off,history,contents' },
+    loop: { type: 'string', default: '500000' },
   },
 });
 const JOBS = Number(values.jobs);
 const CONCURRENCY = Number(values.concurrency);
 const ROUNDS = Number(values.rounds);
+const LOOP = Number(values.loop);
 const AMQP_URL = process.env.AMQP_URL ?? 'amqp://guest:guest@127.0.0.1:5672';
 
 const topology = defineTopology({ queues: { bench: {} } });
@@ -136,7 +141,62 @@ function median(xs: readonly number[]): number {
   return s[Math.floor(s.length / 2)]!;
 }
 
+/**
+ * What keeping a payload and a result adds to a completed event, alone: the event built as the history
+ * builds it (with or without the body's text and the result's JSON), recorded by the history's own writer,
+ * which cuts and serializes its batches (its publish goes to a channel that drops it), in a loop; CPU µs
+ * per event.
+ */
+async function loopCost(withContents: boolean): Promise<number> {
+  const body = Buffer.from(JSON.stringify({ n: 1, text: TEXT }));
+  const result = { ok: true, n: 1 };
+  const jobId = '7f1d0ee2-29cb-4e7e-bdde-17259e53b534';
+  let bytes = 0;
+  const channel = {
+    on: () => channel,
+    publish: (_exchange: string, _queue: string, content: Buffer) => {
+      bytes += content.length;
+      return true;
+    },
+    close: async () => undefined,
+  };
+  const trust = { proof: () => ({}) } as unknown as RecordTrust;
+  const log = { warn: () => undefined } as unknown as Logger;
+  const options = resolveHistoryOptions({ flushMs: 60_000 });
+  const writer = new HistoryWriter('s', options, { p: 'p', h: 'h', pid: 1 }, log, trust);
+  await writer.open(async () => channel as unknown as amqp.Channel);
+  const before = process.cpuUsage();
+  for (let i = 0; i < LOOP; i++)
+    writer.record({
+      j: jobId,
+      n: 'bench.noop',
+      q: 'bench',
+      k: 'completed',
+      t: Date.now(),
+      a: 1,
+      d: 3,
+      ...(withContents
+        ? { ...keptPayload(body, options.maxPayloadBytes), ...keptResult(result, options.maxResultBytes) }
+        : {}),
+    });
+  writer.flush();
+  const used = process.cpuUsage(before);
+  if (bytes === 0) throw new Error('nothing serialized');
+  return (used.user + used.system) / LOOP;
+}
+
 async function main(): Promise<void> {
+  if (LOOP > 0) {
+    const bare: number[] = [];
+    const kept: number[] = [];
+    for (let i = 0; i < 3; i++) {
+      bare.push(await loopCost(false));
+      kept.push(await loopCost(true));
+    }
+    console.log(
+      `a completed event alone (${LOOP} in a loop through the history's writer, its batches cut and serialized), 3 loops each, alternating: without payload and result ${bare.map((x) => x.toFixed(2)).join(', ')} µs; with them ${kept.map((x) => x.toFixed(2)).join(', ')} µs; added ${(median(kept) - median(bare)).toFixed(2)} µs CPU an event (medians)`,
+    );
+  }
   const variants = values.variants.split(',') as Variant[];
   for (const v of variants) if (!VARIANTS.includes(v)) throw new Error(`unknown variant ${v}`);
   const runs = new Map<Variant, Run[]>(variants.map((v) => [v, []]));

@@ -69,7 +69,7 @@ describe('what the history keeps of a payload and a result', () => {
     );
   });
 
-  it('cuts a batch of large kept values before a reader would refuse it', () => {
+  it('cuts batches by their kept values’ weight: below 128 KiB, and never one a reader refuses', async () => {
     const sent: Buffer[] = [];
     const channel = {
       on: () => channel,
@@ -79,22 +79,33 @@ describe('what the history keeps of a payload and a result', () => {
     const trust = { proof: () => ({}) } as unknown as RecordTrust;
     const log = { warn: () => undefined } as never;
     const writer = new HistoryWriter('s', resolveHistoryOptions({ flushMs: 60_000 }), batch, log, trust);
-    return writer
-      .open(async () => channel as never)
-      .then(() => {
-        const big = '\u0001'.repeat(65_536);
-        for (let i = 0; i < 40; i++)
-          writer.record({ j: `j${i}`, n: 'n', q: 'q', k: 'completed', t: 1, b: big, o: big });
-        writer.flush();
-        assert.ok(sent.length >= 2, `${sent.length} batches`);
-        for (const content of sent) {
-          assert.ok(content.length < 16 * 1024 ** 2, `${content.length} bytes`);
-          assert.ok(parseHistoryBatch(content) !== undefined);
-        }
-        assert.equal(
-          sent.reduce((n, c) => n + parseHistoryBatch(c)!.e.length, 0),
-          40,
-        );
-      });
+    await writer.open(async () => channel as never);
+    const event = (i: number, b: string): HistoryEvent => ({
+      j: `7f1d0ee2-29cb-4e7e-bdde-${String(i).padStart(12, '0')}`,
+      n: 'bench.noop',
+      q: 'bench',
+      k: 'completed',
+      t: Date.now(),
+      a: 1,
+      d: 3,
+      b,
+      o: '{"ok":true,"n":1}',
+    });
+    // payloads of about 120 bytes (quotes escaped in the batch): batches of JSON below 128 KiB
+    const payload = JSON.stringify({ n: 1, text: 'x'.repeat(100) });
+    for (let i = 0; i < 3000; i++) writer.record(event(i, payload));
+    writer.flush();
+    assert.ok(sent.length >= 4, `${sent.length} batches`);
+    for (const content of sent) assert.ok(content.length < 128 * 1024, `${content.length} bytes`);
+    // the largest values, every character a control character (escaped 6-fold): a batch each, far below 16 MiB
+    sent.length = 0;
+    const big = '\u0001'.repeat(65_536);
+    for (let i = 0; i < 5; i++) writer.record({ ...event(i, big), o: big });
+    writer.flush();
+    assert.equal(sent.length, 5);
+    for (const content of sent) {
+      assert.ok(content.length < 1024 ** 2, `${content.length} bytes`);
+      assert.equal(parseHistoryBatch(content)?.e.length, 1);
+    }
   });
 });
