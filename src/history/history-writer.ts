@@ -14,7 +14,7 @@ export class HistoryWriter {
   private buffer: HistoryEvent[] = [];
   private timer: NodeJS.Timeout | undefined;
   private channel: amqp.Channel | undefined;
-  /** The buffered events' largest JSON size (eventWeight), bytes. */
+  /** About the buffered events' size as JSON (eventWeight), bytes. */
   private weight = 0;
   /** Events dropped because no channel was open when their batch was due. */
   dropped = 0;
