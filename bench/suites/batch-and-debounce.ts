@@ -137,19 +137,29 @@ function drain(pool: Pool, variant: Variant): Promise<number> {
   });
 }
 
-/** Publish → handler of `LONE` jobs one at a time on an idle worker, ms each. */
-function loneLatencies(pool: Pool, variant: Variant): Promise<number[]> {
+/**
+ * Publish → handler of `LONE` jobs one at a time on an idle worker, ms each; for a batch job also how long
+ * each lone batch waited before it ran (`batchSettled.waitedMs`: from the job joining its batch to the batch
+ * starting, the wait the batch adds, measured inside the worker).
+ */
+function loneLatencies(
+  pool: Pool,
+  variant: Variant,
+  count: number,
+): Promise<{ latencies: number[]; waited: number[] }> {
   return withWarren(pool, variant, async (warren, job, rows) => {
+    const waited: number[] = [];
+    warren.on('batchSettled', (e) => waited.push(e.waitedMs));
     await warren.start();
     const latencies: number[] = [];
-    for (let n = 0; n < LONE; n++) {
+    for (let n = 0; n < count; n++) {
       const before = rows.count;
       const sent = performance.now();
       await warren.publish(job, { n, at: Date.now() });
       while (rows.count === before) await new Promise((resolve) => setTimeout(resolve, 1));
       latencies.push(rows.ranAt - sent);
     }
-    return latencies;
+    return { latencies, waited };
   });
 }
 
@@ -167,7 +177,15 @@ async function batchPart(): Promise<void> {
         console.log(`  round ${round} ${variant.padEnd(9)} ${rate.toFixed(0).padStart(7)} rows/s`);
       }
     const lone: Record<Variant, number[]> = { single: [], batch: [], pipelined: [] };
-    for (const variant of VARIANTS) lone[variant] = await loneLatencies(pool, variant);
+    const waited: number[] = [];
+    // the variants alternate job by job group (a fifth of LONE at a time), so the machine's drift hits them alike
+    const group = Math.max(1, Math.floor(LONE / 5));
+    for (let done = 0; done < LONE; done += group)
+      for (const variant of VARIANTS) {
+        const measured = await loneLatencies(pool, variant, Math.min(group, LONE - done));
+        lone[variant].push(...measured.latencies);
+        if (variant === 'batch') waited.push(...measured.waited);
+      }
     console.log(
       '\n| variant | median rows/s | min–max | vs one row per job | lone job, publish → handler (median, max) |\n| --- | --- | --- | --- | --- |',
     );
@@ -178,7 +196,7 @@ async function batchPart(): Promise<void> {
       );
     const added = median(lone.batch) - median(lone.single);
     console.log(
-      `\ntarget: batch ≥ 3× one row per job; a lone job waits ${added.toFixed(1)} ms more (target ≤ timeoutMs ${BATCH.timeoutMs} + 5 ms); load ${loadavg()[0]!.toFixed(2)}`,
+      `\ntarget: batch ≥ 3× one row per job; a lone job waits ${added.toFixed(1)} ms more (target ≤ timeoutMs ${BATCH.timeoutMs} + 5 ms): the difference of the medians above; inside the worker each lone batch waited ${median(waited).toFixed(1)} ms (median, ${spread(waited)} ms over ${waited.length} batches: batchSettled.waitedMs, from joining to running); load ${loadavg()[0]!.toFixed(2)}`,
     );
   } finally {
     await pool.end();

@@ -94,14 +94,20 @@ async function starvation(fair: boolean) {
       OTHERS.flatMap((key) => Array.from({ length: 10 }, () => ({ key, at: Date.now() }))),
     );
     const separate = OTHERS.filter((key) => laneOf(key, LANES) !== laneOf(FLOODER, LANES));
+    const floodLeft = FLOOD - floodDone.length;
     await until(() => separate.every((key) => startedAt.get(key)?.length === 10), 20_000);
-    await until(() => OTHERS.every((key) => startedAt.get(key)?.length === 10), 5_000);
     // A's share of what B-J left, over the 2 s from their publish: A's rate then over the rate A had alone
     // minus the slots B-J's 5 ms jobs took
     await until(() => Date.now() >= publishedAt + 2000, 3000);
     const othersStarted = OTHERS.reduce((n, key) => n + (startedAt.get(key)?.length ?? 0), 0);
     const during = rate(floodDone, publishedAt, publishedAt + 2000);
     const left = Math.max(1, before - othersStarted / 2);
+    // Then every key's wait to the end, the colliding key's too: it waits for A's lane (the whole flood: A's
+    // jobs are all in that lane) to drain. The cap: three times the rest of the flood at the ideal rate.
+    const capMs = 20_000 + (3 * floodLeft * 5) / CONCURRENCY;
+    await until(() => OTHERS.every((key) => startedAt.get(key)?.length === 10), capMs);
+    await until(() => floodDone.length === FLOOD, capMs);
+    const floodEndMs = floodDone.length === FLOOD ? floodDone[FLOOD - 1]! - publishedAt : undefined;
     const waits = (keys: readonly string[]) => {
       const all = keys.flatMap((key) => startedAt.get(key) ?? []);
       return { started: all.length, of: keys.length * 10, maxMs: all.length ? Math.max(...all) : undefined };
@@ -112,6 +118,8 @@ async function starvation(fair: boolean) {
       floodRateBefore: before,
       floodRateDuring: during,
       floodShareOfLeft: during / left,
+      floodLeft,
+      floodEndMs,
     };
   } finally {
     await closeAndDelete(warren);
@@ -192,16 +200,16 @@ async function main(): Promise<void> {
   if (ONLY.has('starvation')) {
     console.log(`\nstarvation: A floods ${FLOOD} jobs of 5 ms, then B–J publish 10 each`);
     console.log(
-      "| variant | B–J in other lanes: started, longest wait | B–J in A's lane | A jobs/s before → during | A's share of what B–J left |",
+      "| variant | B–J in other lanes: started, longest wait | B–J in A's lane: started, longest wait | A's jobs left at B–J's publish, its last done after | A jobs/s before → during | A's share of what B–J left |",
     );
-    console.log('| --- | --- | --- | --- | --- |');
+    console.log('| --- | --- | --- | --- | --- | --- |');
     for (let round = 1; round <= ROUNDS; round++)
       for (const fair of [true, false]) {
         const r = await starvation(fair);
         const wait = (w: { started: number; of: number; maxMs: number | undefined }) =>
           `${w.started}/${w.of}, ${w.maxMs === undefined ? '–' : `${w.maxMs} ms`}`;
         console.log(
-          `| ${fair ? 'fairness' : 'plain'} (round ${round}) | ${wait(r.separate)} | ${wait(r.colliding)} | ${r.floodRateBefore.toFixed(0)} → ${r.floodRateDuring.toFixed(0)} | ${(r.floodShareOfLeft * 100).toFixed(0)} % |`,
+          `| ${fair ? 'fairness' : 'plain'} (round ${round}) | ${wait(r.separate)} | ${wait(r.colliding)} | ${r.floodLeft}, ${r.floodEndMs === undefined ? 'not done' : `${r.floodEndMs} ms`} | ${r.floodRateBefore.toFixed(0)} → ${r.floodRateDuring.toFixed(0)} | ${(r.floodShareOfLeft * 100).toFixed(0)} % |`,
         );
       }
   }
@@ -214,14 +222,26 @@ async function main(): Promise<void> {
       'raw amqplib': () => drainRaw(),
     } as const;
     const results = new Map<string, number[]>(Object.keys(variants).map((name) => [name, []]));
-    for (let round = 1; round <= ROUNDS; round++)
-      for (const [name, measure] of Object.entries(variants)) results.get(name)!.push(await measure());
-    const plain = median(results.get('plain')!);
-    console.log('| variant | median jobs/s | min–max | vs plain |\n| --- | --- | --- | --- |');
-    for (const [name, xs] of results)
+    const entries = Object.entries(variants);
+    for (let round = 1; round <= ROUNDS; round++) {
+      // the order turns each round, so a drifting load hits every variant alike
+      const order = round % 2 ? entries : [...entries].reverse();
+      for (const [name, measure] of order) results.get(name)!.push(await measure());
       console.log(
-        `| ${name} | ${median(xs).toFixed(0)} | ${range(xs)} | ${(median(xs) / plain).toFixed(2)}× |`,
+        `  round ${round}: ${entries.map(([name]) => `${name} ${results.get(name)!.at(-1)!.toFixed(0)}`).join(', ')} jobs/s; load ${loadavg()[0]!.toFixed(2)}`,
       );
+    }
+    const plainRuns = results.get('plain')!;
+    const plain = median(plainRuns);
+    console.log(
+      '| variant | median jobs/s | min–max | vs plain (medians) | vs plain, round by round (median, min–max) |\n| --- | --- | --- | --- | --- |',
+    );
+    for (const [name, xs] of results) {
+      const ratios = xs.map((x, i) => x / plainRuns[i]!);
+      console.log(
+        `| ${name} | ${median(xs).toFixed(0)} | ${range(xs)} | ${(median(xs) / plain).toFixed(2)}× | ${median(ratios).toFixed(2)}× (${Math.min(...ratios).toFixed(2)}–${Math.max(...ratios).toFixed(2)}) |`,
+      );
+    }
   }
   console.log(
     `\nload after: ${loadavg()

@@ -87,9 +87,11 @@ export const SUITES: readonly Suite[] = [
   },
   {
     name: 'history',
-    summary: 'what the job history (and signing it) costs a job at concurrency 100',
-    usage: '[--jobs 20000] [--concurrency 100] [--rounds 5]',
-    quickArgs: ['--jobs', '500', '--rounds', '1'],
+    summary:
+      'what the job history costs a job at concurrency 100: without payloads and results, with them (the default), signed',
+    usage:
+      '[--jobs 20000] [--concurrency 100] [--rounds 5] [--variants off,history,contents,signed] [--loop 500000]',
+    quickArgs: ['--jobs', '500', '--rounds', '1', '--loop', '20000'],
     load: () => import('./history'),
   },
   {

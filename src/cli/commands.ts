@@ -6,6 +6,7 @@ import { JOB_COMMANDS, type JobControlValues } from './job-commands';
 import { NAMESPACE_COMMANDS, type NamespaceValues } from './namespace-commands';
 import { SCHEDULE_COMMANDS, type ScheduleValues } from './schedule-commands';
 import { formatTable } from './table';
+import { jobText } from './job-text';
 
 /** What a command hands back: the value for --json, the text for people, and the exit code. */
 export interface CommandResult {
@@ -173,34 +174,7 @@ export const COMMANDS: Readonly<Record<string, Command>> = {
   async job(ctx) {
     const id = arg(ctx, 0, 'job id');
     const status = await ctx.ops.job(id);
-    if (status.events.length === 0)
-      return ok(status, `no history of job ${id} (history off on the workers, expired, or never published)`);
-    const last = status.last!;
-    const detail =
-      status.state === 'delayed' || status.state === 'retrying'
-        ? ` until ${last.runAt?.toISOString()}`
-        : status.state === 'running'
-          ? ` in ${last.process}${status.progress === undefined ? '' : `, progress ${JSON.stringify(status.progress)}`}`
-          : status.state === 'completed'
-            ? ` at ${last.at.toISOString()} in ${last.durationMs} ms`
-            : status.state === 'dead'
-              ? `: ${last.reason} (${last.error ?? ''}); see warren dead search --job-id ${id}`
-              : '';
-    const rows = status.events.map((e) => [
-      e.at.toISOString(),
-      e.kind,
-      e.attempt === undefined ? '' : String(e.attempt),
-      e.process,
-      e.runAt
-        ? `runs ${e.runAt.toISOString()}`
-        : e.durationMs !== undefined
-          ? `${e.durationMs} ms`
-          : e.kind === 'progress'
-            ? `progress ${JSON.stringify(e.progress)}`
-            : (e.error ?? ''),
-    ]);
-    const table = formatTable(['AT', 'EVENT', 'ATTEMPT', 'PROCESS', 'DETAIL'], rows);
-    return ok(status, `job ${id} (${last.name} on ${last.queue}): ${status.state}${detail}\n${table}`);
+    return ok(status, jobText(id, status));
   },
 
   async schedules({ ops }) {

@@ -29,7 +29,19 @@ export interface WarrenEvents {
   /** A handler reported progress (`ctx.progress`), coalesced to one event per job every 100 ms. */
   progress: [JobEventBase & { readonly progress: unknown }];
   /** A handler finished; the job is acked. */
-  completed: [JobEventBase & { readonly durationMs: number; readonly result: unknown }];
+  completed: [
+    JobEventBase & {
+      readonly durationMs: number;
+      readonly result: unknown;
+      /**
+       * The job message's body as delivered (the payload's UTF-8 JSON, or a foreign publisher's bytes): the
+       * delivery's own buffer, so that a listener keeping payloads (the job history) never serializes one
+       * again. Read it, never change it; copy what you keep (`Buffer.from(body)`). Set on every event a
+       * worker emits (optional for events a test builds itself).
+       */
+      readonly body?: Buffer;
+    },
+  ];
   /**
    * An attempt failed (any cause: error, timeout, invalid payload). Followed by `retried` or `deadLettered`.
    */
@@ -49,6 +61,13 @@ export interface WarrenEvents {
       readonly nextAttempt: number;
       /** The failed attempt's run time, ms. */
       readonly durationMs?: number;
+      /**
+       * The job message's body as delivered (the payload's UTF-8 JSON, or a foreign publisher's bytes): the
+       * delivery's own buffer, so that a listener keeping payloads (the job history) never serializes one
+       * again. Read it, never change it; copy what you keep (`Buffer.from(body)`). Set on every event a
+       * worker emits (optional for events a test builds itself).
+       */
+      readonly body?: Buffer;
     },
   ];
   /**
@@ -82,6 +101,13 @@ export interface WarrenEvents {
       readonly error: unknown;
       /** The last attempt's run time, ms, when its handler ran (not for a delivery refused before it). */
       readonly durationMs?: number;
+      /**
+       * The job message's body as delivered (the payload's UTF-8 JSON, or a foreign publisher's bytes): the
+       * delivery's own buffer, so that a listener keeping payloads (the job history) never serializes one
+       * again. Read it, never change it; copy what you keep (`Buffer.from(body)`). Set on every event a
+       * worker emits (optional for events a test builds itself).
+       */
+      readonly body?: Buffer;
     },
   ];
   /**

@@ -37,6 +37,12 @@ export function checkNumber(
   return value;
 }
 
+export function checkBoolean(path: string, value: boolean): boolean {
+  if (typeof value !== 'boolean')
+    throw new ConfigurationError(validationMessage(path, 'must be a boolean', value));
+  return value;
+}
+
 export function checkOneOf<T extends string>(path: string, value: T, allowed: readonly T[]): T {
   if (!allowed.includes(value)) {
     throw new ConfigurationError(

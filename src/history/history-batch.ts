@@ -1,5 +1,12 @@
 import { parseJsonObject } from '../core';
-import type { HistoryBatch, HistoryEvent, HistoryKind, JobEvent } from './history-event';
+import {
+  hasValidContents,
+  keptContents,
+  type HistoryBatch,
+  type HistoryEvent,
+  type HistoryKind,
+  type JobEvent,
+} from './history-event';
 
 /** A history batch larger than this is not parsed (a writer's batches are far below it). */
 const MAX_BATCH_BYTES = 16 * 1024 ** 2;
@@ -49,7 +56,8 @@ export function isHistoryEvent(e: unknown): e is HistoryEvent {
     isOptionalNumber(event.d) &&
     isOptionalNumber(event.u) &&
     (event.r === undefined || isText(event.r)) &&
-    (event.x === undefined || isText(event.x))
+    (event.x === undefined || isText(event.x)) &&
+    hasValidContents(event)
   );
 }
 
@@ -66,6 +74,7 @@ export function jobEvent(e: HistoryEvent, batch: HistoryBatch): JobEvent {
     ...(e.r !== undefined ? { reason: e.r } : {}),
     ...(e.x !== undefined ? { error: e.x } : {}),
     ...(e.k === 'progress' ? { progress: e.g } : {}),
+    ...keptContents(e),
     process: `${batch.h}:${batch.pid}`,
     processId: batch.p,
   };

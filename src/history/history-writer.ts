@@ -2,7 +2,7 @@ import type * as amqp from 'amqplib';
 import type { Logger } from '../core';
 import type { RecordTrust } from '../records';
 import { HEADERS } from '../message';
-import type { HistoryBatch, HistoryEvent } from './history-event';
+import { eventWeight, MAX_BATCH_WEIGHT, type HistoryBatch, type HistoryEvent } from './history-event';
 import { encodeKeyHashes } from './index-state';
 import type { ResolvedHistoryOptions } from './options';
 
@@ -16,6 +16,8 @@ export class HistoryWriter {
   private buffer: HistoryEvent[] = [];
   private timer: NodeJS.Timeout | undefined;
   private channel: amqp.Channel | undefined;
+  /** About the buffered events' size as JSON (eventWeight), bytes. */
+  private weight = 0;
   /** Events dropped because no channel was open when their batch was due. */
   dropped = 0;
   /** Called after each batch is appended (the background indexer, history-indexer.ts). */
@@ -41,7 +43,8 @@ export class HistoryWriter {
 
   record(event: HistoryEvent): void {
     this.buffer.push(event);
-    if (this.buffer.length >= this.options.maxBatch) this.flush();
+    this.weight += eventWeight(event);
+    if (this.buffer.length >= this.options.maxBatch || this.weight >= MAX_BATCH_WEIGHT) this.flush();
     else this.timer ??= setTimeout(() => this.flush(), this.options.flushMs);
   }
 
@@ -51,6 +54,7 @@ export class HistoryWriter {
     if (this.buffer.length === 0) return;
     const events = this.buffer;
     this.buffer = [];
+    this.weight = 0;
     if (!this.channel) {
       this.dropped += events.length;
       return;

@@ -16,6 +16,8 @@ export { recentJobs, type RecentJob, type RecentJobs } from './recent-jobs';
 export {
   firstLine,
   jobStatus,
+  keptPayload,
+  keptResult,
   type HistoryBatch,
   type HistoryEvent,
   type HistoryKind,
@@ -25,6 +27,7 @@ export {
 } from './history-event';
 export {
   HISTORY_DEFAULTS,
+  MAX_HISTORY_VALUE_BYTES,
   resolveHistoryOptions,
   type HistoryOptions,
   type ResolvedHistoryOptions,

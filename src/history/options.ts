@@ -1,4 +1,4 @@
-import { checkInteger } from '../core';
+import { checkBoolean, checkInteger } from '../core';
 
 /**
  * The job history (lifecycle event log): a stream of what happened to each job, for `ops.job(id)` and
@@ -18,6 +18,22 @@ export interface HistoryOptions {
   readonly flushMs?: number;
   /** ...or once this many events wait. Default 1000. */
   readonly maxBatch?: number;
+  /**
+   * Keep each job's payload with its outcome (`completed`, `retrying`, `dead`): the message body's own
+   * bytes as text, never serialized again, its first `maxPayloadBytes`. Default true: the history is
+   * opt-in, and whoever may read it may read the queues and the dead-letter log, which keep payloads whole;
+   * false keeps payloads out of the history (personal data that must not stay for `maxAgeMs`).
+   */
+  readonly payloads?: boolean;
+  /**
+   * Keep a completed job's result (what its handler returned, as JSON), its first `maxResultBytes`.
+   * Default true; false for results that must not be kept.
+   */
+  readonly results?: boolean;
+  /** A payload longer than this is kept cut to its first bytes, with its full size, bytes. Default 1024. */
+  readonly maxPayloadBytes?: number;
+  /** A result's JSON longer than this is kept cut to its first bytes, with its full size, bytes. Default 1024. */
+  readonly maxResultBytes?: number;
 }
 
 export const HISTORY_DEFAULTS = Object.freeze({
@@ -26,7 +42,14 @@ export const HISTORY_DEFAULTS = Object.freeze({
   segmentBytes: 16 * 1024 ** 2,
   flushMs: 200,
   maxBatch: 1000,
+  payloads: true,
+  results: true,
+  maxPayloadBytes: 1024,
+  maxResultBytes: 1024,
 });
+
+/** The largest payload or result a history event may keep, bytes (readers accept text up to this). */
+export const MAX_HISTORY_VALUE_BYTES = 65_536;
 
 export type ResolvedHistoryOptions = Readonly<Required<HistoryOptions>>;
 
@@ -44,5 +67,19 @@ export function resolveHistoryOptions(input: HistoryOptions = {}, path = 'histor
     ),
     flushMs: checkInteger(`${path}.flushMs`, input.flushMs ?? d.flushMs, 1, 60_000),
     maxBatch: checkInteger(`${path}.maxBatch`, input.maxBatch ?? d.maxBatch, 1, 100_000),
+    payloads: checkBoolean(`${path}.payloads`, input.payloads ?? d.payloads),
+    results: checkBoolean(`${path}.results`, input.results ?? d.results),
+    maxPayloadBytes: checkInteger(
+      `${path}.maxPayloadBytes`,
+      input.maxPayloadBytes ?? d.maxPayloadBytes,
+      1,
+      MAX_HISTORY_VALUE_BYTES,
+    ),
+    maxResultBytes: checkInteger(
+      `${path}.maxResultBytes`,
+      input.maxResultBytes ?? d.maxResultBytes,
+      1,
+      MAX_HISTORY_VALUE_BYTES,
+    ),
   });
 }

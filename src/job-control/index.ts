@@ -7,6 +7,7 @@ export type { CancelledJob } from './cancelled-job';
 export { CONTROL_RETENTION_MS, JOB_CONTROL_RETENTION, READ_AHEAD_SETTLE_MS } from './control-stream';
 export {
   judge,
+  inBurst,
   judgeDebounced,
   parseControlRecord,
   type ControlAction,

@@ -228,7 +228,7 @@ function draw(plot, xs, marks, lines) {
     width: Math.max(320, plot.clientWidth || 600),
     height: 200,
     scales: { x: { time: true, range: (_u, min, max) => xRange(xs, marks, min, max) } },
-    axes: [axis, axis],
+    axes: [{ ...axis, space: 64, values: timeLabels }, axis],
     legend: { show: true },
     hooks: { draw: [(u) => drawMarks(u, marks, fg)] },
     series: [{}].concat(
@@ -243,6 +243,28 @@ function draw(plot, xs, marks, lines) {
   };
   plot.marks = marks;
   plot.chart = new UPlot(options, [xs].concat(lines.map((l) => l.values)), plot);
+}
+
+/**
+ * The time axis's labels, one line each: seconds (`:40`) between the minutes (`6:49 PM`) in an hour's view,
+ * hours between the days (`Dec 4`) in a day's or a week's. uPlot's own labels put the full date under the
+ * first tick, two lines wide enough to run into the next minute's label when a minute begins near the axis's
+ * start. With `space` (64 px between ticks) wider than any of these, no two overlap.
+ * @param {unknown} _u
+ * @param {number[]} splits seconds since the epoch
+ * @param {number} _axis
+ * @param {number} _space
+ * @param {number} incr seconds between ticks
+ */
+function timeLabels(_u, splits, _axis, _space, incr) {
+  return splits.map((s) => {
+    const d = new Date(s * 1000);
+    const clock = d.toLocaleTimeString([], { hour: 'numeric', minute: '2-digit' });
+    const day = d.toLocaleDateString([], { month: 'short', day: 'numeric' });
+    if (incr < 60) return d.getSeconds() === 0 ? clock : `:${String(d.getSeconds()).padStart(2, '0')}`;
+    if (incr < 86_400) return d.getHours() === 0 && d.getMinutes() === 0 ? day : clock;
+    return day;
+  });
 }
 
 /** The time axis: the points' span, widened to the marks (a deploy in the open bucket is after the last point). */

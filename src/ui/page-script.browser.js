@@ -276,10 +276,26 @@ function queueFacts(key) {
   ];
 }
 
+/**
+ * A payload or result the history kept (JSON text), as text; a cut one says how much of it is shown.
+ * Undefined when the writer kept none.
+ * @param {string | undefined} text
+ * @param {number | undefined} bytes the full size, set when `text` is its first bytes alone
+ */
+function keptText(text, bytes) {
+  if (text === undefined || text === null) return undefined;
+  const shown = new TextEncoder().encode(text).length;
+  return bytes === undefined || bytes === null ? text : `${text} … (its first ${shown} of ${bytes} bytes)`;
+}
+function keptCell(text, bytes, testid) {
+  const value = keptText(text, bytes);
+  return h('td', { class: 'kept', 'data-testid': testid }, value === undefined ? '–' : value);
+}
+
 /** The queue's newest completed and failed jobs, from the history; each links to its job page. */
 function recentOf(key) {
   const out = h('div', { 'data-testid': 'recent' }, h('p', { class: 'muted' }, 'reading the history…'));
-  const rows = (list) =>
+  const rows = (list, isCompleted) =>
     list.map((j) =>
       h('tr', { 'data-job': j.jobId }, [
         h('td', {}, h('a', { href: `#/job/${encodeURIComponent(j.jobId)}` }, j.jobId)),
@@ -287,14 +303,13 @@ function recentOf(key) {
         h('td', {}, when(j.at)),
         num(j.attempt),
         num(j.durationMs),
-        h(
-          'td',
-          {},
-          j.kind === 'completed' ? '' : `${j.kind}${j.reason ? ` (${j.reason})` : ''}: ${j.error || ''}`,
-        ),
+        keptCell(j.payload, j.payloadBytes, 'recent-payload'),
+        isCompleted
+          ? keptCell(j.result, j.resultBytes, 'recent-result')
+          : h('td', {}, `${j.kind}${j.reason ? ` (${j.reason})` : ''}: ${j.error || ''}`),
       ]),
     );
-  const head = ['Job', 'Name', 'At', 'Attempt', 'Run ms', 'Error'];
+  const head = (last) => ['Job', 'Name', 'At', 'Attempt', 'Run ms', 'Payload', last];
   api(`api/queues/${encodeURIComponent(key)}/recent`).then(
     (r) => {
       if (r.isWritten === false)
@@ -303,14 +318,15 @@ function recentOf(key) {
         );
       out.replaceChildren(
         h('h2', {}, `Recently completed (${r.completed.length})`),
-        table(head, rows(r.completed), 'recent-completed'),
+        table(head('Result'), rows(r.completed, true), 'recent-completed'),
         h('h2', {}, `Recently failed (${r.failed.length})`),
-        table(head, rows(r.failed), 'recent-failed'),
+        table(head('Error'), rows(r.failed, false), 'recent-failed'),
         h(
           'p',
           { class: 'muted', 'data-testid': 'recent-source' },
           `From the job history since ${when(r.sinceMs)} (${r.batches} batches read), newest first, 20 at most. ` +
-            'Payloads and results are not in the history; a dead job’s payload is on its dead letter.',
+            'Payload and result as the workers kept them (history.payloads, history.results: their first ' +
+            'bytes, `–` when a worker keeps none); a dead job’s whole payload is on its dead letter.',
         ),
       );
     },
@@ -615,8 +631,23 @@ function jobPage(id) {
             h('td', {}, [e.reason, e.error].filter(Boolean).join(': ')),
           ]),
         );
+        // the newest events that kept a payload and a result
+        const kept = s.events.filter((e) => e.payload !== undefined).pop();
+        const result = s.events.filter((e) => e.result !== undefined).pop();
         out.replaceChildren(
           h('p', {}, ['state ', h('span', { class: 'tag ok', 'data-testid': 'job-state' }, s.state)]),
+          kept
+            ? h('div', {}, [
+                h('h3', {}, `Payload (${kept.kind}, attempt ${kept.attempt})`),
+                h('pre', { 'data-testid': 'job-payload' }, keptText(kept.payload, kept.payloadBytes)),
+              ])
+            : undefined,
+          result
+            ? h('div', {}, [
+                h('h3', {}, 'Result'),
+                h('pre', { 'data-testid': 'job-result' }, keptText(result.result, result.resultBytes)),
+              ])
+            : undefined,
           rows.length
             ? table(['Event', 'At', 'Attempt', 'Process', 'Took ms', 'Runs at', 'Why'], rows, 'job-events')
             : h(

@@ -21,6 +21,8 @@ table { border-collapse: collapse; width: 100%; }
 th, td { text-align: left; padding: .35rem .6rem; border-bottom: 1px solid var(--line); vertical-align: top; }
 th { font-weight: 600; color: var(--muted); font-size: .8rem; text-transform: uppercase; letter-spacing: .03em; }
 td.num { text-align: right; font-variant-numeric: tabular-nums; }
+td.kept { font-family: ui-monospace, monospace; font-size: .8rem; min-width: 8rem; max-width: 22rem; overflow-wrap: anywhere;
+  white-space: pre-wrap; }
 a { color: var(--accent); }
 .tag { display: inline-block; padding: 0 .45rem; border-radius: .7rem; font-size: .8rem; border: 1px solid; }
 .tag.bad { color: var(--bad); } .tag.ok { color: var(--ok); } .tag.warn { color: var(--warn); }

@@ -37,7 +37,7 @@ export async function createWarren<TJobs extends object = WarrenJobs>(
 
   const warren = new Warren<TJobs>(parts);
   events.connect(warren, config.log);
-  if (parts.history) recordHistory(parts.history, warren);
+  if (parts.history) recordHistory(parts.history.writer, parts.history.options, warren);
   parts.outbox?.relay?.start();
   config.instrumentation?.attach?.(
     instrumentationTarget(warren, config.plan, parts.manager, () => parts.scheduling.isLeader),

@@ -6,8 +6,11 @@ import {
   HistoryIndex,
   HistoryIndexer,
   HistoryWriter,
+  keptPayload,
+  keptResult,
   resolveHistoryOptions,
   type HistoryOptions,
+  type ResolvedHistoryOptions,
 } from '../history';
 import type { RecordTrust } from '../records';
 import {
@@ -26,6 +29,7 @@ interface EventSource {
 /** The history of an instance: its writer, and the reconnect step that declares the stream and opens it. */
 export interface WarrenHistory {
   readonly writer: HistoryWriter;
+  readonly options: ResolvedHistoryOptions;
   /** Indexes what the writer appends, in the background. */
   readonly indexer: HistoryIndexer;
   /** What a close stops, in order: the indexer (a round in progress ends on a live connection), the writer. */
@@ -73,14 +77,24 @@ export function createHistory(
   );
   writer.onAppended = () => indexer.appended();
   // The stream is in the plan (planWarrenTopology): the topology step before this one declares it.
-  return { writer, indexer, parts: [indexer, writer], open: () => writer.open(() => manager.openChannel()) };
+  return {
+    writer,
+    options,
+    indexer,
+    parts: [indexer, writer],
+    open: () => writer.open(() => manager.openChannel()),
+  };
 }
 
 /** The background indexer's reads: no record for this long means the end (as ops' reads by default), ms. */
 const INDEXER_IDLE_MS = 200;
 
 /** Records each job's lifecycle by listening to the instance's own events. */
-export function recordHistory(writer: HistoryWriter, warren: EventSource): void {
+export function recordHistory(
+  writer: HistoryWriter,
+  options: ResolvedHistoryOptions,
+  warren: EventSource,
+): void {
   warren.on('published', (e) =>
     writer.record({ j: e.jobId, n: e.name, q: e.queue, k: 'published', t: e.publishedAt, ...runAt(e.runAt) }),
   );
@@ -98,6 +112,18 @@ export function recordHistory(writer: HistoryWriter, warren: EventSource): void 
       g: e.progress,
     }),
   );
+  recordOutcomes(writer, options, warren);
+  recordCancels(writer, warren);
+}
+
+/**
+ * A run's end: completed, retrying or dead, with the job's payload (the event's `body`, its own bytes as
+ * text, never serialized again) and a completion with its result, as `options` keep them.
+ */
+function recordOutcomes(writer: HistoryWriter, options: ResolvedHistoryOptions, warren: EventSource): void {
+  const payload = (body: Buffer | undefined) =>
+    options.payloads ? keptPayload(body, options.maxPayloadBytes) : {};
+  const result = (value: unknown) => (options.results ? keptResult(value, options.maxResultBytes) : {});
   warren.on('completed', (e) =>
     writer.record({
       j: e.jobId,
@@ -107,6 +133,8 @@ export function recordHistory(writer: HistoryWriter, warren: EventSource): void 
       t: Date.now(),
       a: e.attempt,
       d: e.durationMs,
+      ...payload(e.body),
+      ...result(e.result),
     }),
   );
   warren.on('retried', (e) => {
@@ -121,9 +149,9 @@ export function recordHistory(writer: HistoryWriter, warren: EventSource): void 
       d: e.durationMs,
       u: t + e.delayMs,
       x: firstLine(e.error),
+      ...payload(e.body),
     });
   });
-  recordCancels(writer, warren);
   warren.on('deadLettered', (e) =>
     writer.record({
       j: e.jobId,
@@ -135,6 +163,7 @@ export function recordHistory(writer: HistoryWriter, warren: EventSource): void 
       d: e.durationMs,
       r: e.reason,
       x: firstLine(e.error),
+      ...payload(e.body),
     }),
   );
 }

@@ -1,7 +1,6 @@
 import type { BreakerPauses, BreakerRegistry } from '../breaker';
 import type { ConfirmPublisher, ConnectionManager, ResolvedConnectionOptions } from '../connection';
 import type { Logger } from '../core';
-import type { HistoryWriter } from '../history';
 import type { JobControl } from '../job-control';
 import type { JobEventSubscriber } from '../job-events';
 import type { JobPublisher } from '../publisher';
@@ -12,6 +11,7 @@ import type { DeadLetters, Worker } from '../worker';
 import type { CronService } from '../scheduler';
 import type { WarrenControl } from './control';
 import type { WarrenEventSink } from './event-sink';
+import type { WarrenHistory } from './history';
 import type { WarrenOutbox } from './outbox';
 
 /** Something a warren stops on close, after its worker. */
@@ -45,8 +45,8 @@ export interface WarrenParts {
   readonly scheduling: CronService;
   readonly control: WarrenControl;
   readonly deadLetters: DeadLetters;
-  /** Writes the job history stream; undefined when `history` is off. */
-  readonly history: HistoryWriter | undefined;
+  /** Writes the job history stream (and what it keeps of each job); undefined when `history` is off. */
+  readonly history: WarrenHistory | undefined;
   /** `warren.events`: subscriptions to live job events, on this warren's connection. */
   readonly eventSubscriber: JobEventSubscriber;
   /** Parts stopped on close after the worker (dead-letter collector, history writer, job control). */

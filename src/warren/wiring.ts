@@ -220,7 +220,7 @@ function wireOperations(base: SharedParts, consumers: ReturnType<typeof wireCons
   const history = historyPart?.parts ?? [];
   const parts = [jobEvents, deadLetterLog, ...history, aggregates?.writer, publishing.jobControl];
   const addOns = parts.filter((p) => p !== undefined);
-  return { control, history: historyPart?.writer, addOns, eventSubscriber: jobEvents.subscriber };
+  return { control, history: historyPart, addOns, eventSubscriber: jobEvents.subscriber };
 }
 
 /**

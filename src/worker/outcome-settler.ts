@@ -71,6 +71,7 @@ export class OutcomeSettler {
           ...delivery.eventBase(),
           durationMs: Date.now() - delivery.startedAt,
           result: outcome.result,
+          body: delivery.message.content,
         });
       return;
     }
@@ -127,6 +128,7 @@ export class OutcomeSettler {
         error,
         delayMs: decision.delayMs,
         nextAttempt: decision.nextAttempt,
+        body: delivery.message.content,
       });
       return;
     }
@@ -138,6 +140,7 @@ export class OutcomeSettler {
         error,
         delayMs: decision.delayMs,
         nextAttempt: decision.nextAttempt,
+        body: delivery.message.content,
       });
     }
   }

@@ -101,7 +101,14 @@ export class Republisher {
     }
     this.deps.log.warn({ ...context, reason, err: error }, 'job dead-lettered');
     const ran = delivery.startedAt > 0 ? { durationMs: Date.now() - delivery.startedAt } : {};
-    this.deps.emit('deadLettered', { ...context, ...ran, name: context.name, reason, error });
+    this.deps.emit('deadLettered', {
+      ...context,
+      ...ran,
+      name: context.name,
+      reason,
+      error,
+      body: message.content,
+    });
   }
 
   /**

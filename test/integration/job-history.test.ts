@@ -6,22 +6,32 @@ import { join } from 'node:path';
 import { defineTopology, Job, type JobHandler } from '../../src';
 import { createOps, type JobState, type WarrenOps } from '../../src/ops';
 import { runCli } from '../support/run-cli';
-import { BROKER_URL, cleanup, testNamespace, testProfile, testWarren } from '../support/test-broker';
+import { planOf } from '../../src/warren';
+import {
+  BROKER_URL,
+  cleanup,
+  rawConnection,
+  testNamespace,
+  testProfile,
+  testWarren,
+} from '../support/test-broker';
 import { waitFor } from '../support/wait-for';
 
 const topology = defineTopology({ queues: { work: {} } });
 
 interface Step {
   readonly mode: 'ok' | 'fail' | 'hold';
+  readonly text?: string;
 }
 
 const held: (() => void)[] = [];
 
 @Job('work.step', { queue: 'work', attempts: 2, backoff: { type: 'fixed', delayMs: 100 } })
 class StepJob implements JobHandler<Step> {
-  async handle(data: Step): Promise<void> {
+  async handle(data: Step): Promise<{ echoed: string } | undefined> {
     if (data.mode === 'fail') throw new RangeError('step out of range');
     if (data.mode === 'hold') await new Promise<void>((resolve) => held.push(resolve));
+    return data.text === undefined ? undefined : { echoed: data.text };
   }
 }
 
@@ -106,5 +116,110 @@ describe('job history: where is job X?', () => {
     const json = JSON.parse((await runCli(['job', ok.jobId, '--json'], { cwd: dir })).stdout);
     assert.equal(json.state, 'completed');
     assert.match((await runCli(['job', 'nope'], { cwd: dir })).stdout, /no history of job nope/);
+  });
+
+  it('keeps each outcome’s payload (the body’s bytes) and result, cut to their caps, signed, or neither when told not to', async () => {
+    const namespace = testNamespace('histkeep');
+    const signingKey = 'history-keeps-payloads-0123456789abcdef';
+    const warren = await testWarren({
+      ...options(namespace),
+      handlers: [new StepJob()],
+      signingKey,
+      history: { flushMs: 20, maxPayloadBytes: 48, maxResultBytes: 40 },
+    });
+    const ops = createOps({ ...options(namespace), signingKey });
+    opened.push(ops);
+    await warren.start();
+
+    const small = await warren.publish('work.step', { mode: 'ok', text: 'hi' });
+    const done = await stateOf(ops, small.jobId, 'completed');
+    // the body as warren's publisher wrote it: the payload's JSON, byte for byte
+    assert.equal(done.last!.payload, JSON.stringify({ mode: 'ok', text: 'hi' }));
+    assert.equal(done.last!.payloadBytes, undefined);
+    assert.equal(done.last!.result, '{"echoed":"hi"}');
+    assert.deepEqual(JSON.parse(done.last!.result!), { echoed: 'hi' });
+    assert.equal(done.events.find((e) => e.kind === 'started')!.payload, undefined);
+
+    // past the caps: the first bytes, cut between characters, and the full size
+    const text = 'ü'.repeat(40);
+    const big = await warren.publish('work.step', { mode: 'ok', text });
+    const cut = (await stateOf(ops, big.jobId, 'completed')).last!;
+    const body = JSON.stringify({ mode: 'ok', text });
+    assert.equal(cut.payloadBytes, Buffer.byteLength(body));
+    assert.ok(body.startsWith(cut.payload!) && Buffer.byteLength(cut.payload!) >= 47, cut.payload);
+    assert.equal(cut.resultBytes, Buffer.byteLength(JSON.stringify({ echoed: text })));
+    assert.ok(JSON.stringify({ echoed: text }).startsWith(cut.result!), cut.result);
+    assert.ok(Buffer.byteLength(cut.result!) <= 40 && Buffer.byteLength(cut.result!) >= 39, cut.result);
+
+    // failed attempts keep the payload too (no result)
+    const fail = await warren.publish('work.step', { mode: 'fail', text: 'no' });
+    const dead = await stateOf(ops, fail.jobId, 'dead');
+    for (const e of dead.events.filter((x) => x.kind === 'retrying' || x.kind === 'dead'))
+      assert.equal(e.payload, '{"mode":"fail","text":"no"}', e.kind);
+    assert.equal(dead.last!.result, undefined);
+
+    // the queue's recent lists carry them
+    const recent = await ops.recentJobs('work');
+    const listed = recent!.completed.find((j) => j.jobId === small.jobId)!;
+    assert.deepEqual([listed.payload, listed.result], ['{"mode":"ok","text":"hi"}', '{"echoed":"hi"}']);
+    assert.equal(recent!.failed.find((j) => j.jobId === fail.jobId)?.payload, '{"mode":"fail","text":"no"}');
+
+    // a batch anyone may append to the stream, unsigned, with a payload of its own, is never shown
+    const stream = planOf(warren).naming.jobHistory();
+    const forged = {
+      p: 'x',
+      h: 'forger',
+      pid: 1,
+      e: [{ j: 'forged-1', n: 'work.step', q: 'work', k: 'completed', t: Date.now(), b: '{"forged":true}' }],
+    };
+    const connection = await rawConnection();
+    try {
+      const channel = await connection.createConfirmChannel();
+      channel.sendToQueue(stream, Buffer.from(JSON.stringify(forged)), { persistent: true });
+      await channel.waitForConfirms();
+    } finally {
+      await connection.close();
+    }
+    const fresh = createOps({ ...options(namespace), signingKey });
+    opened.push(fresh);
+    assert.equal((await fresh.job('forged-1')).state, 'unknown');
+    const again = await fresh.recentJobs('work');
+    assert.equal(
+      again!.completed.some((j) => j.jobId === 'forged-1'),
+      false,
+    );
+    assert.ok(
+      (fresh.skippedRecords().byRole.history?.unsigned ?? 0) >= 1,
+      JSON.stringify(fresh.skippedRecords()),
+    );
+
+    // warren job <id> prints them, escaped for the terminal, a cut one with its size
+    const dir = mkdtempSync(join(tmpdir(), 'warren-job-'));
+    writeFileSync(
+      join(dir, 'warren.config.js'),
+      `module.exports = ${JSON.stringify({ url: BROKER_URL, namespace, topology, signingKey })};\n`,
+    );
+    const shown = await runCli(['job', small.jobId], { cwd: dir });
+    assert.equal(shown.code, 0, shown.stderr);
+    assert.match(shown.stdout, /\npayload: \{"mode":"ok","text":"hi"\}\nresult: \{"echoed":"hi"\}\n/);
+    const shownCut = await runCli(['job', big.jobId], { cwd: dir });
+    assert.match(
+      shownCut.stdout,
+      new RegExp(`payload: .* … \\(its first \\d+ of ${Buffer.byteLength(body)} bytes\\)`),
+    );
+
+    // with payloads and results off, an outcome keeps neither
+    const quiet = testNamespace('histquiet');
+    const off = await testWarren({
+      ...options(quiet),
+      handlers: [new StepJob()],
+      history: { flushMs: 20, payloads: false, results: false },
+    });
+    const offOps = createOps({ ...options(quiet) });
+    opened.push(offOps);
+    await off.start();
+    const private_ = await off.publish('work.step', { mode: 'ok', text: 'secret' });
+    const kept = (await stateOf(offOps, private_.jobId, 'completed')).last!;
+    assert.deepEqual([kept.payload, kept.result], [undefined, undefined]);
   });
 });

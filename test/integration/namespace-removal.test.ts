@@ -31,6 +31,12 @@ function candidates(namespace: string): string[] {
     'leader',
     'cron-ledger',
     'removing',
+    'aggregates',
+    'aggregates.hours',
+    'aggregates.days',
+    'marks',
+    'history.index',
+    'dead-log.index',
   ];
   const levels = Array.from(
     { length: 40 },

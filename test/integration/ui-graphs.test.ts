@@ -34,6 +34,57 @@ function drawnSeries(page: Page, testid: string): Promise<(number | null)[][]> {
   return page.evaluate(`document.querySelector('[data-testid=${testid}]').chart.data`);
 }
 
+/**
+ * The x-axis labels uPlot drew that overlap their neighbour on the same line, or start left of the canvas,
+ * at several widths of the chart (each label measured in the axis's font); empty when none does.
+ */
+function axisOverlaps(page: Page, testid: string): Promise<string[]> {
+  return page.evaluate(`(async () => {
+    const plot = document.querySelector('[data-testid=${testid}]');
+    const u = plot.chart;
+    const ratio = window.devicePixelRatio || 1;
+    const ctx = document.createElement('canvas').getContext('2d');
+    const found = [];
+    const width = u.width;
+    const shown = { min: u.scales.x.min, max: u.scales.x.max };
+    // ranges that start a few seconds before a minute (or an hour, or a day) begins: the first tick's label
+    // then sits next to the one of the minute
+    const minute = Math.ceil(shown.min / 60) * 60;
+    const ranges = [180, 3600, 86400, 7 * 86400].flatMap((span) =>
+      [-3, -8, -20, -45].map((before) => [minute + before * Math.max(1, span / 180), span]),
+    );
+    for (const [min, span] of ranges)
+    for (const w of [320, 560, 1000]) {
+      u.setScale('x', { min, max: min + span });
+      u.setSize({ width: w, height: u.height });
+      // uPlot redraws (and lays its axes out again) in a microtask after setSize
+      await new Promise((resolve) => setTimeout(resolve, 0));
+      const axis = u.axes[0];
+      ctx.font = axis.font[0];
+      const labels = axis._values.map((v, i) => ({
+        lines: v === null || v === undefined ? [] : String(v).split('\\n'),
+        x: u.valToPos(axis._splits[i], 'x') + u.bbox.left / ratio,
+      }));
+      const lineCount = Math.max(0, ...labels.map((l) => l.lines.length));
+      for (let line = 0; line < lineCount; line++) {
+        const row = labels
+          .filter((l) => l.lines[line])
+          .map((l) => ({ text: l.lines[line], x: l.x, half: ctx.measureText(l.lines[line]).width / ratio / 2 }))
+          .sort((a, b) => a.x - b.x);
+        const at = w + ' px, ' + span + ' s from ' + new Date(min * 1000).toISOString() + ': ';
+        if (row.length && row[0].x - row[0].half < 0) found.push(at + row[0].text + ' runs off the canvas');
+        for (let i = 1; i < row.length; i++)
+          if (row[i - 1].x + row[i - 1].half + 2 > row[i].x - row[i].half)
+            found.push(at + row[i - 1].text + ' overlaps ' + row[i].text);
+      }
+    }
+    u.setScale('x', shown);
+    u.setSize({ width, height: u.height });
+    await new Promise((resolve) => setTimeout(resolve, 0));
+    return found;
+  })()`);
+}
+
 describe('dashboard graphs', () => {
   const namespace = testNamespace('uigraph');
   const config = {
@@ -158,6 +209,8 @@ describe('dashboard graphs', () => {
         const lastAt = depthXs!.indexOf(ran[ran.length - 1]!.start / 1000);
         assert.deepEqual([depth![lastAt], oldest![lastAt]], [0, 0]);
         assert.equal(await page.locator('[data-testid=table-depth] tbody tr').count(), 60);
+        // The time axis's labels: none overlaps the next one or runs off the canvas, at any width.
+        assert.deepEqual(await axisOverlaps(page, 'chart-throughput'), [], `${scheme} time axis`);
         // Not an empty plot: the completed line's colour is on the canvas.
         const pixels = await pixelsOf(page, 'chart-throughput', '--ok');
         assert.ok(pixels > 100, `${pixels} pixels of the completed line (${scheme})`);
@@ -257,6 +310,17 @@ describe('dashboard graphs', () => {
         /graphs\.step.*dead.*step \d+0 fails, as every tenth does/,
       );
       assert.match((await completed.first().textContent()) ?? '', /graphs\.(step|held)/);
+      // a completed step's payload (its body, as published) and result (what its handler returned), as text
+      const step = completed.filter({ hasText: 'graphs.step' }).first();
+      const payload = (await step.locator('[data-testid=recent-payload]').textContent()) ?? '';
+      assert.match(payload, /^\{"i":\d+\}$/);
+      const i = (JSON.parse(payload) as { i: number }).i;
+      const completedId = await step.getAttribute('data-job');
+      assert.equal(await step.locator('[data-testid=recent-result]').textContent(), `{"step":${i}}`);
+      assert.equal(
+        await failed.first().locator('[data-testid=recent-payload]').textContent(),
+        `{"i":${/step (\d+) fails/.exec((await failed.first().textContent()) ?? '')?.[1]}}`,
+      );
       // each failed job's attempt and run time (the handler's 25 ms, and the loaded machine's lag)
       for (const row of await failed.all()) {
         const [, , , attempt, runMs] = await row.locator('td').allTextContents();
@@ -268,6 +332,13 @@ describe('dashboard graphs', () => {
       await failed.first().locator('a').click();
       await page.locator('[data-testid=job-state]', { hasText: 'dead' }).waitFor();
       assert.match(page.url(), new RegExp(`#/job/${id}$`));
+      assert.match((await page.locator('[data-testid=job-payload]').textContent()) ?? '', /^\{"i":\d+0\}$/);
+      assert.equal(await page.locator('[data-testid=job-result]').count(), 0);
+      // a completed job's page: its payload and its result
+      await page.goto(`${server.url}#/job/${encodeURIComponent(completedId!)}`);
+      await page.locator('[data-testid=job-state]', { hasText: 'completed' }).waitFor();
+      assert.equal(await page.locator('[data-testid=job-payload]').textContent(), payload);
+      assert.equal(await page.locator('[data-testid=job-result]').textContent(), `{"step":${i}}`);
     } finally {
       await browser.close();
     }

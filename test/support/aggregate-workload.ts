@@ -17,9 +17,10 @@ export const workloadTopology = defineTopology({ queues: { graphs: {} } });
 
 @Job('graphs.step', { queue: 'graphs', attempts: 1, concurrency: 50 })
 export class GraphStep implements JobHandler<{ readonly i: number }> {
-  async handle(data: { readonly i: number }): Promise<void> {
+  async handle(data: { readonly i: number }): Promise<{ readonly step: number }> {
     await new Promise((resolve) => setTimeout(resolve, RUN_MS));
     if (data.i % 10 === 0) throw new RangeError(`step ${data.i} fails, as every tenth does`);
+    return { step: data.i };
   }
 }
 

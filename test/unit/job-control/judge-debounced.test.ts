@@ -1,6 +1,6 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { judgeDebounced, parseControlRecord, type ControlRecord } from '../../../src/job-control';
+import { inBurst, judgeDebounced, parseControlRecord, type ControlRecord } from '../../../src/job-control';
 
 describe('judging a debounced copy that came due', () => {
   const latest: ControlRecord = {
@@ -45,5 +45,41 @@ describe('judging a debounced copy that came due', () => {
       'a burst that began after its record',
     );
     assert.equal(parseControlRecord(body({ ...latest, l: 7 }), 10_000), undefined);
+  });
+
+  it('places a record in its burst by the stream’s order, not by its publisher’s lagging view', () => {
+    const id = latest.j;
+    const first: ControlRecord = { j: id, a: 'debounce', t: 1_000, u: 4_000, c: '1000:a', f: 1_000 };
+    // published at 2,000 while the copy of 1,000 was not due: the same burst, whatever the publisher saw
+    const stale: ControlRecord = {
+      j: id,
+      a: 'debounce',
+      t: 2_000,
+      u: 5_000,
+      c: '2000:b',
+      f: 2_000,
+      l: '0:old',
+    };
+    assert.deepEqual(inBurst(stale, first), {
+      j: id,
+      a: 'debounce',
+      t: 2_000,
+      u: 5_000,
+      c: '2000:b',
+      f: 1_000,
+    });
+    // the older copy it named as the last of a burst is then dropped when it comes due
+    assert.equal(judgeDebounced(inBurst(stale, first), '0:old'), 'drop');
+    assert.equal(judgeDebounced(stale, '0:old'), 'run', 'as the publisher wrote it, it would have run');
+    // published at 6,000, after the copy of 2,000 came due (5,000): a new burst, whose `l` is that copy
+    const later: ControlRecord = { j: id, a: 'debounce', t: 6_000, u: 9_000, c: '6000:c', f: 6_000 };
+    const placed = inBurst(later, inBurst(stale, first));
+    assert.deepEqual([placed.f, placed.l], [6_000, '2000:b']);
+    assert.equal(judgeDebounced(placed, '2000:b'), 'run');
+    // within a burst the last burst's copy is carried on; after a cancel, or with nothing before, none
+    const next = inBurst({ ...later, t: 7_000, c: '7000:d', u: 10_000, f: 7_000 }, placed);
+    assert.deepEqual([next.f, next.l], [6_000, '2000:b']);
+    assert.equal(inBurst(later, { j: id, a: 'cancel', t: 5_500 }).l, undefined);
+    assert.deepEqual(inBurst(later, undefined), later);
   });
 });

@@ -1,0 +1,69 @@
+/**
+ * Removing a namespace deletes the streams the dashboard's graphs read (the aggregates, their hours and
+ * days, the marks) and the lookup index beside the history, even when the configuration that removes it
+ * has no `aggregates`: each checked on the broker by a passive declare, before and after.
+ */
+import { afterEach, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { createOps, type WarrenOps } from '../../src/ops';
+import { removalAppOptions } from '../fixtures/namespace-worker';
+import { cleanup, rawConnection, testNamespace, testWarren } from '../support/test-broker';
+
+const opened: WarrenOps[] = [];
+
+/** Which of `names` the broker has (a passive declare each, on a channel of its own). */
+async function present(names: readonly string[]): Promise<string[]> {
+  const connection = await rawConnection();
+  try {
+    const found = await Promise.all(
+      names.map(async (name) => {
+        const channel = await connection.createChannel();
+        channel.on('error', () => undefined);
+        const exists = await channel.checkQueue(name).then(
+          () => true,
+          () => false,
+        );
+        if (exists) await channel.close().catch(() => undefined);
+        return exists ? name : undefined;
+      }),
+    );
+    return found.filter((n): n is string => n !== undefined);
+  } finally {
+    await connection.close().catch(() => undefined);
+  }
+}
+
+describe('removing a namespace with graphs', () => {
+  afterEach(async () => {
+    for (const ops of opened.splice(0)) await ops.close().catch(() => undefined);
+    await cleanup();
+  });
+
+  it('deletes the aggregates, hours, days and marks streams and the history index, by a configuration without aggregates', async () => {
+    const namespace = testNamespace('rmgraphs');
+    const graphs = { ...removalAppOptions(namespace), aggregates: { bucketMs: 1000 } };
+    const worker = await testWarren(graphs);
+    const withGraphs = createOps(graphs);
+    opened.push(withGraphs);
+    await withGraphs.mark({ kind: 'deploy', note: 'before the removal' });
+    await withGraphs.job('nobody'); // a lookup declares the history's index beside it
+    const streams = [
+      'aggregates',
+      'aggregates.hours',
+      'aggregates.days',
+      'marks',
+      'history',
+      'history.index',
+    ].map((name) => `${namespace}.warren.${name}`);
+    assert.deepEqual(await present(streams), streams, 'every stream is there before');
+    await worker.close();
+
+    // the remover's configuration has neither aggregates nor marks
+    const remover = createOps(removalAppOptions(namespace));
+    opened.push(remover);
+    const result = await remover.removeNamespace({ force: true, timeoutMs: 30_000, replyTimeoutMs: 3000 });
+    assert.deepEqual(result.stopped, []);
+    assert.deepEqual(await present(streams), [], 'none is left');
+    assert.deepEqual(await present(remover.plan.queues.map((q) => q.name)), [], 'nor the job queues');
+  });
+});
