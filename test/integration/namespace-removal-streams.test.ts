@@ -1,6 +1,6 @@
 /**
  * Removing a namespace deletes the streams the dashboard's graphs read (the aggregates, their hours and
- * days, the marks) and the lookup index beside the history, even when the configuration that removes it
+ * days, the marks) and the lookup index and its checkpoints beside the history, even when the configuration that removes it
  * has no `aggregates`: each checked on the broker by a passive declare, before and after.
  */
 import { afterEach, describe, it } from 'node:test';
@@ -8,6 +8,7 @@ import assert from 'node:assert/strict';
 import { createOps, type WarrenOps } from '../../src/ops';
 import { removalAppOptions } from '../fixtures/namespace-worker';
 import { cleanup, rawConnection, testNamespace, testWarren } from '../support/test-broker';
+import { waitFor } from '../support/wait-for';
 
 const opened: WarrenOps[] = [];
 
@@ -46,7 +47,8 @@ describe('removing a namespace with graphs', () => {
     const withGraphs = createOps(graphs);
     opened.push(withGraphs);
     await withGraphs.mark({ kind: 'deploy', note: 'before the removal' });
-    await withGraphs.job('nobody'); // a lookup declares the history's index beside it
+    // the writer's first append starts the background indexing, which declares the index and its checkpoints
+    await worker.publish('work.tick', {});
     const streams = [
       'aggregates',
       'aggregates.hours',
@@ -54,8 +56,11 @@ describe('removing a namespace with graphs', () => {
       'marks',
       'history',
       'history.index',
+      'history.checkpoints',
     ].map((name) => `${namespace}.warren.${name}`);
-    assert.deepEqual(await present(streams), streams, 'every stream is there before');
+    await waitFor(async () => (await present(streams)).length === streams.length, {
+      what: 'every stream (the history index after the first indexing round)',
+    });
     await worker.close();
 
     // the remover's configuration has neither aggregates nor marks
