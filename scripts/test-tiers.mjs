@@ -25,7 +25,7 @@ export const TIERS = {
   unit: { folder: 'unit', timeoutMs: 120_000, concurrency: 2 },
   integration: { folder: 'integration', timeoutMs: 120_000, concurrency: 3 },
   packaging: { folder: 'packaging', timeoutMs: 600_000, concurrency: 1 },
-  faults: { folder: 'resilience', timeoutMs: 300_000, concurrency: 1 },
+  faults: { folder: 'resilience', timeoutMs: 600_000, concurrency: 1 },
 };
 
 /** Integration files that run alone, after the concurrent pass, each with its reason. */

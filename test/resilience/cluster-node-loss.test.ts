@@ -20,10 +20,12 @@ import { closePrivateWarrens, privateWarren } from './private-warren';
 import { PublishLoad } from './publish-load';
 
 /**
- * A hang fails the test (and the after hook still cleans up) instead of stalling the suite. Four
- * tests and the cluster start stay within the fault suite's 300 s per file.
+ * A hang fails the test (and the after hook still cleans up) instead of stalling the suite. A scenario
+ * takes 25-60 s alone on 3.10 and longer on 4.3, whose killed node takes longer to rejoin; with the other
+ * server's fault suite beside it (as CI runs them) 4.3's took over 60 s. Four tests and the cluster start
+ * stay within the fault suite's 600 s per file.
  */
-const TEST_TIMEOUT_MS = 60_000;
+const TEST_TIMEOUT_MS = 120_000;
 
 /** On a cluster everything warren declares is replicated: quorum job queues and quorum delay levels. */
 const CLUSTER_DELAY = { queueType: 'quorum', levels: 8, unitMs: 100 } as const;
@@ -56,7 +58,7 @@ describe('losing a node of a 3-node cluster (quorum queues)', () => {
       AWAY_FROM_LEADER,
     );
     assert.ok(
-      run.reconnectedTo.includes(':5683'),
+      run.reconnectedTo.includes(`:${clusterNode(3).port}`),
       `reconnected to the next URL in the list (w3), got ${run.reconnectedTo}`,
     );
     assert.equal(run.leaderAfter, run.leaderBefore, 'the queue leader (on w1) did not move');
@@ -79,7 +81,7 @@ describe('losing a node of a 3-node cluster (quorum queues)', () => {
       WITH_LEADER,
     );
     assert.ok(
-      run.reconnectedTo.includes(':5682'),
+      run.reconnectedTo.includes(`:${clusterNode(2).port}`),
       `reconnected to the next URL in the list (w2), got ${run.reconnectedTo}`,
     );
     assert.notEqual(run.leaderAfter, run.leaderBefore, 'a new leader was elected');
@@ -101,7 +103,7 @@ describe('losing a node of a 3-node cluster (quorum queues)', () => {
     const queue = `${namespace}.work`;
     assert.match(
       await waitFor(() => quorumLeader('w1', queue), { timeoutMs: 30_000, what: 'the queue leader' }),
-      /^w1@/,
+      new RegExp(`^${clusterNode(1).name}$`),
     );
     const { logger, entries } = createRecordingLogger('debug');
     const publisher = await privateWarren(WITH_LEADER, {
@@ -222,7 +224,7 @@ async function runScenario(
     timeoutMs: 30_000,
     what: 'the queue leader',
   });
-  assert.match(leaderBefore, /^w1@/);
+  assert.match(leaderBefore, new RegExp(`^${clusterNode(1).name}$`));
 
   // The publisher logs each nacked publish it retries (at debug level, with the nack count).
   const { logger, entries } = createRecordingLogger('debug');
@@ -327,5 +329,5 @@ async function queueMemberOnline(i: ClusterNodeIndex, queue: string): Promise<bo
     () => '',
   );
   const line = out.split('\n').find((l) => l.split('\t')[0] === queue);
-  return line?.includes(`w${i}@`) === true;
+  return line?.includes(clusterNode(i).name) === true;
 }

@@ -11,7 +11,12 @@ import { startSingleNode, stopSingleNode } from '../support/private-broker';
 import { BROKER_URL, cleanup, testNamespace, testWarren } from '../support/test-broker';
 import { passTime, waitFor } from '../support/wait-for';
 import { OutboxLedger, OutboxWriter } from './outbox-ledger';
-import { cleanPrivatePostgres, restartPrivatePostgres, startPrivatePostgres } from './private-postgres';
+import {
+  cleanPrivatePostgres,
+  PRIVATE_PG_PORT,
+  restartPrivatePostgres,
+  startPrivatePostgres,
+} from './private-postgres';
 import { privateWarren, useSingleNode } from './private-warren';
 
 const PG_URL = process.env.WARREN_TEST_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
@@ -162,7 +167,7 @@ describe('outbox under faults (shared broker, shared PostgreSQL)', () => {
   });
 });
 
-describe('outbox while PostgreSQL restarts (a cluster of its own on 5499)', () => {
+describe(`outbox while PostgreSQL restarts (a cluster of its own on ${PRIVATE_PG_PORT})`, () => {
   let pool: Pool;
   before(async () => {
     const url = await startPrivatePostgres();

@@ -1,6 +1,7 @@
 /**
- * A PostgreSQL 15 cluster of the fault tests' own on 127.0.0.1:5499 (never the shared one on 5432):
- * created in a fixed temp folder, so that a run killed before its cleanup is cleaned by the next one.
+ * A PostgreSQL 15 cluster of the fault tests' own on 127.0.0.1:5499 (5699 when the suite runs on RabbitMQ
+ * 4.3, so both servers' fault suites run side by side; never the shared one on 5432): created in a fixed
+ * temp folder, so that a run killed before its cleanup is cleaned by the next one.
  * As root, the binaries run as the `postgres` user (PostgreSQL refuses to run as root).
  */
 import { execFile } from 'node:child_process';
@@ -8,10 +9,11 @@ import { chownSync, existsSync, mkdirSync, rmSync } from 'node:fs';
 import { userInfo } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
+import { TEST_SERVER } from '../support/broker-under-test';
 
 const run = promisify(execFile);
 const BIN = process.env.WARREN_TEST_PG_BIN ?? '/usr/lib/postgresql/15/bin';
-export const PRIVATE_PG_PORT = 5499;
+export const PRIVATE_PG_PORT = TEST_SERVER === '4.3' ? 5699 : 5499;
 const ROOT = `/tmp/warren-outbox-pg-${PRIVATE_PG_PORT}`;
 const DATA = join(ROOT, 'data');
 

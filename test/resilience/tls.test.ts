@@ -3,6 +3,7 @@ import assert from 'node:assert/strict';
 import { ConnectionError, createWarren, defineTopology, Job, type JobHandler, type Warren } from '../../src';
 import {
   cleanConfiguredNode,
+  configuredNode,
   rabbitCtl,
   startConfiguredNode,
   type PrivateNode,
@@ -11,8 +12,8 @@ import { makeTestCertificates, type TestCertificates } from '../support/test-cer
 import { testNamespace, testProfile } from '../support/test-broker';
 import { waitFor } from '../support/wait-for';
 
-/** TLS port of the `wtls` node (AMQP without TLS is on 5694). */
-const TLS_PORT = 5695;
+/** TLS port of the `wtls` node: the one after its AMQP port (5694 on 3.10, 5894 on 4.3). */
+const TLS_PORT = configuredNode('wtls').port + 1;
 
 const seen: string[] = [];
 

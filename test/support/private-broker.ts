@@ -15,7 +15,9 @@
  * | `wshort`| 127.0.0.1:5698  | a `consumer_timeout` of seconds                    |
  *
  * Every node runs the server `WARREN_TEST_SERVER` names (`broker-under-test.ts`): the machine's 3.10 by
- * default, RabbitMQ 4.3 from the chroot `rabbit-server.sh` builds with `WARREN_TEST_SERVER=4.3`.
+ * default, RabbitMQ 4.3 from the chroot `rabbit-server.sh` builds with `WARREN_TEST_SERVER=4.3`. The 4.3
+ * nodes are named `<node>43@<host>` and listen on the ports above plus 200 (wsolo43 on 5890), so the
+ * fault suites of both servers can run at the same time, as CI runs them.
  *
  * Every function here is safe to call repeatedly (start on a running node returns at once, stop/kill
  * on a stopped node is a no-op) and concurrently from several test processes (the script serialises
@@ -83,9 +85,14 @@ function shortHostname(): string {
   return os.hostname().split('.')[0] ?? os.hostname();
 }
 
-function nodeInfo(shortName: string, port: number): PrivateNode {
+/** What the server under test adds to the nodes' names and ports (as rabbit-node.sh does). */
+const NODE_SUFFIX = TEST_SERVER === '4.3' ? '43' : '';
+const PORT_OFFSET = TEST_SERVER === '4.3' ? 200 : 0;
+
+function nodeInfo(shortName: string, basePort: number): PrivateNode {
+  const port = basePort + PORT_OFFSET;
   return {
-    name: `${shortName}@${shortHostname()}`,
+    name: `${shortName}${NODE_SUFFIX}@${shortHostname()}`,
     port,
     url: `amqp://guest:guest@127.0.0.1:${port}`,
   };
@@ -225,7 +232,7 @@ export async function cleanSingleNode(): Promise<void> {
 
 /** The management node's coordinates (whether or not it runs). */
 export function managementNode(): ManagementNode {
-  return { ...nodeInfo('wmgmt', 5696), managementUrl: 'http://127.0.0.1:15696' };
+  return { ...nodeInfo('wmgmt', 5696), managementUrl: `http://127.0.0.1:${15696 + PORT_OFFSET}` };
 }
 
 /** Starts the node with the management plugin (keeping its data); resolves once it accepts AMQP. */

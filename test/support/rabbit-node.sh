@@ -25,6 +25,9 @@
 #   wshort   127.0.0.1:5698   127.0.0.1:25698  a consumer_timeout of seconds from the test's config
 #   wsuite   127.0.0.1:5673   127.0.0.1:25673  the suite's broker (4.3 in CI); management HTTP 15673
 #   WARREN_NODE_DIR defaults to ${TMPDIR:-/tmp}/warren-nodes. Node names are <node>@$(hostname -s).
+#   The 4.3 nodes (all but wsuite) are <node>43@$(hostname -s) on these ports plus 200 (wsolo43 on 5890,
+#   w1..w3 on 5881-5883, wmgmt43's management on 15896, wtls43's TLS on 5895), so the fault suites of both
+#   servers can run at the same time (CI does): their nodes share epmd and the loopback, nothing else.
 #
 # Contract: `start` returns only when the node(s) accept AMQP and is idempotent; `stop` is graceful
 # and keeps data (durable queues, persistent messages survive a later start); `kill` is SIGKILL;
@@ -46,8 +49,8 @@ set -euo pipefail
 
 HOST=$(hostname -s)
 # Which server the nodes run: the machine's own (3.10) or RabbitMQ 4.3 from the chroot rabbit-server.sh
-# builds. Node names and ports are the same for both (a run uses one server at a time); `clean` of one
-# server's node also finds a leftover VM of the other, by the marker in its environment.
+# builds. Each server's nodes have names and ports of their own (NODE_SUFFIX, PORT_OFFSET), so both
+# servers' fault suites run side by side.
 SERVER=${WARREN_TEST_SERVER:-3.10}
 RUN_AS=${RABBITMQ_USER:-rabbitmq}
 case "$SERVER" in
@@ -58,14 +61,18 @@ case "$SERVER" in
     # The Debian package keeps the real scripts here; /usr/sbin/* are su wrappers with their own cwd/HOME.
     BIN=${RABBITMQ_BIN:-/usr/lib/rabbitmq/bin}
     [ -x "$BIN/rabbitmq-server" ] || BIN=$(dirname "$(command -v rabbitmq-server)")
-    COOKIE_HOME=$(getent passwd "$RUN_AS" | cut -d: -f6) ;;
+    COOKIE_HOME=$(getent passwd "$RUN_AS" | cut -d: -f6)
+    NODE_SUFFIX=""
+    PORT_OFFSET=0 ;;
   4.3)
     ROOT=$(bash "$(dirname "$0")/rabbit-server.sh" root)
     # the nodes' data must be inside the chroot: BASE is it as we see it, BASE_IN as the server does
     BASE="$ROOT/warren-nodes"
     BASE_IN=/warren-nodes
     BIN=/usr/lib/rabbitmq/bin
-    COOKIE_HOME=/var/lib/rabbitmq ;;
+    COOKIE_HOME=/var/lib/rabbitmq
+    NODE_SUFFIX=43
+    PORT_OFFSET=200 ;;
   *) echo "rabbit-node: error: WARREN_TEST_SERVER must be 3.10 or 4.3 (got '$SERVER')" >&2; exit 2 ;;
 esac
 BOOT_TIMEOUT_S=${WARREN_NODE_BOOT_TIMEOUT_S:-120}
@@ -89,9 +96,17 @@ as_rmq() {
 }
 
 # ---- node table --------------------------------------------------------------------------------
-short_name() { local n=${1%@*}; case "$n" in wsolo|w1|w2|w3|wmgmt|wtls|wsmall|wshort|wsuite) echo "$n" ;; *) die "not a private test node: '$1' (expected wsolo, w1, w2, w3, wmgmt, wtls, wsmall, wshort or wsuite)" ;; esac; }
-full_name() { local s; s=$(short_name "$1") || exit 1; echo "$s@$HOST"; }
-amqp_port() { case "$1" in wsolo) echo 5690 ;; w[123]) echo $((5680 + ${1#w})) ;; wmgmt) echo 5696 ;; wtls) echo 5694 ;; wsmall) echo 5697 ;; wshort) echo 5698 ;; wsuite) echo 5673 ;; esac; }
+short_name() {  # wsolo, wsolo@host and (4.3) wsolo43@host all name wsolo
+  local n=${1%@*}
+  [ "$n" = wsuite ] || n=${n%"$NODE_SUFFIX"}
+  case "$n" in wsolo|w1|w2|w3|wmgmt|wtls|wsmall|wshort|wsuite) echo "$n" ;; *) die "not a private test node: '$1' (expected wsolo, w1, w2, w3, wmgmt, wtls, wsmall, wshort or wsuite)" ;; esac; }
+# wsuite is one node whatever the server (the 4.3 suite's broker); the others carry their server's suffix
+full_name() {
+  local s; s=$(short_name "$1") || exit 1
+  if [ "$s" = wsuite ]; then echo "$s@$HOST"; else echo "$s$NODE_SUFFIX@$HOST"; fi
+}
+base_port() { case "$1" in wsolo) echo 5690 ;; w[123]) echo $((5680 + ${1#w})) ;; wmgmt) echo 5696 ;; wtls) echo 5694 ;; wsmall) echo 5697 ;; wshort) echo 5698 ;; esac; }
+amqp_port() { if [ "$1" = wsuite ]; then echo 5673; else echo $(($(base_port "$1") + PORT_OFFSET)); fi; }
 dist_port() { echo $((20000 + $(amqp_port "$1"))); }
 node_dir() { echo "$BASE/$1"; }        # as this script sees it
 node_dir_in() { echo "$BASE_IN/$1"; }  # as the server sees it (inside the chroot for 4.3)
@@ -101,7 +116,7 @@ node_dir_in() { echo "$BASE_IN/$1"; }  # as the server sees it (inside the chroo
 node_plugins() { case "$1" in wmgmt|wsuite) echo '[rabbitmq_management].' ;; *) : ;; esac; }
 node_conf() {  # node_conf NODE DIR: a config file for nodes that need one, else nothing
   case "$1" in
-    wmgmt) printf '%s\n' "management.tcp.port = 15696" "management.tcp.ip = 127.0.0.1" > "$2/rabbitmq.conf"
+    wmgmt) printf '%s\n' "management.tcp.port = $((15696 + PORT_OFFSET))" "management.tcp.ip = 127.0.0.1" > "$2/rabbitmq.conf"
            echo "$2/rabbitmq.conf" ;;
     wsuite) printf '%s\n' "management.tcp.port = 15673" "management.tcp.ip = 127.0.0.1" > "$2/rabbitmq.conf"
            echo "$2/rabbitmq.conf" ;;
@@ -118,8 +133,9 @@ node_pids() {
   done
   return 0
 }
-epmd_registered() { "$EPMD" -names 2>/dev/null | grep -q "^name $1 at port "; }
-epmd_port() { "$EPMD" -names 2>/dev/null | sed -n "s/^name $1 at port \([0-9]*\)\$/\1/p"; }
+alive_name() { local f; f=$(full_name "$1") || exit 1; echo "${f%@*}"; }  # the name epmd knows
+epmd_registered() { "$EPMD" -names 2>/dev/null | grep -q "^name $(alive_name "$1") at port "; }
+epmd_port() { "$EPMD" -names 2>/dev/null | sed -n "s/^name $(alive_name "$1") at port \([0-9]*\)\$/\1/p"; }
 port_listening() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
 port_owner() { ss -ltnpH "sport = :$1" 2>/dev/null | head -1; }
 log_tail() {
@@ -329,7 +345,7 @@ cluster_complete() {  # all three VMs up, all three running members of w1's clus
     [ -n "$(node_pids "w$i")" ] && epmd_registered "w$i" && port_listening "$(amqp_port "w$i")" || return 1
   done
   running=$(cluster_status 2>/dev/null) || return 1
-  for i in 1 2 3; do grep -q "\"w$i@$HOST\"" <<<"$running" || return 1; done
+  for i in 1 2 3; do grep -q "\"$(full_name "w$i")\"" <<<"$running" || return 1; done
   echo "$running"
 }
 
@@ -366,12 +382,12 @@ cluster_start() {
   # Fallback (peer discovery did not join it, or it ran alone before): join the classic way.
   members=$(cluster_disk_nodes)
   for i in 2 3; do
-    grep -qx "w$i@$HOST" <<<"$members" && continue
-    log "w$i@$HOST is not a member of w1's cluster: reset and join_cluster"
+    grep -qx "$(full_name "w$i")" <<<"$members" && continue
+    log "$(full_name "w$i") is not a member of w1's cluster: reset and join_cluster"
     ctl "w$i" stop_app >/dev/null
     ctl "w$i" reset >/dev/null
     # join_cluster prints harmless "Failed to create a tracked connection table" errors on 3.10
-    ctl "w$i" join_cluster "w1@$HOST" >/dev/null 2>&1 || ctl "w$i" join_cluster "w1@$HOST"
+    ctl "w$i" join_cluster "$(full_name w1)" >/dev/null 2>&1 || ctl "w$i" join_cluster "$(full_name w1)"
     ctl "w$i" start_app >/dev/null
     ctl "w$i" await_startup --timeout "$BOOT_TIMEOUT_S" >/dev/null
   done
