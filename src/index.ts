@@ -66,6 +66,7 @@ export {
   JobTimeoutError,
   CircuitOpenError,
   ShutdownError,
+  PartitionLostError,
   JobResultError,
   JobControlError,
   NamespaceInUseError,

@@ -3,7 +3,7 @@ import type { Logger } from '../core';
 import { isConsumerTimeout, ManagedChannel, type ConnectionManager } from '../connection';
 import { consumerTimeoutArguments, type PlannedJobQueue } from '../topology';
 import { AckBatcher } from './ack-batcher';
-import { Delivery } from './delivery';
+import { Delivery, type Settlement } from './delivery';
 import type { JobProcessor } from './job-processor';
 
 type ConsumerState = 'idle' | 'consuming' | 'paused' | 'stopped';
@@ -22,6 +22,11 @@ export interface QueueConsumerDeps {
   /** Re-declares the topology after the broker cancelled the consumer (its queue was deleted). */
   readonly reapplyTopology: () => Promise<void>;
   readonly log: Logger;
+  /**
+   * An ordered partition's fence: while it returns true, nothing of this consumer's deliveries is settled
+   * (the partition went to another worker; closing the channel returns them). Absent on other queues.
+   */
+  readonly isFenced?: () => boolean;
 }
 
 /**
@@ -104,6 +109,35 @@ export class QueueConsumer {
     if (this.state !== 'paused' && this.state !== 'idle') return;
     this.state = 'consuming';
     await this.subscribe();
+  }
+
+  /**
+   * An ordered partition's handover: no `basic.cancel` (a cancelled quorum consumer keeps its unacked
+   * deliveries while single active consumer already feeds the next one), the running jobs finish and are
+   * acked within `graceMs` (else `onGraceOver` fences them and they are aborted), then the channel closes and
+   * the broker returns what was not started to the partition's head, in order, for the next owner.
+   */
+  async closeAfterRunning(graceMs: number, onGraceOver: () => void): Promise<void> {
+    this.state = 'stopped';
+    const finished = await this.waitIdle(graceMs);
+    if (!finished) {
+      onGraceOver();
+      for (const delivery of this.inFlight) delivery.running?.abortForShutdown();
+      await this.waitIdle(1000);
+    }
+    this.batcher?.flush();
+    await this.managed.close();
+  }
+
+  /** The deliveries received and not yet handled to the end (an ordered partition's handover aborts some). */
+  get deliveries(): ReadonlySet<Delivery> {
+    return this.inFlight;
+  }
+
+  /** Closes the channel at once: the broker returns every unacked delivery (a fenced partition). */
+  async closeNow(): Promise<void> {
+    this.state = 'stopped';
+    await this.managed.close();
   }
 
   /**
@@ -191,7 +225,12 @@ export class QueueConsumer {
     }
     batcher.track(message.fields.deliveryTag);
     // The one object of this delivery: what the processor, guards, republisher and settler take.
-    const delivery = new Delivery(message, this.queue, batcher);
+    const isFenced = this.deps.isFenced;
+    const delivery = new Delivery(
+      message,
+      this.queue,
+      isFenced === undefined ? batcher : fencedSettlement(batcher, isFenced),
+    );
     this.inFlight.add(delivery);
     this.deps.processor.process(delivery).then(
       () => this.finish(delivery),
@@ -252,4 +291,15 @@ export class QueueConsumer {
       });
     });
   }
+}
+
+/** A settlement that does nothing while `isFenced()`: an ordered partition this worker no longer owns. */
+function fencedSettlement(batcher: AckBatcher, isFenced: () => boolean): Settlement {
+  return {
+    ack: (tag) => isFenced() || batcher.ack(tag),
+    flush: () => isFenced() || batcher.flush(),
+    requeue: (message) => isFenced() || batcher.requeue(message),
+    reject: (message) => isFenced() || batcher.reject(message),
+    retryInPlace: (message) => isFenced() || batcher.retryInPlace(message),
+  };
 }
