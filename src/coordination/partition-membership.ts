@@ -83,6 +83,14 @@ export class PartitionMembership {
     return this.hasLease && performance.now() < this.leaseUntil;
   }
 
+  /**
+   * Checks the lease now (not at the watchdog's next turn): a lease that ran out ends here, synchronously,
+   * with the listener's `leaseLost`. A handler reading `ctx.signal` after a freeze runs this first.
+   */
+  checkLease(): void {
+    if (this.hasLease && performance.now() >= this.leaseUntil) this.loseLease('lease expired');
+  }
+
   /** The live members as last published to the listener. */
   get members(): readonly string[] {
     return this.published;
@@ -99,9 +107,7 @@ export class PartitionMembership {
     this.manager.on('disconnected', this.onDisconnected);
     this.rejoin();
     this.beatTimer = setInterval(() => this.tick(), this.timing.heartbeatMs);
-    this.watchdog = setInterval(() => {
-      if (this.hasLease && performance.now() >= this.leaseUntil) this.loseLease('lease expired');
-    }, WATCHDOG_MS);
+    this.watchdog = setInterval(() => this.checkLease(), WATCHDOG_MS);
     this.beatTimer.unref();
     this.watchdog.unref();
   }

@@ -134,7 +134,18 @@ export class JobProcessor {
                 registered,
                 data,
                 (signal) => {
-                  context = new JobRunContext(delivery, maxAttempts, deps.context, signal);
+                  const check = delivery.checkOwnership;
+                  context = new JobRunContext(
+                    delivery,
+                    maxAttempts,
+                    deps.context,
+                    check === undefined
+                      ? signal
+                      : () => {
+                          check();
+                          return signal();
+                        },
+                  );
                   return context;
                 },
                 scope,

@@ -151,6 +151,7 @@ export class PartitionedConsumer {
       ...this.deps,
       processor: { process: (delivery) => this.hold(delivery, owned) },
       isFenced: () => owned.state === 'fenced' || !this.membership.leaseHeld,
+      checkOwnership: () => this.membership.checkLease(),
     });
     (owned as { consumer: QueueConsumer }).consumer = consumer;
     this.owned.set(index, owned);

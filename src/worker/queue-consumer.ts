@@ -27,6 +27,8 @@ export interface QueueConsumerDeps {
    * (the partition went to another worker; closing the channel returns them). Absent on other queues.
    */
   readonly isFenced?: () => boolean;
+  /** An ordered partition's lease check, run when a handler reads `ctx.signal` (see Delivery). */
+  readonly checkOwnership?: () => void;
 }
 
 /**
@@ -230,6 +232,7 @@ export class QueueConsumer {
       message,
       this.queue,
       isFenced === undefined ? batcher : fencedSettlement(batcher, isFenced),
+      this.deps.checkOwnership,
     );
     this.inFlight.add(delivery);
     this.deps.processor.process(delivery).then(
