@@ -76,7 +76,7 @@ export interface QueueDeclaration {
   readonly fairness?: true | FairnessDeclaration;
   /**
    * Ordered partitions (docs/guide/ordered-partitions.md): the queue's jobs, each with a key, are hashed into
-   * this many partition queues (2 to 64), each consumed by one worker process at a time, assigned and
+   * this many partition queues (1 to 64), each consumed by one worker process at a time, assigned and
    * rebalanced by warren; the jobs of one key run one at a time, in publish order. A job without a key is a
    * PublishError. Not with `fairness`, `maxPriority` or `singleActiveConsumer`. Default: off.
    */
@@ -103,7 +103,7 @@ export interface FairnessDeclaration {
 
 /** A queue's ordered partitions while their count changes (`QueueDeclaration.partitions`). */
 export interface PartitionsDeclaration {
-  /** Partition queues the keys are hashed into: 2 to 64. Publishers send here. */
+  /** Partition queues the keys are hashed into: 1 to 64. Publishers send here. */
   readonly count: number;
   /**
    * The first step of a migration: the partition count before (its partitions are drained, in order, and the

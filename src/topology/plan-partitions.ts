@@ -15,7 +15,7 @@ import type {
 export const MAX_PARTITIONS = 64;
 
 /**
- * The ordered partitions of a queue (docs/guide/ordered-partitions.md), checked: a count from 2 to
+ * The ordered partitions of a queue (docs/guide/ordered-partitions.md), checked: a count from 1 to
  * MAX_PARTITIONS, a previous count other than it (or 'unpartitioned'), and none of the settings that
  * contradict one owner per partition. Undefined for a queue without partitions.
  */
@@ -69,9 +69,9 @@ export function planPartitions(
 }
 
 function checkCount(path: string, count: unknown, key: string): void {
-  if (!Number.isInteger(count) || (count as number) < 2 || (count as number) > MAX_PARTITIONS)
+  if (!Number.isInteger(count) || (count as number) < 1 || (count as number) > MAX_PARTITIONS)
     throw new TopologyError(
-      `${path} must be an integer from 2 to ${MAX_PARTITIONS} (got ${JSON.stringify(count)})`,
+      `${path} must be an integer from 1 to ${MAX_PARTITIONS} (got ${JSON.stringify(count)})`,
       {
         queue: key,
       },

@@ -86,7 +86,9 @@ describe('ordered partitions under churn (20,000 jobs, 500 keys, 20 joins and le
       const lists = running().map((w) => owned.get(w.pid) ?? []);
       const all = lists.flat().sort((a, b) => a - b);
       const most = Math.ceil(PARTITIONS / Math.max(1, lists.length));
-      return all.length === PARTITIONS && all.every((p, i) => p === i) && lists.every((l) => l.length <= most);
+      return (
+        all.length === PARTITIONS && all.every((p, i) => p === i) && lists.every((l) => l.length <= most)
+      );
     };
     const waitSettled = (what: string) =>
       waitFor(settled, {
@@ -122,7 +124,10 @@ describe('ordered partitions under churn (20,000 jobs, 500 keys, 20 joins and le
       const startedAt = Date.now();
       if (change === 'join') {
         const worker = spawn();
-        await waitFor(() => worker.messages.some((m) => m.kind === 'ready'), { timeoutMs: 30_000, what: 'a joiner' });
+        await waitFor(() => worker.messages.some((m) => m.kind === 'ready'), {
+          timeoutMs: 30_000,
+          what: 'a joiner',
+        });
       } else if (change === 'sigterm' || change === 'sigkill') {
         const worker = pick();
         worker.child.kill(change === 'sigterm' ? 'SIGTERM' : 'SIGKILL');
