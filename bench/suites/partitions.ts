@@ -23,6 +23,7 @@ import { parseArgs } from 'node:util';
 import { createWarren, defineJob, defineTopology, type Warren } from '../../src';
 import { planOf } from '../../src/warren';
 import type { PartitionWorkerMessage } from '../../test/fixtures/partition-worker';
+import { testProfile } from '../../test/support/test-broker';
 import { findBrokerPids } from '../lib/broker-processes';
 import { processCpuMs } from '../lib/cpu';
 import { RESULTS_DIR } from '../lib/paths';
@@ -160,9 +161,10 @@ interface Child {
 
 async function rebalance(lines: string[]): Promise<void> {
   const namespace = `bench-rebal-${randomBytes(4).toString('hex')}`;
+  // the workers' profile (test/fixtures/partition-worker), so that both declare the same delay levels
   const publisher = await createWarren({
+    ...testProfile(namespace),
     url: AMQP_URL,
-    namespace,
     topology: defineTopology({ queues: { ordered: { partitions: 8 } } }),
     handlers: [
       defineJob(
@@ -171,8 +173,6 @@ async function rebalance(lines: string[]): Promise<void> {
         () => undefined,
       ),
     ],
-    queues: { expiresMs: 10 * 60_000 },
-    delay: { levels: 4 },
   });
   const script = join(__dirname, '../../test/fixtures/partition-worker.js');
   const children: Child[] = [];

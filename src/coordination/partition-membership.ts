@@ -157,6 +157,8 @@ export class PartitionMembership {
   }
 
   private heard(message: amqp.ConsumeMessage): void {
+    // a process that has not joined (a publisher that never starts its worker) never answers
+    if (!this.running) return;
     let beat: Heartbeat;
     try {
       beat = JSON.parse(message.content.toString('utf8')) as Heartbeat;
@@ -202,6 +204,7 @@ export class PartitionMembership {
     members.sort();
     if (members.length === this.published.length && members.every((m, i) => m === this.published[i])) return;
     this.published = members;
+    this.log.debug({ member: this.memberId, members }, 'partition members changed');
     this.listener.membersChanged(members);
   }
 
