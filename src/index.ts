@@ -66,7 +66,6 @@ export {
   JobTimeoutError,
   CircuitOpenError,
   ShutdownError,
-  PartitionLostError,
   JobResultError,
   JobControlError,
   NamespaceInUseError,

@@ -2,6 +2,7 @@ import { TopologyError } from '../core';
 import type { QueueDeclaration } from './define-topology';
 import { delayDeliveryPattern, type DelayPlan } from './delay-levels';
 import type { TopologyNaming } from './naming';
+import type { ResolvedTopologyOptions } from './options';
 import { jobQueueAssertion } from './queue-arguments';
 import type {
   PlannedBinding,
@@ -91,11 +92,8 @@ export function planPartitionQueues(
   },
   queue: PlannedJobQueue,
   decl: QueueDeclaration,
-  context: {
-    readonly delay: DelayPlan;
-    readonly defaultDeliveryLimit: number;
-    readonly expiresMs?: number | undefined;
-  },
+  delay: DelayPlan,
+  options: ResolvedTopologyOptions,
 ): void {
   const partitions = queue.partitions;
   if (partitions === undefined) return;
@@ -112,8 +110,8 @@ export function planPartitionQueues(
     declaration: { ...decl, singleActiveConsumer: true },
     type: queue.type,
     deadLetterExchange: queue.deadExchange,
-    defaultDeliveryLimit: context.defaultDeliveryLimit,
-    expiresMs: context.expiresMs,
+    defaultDeliveryLimit: options.deliveryLimit,
+    expiresMs: options.queueExpiresMs,
     path: `topology.queues.${queue.key}`,
   });
   const sets = [
@@ -129,10 +127,10 @@ export function planPartitionQueues(
         lane: { of: queue.name, index, count: names.length, draining, ordered: true },
       });
       parts.bindings.push({
-        source: context.delay.deliveryExchange,
+        source: delay.deliveryExchange,
         destination: name,
         destinationType: 'queue',
-        pattern: delayDeliveryPattern(context.delay, name),
+        pattern: delayDeliveryPattern(delay, name),
       });
     });
 }

@@ -143,11 +143,7 @@ export function planJobQueue(
   parts.queues.push(queue);
   planJobQueueBindings(parts, name, decl, path, context);
   planLaneQueues(parts, queue, context.delay);
-  planPartitionQueues(parts, queue, decl, {
-    delay: context.delay,
-    defaultDeliveryLimit: options.deliveryLimit,
-    expiresMs: options.queueExpiresMs,
-  });
+  planPartitionQueues(parts, queue, decl, context.delay, options);
 }
 
 /** In-place retries need a quorum queue (RabbitMQ's `x-delayed-retry-*`) and a whole number of ms. */

@@ -129,8 +129,7 @@ export class OutcomeSettler {
       return undefined;
     }
     this.deps.log.info({ ...base, err: error, delayMs: decision.delayMs }, 'attempt failed; retrying');
-    if (delivery.queue.lane?.ordered) {
-      // An ordered partition retries in the worker: a republish would put the job behind its key's later jobs.
+    const retried = () =>
       this.deps.emit('retried', {
         ...base,
         ...ran,
@@ -139,32 +138,19 @@ export class OutcomeSettler {
         nextAttempt: decision.nextAttempt,
         body: delivery.message.content,
       });
+    if (delivery.queue.lane?.ordered) {
+      // An ordered partition retries in the worker: a republish would put the job behind its key's later jobs.
+      retried();
       return { delayMs: decision.delayMs, nextAttempt: decision.nextAttempt };
     }
     if (delivery.queue.inPlaceRetryMs === decision.delayMs && this.deps.inPlaceRetries()) {
       // The broker keeps the message and redelivers it after the queue's delay, its x-delivery-count one
       // higher (the next attempt): nothing to republish, nothing to confirm.
       delivery.retryInPlace();
-      this.deps.emit('retried', {
-        ...base,
-        ...ran,
-        error,
-        delayMs: decision.delayMs,
-        nextAttempt: decision.nextAttempt,
-        body: delivery.message.content,
-      });
+      retried();
       return;
     }
     const headers = { ...carried, [HEADERS.attempt]: decision.nextAttempt };
-    if (await republisher.delayed(delivery, decision.delayMs, headers)) {
-      this.deps.emit('retried', {
-        ...base,
-        ...ran,
-        error,
-        delayMs: decision.delayMs,
-        nextAttempt: decision.nextAttempt,
-        body: delivery.message.content,
-      });
-    }
+    if (await republisher.delayed(delivery, decision.delayMs, headers)) retried();
   }
 }

@@ -24,6 +24,16 @@ interface Waiting {
   readonly done: () => void;
 }
 
+/** How a partitioned queue is consumed. */
+export interface PartitionedOptions {
+  /** The partitions consumed: the current ones, or the previous ones while the count changes. */
+  readonly partitions: readonly PlannedJobQueue[];
+  /** `worker.partitionHeartbeatMs`. */
+  readonly heartbeatMs: number;
+  /** How long a handover lets the running jobs finish (`worker.shutdownGraceMs`). */
+  readonly handoverGraceMs: number;
+}
+
 /** What a partitioned queue reports (health, `warren queues`). */
 export interface PartitionStats {
   /** This process's membership id. */
@@ -55,15 +65,15 @@ export class PartitionedConsumer {
   private paused = false;
   private generation = 0;
   private readonly handovers = new Set<Promise<void>>();
+  private readonly partitions: readonly PlannedJobQueue[];
 
   constructor(
     readonly queue: PlannedJobQueue,
-    /** The partitions consumed: the current ones, or the previous ones while the count changes. */
-    private readonly partitions: readonly PlannedJobQueue[],
     private readonly settings: ConsumerSettings,
     private readonly deps: QueueConsumerDeps,
-    private readonly options: { readonly heartbeatMs: number; readonly handoverGraceMs: number },
+    private readonly options: PartitionedOptions,
   ) {
+    this.partitions = options.partitions;
     const member = `${hostname()}/${process.pid}/${randomBytes(3).toString('hex')}`;
     this.membership = new PartitionMembership(
       deps.manager,

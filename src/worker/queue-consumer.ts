@@ -3,7 +3,8 @@ import type { Logger } from '../core';
 import { isConsumerTimeout, ManagedChannel, type ConnectionManager } from '../connection';
 import { consumerTimeoutArguments, type PlannedJobQueue } from '../topology';
 import { AckBatcher } from './ack-batcher';
-import { Delivery, type Settlement } from './delivery';
+import { Delivery } from './delivery';
+import { fencedSettlement } from './fenced-settlement';
 import type { JobProcessor } from './job-processor';
 
 type ConsumerState = 'idle' | 'consuming' | 'paused' | 'stopped';
@@ -294,15 +295,4 @@ export class QueueConsumer {
       });
     });
   }
-}
-
-/** A settlement that does nothing while `isFenced()`: an ordered partition this worker no longer owns. */
-function fencedSettlement(batcher: AckBatcher, isFenced: () => boolean): Settlement {
-  return {
-    ack: (tag) => isFenced() || batcher.ack(tag),
-    flush: () => isFenced() || batcher.flush(),
-    requeue: (message) => isFenced() || batcher.requeue(message),
-    reject: (message) => isFenced() || batcher.reject(message),
-    retryInPlace: (message) => isFenced() || batcher.retryInPlace(message),
-  };
 }

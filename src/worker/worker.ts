@@ -81,7 +81,8 @@ export class Worker {
         const consumed = lanes.filter((lane) => lane.lane!.draining === partitions.previous.length > 0);
         this.consumers.set(
           queue.key,
-          new PartitionedConsumer(queue, consumed, settings, consumerDeps, {
+          new PartitionedConsumer(queue, settings, consumerDeps, {
+            partitions: consumed,
             heartbeatMs: deps.options.partitionHeartbeatMs,
             handoverGraceMs: deps.options.shutdownGraceMs,
           }),
