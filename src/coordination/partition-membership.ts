@@ -78,10 +78,6 @@ export class PartitionMembership {
     );
   }
 
-  /** Whether this member holds its lease now: checked before every start and settle of a partition's job. */
-  get leaseHeld(): boolean {
-    return this.hasLease && performance.now() < this.leaseUntil;
-  }
 
   /**
    * Checks the lease now (not at the watchdog's next turn): a lease that ran out ends here, synchronously,
@@ -112,8 +108,8 @@ export class PartitionMembership {
     this.watchdog.unref();
   }
 
-  /** Leaves: tells the others (they take over at once), then closes its queue. */
-  async stop(): Promise<void> {
+  /** Leaves, telling the others (they take over at once); `start` joins again (a paused queue resumed). */
+  leave(): void {
     if (!this.running) return;
     this.running = false;
     this.manager.off('disconnected', this.onDisconnected);
@@ -121,7 +117,13 @@ export class PartitionMembership {
     clearInterval(this.watchdog);
     clearTimeout(this.settleTimer);
     this.hasLease = false;
+    this.published = [];
     this.send('leave');
+  }
+
+  /** Leaves for good and closes its queue. */
+  async close(): Promise<void> {
+    this.leave();
     await this.managed.close();
   }
 

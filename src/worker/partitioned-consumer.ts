@@ -123,7 +123,7 @@ export class PartitionedConsumer {
   /** A paused process leaves the membership: its partitions go to the others, nothing here consumes. */
   async pause(): Promise<void> {
     this.paused = true;
-    await this.leave(this.options.handoverGraceMs);
+    await this.handOverAll(this.options.handoverGraceMs);
   }
 
   async resume(): Promise<void> {
@@ -134,12 +134,13 @@ export class PartitionedConsumer {
   /** Leaves (the others take over at once), hands every partition over within `graceMs`. */
   async stop(graceMs: number): Promise<void> {
     this.started = false;
-    await this.leave(graceMs);
+    await this.handOverAll(graceMs);
+    await this.membership.close();
   }
 
-  private async leave(graceMs: number): Promise<void> {
+  private async handOverAll(graceMs: number): Promise<void> {
     const releases = [...this.owned.values()].map((owned) => this.release(owned, graceMs));
-    await this.membership.stop();
+    this.membership.leave();
     await Promise.all([...releases, ...this.handovers]);
   }
 
@@ -160,7 +161,12 @@ export class PartitionedConsumer {
     const consumer = new QueueConsumer(this.partitions[index]!, this.settings, {
       ...this.deps,
       processor: { process: (delivery) => this.hold(delivery, owned) },
-      isFenced: () => owned.state === 'fenced' || !this.membership.leaseHeld,
+      // a lease run out fences here and now, before the watchdog's turn; a process leaving has no lease to
+      // lose, and its handover acks what it finishes
+      isFenced: () => {
+        this.membership.checkLease();
+        return owned.state === 'fenced';
+      },
       checkOwnership: () => this.membership.checkLease(),
     });
     (owned as { consumer: QueueConsumer }).consumer = consumer;
@@ -226,7 +232,8 @@ export class PartitionedConsumer {
   }
 
   private run(delivery: Delivery, owned: Owned, key: string): Promise<void> {
-    if (owned.state !== 'active' || !this.membership.leaseHeld) return Promise.resolve();
+    this.membership.checkLease();
+    if (owned.state !== 'active') return Promise.resolve();
     this.running += 1;
     this.runningKeys.add(key);
     return this.deps.processor

@@ -142,6 +142,69 @@ describe('ordered partitions', () => {
     });
   });
 
+  it('changes the partition count without reordering a key: the old partitions drain before the new ones run', async () => {
+    const namespace = testNamespace();
+    const events: RunEvent[] = [];
+    const record = (m: PartitionWorkerMessage) => {
+      if (m.kind === 'start' || m.kind === 'end' || m.kind === 'abort') events.push(m);
+    };
+    // jobs 0-9 of each key wait in the 2 old partitions (published while nothing consumes them)
+    const before = await testWarren({
+      namespace,
+      topology: partitionTopology(2),
+      handlers: [ledgerJob(1, 4, record)],
+    });
+    for (let seq = 0; seq < 10; seq++)
+      await Promise.all(
+        Array.from({ length: 6 }, (_, k) => before.publish('ordered.step', { key: `key-${k}`, seq })),
+      );
+    // step 1: publishers send to 4 partitions, workers drain the 2 old ones and leave the new ones alone
+    const step1 = await testWarren({
+      namespace,
+      topology: defineTopology({ queues: { ordered: { partitions: { count: 4, previous: 2 } } } }),
+      handlers: [ledgerJob(1, 4, record)],
+    });
+    for (let seq = 10; seq < 20; seq++)
+      await Promise.all(
+        Array.from({ length: 6 }, (_, k) => step1.publish('ordered.step', { key: `key-${k}`, seq })),
+      );
+    await step1.start();
+    await waitFor(() => events.filter((e) => e.kind === 'end').length >= 60, {
+      what: 'the old partitions to drain',
+    });
+    for (let i = 0; i < 2; i++) assert.equal(await messageCount(`${namespace}.ordered.part-2.${i}`), 0);
+    assert.equal(
+      (await Promise.all([0, 1, 2, 3].map((i) => messageCount(`${namespace}.ordered.part-4.${i}`)))).reduce(
+        (a, b) => a + b,
+      ),
+      60,
+      'the new partitions wait',
+    );
+    assert.ok(events.every((e) => e.seq < 10));
+    // pause and resume: the process leaves the membership and joins again
+    const ownedBy = (w: typeof step1) =>
+      w.health().consumers.find((c) => c.queue === 'ordered')?.partitions?.owned;
+    await step1.pause('ordered');
+    assert.deepEqual(ownedBy(step1), []);
+    await step1.resume('ordered');
+    await waitFor(() => ownedBy(step1)?.length === 2, {
+      what: 'the resumed process to own the 2 old partitions again',
+    });
+    // step 2: the new count alone
+    await step1.close();
+    const step2 = await testWarren({
+      namespace,
+      topology: partitionTopology(4),
+      handlers: [ledgerJob(1, 4, record)],
+    });
+    await step2.start();
+    const jobs = new Map(Array.from({ length: 6 }, (_, k) => [`key-${k}`, 20] as const));
+    await waitFor(() => checkLedger(events, jobs).lost.length === 0, { what: 'every job to run' });
+    const report = checkLedger(events, jobs);
+    assert.deepEqual(report.reorderings, []);
+    assert.deepEqual(report.overlaps, []);
+  });
+
   it('spreads the partitions over worker processes, one owner each, and moves them when one leaves', async () => {
     const namespace = testNamespace('parts');
     const events: RunEvent[] = [];
