@@ -78,7 +78,6 @@ export class PartitionMembership {
     );
   }
 
-
   /**
    * Checks the lease now (not at the watchdog's next turn): a lease that ran out ends here, synchronously,
    * with the listener's `leaseLost`. A handler reading `ctx.signal` after a freeze runs this first.
