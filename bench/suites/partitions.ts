@@ -20,6 +20,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
+import * as amqp from 'amqplib';
 import { createWarren, defineJob, defineTopology, type Warren } from '../../src';
 import { planOf } from '../../src/warren';
 import type { PartitionWorkerMessage } from '../../test/fixtures/partition-worker';
@@ -262,11 +263,24 @@ async function until(check: () => boolean, timeoutMs: number): Promise<void> {
   }
 }
 
+/** The broker's version, as it announces itself at connect. */
+async function brokerVersion(): Promise<string> {
+  const connection = await amqp.connect(AMQP_URL);
+  try {
+    const properties = (connection.connection as unknown as { serverProperties?: { version?: unknown } })
+      .serverProperties;
+    return String(properties?.version ?? 'unknown');
+  } finally {
+    await connection.close();
+  }
+}
+
 export async function run(): Promise<void> {
+  const version = await brokerVersion();
   const lines: string[] = [
     `# Ordered partitions: ${new Date().toISOString()}`,
     '',
-    `\`npm run bench -- partitions ${process.argv.slice(2).join(' ')}\` on ${AMQP_URL.replace(/\/\/.*@/, '//')}; one RabbitMQ node (not a cluster).`,
+    `\`npm run bench -- partitions ${process.argv.slice(2).join(' ')}\` on ${AMQP_URL.replace(/\/\/.*@/, '//')} (RabbitMQ ${version}); one node, not a cluster.`,
     '',
   ];
   if (ONLY.has('scale')) await scale(lines);
@@ -277,7 +291,7 @@ export async function run(): Promise<void> {
     mkdirSync(RESULTS_DIR, { recursive: true });
     const file = join(
       RESULTS_DIR,
-      `partitions-${new Date().toISOString().slice(0, 16).replace(/:/g, '-')}Z.md`,
+      `partitions-${new Date().toISOString().slice(0, 16).replace(/:/g, '-')}Z-rabbitmq-${version}.md`,
     );
     writeFileSync(file, text);
     console.log(`written: ${file}`);
