@@ -157,7 +157,8 @@ export class PartitionedConsumer {
   }
 
   private acquire(index: number): void {
-    const owned: Owned = { index, state: 'active', consumer: undefined as unknown as QueueConsumer };
+    // the consumer's callbacks read the entry made just below it
+    let owned!: Owned;
     const consumer = new QueueConsumer(this.partitions[index]!, this.settings, {
       ...this.deps,
       processor: { process: (delivery) => this.hold(delivery, owned) },
@@ -169,7 +170,7 @@ export class PartitionedConsumer {
       },
       checkOwnership: () => this.membership.checkLease(),
     });
-    (owned as { consumer: QueueConsumer }).consumer = consumer;
+    owned = { index, state: 'active', consumer };
     this.owned.set(index, owned);
     this.deps.log.debug({ partition: index }, 'partition acquired');
     consumer

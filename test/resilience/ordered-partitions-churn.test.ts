@@ -119,9 +119,11 @@ describe('ordered partitions under churn (20,000 jobs, 500 keys, 20 joins and le
       owned.delete(worker.pid);
     };
     const timeline: string[] = [];
+    const changedAt: string[] = [];
     for (const [i, change] of CHANGES.entries()) {
       await publishRounds(ROUNDS / CHANGES.length);
       const startedAt = Date.now();
+      changedAt.push(`${change} ${startedAt}`);
       if (change === 'join') {
         const worker = spawn();
         await waitFor(() => worker.messages.some((m) => m.kind === 'ready'), {
@@ -157,6 +159,15 @@ describe('ordered partitions under churn (20,000 jobs, 500 keys, 20 joins and le
     console.log(
       `churn: ${report.completedRuns} completed runs, ${report.repeated} repeated (at-least-once), ${report.aborted} aborted; changes: ${timeline.join('; ')}`,
     );
+    // what happened to the first key out of order, and when the changes were, for the failure message
+    const firstKey = (report.reorderings[0] ?? report.overlaps[0])?.split(':')[0];
+    if (firstKey !== undefined)
+      console.log(
+        `runs of ${firstKey}: ${events
+          .filter((e) => e.key === firstKey)
+          .map((e) => `${e.kind} ${e.seq}@${e.attempt} pid ${e.pid} ${e.at.toFixed(0)}`)
+          .join('; ')}\nchanges at: ${changedAt.join(', ')}`,
+      );
     assert.deepEqual(report.lost, []);
     assert.deepEqual(report.reorderings.slice(0, 10), []);
     assert.deepEqual(report.overlaps.slice(0, 10), []);
