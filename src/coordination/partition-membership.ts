@@ -55,6 +55,8 @@ export class PartitionMembership {
   private readonly lastHeard = new Map<string, number>();
   private leaseUntil = 0;
   private hasLease = false;
+  /** Left (paused or closing) while its partitions are handed over. */
+  private leaving = false;
   private joinedAt = 0;
   private running = false;
   private beatTimer: NodeJS.Timeout | undefined;
@@ -79,11 +81,16 @@ export class PartitionMembership {
   }
 
   /**
-   * Checks the lease now (not at the watchdog's next turn): a lease that ran out ends here, synchronously,
-   * with the listener's `leaseLost`. A handler reading `ctx.signal` after a freeze runs this first.
+   * Checks the lease now (not at the watchdog's next turn): whether it holds, by the clock alone; a lease
+   * that ran out ends here, synchronously, with the listener's `leaseLost`. A handler reading `ctx.signal`
+   * after a freeze runs this first, and so does every start and settle of a partition's job.
    */
-  checkLease(): void {
-    if (this.hasLease && performance.now() >= this.leaseUntil) this.loseLease('lease expired');
+  checkLease(): boolean {
+    // a member handing its partitions over has left: the broker's single active consumer still fences it
+    if (this.leaving) return true;
+    const holds = performance.now() < this.leaseUntil;
+    if (!holds && this.hasLease) this.loseLease('lease expired');
+    return holds;
   }
 
   /** The live members as last published to the listener. */
@@ -99,6 +106,7 @@ export class PartitionMembership {
   start(): void {
     if (this.running) return;
     this.running = true;
+    this.leaving = false;
     this.manager.on('disconnected', this.onDisconnected);
     this.rejoin();
     this.beatTimer = setInterval(() => this.tick(), this.timing.heartbeatMs);
@@ -116,6 +124,7 @@ export class PartitionMembership {
     clearInterval(this.watchdog);
     clearTimeout(this.settleTimer);
     this.hasLease = false;
+    this.leaving = true;
     this.published = [];
     this.send('leave');
   }
@@ -173,7 +182,7 @@ export class PartitionMembership {
       // a beat sent before the last rejoin proves nothing about the member since
       if (beat.sentAt < this.joinedAt) return;
       this.leaseUntil = Math.max(this.leaseUntil, beat.sentAt + this.timing.leaseMs);
-      if (!this.hasLease && now - this.joinedAt >= this.timing.settleMs) {
+      if (!this.hasLease && now - this.joinedAt >= this.timing.settleMs && now < this.leaseUntil) {
         this.hasLease = true;
         this.publish();
       }
@@ -216,6 +225,7 @@ export class PartitionMembership {
       'partition lease lost; fencing every owned partition and joining again',
     );
     this.hasLease = false;
+    this.leaseUntil = 0;
     this.published = [];
     this.listener.leaseLost();
     if (this.running) this.rejoin();

@@ -165,10 +165,11 @@ export class PartitionedConsumer {
       // a lease run out fences here and now, before the watchdog's turn; a process leaving has no lease to
       // lose, and its handover acks what it finishes
       isFenced: () => {
-        this.membership.checkLease();
+        this.checkLease();
         return owned.state === 'fenced';
       },
-      checkOwnership: () => this.membership.checkLease(),
+      checkOwnership: () => this.checkLease(),
+      channelLost: () => this.abortRunning(owned),
     });
     owned = { index, state: 'active', consumer };
     this.owned.set(index, owned);
@@ -209,13 +210,31 @@ export class PartitionedConsumer {
   private fenceAll(): void {
     for (const owned of this.owned.values()) {
       owned.state = 'fenced';
-      for (const delivery of owned.consumer.deliveries)
-        delivery.running?.abortForShutdown(
-          new PartitionLostError(owned.consumer.queue.name, { queue: this.queue.key }),
-        );
+      this.abortRunning(owned);
       void owned.consumer.closeNow();
     }
     this.owned.clear();
+    this.dropStale();
+  }
+
+  /**
+   * Fences every owned partition unless the lease holds by the clock: whatever the membership believes, a
+   * process resumed after a freeze starts and settles nothing (a delivery read from its socket after the
+   * resume included).
+   */
+  private checkLease(): void {
+    if (!this.membership.checkLease() && this.owned.size > 0) this.fenceAll();
+  }
+
+  /**
+   * Aborts the jobs running from a partition whose deliveries the broker has back (a lost lease, a closed
+   * channel): their acks can no longer count, and the partition's next owner runs them again.
+   */
+  private abortRunning(owned: Owned): void {
+    for (const delivery of owned.consumer.deliveries)
+      delivery.running?.abortForShutdown(
+        new PartitionLostError(owned.consumer.queue.name, { queue: this.queue.key }),
+      );
     this.dropStale();
   }
 
@@ -233,7 +252,7 @@ export class PartitionedConsumer {
   }
 
   private run(delivery: Delivery, owned: Owned, key: string): Promise<void> {
-    this.membership.checkLease();
+    this.checkLease();
     if (owned.state !== 'active') return Promise.resolve();
     this.running += 1;
     this.runningKeys.add(key);

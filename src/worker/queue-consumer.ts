@@ -30,6 +30,12 @@ export interface QueueConsumerDeps {
   readonly isFenced?: () => boolean;
   /** An ordered partition's lease check, run when a handler reads `ctx.signal` (see Delivery). */
   readonly checkOwnership?: () => void;
+  /**
+   * An ordered partition's channel closed: the broker has its unacked deliveries back (and may hand them to
+   * another worker), so the jobs still running from it must stop. Its consumer is never cancelled either: a
+   * cancelled quorum consumer keeps its unacked deliveries while single active consumer feeds the next.
+   */
+  readonly channelLost?: () => void;
 }
 
 /**
@@ -207,7 +213,8 @@ export class QueueConsumer {
     // A pause or stop that came while the broker had not answered yet found no consumer to cancel: the
     // consumer it did not see is cancelled here, or it would keep consuming a paused queue.
     if (this.state !== 'consuming' || this.managed.current !== channel) {
-      await channel.cancel(reply.consumerTag).catch(() => undefined);
+      // an ordered partition's channel is closing instead: what arrives meanwhile goes back with it, in order
+      if (this.deps.channelLost === undefined) await channel.cancel(reply.consumerTag).catch(() => undefined);
       return;
     }
     this.consumerTag = reply.consumerTag;
@@ -277,6 +284,7 @@ export class QueueConsumer {
   private channelClosed(error: Error | undefined): void {
     this.consumerTag = undefined;
     this.batcher = undefined;
+    this.deps.channelLost?.();
     if (isConsumerTimeout(error)) {
       this.log.error(
         { queue: this.queue.name, err: error },

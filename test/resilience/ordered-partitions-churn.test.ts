@@ -132,11 +132,13 @@ describe('ordered partitions under churn (20,000 jobs, 500 keys, 20 joins and le
         });
       } else if (change === 'sigterm' || change === 'sigkill') {
         const worker = pick();
+        changedAt.push(`(pid ${worker.pid})`);
         worker.child.kill(change === 'sigterm' ? 'SIGTERM' : 'SIGKILL');
         await worker.exited;
         leave(worker);
       } else {
         const worker = pick();
+        changedAt.push(`(pid ${worker.pid})`);
         worker.child.kill('SIGSTOP');
         frozen.add(worker.pid);
         await waitSettled(`change ${i} (${change}), while frozen`);
@@ -145,6 +147,7 @@ describe('ordered partitions under churn (20,000 jobs, 500 keys, 20 joins and le
         owned.delete(worker.pid);
         frozen.delete(worker.pid);
         worker.child.kill('SIGCONT');
+        changedAt.push(`SIGCONT ${Date.now()}`);
       }
       await waitSettled(`change ${i} (${change})`);
       timeline.push(`${change} ${Date.now() - startedAt} ms (${running().length} workers)`);
