@@ -28,7 +28,6 @@ interface Waiting {
 export interface PartitionedOptions {
   /** The partitions consumed: the current ones, or the previous ones while the count changes. */
   readonly partitions: readonly PlannedJobQueue[];
-  /** `worker.partitionHeartbeatMs`. */
   readonly heartbeatMs: number;
   /** How long a handover lets the running jobs finish (`worker.shutdownGraceMs`). */
   readonly handoverGraceMs: number;
@@ -47,12 +46,10 @@ export interface PartitionStats {
 }
 
 /**
- * The consumer of a queue with ordered partitions (docs/guide/ordered-partitions.md). It joins the queue's
- * membership, consumes the partitions the bounded rendezvous assignment gives it (each on its own channel,
- * prefetch = concurrency, single active consumer on the broker), hands over the ones it loses (running jobs
- * finish and are acked, then the channel closes), and fences them all when its lease ends. A key gate starts
- * a delivery only when no job of its key runs in this process, in delivery order, at most `concurrency` at a
- * time; everything after a start is the plain delivery path (a failure retries in place, holding the key).
+ * The consumer of a queue with ordered partitions (docs/guide/ordered-partitions.md): joins the membership,
+ * consumes the partitions the assignment gives it (a channel each, single active consumer), hands over those it
+ * loses (running jobs finish and are acked, then the channel closes), fences all when its lease ends. A key
+ * gate starts a delivery only when no job of its key runs here, in delivery order, at most `concurrency` at once.
  */
 export class PartitionedConsumer {
   private readonly owned = new Map<number, Owned>();

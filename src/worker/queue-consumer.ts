@@ -23,17 +23,13 @@ export interface QueueConsumerDeps {
   /** Re-declares the topology after the broker cancelled the consumer (its queue was deleted). */
   readonly reapplyTopology: () => Promise<void>;
   readonly log: Logger;
-  /**
-   * An ordered partition's fence: while it returns true, nothing of this consumer's deliveries is settled
-   * (the partition went to another worker; closing the channel returns them). Absent on other queues.
-   */
+  /** An ordered partition's fence: while true, its deliveries are not settled (the channel's close returns them). */
   readonly isFenced?: () => boolean;
   /** An ordered partition's lease check, run when a handler reads `ctx.signal` (see Delivery). */
   readonly checkOwnership?: () => void;
   /**
-   * An ordered partition's channel closed: the broker has its unacked deliveries back (and may hand them to
-   * another worker), so the jobs still running from it must stop. Its consumer is never cancelled either: a
-   * cancelled quorum consumer keeps its unacked deliveries while single active consumer feeds the next.
+   * An ordered partition's channel closed: the broker has its deliveries back, so its running jobs stop. Such a
+   * consumer is never cancelled (a cancelled quorum consumer keeps its unacked while the next one is fed).
    */
   readonly channelLost?: () => void;
 }
@@ -139,9 +135,7 @@ export class QueueConsumer {
   }
 
   /** The deliveries received and not yet handled to the end (an ordered partition's handover aborts some). */
-  get deliveries(): ReadonlySet<Delivery> {
-    return this.inFlight;
-  }
+  readonly deliveries: ReadonlySet<Delivery> = this.inFlight;
 
   /** Closes the channel at once: the broker returns every unacked delivery (a fenced partition). */
   async closeNow(): Promise<void> {
