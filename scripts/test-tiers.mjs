@@ -45,6 +45,8 @@ export const SERIAL = {
     'force-closes connections with rabbitmqctl (closeConnectionsNamed)',
   'test/integration/hostile-messages.test.ts': 'asserts unrelated publishes stay under 1 s meanwhile',
   'test/integration/job-control.test.ts': 'force-closes connections with rabbitmqctl (closeConnectionsNamed)',
+  'test/integration/ordered-partitions.test.ts':
+    'SIGTERMs one of three forked workers and asserts its partitions move to the others within 5 s',
   'test/integration/progress.test.ts': 'force-closes connections with rabbitmqctl (closeConnectionsNamed)',
   'test/integration/recovery.test.ts':
     'force-closes its connection with rabbitmqctl (closeConnectionsNamed) and waits out the reconnect',

@@ -63,6 +63,15 @@ export const SUITES: readonly Suite[] = [
     load: () => import('./fairness'),
   },
   {
+    name: 'partitions',
+    summary:
+      'ordered partitions (issue 37): drain throughput and broker CPU per job at N = 1, 2, 4, 8 beside one queue, and rebalance time after a join and a leave',
+    usage:
+      '[--quick] [--jobs 20000] [--rounds 3] [--rebalances 5] [--heartbeat 500] [--only=scale,rebalance]',
+    quickArgs: ['--quick'],
+    load: () => import('./partitions'),
+  },
+  {
     name: 'observability',
     summary: 'what metrics and traces cost a job: consume at concurrency 100 and publish with 100 callers',
     usage: '[--jobs 20000] [--rounds 5] [--concurrency 100]',

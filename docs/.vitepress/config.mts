@@ -41,6 +41,7 @@ const guide = [
       { text: 'Circuit breakers', link: '/guide/circuit-breakers' },
       { text: 'Rate limits', link: '/guide/rate-limits' },
       { text: 'Fair share across keys', link: '/guide/fair-share' },
+      { text: 'Ordered partitions', link: '/guide/ordered-partitions' },
       { text: 'Cron', link: '/guide/cron' },
       { text: 'Cron at run time', link: '/guide/schedule-registry' },
       { text: 'Workflows (routing slips)', link: '/guide/workflows' },

@@ -96,6 +96,9 @@ export const COMMANDS: Readonly<Record<string, Command>> = {
   ui: async () => ok(null, ''),
   async queues({ ops }) {
     const queues = await ops.queues();
+    // the owners of ordered partitions are what the processes report: asked only when a queue has some
+    const hasPartitions = queues.some((q) => q.lanes?.some((lane) => lane.ordered));
+    const processes = hasPartitions || queues.some((q) => q.lanes) ? (await ops.processes()).processes : [];
     const rows = queues.flatMap((q) => [
       [
         q.key,
@@ -108,19 +111,19 @@ export const COMMANDS: Readonly<Record<string, Command>> = {
       ],
       // a queue with fairness: a row per lane under it (docs/guide/fair-share.md)
       ...(q.lanes ?? []).map((lane) => [
-        `  lane ${lane.draining ? `${lane.index} (draining)` : lane.index}`,
+        `  ${lane.ordered ? 'partition' : 'lane'} ${lane.draining ? `${lane.index} (draining)` : lane.index}`,
         '',
         lane.exists ? String(lane.ready) : 'missing',
         lane.unacked === undefined ? '-' : String(lane.unacked),
         String(lane.consumers),
         '',
-        '',
+        lane.ordered ? `owner ${partitionOwner(processes, q, lane)}` : '',
       ]),
     ]);
     const table = formatTable(['QUEUE', 'TYPE', 'READY', 'UNACKED', 'CONSUMERS', 'DEAD', 'PAUSED'], rows);
     // the busiest keys live in the workers' schedulers: asked only when a queue has lanes
     if (!queues.some((q) => q.lanes)) return ok(queues, table);
-    const busiest = busiestKeysLines((await ops.processes()).processes);
+    const busiest = busiestKeysLines(processes);
     return ok(queues, busiest.length ? `${table}\n${busiest.join('\n')}` : table);
   },
 
@@ -237,6 +240,23 @@ export const COMMANDS: Readonly<Record<string, Command>> = {
     return ok(result, text);
   },
 };
+
+/**
+ * The process that consumes an ordered partition, as the processes report it (`host:pid`), `-` when none
+ * says so. While the count changes, the processes consume the draining set.
+ */
+function partitionOwner(
+  processes: readonly ProcessStatus[],
+  queue: { readonly key: string; readonly lanes?: readonly { readonly draining: boolean }[] },
+  lane: { readonly index: number; readonly draining: boolean },
+): string {
+  const drainingSet = queue.lanes?.some((l) => l.draining) ?? false;
+  if (lane.draining !== drainingSet) return '-';
+  const owners = processes.filter((p) =>
+    p.queues.some((s) => s.key === queue.key && s.partitions?.owned.includes(lane.index)),
+  );
+  return owners.length === 0 ? '-' : owners.map((p) => `${p.host}:${p.pid}`).join(', ');
+}
 
 /** Per queue with fairness: the keys with the most jobs waiting, summed over the processes that answered. */
 function busiestKeysLines(processes: readonly ProcessStatus[]): string[] {

@@ -14,3 +14,10 @@ export {
   type ResolvedLimiter,
   type DeclaredLimiters,
 } from './limiter-options';
+export { assignPartitions } from './partition-assignment';
+export {
+  PartitionMembership,
+  membershipTiming,
+  type MembershipListener,
+  type MembershipTiming,
+} from './partition-membership';

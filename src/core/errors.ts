@@ -20,6 +20,7 @@ export type WarrenErrorCode =
   | 'PUBLISH_TOO_LARGE'
   | 'PUBLISH_REFUSED'
   | 'PUBLISH_INVALID_KEY'
+  | 'PUBLISH_MISSING_KEY'
   | 'PAYLOAD_INVALID'
   | 'DECODE_FAILED'
   | 'UNKNOWN_JOB'
@@ -43,7 +44,8 @@ export type WarrenErrorCode =
   | 'ISOLATE_CRASHED'
   | 'ISOLATE_UNSERIALIZABLE'
   | 'ISOLATE_LOAD_FAILED'
-  | 'MARK_INVALID';
+  | 'MARK_INVALID'
+  | 'PARTITION_LOST';
 
 export interface WarrenErrorContext {
   jobName?: string;
@@ -145,7 +147,8 @@ export class ConnectionError extends WarrenError {
  * too deep or circular for JSON), its body is over a size limit, or the broker closed the channel
  * because of this very message (a `user_id` that is not the connection's user, a body over the
  * broker's `max_message_size`), or its key is not a valid key (`PUBLISH_INVALID_KEY`: not a string, empty,
- * over 255 bytes, or the job's key function threw).
+ * over 255 bytes, or the job's key function threw), or its queue has ordered partitions and it has no key
+ * (`PUBLISH_MISSING_KEY`).
  */
 export class PublishError extends WarrenError {
   constructor(
@@ -157,7 +160,8 @@ export class PublishError extends WarrenError {
       | 'PUBLISH_UNENCODABLE'
       | 'PUBLISH_TOO_LARGE'
       | 'PUBLISH_REFUSED'
-      | 'PUBLISH_INVALID_KEY',
+      | 'PUBLISH_INVALID_KEY'
+      | 'PUBLISH_MISSING_KEY',
     message: string,
     options: WarrenErrorContext & { cause?: unknown } = {},
   ) {
@@ -236,6 +240,25 @@ export class CircuitOpenError extends WarrenError {
   constructor(breaker: string, options: { cause?: unknown } = {}) {
     super('CIRCUIT_OPEN', `circuit breaker '${breaker}' is open`, options);
     this.breaker = breaker;
+  }
+}
+
+/**
+ * The job's `ctx.signal` aborted because its worker lost the job's partition (docs/guide/ordered-partitions.md):
+ * the process froze or lost the broker past its lease, and the partition went to another worker. warren acks
+ * nothing of that partition from then on: the job runs again on the new owner.
+ */
+export class PartitionLostError extends WarrenError {
+  /** Full name of the partition queue. */
+  readonly partition: string;
+
+  constructor(partition: string, context: WarrenErrorContext = {}) {
+    super(
+      'PARTITION_LOST',
+      `this worker lost partition '${partition}' (its lease ran out); the job runs again on the partition's new owner`,
+      context,
+    );
+    this.partition = partition;
   }
 }
 

@@ -32,6 +32,8 @@ export interface LaneOverview {
   readonly index: number;
   /** A lane of the previous lane count, drained and then removed from the plan. */
   readonly draining: boolean;
+  /** An ordered partition (docs/guide/ordered-partitions.md) rather than a fair-share lane. */
+  readonly ordered?: true;
   readonly exists: boolean;
   readonly ready: number;
   readonly consumers: number;

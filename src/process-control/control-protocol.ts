@@ -68,6 +68,11 @@ export interface ProcessQueueStatus {
     readonly unkeyed: number;
     readonly busiestKeys: readonly { readonly key: string; readonly waiting: number }[];
   };
+  /**
+   * A queue with ordered partitions: the indexes of the partitions this process consumes and the members it
+   * hears. docs/guide/ordered-partitions.md.
+   */
+  readonly partitions?: { readonly owned: readonly number[]; readonly members: number };
 }
 
 export interface ProcessScheduleStatus {
@@ -184,7 +189,9 @@ function isQueueStatus(q: unknown): boolean {
     isListOf(q.holders, isText) &&
     isCount(q.activeJobs) &&
     (q.handled === undefined || isCount(q.handled)) &&
-    (q.fairness === undefined || isFairnessStatus(q.fairness))
+    (q.fairness === undefined || isFairnessStatus(q.fairness)) &&
+    (q.partitions === undefined ||
+      (isObject(q.partitions) && isListOf(q.partitions.owned, isCount) && isCount(q.partitions.members)))
   );
 }
 

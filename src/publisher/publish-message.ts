@@ -6,6 +6,7 @@ import {
   validationMessage,
   type PublishedJob,
   type PublishOptions,
+  type WarrenErrorContext,
 } from '../core';
 import type { OutgoingMessage } from '../connection';
 import { encodeBody, HEADERS, jobProperties, laneOf, resolveJobKey } from '../message';
@@ -55,6 +56,8 @@ export function buildPublish(
           payload,
           batchIndex === undefined ? context : { ...context, batchIndex },
         );
+  if (key === undefined && job.partitioned)
+    throw missingKey(job, batchIndex === undefined ? context : { ...context, batchIndex });
   const route = routeOf(job, key, delay, delayed ? delayMs : 0);
   let properties = publishProperties(job, jobId, options, delayed ? delayMs : 0, delay.maxDelayMs, now);
   if (key !== undefined)
@@ -99,6 +102,15 @@ function routeOf(
     key !== undefined && job.lanes !== undefined ? job.lanes[laneOf(key, job.lanes.length)] : undefined;
   if (delayMs > 0) return delayRoute(delay, delayMs, lane ?? job.queueName);
   return lane === undefined ? job.route : { exchange: '', routingKey: lane };
+}
+
+/** A job of a queue with ordered partitions needs a key: without one it has no order to keep. */
+function missingKey(job: PlannedJob, context: WarrenErrorContext): PublishError {
+  return new PublishError(
+    'PUBLISH_MISSING_KEY',
+    `job '${job.name}' runs on queue '${job.queue}', which has ordered partitions: publish it with a key (a \`key\` function on the job or \`key\` in the publish options)`,
+    context,
+  );
 }
 
 /** jobProperties does not read the body: one empty buffer for all, not one a publish. */

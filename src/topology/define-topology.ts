@@ -74,6 +74,13 @@ export interface QueueDeclaration {
    * 1). Not with `maxPriority` or `singleActiveConsumer`. Default: off (one FIFO queue).
    */
   readonly fairness?: true | FairnessDeclaration;
+  /**
+   * Ordered partitions (docs/guide/ordered-partitions.md): the queue's jobs, each with a key, are hashed into
+   * this many partition queues (1 to 64), each consumed by one worker process at a time, assigned and
+   * rebalanced by warren; the jobs of one key run one at a time, in publish order. A job without a key is a
+   * PublishError. Not with `fairness`, `maxPriority` or `singleActiveConsumer`. Default: off.
+   */
+  readonly partitions?: number | PartitionsDeclaration;
   /** Raw x-arguments for what the typed fields do not cover. Contradicting a typed field is an error. */
   readonly arguments?: Readonly<Record<string, unknown>>;
 }
@@ -92,6 +99,18 @@ export interface FairnessDeclaration {
   readonly previousLanes?: number;
   /** Share of a key relative to the others (default 1 each): a key of weight 3 runs 3 jobs per round. */
   readonly weights?: Readonly<Record<string, number>>;
+}
+
+/** A queue's ordered partitions while their count changes (`QueueDeclaration.partitions`). */
+export interface PartitionsDeclaration {
+  /** Partition queues the keys are hashed into: 1 to 64. Publishers send here. */
+  readonly count: number;
+  /**
+   * The first step of a migration: the partition count before (its partitions are drained, in order, and the
+   * current ones left alone until the next deploy removes `previous`), or `'unpartitioned'` (the queue itself
+   * is consumed as before the partitions). docs/guide/ordered-partitions.md#migrations.
+   */
+  readonly previous?: number | 'unpartitioned';
 }
 
 export interface TopologyDeclaration {

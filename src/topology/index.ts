@@ -8,6 +8,7 @@ export type {
   QueueType,
   QueueOverflow,
   FairnessDeclaration,
+  PartitionsDeclaration,
 } from './define-topology';
 export { createNaming, type TopologyNaming } from './naming';
 export { planTopology, type PlanInput } from './plan-topology';
@@ -28,9 +29,11 @@ export type {
   PlannedJob,
   PlannedFairness,
   PlannedLane,
+  PlannedPartitions,
   QueueRole,
 } from './topology-plan';
 export { planFairness, DEFAULT_LANES, MAX_LANES } from './plan-lanes';
+export { MAX_PARTITIONS } from './plan-partitions';
 export { isJobQueue, isDeclaredJobQueue, isStream, plannedStream, requireStream } from './topology-plan';
 export { delayRoute, type DelayPlan, type DelayLevel, type DelayRoute } from './delay-levels';
 export { applyTopology, deleteTopology, deleteNamespaceEntities } from './apply-topology';
@@ -50,6 +53,7 @@ export {
   MAX_CONSUMER_TIMEOUT_MS,
   consumerTimeoutArguments,
   eventSubscriberQueueArguments,
+  memberQueueArguments,
   headersBindingArguments,
   pauseMarkerAssertion,
   streamAssertion,

@@ -15,6 +15,13 @@ export interface TopologyNaming {
    * name, so a set of lanes with another count is another set of queues, never a silent re-hash.
    */
   lane(queueKey: string, count: number, index: number): string;
+  /**
+   * Partition `index` of `count` of a queue with ordered partitions (docs/guide/ordered-partitions.md): the
+   * count is in the name, so another count is another set of queues, never a silent re-hash.
+   */
+  partition(queueKey: string, count: number, index: number): string;
+  /** The fanout exchange the workers of a partitioned queue send their membership heartbeats on. */
+  partitionMembers(queueKey: string): string;
   /** Level k of the delay levels: exchange and queue share the name. */
   delayLevel(level: number): string;
   /** Where a delayed message leaves the levels for its destination queue. */
@@ -96,6 +103,8 @@ export function createNaming(namespace: string): TopologyNaming {
     deadQueue: (key: string) => `${prefix}${key}.dead`,
     deadExchange: (key: string) => `${prefix}${key}.dlx`,
     lane: (key: string, count: number, index: number) => `${prefix}${key}.lane-${count}.${index}`,
+    partition: (key: string, count: number, index: number) => `${prefix}${key}.part-${count}.${index}`,
+    partitionMembers: (key: string) => `${prefix}warren.members.${key}`,
     delayLevel: (level: number) => `${prefix}warren.delay.${String(level).padStart(2, '0')}`,
     delayDelivery: () => `${prefix}warren.delay.delivery`,
     delayHold: (queueName: string, delayMs: number) =>

@@ -30,11 +30,14 @@ export function planJobs(
     seen.set(job.name, job);
     const queue = jobQueueOf(job, queueDecls);
     const queueName = naming.queue(job.queue);
-    const lanes = queue.fairness === undefined ? undefined : laneNames(job.queue, queue, naming);
+    const partitions = partitionNames(job.queue, queue, naming);
+    const lanes =
+      partitions ?? (queue.fairness === undefined ? undefined : laneNames(job.queue, queue, naming));
     jobs.set(job.name, {
       ...job,
       queueName,
       ...(lanes !== undefined ? { lanes } : {}),
+      ...(partitions !== undefined ? { partitioned: true as const } : {}),
       ...(queue.maxPriority !== undefined ? { queueMaxPriority: queue.maxPriority } : {}),
       route: routeOf(job.name, queue, exchangeDecls, naming, queueName),
     });
@@ -100,6 +103,18 @@ function laneNames(key: string, queue: QueueDeclaration, naming: TopologyNaming)
   const fairness = queue.fairness === true ? {} : queue.fairness;
   const count = fairness?.lanes ?? DEFAULT_LANES;
   return Array.from({ length: count }, (_, i) => naming.lane(key, count, i));
+}
+
+/** The current partitions of a queue with ordered partitions, by index (as planPartitions names them). */
+function partitionNames(
+  key: string,
+  queue: QueueDeclaration,
+  naming: TopologyNaming,
+): readonly string[] | undefined {
+  const partitions = queue.partitions;
+  if (partitions === undefined) return undefined;
+  const count = typeof partitions === 'number' ? partitions : partitions.count;
+  return Array.from({ length: count }, (_, i) => naming.partition(key, count, i));
 }
 
 function sameDefinition(a: JobDefinition, b: JobDefinition): boolean {

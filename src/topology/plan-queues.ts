@@ -13,6 +13,7 @@ import {
   plainQueueAssertion,
 } from './queue-arguments';
 import { planFairness, planLaneQueues } from './plan-lanes';
+import { planPartitionQueues, planPartitions } from './plan-partitions';
 import type { PlannedBinding, PlannedExchange, PlannedJobQueue, PlannedQueue } from './topology-plan';
 
 /** The entities planned so far, in declaration order; each planning step appends to them. */
@@ -117,6 +118,7 @@ export function planJobQueue(
   });
   const name = naming.queue(key);
   const fairness = planFairness(key, decl, naming);
+  const partitions = planPartitions(key, decl, naming);
   const queue: PlannedJobQueue = {
     name,
     key,
@@ -136,10 +138,12 @@ export function planJobQueue(
       path,
     }),
     ...(fairness !== undefined ? { fairness } : {}),
+    ...(partitions !== undefined ? { partitions } : {}),
   };
   parts.queues.push(queue);
   planJobQueueBindings(parts, name, decl, path, context);
   planLaneQueues(parts, queue, context.delay);
+  planPartitionQueues(parts, queue, decl, context.delay, options);
 }
 
 /** In-place retries need a quorum queue (RabbitMQ's `x-delayed-retry-*`) and a whole number of ms. */

@@ -48,6 +48,14 @@ export function eventSubscriberQueueArguments(maxLength: number): Readonly<Recor
   return Object.freeze({ [X_ARGS.maxLength]: maxLength, [X_ARGS.overflow]: 'drop-head' });
 }
 
+/**
+ * A partition member's heartbeat queue (exclusive, auto-delete, server-named): a heartbeat older than the
+ * member timeout says nothing any more, so it expires instead of piling up while the member is frozen.
+ */
+export function memberQueueArguments(messageTtlMs: number): Readonly<Record<string, unknown>> {
+  return Object.freeze({ [X_ARGS.messageTtl]: messageTtlMs });
+}
+
 /** A binding to a headers exchange matching every one of `headers`. */
 export function headersBindingArguments(
   headers: Readonly<Record<string, string>>,

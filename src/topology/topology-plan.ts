@@ -53,6 +53,8 @@ export interface PlannedJobQueue extends PlannedQueueBase {
   readonly deliveryLimit?: number;
   /** On the queue itself (the intake) of a queue with fairness: its lanes and weights. */
   readonly fairness?: PlannedFairness;
+  /** On the queue itself of a queue with ordered partitions: its partitions and membership exchange. */
+  readonly partitions?: PlannedPartitions;
   /**
    * On a lane of a queue with fairness: which lane of which set. A lane shares the queue's key, parking
    * queue and dead-letter exchange; a job delivered from it belongs to the queue.
@@ -70,6 +72,18 @@ export interface PlannedFairness {
   readonly weights: Readonly<Record<string, number>>;
 }
 
+/** The ordered partitions of a queue, as planned (docs/guide/ordered-partitions.md). */
+export interface PlannedPartitions {
+  /** Full names of the current partitions, by index: a key's partition is `laneOf(key, current.length)`. */
+  readonly current: readonly string[];
+  /** Full names of the partitions of the previous count, drained before the current ones are consumed. */
+  readonly previous: readonly string[];
+  /** The migration's first step from an unpartitioned queue: the queue itself is consumed, not the partitions. */
+  readonly drainsQueue: boolean;
+  /** The fanout exchange of the queue's membership heartbeats. */
+  readonly membersExchange: string;
+}
+
 /** Where a lane queue stands among its queue's lanes. */
 export interface PlannedLane {
   /** Full name of the queue (the intake) it is a lane of. */
@@ -78,6 +92,8 @@ export interface PlannedLane {
   readonly count: number;
   /** A lane of the previous count: nothing new is published to it; it is consumed until empty. */
   readonly draining: boolean;
+  /** An ordered partition (single active consumer, one owner at a time) rather than a fair-share lane. */
+  readonly ordered?: true;
 }
 
 /** The parking queue of a job queue: dead letters wait here. */
@@ -202,4 +218,6 @@ export interface PlannedJob extends JobDefinition {
   readonly route: { readonly exchange: string; readonly routingKey: string };
   /** The queue's current lanes (full names, by index) when it has fairness: a keyed publish goes to one. */
   readonly lanes?: readonly string[];
+  /** The queue has ordered partitions (`lanes` are its partitions): a publish without a key is refused. */
+  readonly partitioned?: true;
 }

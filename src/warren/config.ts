@@ -159,7 +159,7 @@ function registerJobs(
       name,
       batch,
       plan.queues.find((q) => q.role === 'job' && q.name === planned.queueName) as
-        | { key: string; fairness?: unknown }
+        | { key: string; fairness?: unknown; partitions?: unknown }
         | undefined,
     );
     checkInPlaceAttempts(plan, name, planned.queueName, attempts);

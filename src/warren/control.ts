@@ -57,6 +57,9 @@ export function createControl(deps: ControlDeps): WarrenControl {
         activeJobs: consumer.activeJobs,
         handled: consumer.handled,
         ...(consumer.fairness ? { fairness: consumer.fairness } : {}),
+        ...(consumer.partitions
+          ? { partitions: { owned: consumer.partitions.owned, members: consumer.partitions.members } }
+          : {}),
       };
     }),
     breakers: deps.breakers().states(),

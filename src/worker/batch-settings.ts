@@ -16,8 +16,7 @@ export const BATCH_DEFAULTS = Object.freeze({
 
 /**
  * The job options a batch does not compose with yet, each with the reason createWarren gives (a queue's
- * `fairness` is refused by {@link checkBatchQueue}; ordered partitions, issue 37, add theirs when they land:
- * a batch gathers deliveries across keys, which undoes the per-key order).
+ * `fairness` and its ordered `partitions` are refused by {@link checkBatchQueue}).
  */
 const REFUSED_WITH_BATCH = {
   isolate:
@@ -75,16 +74,22 @@ export function checkBatchPrefetch(
 }
 
 /**
- * A batch job may not be consumed from a queue with fairness (docs/guide/fair-share.md): the consumer
+ * A batch job may not be consumed from a queue with fairness (docs/guide/fair-share.md) or with ordered
+ * partitions (one call over many keys' jobs undoes their order). With fairness, the consumer
  * schedules deliveries across the lanes one job at a time, and a batch that gathers `size` of them
  * across lanes would take a heavy key's share in one go and hold the light keys' slots for its wait.
  */
 export function checkBatchQueue(
   name: string,
   batch: BatchSettings | undefined,
-  queue: { readonly key: string; readonly fairness?: unknown } | undefined,
+  queue: { readonly key: string; readonly fairness?: unknown; readonly partitions?: unknown } | undefined,
 ): void {
-  if (batch === undefined || queue?.fairness === undefined) return;
+  if (batch === undefined || queue === undefined) return;
+  if (queue.partitions !== undefined)
+    throw new ConfigurationError(
+      `@Job('${name}') sets batch, and its queue '${queue.key}' has ordered partitions: a batch runs the jobs of many keys as one call, out of their per-key order (docs/guide/ordered-partitions.md). Batch jobs need a queue without partitions`,
+    );
+  if (queue.fairness === undefined) return;
   throw new ConfigurationError(
     `@Job('${name}') sets batch, and its queue '${queue.key}' has fairness: fair share schedules deliveries across the lanes one job at a time, and a batch gathering ${batch.size} of them across lanes would undo it (a heavy key takes a batch's worth of the prefetch at once). Batch jobs need a queue without fairness, for now`,
   );

@@ -34,6 +34,11 @@ export class Delivery {
     readonly message: amqp.ConsumeMessage,
     readonly queue: PlannedJobQueue,
     private readonly settlement: Settlement,
+    /**
+     * An ordered partition's lease check, run each time its handler reads `ctx.signal`: a lease that ran out
+     * (the process was frozen) fences the partition there and then, so the signal reads aborted at once.
+     */
+    readonly checkOwnership: (() => void) | undefined = undefined,
   ) {}
 
   /** The job its body decoded to (attempts clamped once checked); undefined while, or if never, decoded. */

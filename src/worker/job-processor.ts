@@ -27,7 +27,7 @@ import type { Republisher } from './republisher';
 import type { IsolatePool } from './isolate-pool';
 import type { BatchCollector } from './batch-collector';
 import { runLimitMs } from './registered-job';
-import { runHandler } from './run-handler';
+import { runHandler, waitInPlace } from './run-handler';
 import { runIsolated } from './run-isolated';
 
 /** The parts of the delivery path the processor hands a delivery to, each with its own narrow deps. */
@@ -98,46 +98,72 @@ export class JobProcessor {
       await this.carryOut(delivery, decideRedelivery(job, deps.redeliveryLimit));
       return;
     }
-    const registered = deps.triage.jobs.get(job.name)!;
-    let data = job.data;
-    if (registered.schema) {
-      const result = await validatePayload(registered.schema, data);
-      if (result.issues) {
-        const error = new PayloadValidationError(job.name, result.issues);
-        return deps.republisher.deadLetter(delivery, 'invalid-payload', error);
+    for (;;) {
+      const registered = deps.triage.jobs.get(job.name)!;
+      let data = job.data;
+      if (registered.schema) {
+        const result = await validatePayload(registered.schema, data);
+        if (result.issues) {
+          const error = new PayloadValidationError(job.name, result.issues);
+          return deps.republisher.deadLetter(delivery, 'invalid-payload', error);
+        }
+        data = result.value;
       }
-      data = result.value;
+      const limiter = deps.limiterFor?.(job.name);
+      if (limiter && !(await deps.permits.admit(delivery, limiter))) return;
+      if (deps.claims && !(await deps.claims.admit(delivery, runLimitMs(registered)))) return;
+      // The run stays in this async function: a helper returning its promise would add promise hops per job.
+      const scope = deps.instrumentation?.process?.(processInfo(delivery));
+      const started = Date.now();
+      if (deps.listens('started')) deps.emit('started', delivery.eventBase());
+      const maxAttempts = job.maxAttempts ?? registered.attempts;
+      let context: JobRunContext | undefined;
+      const pool = deps.isolates?.get(job.name);
+      if (pool !== undefined)
+        context = new JobRunContext(delivery, maxAttempts, deps.context, () => NEVER_ABORTED);
+      const running =
+        registered.batch !== undefined
+          ? deps.batches!.get(job.name)!.join(delivery, data, maxAttempts)
+          : pool !== undefined && context !== undefined
+            ? runIsolated(
+                pool,
+                { data, job: isolateJobInfo(context), breakers: registered.breakers },
+                context,
+              )
+            : runHandler(
+                registered,
+                data,
+                (signal) => {
+                  const check = delivery.checkOwnership;
+                  context = new JobRunContext(
+                    delivery,
+                    maxAttempts,
+                    deps.context,
+                    check === undefined
+                      ? signal
+                      : () => {
+                          check();
+                          return signal();
+                        },
+                  );
+                  return context;
+                },
+                scope,
+              );
+      delivery.started(running, scope, started);
+      const outcome = await running.outcome;
+      context?.endProgress();
+      const retry = await deps.settler.settle(delivery, registered, outcome);
+      if (retry === undefined) return;
+      // An ordered partition's retry in place: the delivery, and so its key, waits out the backoff here
+      const hold = waitInPlace(retry.delayMs);
+      delivery.started(hold, undefined, delivery.startedAt);
+      if ((await hold.outcome).kind === 'aborted') {
+        delivery.requeue();
+        return;
+      }
+      delivery.assignJob({ ...delivery.job, attempt: retry.nextAttempt });
     }
-    const limiter = deps.limiterFor?.(job.name);
-    if (limiter && !(await deps.permits.admit(delivery, limiter))) return;
-    if (deps.claims && !(await deps.claims.admit(delivery, runLimitMs(registered)))) return;
-    // The run stays in this async function: a helper returning its promise would add promise hops per job.
-    const scope = deps.instrumentation?.process?.(processInfo(delivery));
-    const started = Date.now();
-    if (deps.listens('started')) deps.emit('started', delivery.eventBase());
-    const maxAttempts = job.maxAttempts ?? registered.attempts;
-    let context: JobRunContext | undefined;
-    const pool = deps.isolates?.get(job.name);
-    if (pool !== undefined)
-      context = new JobRunContext(delivery, maxAttempts, deps.context, () => NEVER_ABORTED);
-    const running =
-      registered.batch !== undefined
-        ? deps.batches!.get(job.name)!.join(delivery, data, maxAttempts)
-        : pool !== undefined && context !== undefined
-          ? runIsolated(pool, { data, job: isolateJobInfo(context), breakers: registered.breakers }, context)
-          : runHandler(
-              registered,
-              data,
-              (signal) => {
-                context = new JobRunContext(delivery, maxAttempts, deps.context, signal);
-                return context;
-              },
-              scope,
-            );
-    delivery.started(running, scope, started);
-    const outcome = await running.outcome;
-    context?.endProgress();
-    return deps.settler.settle(delivery, registered, outcome);
   }
 
   /** Dead-letters or re-delays a delivery that does not run now. */

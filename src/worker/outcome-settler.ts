@@ -25,6 +25,12 @@ export interface OutcomeSettlerDeps {
   readonly inPlaceRetries: () => boolean;
 }
 
+/** An ordered partition's retry: the worker holds the delivery for `delayMs`, then runs `nextAttempt`. */
+export interface RetryHere {
+  readonly delayMs: number;
+  readonly nextAttempt: number;
+}
+
 /**
  * The end of one run: a completed job is recorded, acked and answered; an aborted one goes back to its
  * queue; a failed one is retried, postponed or dead-lettered as the retry policy (decideFailure) decides.
@@ -33,7 +39,11 @@ export class OutcomeSettler {
   constructor(private readonly deps: OutcomeSettlerDeps) {}
 
   /** Settles the run's outcome, then ends the delivery's instrumentation scope, if any. */
-  settle(delivery: JobDelivery, registered: RegisteredJob, outcome: RunOutcome): Promise<void> {
+  settle(
+    delivery: JobDelivery,
+    registered: RegisteredJob,
+    outcome: RunOutcome,
+  ): Promise<RetryHere | undefined> {
     const settled = this.settleOutcome(delivery, registered, outcome);
     const scope = delivery.scope;
     if (scope === undefined) return settled;
@@ -48,7 +58,7 @@ export class OutcomeSettler {
     delivery: JobDelivery,
     registered: RegisteredJob,
     outcome: RunOutcome,
-  ): Promise<void> {
+  ): Promise<RetryHere | undefined> {
     const { job } = delivery;
     const { idempotency } = this.deps;
     if (outcome.kind === 'aborted') {
@@ -81,14 +91,14 @@ export class OutcomeSettler {
         .catch((error: unknown) =>
           this.deps.log.warn({ err: error, ...delivery.eventBase() }, 'could not release the claim'),
         );
-    await this.handleFailure(delivery, registered, outcome.error);
+    return this.handleFailure(delivery, registered, outcome.error);
   }
 
   private async handleFailure(
     delivery: JobDelivery,
     registered: RegisteredJob,
     error: unknown,
-  ): Promise<void> {
+  ): Promise<RetryHere | undefined> {
     const { job } = delivery;
     const carried: Record<string, unknown> = {};
     delivery.scope?.carry(carried);
@@ -115,33 +125,32 @@ export class OutcomeSettler {
     if (decision.action === 'dead-letter') {
       this.deps.dedup.release(delivery);
       answerJob(this.deps.answers, delivery, { status: 'failed', error });
-      return republisher.deadLetter(delivery, decision.reason, error, carried);
+      await republisher.deadLetter(delivery, decision.reason, error, carried);
+      return undefined;
     }
     this.deps.log.info({ ...base, err: error, delayMs: decision.delayMs }, 'attempt failed; retrying');
+    const retried = () =>
+      this.deps.emit('retried', {
+        ...base,
+        ...ran,
+        error,
+        delayMs: decision.delayMs,
+        nextAttempt: decision.nextAttempt,
+        body: delivery.message.content,
+      });
+    if (delivery.queue.lane?.ordered) {
+      // An ordered partition retries in the worker: a republish would put the job behind its key's later jobs.
+      retried();
+      return { delayMs: decision.delayMs, nextAttempt: decision.nextAttempt };
+    }
     if (delivery.queue.inPlaceRetryMs === decision.delayMs && this.deps.inPlaceRetries()) {
       // The broker keeps the message and redelivers it after the queue's delay, its x-delivery-count one
       // higher (the next attempt): nothing to republish, nothing to confirm.
       delivery.retryInPlace();
-      this.deps.emit('retried', {
-        ...base,
-        ...ran,
-        error,
-        delayMs: decision.delayMs,
-        nextAttempt: decision.nextAttempt,
-        body: delivery.message.content,
-      });
+      retried();
       return;
     }
     const headers = { ...carried, [HEADERS.attempt]: decision.nextAttempt };
-    if (await republisher.delayed(delivery, decision.delayMs, headers)) {
-      this.deps.emit('retried', {
-        ...base,
-        ...ran,
-        error,
-        delayMs: decision.delayMs,
-        nextAttempt: decision.nextAttempt,
-        body: delivery.message.content,
-      });
-    }
+    if (await republisher.delayed(delivery, decision.delayMs, headers)) retried();
   }
 }

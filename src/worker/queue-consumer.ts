@@ -4,6 +4,7 @@ import { isConsumerTimeout, ManagedChannel, type ConnectionManager } from '../co
 import { consumerTimeoutArguments, type PlannedJobQueue } from '../topology';
 import { AckBatcher } from './ack-batcher';
 import { Delivery } from './delivery';
+import { fencedSettlement } from './fenced-settlement';
 import type { JobProcessor } from './job-processor';
 
 type ConsumerState = 'idle' | 'consuming' | 'paused' | 'stopped';
@@ -22,6 +23,15 @@ export interface QueueConsumerDeps {
   /** Re-declares the topology after the broker cancelled the consumer (its queue was deleted). */
   readonly reapplyTopology: () => Promise<void>;
   readonly log: Logger;
+  /** An ordered partition's fence: while true, its deliveries are not settled (the channel's close returns them). */
+  readonly isFenced?: () => boolean;
+  /** An ordered partition's lease check, run when a handler reads `ctx.signal` (see Delivery). */
+  readonly checkOwnership?: () => void;
+  /**
+   * An ordered partition's channel closed: the broker has its deliveries back, so its running jobs stop. Such a
+   * consumer is never cancelled (a cancelled quorum consumer keeps its unacked while the next one is fed).
+   */
+  readonly channelLost?: () => void;
 }
 
 /**
@@ -107,6 +117,33 @@ export class QueueConsumer {
   }
 
   /**
+   * An ordered partition's handover: no `basic.cancel` (a cancelled quorum consumer keeps its unacked
+   * deliveries while single active consumer already feeds the next one), the running jobs finish and are
+   * acked within `graceMs` (else `onGraceOver` fences them and they are aborted), then the channel closes and
+   * the broker returns what was not started to the partition's head, in order, for the next owner.
+   */
+  async closeAfterRunning(graceMs: number, onGraceOver: () => void): Promise<void> {
+    this.state = 'stopped';
+    const finished = await this.waitIdle(graceMs);
+    if (!finished) {
+      onGraceOver();
+      for (const delivery of this.inFlight) delivery.running?.abortForShutdown();
+      await this.waitIdle(1000);
+    }
+    this.batcher?.flush();
+    await this.managed.close();
+  }
+
+  /** The deliveries received and not yet handled to the end (an ordered partition's handover aborts some). */
+  readonly deliveries: ReadonlySet<Delivery> = this.inFlight;
+
+  /** Closes the channel at once: the broker returns every unacked delivery (a fenced partition). */
+  async closeNow(): Promise<void> {
+    this.state = 'stopped';
+    await this.managed.close();
+  }
+
+  /**
    * Graceful stop: cancel the subscription, let running jobs finish within `graceMs`, then abort the
    * rest through their signal and return them to the queue unacked. Nothing is lost.
    */
@@ -170,7 +207,8 @@ export class QueueConsumer {
     // A pause or stop that came while the broker had not answered yet found no consumer to cancel: the
     // consumer it did not see is cancelled here, or it would keep consuming a paused queue.
     if (this.state !== 'consuming' || this.managed.current !== channel) {
-      await channel.cancel(reply.consumerTag).catch(() => undefined);
+      // an ordered partition's channel is closing instead: what arrives meanwhile goes back with it, in order
+      if (this.deps.channelLost === undefined) await channel.cancel(reply.consumerTag).catch(() => undefined);
       return;
     }
     this.consumerTag = reply.consumerTag;
@@ -191,7 +229,13 @@ export class QueueConsumer {
     }
     batcher.track(message.fields.deliveryTag);
     // The one object of this delivery: what the processor, guards, republisher and settler take.
-    const delivery = new Delivery(message, this.queue, batcher);
+    const isFenced = this.deps.isFenced;
+    const delivery = new Delivery(
+      message,
+      this.queue,
+      isFenced === undefined ? batcher : fencedSettlement(batcher, isFenced),
+      this.deps.checkOwnership,
+    );
     this.inFlight.add(delivery);
     this.deps.processor.process(delivery).then(
       () => this.finish(delivery),
@@ -234,6 +278,7 @@ export class QueueConsumer {
   private channelClosed(error: Error | undefined): void {
     this.consumerTag = undefined;
     this.batcher = undefined;
+    this.deps.channelLost?.();
     if (isConsumerTimeout(error)) {
       this.log.error(
         { queue: this.queue.name, err: error },

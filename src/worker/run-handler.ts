@@ -9,8 +9,32 @@ export type RunOutcome =
 
 export interface RunningJob {
   readonly outcome: Promise<RunOutcome>;
-  /** Aborts `ctx.signal` and settles the outcome as `aborted`. */
-  abortForShutdown(): void;
+  /**
+   * Aborts `ctx.signal` (with `reason`, default a ShutdownError) and settles the outcome as `aborted`.
+   */
+  abortForShutdown(reason?: Error): void;
+  /** An ordered partition's job waiting out its backoff in place (no handler runs): a handover ends it at once. */
+  readonly isBackoff?: true;
+}
+
+/**
+ * The backoff of a job retried in place (ordered partitions): it holds the delivery, and so its key, for
+ * `delayMs`, then completes; aborted (a handover, a shutdown, a lost lease) it ends at once as `aborted`.
+ */
+export function waitInPlace(delayMs: number): RunningJob {
+  let settle!: (outcome: RunOutcome) => void;
+  const outcome = new Promise<RunOutcome>((resolve) => {
+    settle = resolve;
+  });
+  const timer = setTimeout(() => settle({ kind: 'completed', result: undefined }), delayMs);
+  return {
+    outcome,
+    isBackoff: true,
+    abortForShutdown() {
+      clearTimeout(timer);
+      settle({ kind: 'aborted' });
+    },
+  };
 }
 
 /**
@@ -73,9 +97,9 @@ export function runHandler(
   }
   return {
     outcome,
-    abortForShutdown() {
+    abortForShutdown(reason?: Error) {
       if (settled) return;
-      abort(new ShutdownError('worker shut down before the job finished; it returns to the queue'));
+      abort(reason ?? new ShutdownError('worker shut down before the job finished; it returns to the queue'));
       settle({ kind: 'aborted' });
     },
   };

@@ -5,6 +5,8 @@ import { createJobProcessor, type DeliveryPathDeps } from './delivery-path';
 import { IsolatePool } from './isolate-pool';
 import { FairShareConsumer, type FairShareStats } from './fair-share-consumer';
 import { QueueConsumer } from './queue-consumer';
+import { PartitionedConsumer, type PartitionStats } from './partitioned-consumer';
+import { MAX_CONSUMER_TIMEOUT_MS } from '../topology';
 import type { PlannedJobQueue, TopologyPlan } from '../topology';
 import { runLimitMs, type RegisteredJob } from './registered-job';
 
@@ -24,11 +26,13 @@ export interface ConsumerHealth {
   readonly handled: number;
   /** A queue with fairness: its scheduler's waiting jobs, unkeyed deliveries and busiest keys. */
   readonly fairness?: FairShareStats;
+  /** A queue with ordered partitions: the partitions this process owns and the members it hears. */
+  readonly partitions?: PartitionStats;
 }
 
 /** The consumers of every queue this process has handlers for. */
 export class Worker {
-  private readonly consumers = new Map<string, QueueConsumer | FairShareConsumer>();
+  private readonly consumers = new Map<string, QueueConsumer | FairShareConsumer | PartitionedConsumer>();
   private readonly paused = new Set<string>();
   private readonly limiters: JobLimiters;
   /** The isolate pool of each job that does not run inline (`@Job({ isolate })`). */
@@ -56,9 +60,14 @@ export class Worker {
     for (const queue of deps.plan.queues) {
       // a lane is consumed by its queue's FairShareConsumer
       if (queue.role !== 'job' || queue.lane !== undefined || !queueNames.has(queue.name)) continue;
+      const partitions = queue.partitions;
       const settings = {
         concurrency: deps.concurrencyOf(queue.name),
-        consumerTimeoutMs: consumerTimeoutOf(queue.name, deps.jobs.values()),
+        // an ordered partition holds a delivery through every attempt and backoff (retries in place)
+        consumerTimeoutMs:
+          partitions !== undefined
+            ? MAX_CONSUMER_TIMEOUT_MS
+            : consumerTimeoutOf(queue.name, deps.jobs.values()),
       };
       const consumerDeps = {
         manager: deps.manager,
@@ -66,6 +75,20 @@ export class Worker {
         reapplyTopology: deps.reapplyTopology,
         log: log.child({ queue: queue.key }),
       };
+      if (partitions !== undefined && !partitions.drainsQueue) {
+        const lanes = lanesOf(deps.plan, queue.name);
+        // while the count changes, the previous partitions are drained and the current ones left alone
+        const consumed = lanes.filter((lane) => lane.lane!.draining === partitions.previous.length > 0);
+        this.consumers.set(
+          queue.key,
+          new PartitionedConsumer(queue, settings, consumerDeps, {
+            partitions: consumed,
+            heartbeatMs: deps.options.partitionHeartbeatMs,
+            handoverGraceMs: deps.options.shutdownGraceMs,
+          }),
+        );
+        continue;
+      }
       this.consumers.set(
         queue.key,
         queue.fairness === undefined
@@ -146,6 +169,7 @@ export class Worker {
       activeJobs: consumer.activeJobs,
       handled: consumer.handled,
       ...(consumer instanceof FairShareConsumer ? { fairness: consumer.stats() } : {}),
+      ...(consumer instanceof PartitionedConsumer ? { partitions: consumer.stats() } : {}),
     }));
   }
 }

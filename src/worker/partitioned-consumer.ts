@@ -1,0 +1,300 @@
+import { randomBytes } from 'node:crypto';
+import { hostname } from 'node:os';
+import { PartitionLostError } from '../core';
+import { assignPartitions, membershipTiming, PartitionMembership } from '../coordination';
+import { DEFAULT_KEY, deliveredKey } from '../message';
+import type { PlannedJobQueue } from '../topology';
+import type { Delivery } from './delivery';
+import { QueueConsumer, type ConsumerSettings, type QueueConsumerDeps } from './queue-consumer';
+
+/** One partition this process owns: its consumer and where it stands. */
+interface Owned {
+  readonly index: number;
+  readonly consumer: QueueConsumer;
+  /** 'releasing': handing over (no new starts); 'fenced': lost, nothing of it is started or settled. */
+  state: 'active' | 'releasing' | 'fenced';
+}
+
+/** A delivery held by the key gate until its key is free and a slot is. */
+interface Waiting {
+  readonly delivery: Delivery;
+  readonly owned: Owned;
+  readonly channel: number;
+  readonly key: string;
+  readonly done: () => void;
+}
+
+/** How a partitioned queue is consumed. */
+export interface PartitionedOptions {
+  /** The partitions consumed: the current ones, or the previous ones while the count changes. */
+  readonly partitions: readonly PlannedJobQueue[];
+  readonly heartbeatMs: number;
+  /** How long a handover lets the running jobs finish (`worker.shutdownGraceMs`). */
+  readonly handoverGraceMs: number;
+}
+
+/** What a partitioned queue reports (health, `warren queues`). */
+export interface PartitionStats {
+  /** This process's membership id. */
+  readonly member: string;
+  /** Indexes of the partitions this process consumes now. */
+  readonly owned: readonly number[];
+  /** The members this process hears (itself included while it holds its lease). */
+  readonly members: number;
+  /** Deliveries waiting in this process for their key to be free. */
+  readonly waiting: number;
+}
+
+/**
+ * The consumer of a queue with ordered partitions (docs/guide/ordered-partitions.md): joins the membership,
+ * consumes the partitions the assignment gives it (a channel each, single active consumer), hands over those it
+ * loses (running jobs finish and are acked, then the channel closes), fences all when its lease ends. A key
+ * gate starts a delivery only when no job of its key runs here, in delivery order, at most `concurrency` at once.
+ */
+export class PartitionedConsumer {
+  private readonly owned = new Map<number, Owned>();
+  private readonly membership: PartitionMembership;
+  private readonly waiting: Waiting[] = [];
+  private readonly runningKeys = new Set<string>();
+  private running = 0;
+  private finishedElsewhere = 0;
+  private started = false;
+  private paused = false;
+  private generation = 0;
+  private readonly handovers = new Set<Promise<void>>();
+  private readonly partitions: readonly PlannedJobQueue[];
+
+  constructor(
+    readonly queue: PlannedJobQueue,
+    private readonly settings: ConsumerSettings,
+    private readonly deps: QueueConsumerDeps,
+    private readonly options: PartitionedOptions,
+  ) {
+    this.partitions = options.partitions;
+    const member = `${hostname()}/${process.pid}/${randomBytes(3).toString('hex')}`;
+    this.membership = new PartitionMembership(
+      deps.manager,
+      queue.partitions!.membersExchange,
+      member,
+      membershipTiming(options.heartbeatMs),
+      { membersChanged: (members) => this.assign(members), leaseLost: () => this.fenceAll() },
+      deps.log.child({ component: 'partitions' }),
+    );
+  }
+
+  get activeJobs(): number {
+    return this.running;
+  }
+
+  get handled(): number {
+    let sum = this.finishedElsewhere;
+    for (const owned of this.owned.values()) sum += owned.consumer.handled;
+    return sum;
+  }
+
+  get isConsuming(): boolean {
+    return this.started && !this.paused && [...this.owned.values()].every((o) => o.consumer.isConsuming);
+  }
+
+  stats(): PartitionStats {
+    return {
+      member: this.membership.memberId,
+      owned: [...this.owned.keys()].sort((a, b) => a - b),
+      members: this.membership.members.length,
+      waiting: this.waiting.length,
+    };
+  }
+
+  async open(generation: number): Promise<void> {
+    this.generation = generation;
+    await this.membership.open(generation);
+    await Promise.all([...this.owned.values()].map((owned) => owned.consumer.open(generation)));
+    this.dropStale();
+  }
+
+  async start(): Promise<void> {
+    this.started = true;
+    if (!this.paused) this.membership.start();
+  }
+
+  /** A paused process leaves the membership: its partitions go to the others, nothing here consumes. */
+  async pause(): Promise<void> {
+    this.paused = true;
+    await this.handOverAll(this.options.handoverGraceMs);
+  }
+
+  async resume(): Promise<void> {
+    this.paused = false;
+    if (this.started) this.membership.start();
+  }
+
+  /** Leaves (the others take over at once), hands every partition over within `graceMs`. */
+  async stop(graceMs: number): Promise<void> {
+    this.started = false;
+    await this.handOverAll(graceMs);
+    await this.membership.close();
+  }
+
+  private async handOverAll(graceMs: number): Promise<void> {
+    const releases = [...this.owned.values()].map((owned) => this.release(owned, graceMs));
+    this.membership.leave();
+    await Promise.all([...releases, ...this.handovers]);
+  }
+
+  /** The members changed: take the partitions won, hand over the ones lost. */
+  private assign(members: readonly string[]): void {
+    if (!this.started || this.paused) return;
+    const owners = assignPartitions(members, this.partitions.length);
+    const me = this.membership.memberId;
+    owners.forEach((owner, index) => {
+      const owned = this.owned.get(index);
+      if (owner === me && owned === undefined) this.acquire(index);
+      else if (owner !== me && owned !== undefined) void this.release(owned, this.options.handoverGraceMs);
+    });
+  }
+
+  private acquire(index: number): void {
+    // the consumer's callbacks read the entry made just below it
+    let owned!: Owned;
+    const consumer = new QueueConsumer(this.partitions[index]!, this.settings, {
+      ...this.deps,
+      processor: { process: (delivery) => this.hold(delivery, owned) },
+      // a lease run out fences here and now, before the watchdog's turn; a process leaving has no lease to
+      // lose, and its handover acks what it finishes
+      isFenced: () => {
+        this.checkLease();
+        return owned.state === 'fenced';
+      },
+      checkOwnership: () => this.checkLease(),
+      channelLost: () => this.abortRunning(owned),
+    });
+    owned = { index, state: 'active', consumer };
+    this.owned.set(index, owned);
+    this.deps.log.debug({ partition: index }, 'partition acquired');
+    consumer
+      .open(this.generation)
+      .then(() => consumer.start())
+      .catch((err: unknown) =>
+        this.deps.log.warn({ err, partition: index }, 'subscribing to a partition failed'),
+      );
+  }
+
+  /** Handover: no new starts, backoffs end, running jobs finish and are acked, then the channel closes. */
+  private release(owned: Owned, graceMs: number): Promise<void> {
+    if (this.owned.get(owned.index) !== owned) return Promise.resolve();
+    this.owned.delete(owned.index);
+    owned.state = 'releasing';
+    this.dropStale();
+    for (const delivery of owned.consumer.deliveries)
+      if (delivery.running?.isBackoff) delivery.running.abortForShutdown();
+    const handover = owned.consumer
+      .closeAfterRunning(graceMs, () => {
+        owned.state = 'fenced';
+      })
+      .catch((err: unknown) =>
+        this.deps.log.warn({ err, partition: owned.index }, 'handing a partition over failed'),
+      )
+      .finally(() => {
+        this.finishedElsewhere += owned.consumer.handled;
+        this.handovers.delete(handover);
+        this.deps.log.debug({ partition: owned.index }, 'partition handed over');
+      });
+    this.handovers.add(handover);
+    return handover;
+  }
+
+  /** The lease ended: nothing of any partition starts or settles from now; running jobs abort; channels close. */
+  private fenceAll(): void {
+    for (const owned of this.owned.values()) {
+      owned.state = 'fenced';
+      this.abortRunning(owned);
+      void owned.consumer.closeNow();
+    }
+    this.owned.clear();
+    this.dropStale();
+  }
+
+  /**
+   * Fences every owned partition unless the lease holds by the clock: whatever the membership believes, a
+   * process resumed after a freeze starts and settles nothing (a delivery read from its socket after the
+   * resume included).
+   */
+  private checkLease(): void {
+    if (!this.membership.checkLease() && this.owned.size > 0) this.fenceAll();
+  }
+
+  /**
+   * Aborts the jobs running from a partition whose deliveries the broker has back (a lost lease, a closed
+   * channel): their acks can no longer count, and the partition's next owner runs them again.
+   */
+  private abortRunning(owned: Owned): void {
+    for (const delivery of owned.consumer.deliveries)
+      delivery.running?.abortForShutdown(
+        new PartitionLostError(owned.consumer.queue.name, { queue: this.queue.key }),
+      );
+    this.dropStale();
+  }
+
+  /** The partition consumer's processor: resolves when the delivery is settled, or dropped unsettled. */
+  private hold(delivery: Delivery, owned: Owned): Promise<void> {
+    // a partition being handed over starts nothing: the channel's close returns the delivery in order
+    if (owned.state !== 'active') return Promise.resolve();
+    const key = deliveredKey(delivery.message.properties.headers) ?? DEFAULT_KEY;
+    // a free slot and a free key: nothing of this key waits (it would be running), so it starts at once
+    if (this.running < this.settings.concurrency && !this.runningKeys.has(key))
+      return this.run(delivery, owned, key);
+    return new Promise((done) => {
+      this.waiting.push({ delivery, owned, channel: owned.consumer.channelCount, key, done });
+    });
+  }
+
+  private run(delivery: Delivery, owned: Owned, key: string): Promise<void> {
+    this.checkLease();
+    if (owned.state !== 'active') return Promise.resolve();
+    this.running += 1;
+    this.runningKeys.add(key);
+    return this.deps.processor
+      .process(delivery)
+      .catch((error: unknown) => {
+        this.deps.log.error(
+          { err: error, queue: this.queue.name },
+          'unexpected error while processing a delivery',
+        );
+        delivery.requeue();
+      })
+      .finally(() => {
+        this.running -= 1;
+        this.runningKeys.delete(key);
+        this.startNext();
+      });
+  }
+
+  /** Starts the earliest waiting deliveries whose key is free, while slots are. */
+  private startNext(): void {
+    for (let i = 0; i < this.waiting.length && this.running < this.settings.concurrency; ) {
+      const waiting = this.waiting[i]!;
+      if (this.isStale(waiting)) {
+        this.waiting.splice(i, 1);
+        waiting.done();
+      } else if (!this.runningKeys.has(waiting.key)) {
+        this.waiting.splice(i, 1);
+        void this.run(waiting.delivery, waiting.owned, waiting.key).then(waiting.done);
+      } else i++;
+    }
+  }
+
+  private isStale(waiting: Waiting): boolean {
+    return waiting.owned.state !== 'active' || waiting.channel !== waiting.owned.consumer.channelCount;
+  }
+
+  /** Lets go of the deliveries of partitions handed over or of closed channels (the broker has them back). */
+  private dropStale(): void {
+    for (let i = 0; i < this.waiting.length; ) {
+      const waiting = this.waiting[i]!;
+      if (this.isStale(waiting)) {
+        this.waiting.splice(i, 1);
+        waiting.done();
+      } else i++;
+    }
+  }
+}
