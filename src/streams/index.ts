@@ -20,12 +20,14 @@ export {
   lastOffset,
   firstOffset,
   openReadChannel,
+  LAST_CHUNK_PREFETCH,
   type StreamRecord,
   type StreamStart,
   type ReadOptions,
 } from './stream-reader';
 export { appendAndLocate } from './located-append';
 export { readLastChunk, readOffsets } from './offset-reads';
+export { ReadChannels } from './read-channels';
 export {
   decodeBlock,
   decodeEntries,

@@ -28,7 +28,13 @@ export async function newestRecord<T>(
     openChannel,
     stream,
     'last',
-    { max: NEWEST_MAX_RECORDS, idleMs: NEWEST_QUIET_MS, firstWaitMs: NEWEST_FIRST_WAIT_MS, prefetch: 100 },
+    {
+      max: NEWEST_MAX_RECORDS,
+      idleMs: NEWEST_QUIET_MS,
+      firstWaitMs: NEWEST_FIRST_WAIT_MS,
+      // one at a time when the first taken ends the read: nothing sent past it (the last chunk is small)
+      prefetch: firstTaken ? 1 : 100,
+    },
     (record) => {
       const taken = take(record);
       if (taken !== undefined) newest = taken;
