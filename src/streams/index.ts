@@ -19,7 +19,6 @@ export {
   readToEnd,
   lastOffset,
   firstOffset,
-  openReadChannel,
   LAST_CHUNK_PREFETCH,
   type StreamRecord,
   type StreamStart,
@@ -27,6 +26,7 @@ export {
 } from './stream-reader';
 export { appendAndLocate } from './located-append';
 export { readLastChunk, readOffsets } from './offset-reads';
+export { openReadChannel } from './read-channel';
 export { ReadChannels } from './read-channels';
 export {
   decodeBlock,

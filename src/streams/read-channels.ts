@@ -1,5 +1,5 @@
 import type * as amqp from 'amqplib';
-import { KEPT, openReadChannel, type ReadChannel } from './stream-reader';
+import { KEPT, openReadChannel, type ReadChannel } from './read-channel';
 
 /**
  * The channels of one reader whose reads follow one another (a lookup: the checkpoint, then the shard it
