@@ -124,7 +124,8 @@ export const SUITES: readonly Suite[] = [
     name: 'lookup',
     summary:
       'issue 33: ops.job(id) and dead search / replay from a fresh process on a big history and log, beside a baseline build',
-    usage: '[--events 1000000] [--letters 100000] [--lookups 20] [--baseline DIR] [--dead-baseline no]',
+    usage:
+      '[--events 1000000] [--letters 100000] [--lookups 20] [--traces 0] [--baseline DIR] [--dead-baseline no]',
     quickArgs: ['--events', '3000', '--letters', '2000', '--lookups', '3'],
     load: () => import('./lookup'),
   },

@@ -405,6 +405,15 @@ async function main(): Promise<void> {
         `${cpu.toFixed(1)} CPU µs/job (${((cpu / baseCpu - 1) * 100).toFixed(1)} %; median of the rounds' ratios ${((paired(rs) - 1) * 100).toFixed(1)} %)`,
     );
   }
+  // one-job beside idle: the same processes on the machine (a subscriber process), a filter held or not
+  if (runs.has('one-job') && runs.has('idle')) {
+    const idle = runs.get('idle')!;
+    const ratio = quantile(
+      runs.get('one-job')!.map((r, i) => r.cpuUsPerJob / idle[i]!.cpuUsPerJob),
+      0.5,
+    );
+    console.log(`one-job against idle: median of the rounds' ratios ${((ratio - 1) * 100).toFixed(1)} %`);
+  }
   const path = pathCost();
   console.log(
     `job path, ns per job added by the sink's checks: off ${path.off.toFixed(1)}, on ${path.on.toFixed(1)}, ` +

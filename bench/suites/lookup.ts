@@ -11,7 +11,7 @@
  * letters in flight (the collector's prefetch): a stream's chunks form from what arrives together, and a
  * read at an offset starts at its chunk.
  *
- *   npm run bench -- lookup [--events 1000000] [--letters 100000] [--lookups 20] [--baseline DIR] [--dead-baseline no]
+ *   npm run bench -- lookup [--events 1000000] [--letters 100000] [--lookups 20] [--traces 0] [--baseline DIR] [--dead-baseline no]
  *   env: AMQP_URL (default amqp://guest:guest@127.0.0.1:5672)
  */
 import { execFile, execFileSync } from 'node:child_process';
@@ -30,6 +30,8 @@ const { values } = parseArgs({
     events: { type: 'string', default: '1000000' },
     letters: { type: 'string', default: '100000' },
     lookups: { type: 'string', default: '20' },
+    /** Traced lookups per build after the timed ones: the median timeline of the reads (lookup-child `trace`). */
+    traces: { type: 'string', default: '0' },
     baseline: { type: 'string' },
     /** Run the baseline's log queries too (at 1,000,000 letters its index needs ~3 GB and minutes). */
     'dead-baseline': { type: 'string', default: 'yes' },
@@ -38,6 +40,7 @@ const { values } = parseArgs({
 const EVENTS = Number(values.events);
 const LETTERS = Number(values.letters);
 const LOOKUPS = Number(values.lookups);
+const TRACES = Number(values.traces);
 const AMQP_URL = process.env.AMQP_URL ?? 'amqp://guest:guest@127.0.0.1:5672';
 const BATCH = 1000;
 const SELECTED = 1000;
@@ -48,6 +51,8 @@ interface ChildResult {
   readonly ms: number;
   readonly found: number;
   readonly rssMb: number;
+  /** Mode `trace`: ms from the lookup's start to each step of its reads. */
+  readonly phases?: Record<string, number>;
 }
 
 function child(root: string, mode: string, namespace: string, arg: string): Promise<ChildResult> {
@@ -212,6 +217,32 @@ async function main(): Promise<void> {
       console.log(`${key}:`, results[key]);
     }
     results.loadavgAfterLookups = os.loadavg();
+    if (TRACES > 0) {
+      // the timeline of each build's lookups, alternating as above: the median ms of each step
+      const traced = Object.fromEntries(Object.keys(builds).map((b) => [b, [] as Record<string, number>[]]));
+      for (let i = 0; i < TRACES; i += 1)
+        for (const [build, root] of Object.entries(builds)) {
+          const r = await child(root, 'trace', historyOf[build]!, ids[i % ids.length]!);
+          traced[build]!.push(r.phases ?? {});
+        }
+      for (const [build, runs] of Object.entries(traced)) {
+        const steps = [...new Set(runs.flatMap((r) => Object.keys(r)))];
+        const medians = steps
+          .map((step) => {
+            const at = runs.map((r) => r[step]).filter((x): x is number => x !== undefined);
+            return [step, round(percentile(at, 50)), at.length] as const;
+          })
+          .sort((a, b) => a[1] - b[1]);
+        results[`timeline of job ${build} (median ms from the start, runs)`] = Object.fromEntries(
+          medians.map(([step, ms, n]) => [step, n === runs.length ? ms : `${ms} (${n} runs)`]),
+        );
+        console.log(
+          `timeline, ${build}:`,
+          results[`timeline of job ${build} (median ms from the start, runs)`],
+        );
+      }
+      results.loadavgAfterTraces = os.loadavg();
+    }
 
     // The dead-letter log: LETTERS letters; SELECTED of them carry customer.id "selected".
     const every = Math.floor(LETTERS / SELECTED);

@@ -25,7 +25,9 @@ import { CheckpointCodec, type Checkpoint } from '../records';
 import {
   decodeBlock,
   newestRecord,
+  LAST_CHUNK_PREFETCH,
   openReadChannel,
+  ReadChannels,
   readLastChunk,
   readOffsets,
   readStream,
@@ -43,6 +45,14 @@ import {
 } from './index-state';
 
 export type { AppendRecord, HistoryIndexDeps } from './index-state';
+
+/**
+ * How long a lookup or a round waits for the newest checkpoint before taking the checkpoint stream for
+ * empty, ms. Only a stream declared a moment before its first checkpoint is empty; a broker slow to answer
+ * (a cold read took 130 ms at p99 on a machine at load 14, issue 33) is not, and taking it for empty made
+ * a lookup index the whole history itself (10 s for a million events) or a round write a base again.
+ */
+const CHECKPOINT_FIRST_WAIT_MS = 2000;
 
 /** A lookup that would read more history than this itself (offsets no block covers) indexes first. */
 export const LOOKUP_INDEXES_ABOVE = 16;
@@ -93,21 +103,31 @@ export class HistoryIndex implements IndexReader {
    * over twice (a batch named by the index in the last chunk): the caller keeps each offset once.
    */
   async lookUp(jobId: string, visit: (record: StreamRecord) => void): Promise<void> {
+    const { openChannel } = this.deps;
+    // All opened at once, the chain's first: the checkpoint, the shard it names and a batch the shard names
+    // are read on one kept channel in turn (read-channels.ts); the history's last chunk beside them; a spare
+    // for the deltas, read beside the shard.
+    const channels = new ReadChannels(openChannel, 1);
+    let lastChannel: Promise<amqp.Channel> | undefined = openReadChannel(openChannel, LAST_CHUNK_PREFETCH);
+    lastChannel.catch(() => undefined);
+    channels.openSpares(1);
+    const forLast = () => {
+      const taken = lastChannel ?? openChannel();
+      lastChannel = undefined;
+      return taken;
+    };
     const hash = historyKeyHash(jobId);
-    // Opened while the checkpoint is read: for the shard and the deltas it names, and the batch they name.
-    const spares = [0, 1, 2].map(() => openReadChannel(this.deps.openChannel, 1));
-    for (const s of spares) s.catch(() => undefined);
-    const spare = () => spares.shift() ?? this.deps.openChannel();
     try {
-      let view = await this.view(hash, spare, visit);
+      let view = await this.view(hash, channels.open, forLast, visit);
       if (view.end !== undefined && outsideLast(view) > LOOKUP_INDEXES_ABOVE) {
         await view.named;
         await this.round(view.claimed > view.verified).catch(() => undefined);
-        view = await this.view(hash, spare, visit);
+        view = await this.view(hash, channels.open, forLast, visit);
       }
       await Promise.all([view.named, view.end === undefined ? undefined : this.readUncovered(view, visit)]);
     } finally {
-      for (const s of spares) void s.then((c) => c.close()).catch(() => undefined);
+      channels.close();
+      if (lastChannel !== undefined) void lastChannel.then((c) => c.close()).catch(() => undefined);
     }
   }
 
@@ -144,10 +164,12 @@ export class HistoryIndex implements IndexReader {
   }
 
   /** The newest checkpoint this process can trust (the first one in the last chunk), or undefined. */
-  async checkpoint(): Promise<(Checkpoint & { state: IndexState }) | undefined> {
+  async checkpoint(
+    openChannel = this.deps.openChannel,
+  ): Promise<(Checkpoint & { state: IndexState }) | undefined> {
     if (!this.codec.isUsable) return undefined;
     return newestRecord(
-      this.deps.openChannel,
+      openChannel,
       this.deps.checkpointStream,
       (r) => {
         const c = this.codec.decode(r.content, r.properties);
@@ -155,6 +177,7 @@ export class HistoryIndex implements IndexReader {
         return c === undefined || state === undefined ? undefined : { ...c, state };
       },
       true,
+      CHECKPOINT_FIRST_WAIT_MS,
     ).catch(() => undefined);
   }
 
@@ -164,13 +187,15 @@ export class HistoryIndex implements IndexReader {
    */
   private async view(
     hash: number,
-    spare: () => Promise<amqp.Channel>,
+    channel: () => Promise<amqp.Channel>,
+    forLast: () => Promise<amqp.Channel>,
     visit: (record: StreamRecord) => void,
   ): Promise<LookupView> {
     const { stream, idleMs } = this.deps;
-    const lastP = readLastChunk(this.deps.openChannel, stream, idleMs);
+    const cpP = this.checkpoint(channel);
+    const lastP = readLastChunk(forLast, stream, idleMs);
     lastP.catch(() => undefined);
-    const cp = await this.checkpoint();
+    const cp = await cpP;
     const blocks: TakenBlock[] = [];
     const named: Promise<void>[] = [];
     const take = (r: StreamRecord, shard?: { count: number; index: number }) => {
@@ -180,7 +205,7 @@ export class HistoryIndex implements IndexReader {
       if (shard && (block.shard?.count !== shard.count || block.shard.index !== shard.index)) return;
       if (!shard && block.shard !== undefined) return;
       blocks.push(block);
-      if (block.offsets.length > 0) named.push(readOffsets(spare, stream, block.offsets, idleMs, visit));
+      if (block.offsets.length > 0) named.push(readOffsets(channel, stream, block.offsets, idleMs, visit));
     };
     const reads: Promise<void>[] = [];
     const base = cp?.state.base;
@@ -188,12 +213,12 @@ export class HistoryIndex implements IndexReader {
     if (base !== undefined) {
       const shard = { count: base.n, index: hash % base.n };
       const at = shardOffset(base.runs, shard.index);
-      if (at !== undefined) reads.push(this.readIndex([at], (r) => take(r, shard), spare));
+      if (at !== undefined) reads.push(this.readIndex([at], (r) => take(r, shard), channel));
       claimed += base.to - base.from + 1;
     }
     if (cp !== undefined && cp.state.deltas.length > 0) {
       const offsets = cp.state.deltas.map((d) => d[0]);
-      reads.push(this.readIndex(offsets, (r) => take(r), spare));
+      reads.push(this.readIndex(offsets, (r) => take(r), channel));
       for (const d of cp.state.deltas) claimed += d[2] - d[1] + 1;
     }
     const [last] = await Promise.all([lastP, ...reads]);

@@ -75,11 +75,12 @@ export class EventRelay {
   wants(event: keyof WarrenEvents, jobId?: string, name?: string, queue?: string): boolean {
     if (this.filters === 0 || RELAYED[event] === undefined) return false;
     if (jobId === undefined) return true;
-    const { interests } = this;
+    // a field nobody filters by is not looked up (a string's first lookup hashes it: a job id is new each job)
+    const { jobId: byJob, name: byName, queue: byQueue } = this.interests;
     return (
-      interests.jobId.has(jobId) ||
-      (name !== undefined && interests.name.has(name)) ||
-      (queue !== undefined && interests.queue.has(queue))
+      (byJob.size > 0 && byJob.has(jobId)) ||
+      (name !== undefined && byName.size > 0 && byName.has(name)) ||
+      (queue !== undefined && byQueue.size > 0 && byQueue.has(queue))
     );
   }
 

@@ -19,13 +19,15 @@ export {
   readToEnd,
   lastOffset,
   firstOffset,
-  openReadChannel,
+  LAST_CHUNK_PREFETCH,
   type StreamRecord,
   type StreamStart,
   type ReadOptions,
 } from './stream-reader';
 export { appendAndLocate } from './located-append';
 export { readLastChunk, readOffsets } from './offset-reads';
+export { openReadChannel } from './read-channel';
+export { ReadChannels } from './read-channels';
 export {
   decodeBlock,
   decodeEntries,

@@ -22,13 +22,21 @@ export async function newestRecord<T>(
    * record will do (a lookup through the history's index checks what a checkpoint says), one quiet less.
    */
   firstTaken = false,
+  /** How long to wait for the first record before taking the stream for empty, ms. */
+  firstWaitMs = NEWEST_FIRST_WAIT_MS,
 ): Promise<T | undefined> {
   let newest: T | undefined;
   await readStream(
     openChannel,
     stream,
     'last',
-    { max: NEWEST_MAX_RECORDS, idleMs: NEWEST_QUIET_MS, firstWaitMs: NEWEST_FIRST_WAIT_MS, prefetch: 100 },
+    {
+      max: NEWEST_MAX_RECORDS,
+      idleMs: NEWEST_QUIET_MS,
+      firstWaitMs,
+      // one at a time when the first taken ends the read: nothing sent past it (the last chunk is small)
+      prefetch: firstTaken ? 1 : 100,
+    },
     (record) => {
       const taken = take(record);
       if (taken !== undefined) newest = taken;

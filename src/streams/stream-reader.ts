@@ -1,5 +1,7 @@
 import type * as amqp from 'amqplib';
 import { X_ARGS } from '../topology';
+import { consumeNoWait } from './nowait-consume';
+import { KEPT, PREFETCH_SET, type ReadChannel } from './read-channel';
 
 const FIRST_RECORD_WAIT_FACTOR = 5;
 const FIRST_RECORD_MIN_WAIT_MS = 1000;
@@ -9,28 +11,10 @@ const FIRST_RECORD_MIN_WAIT_MS = 1000;
  * every lookup waited the read's whole idle time (200 ms) here.
  */
 const LAST_CHUNK_QUIET_MS = 10;
+/** Records in flight when reading a stream's last chunk: all of it at once. */
+export const LAST_CHUNK_PREFETCH = 1000;
 /** No record for this long after a read at `last` starts means the stream is empty. */
 const LAST_CHUNK_FIRST_WAIT_MS = 500;
-
-/** The prefetch a channel opened by {@link openReadChannel} has set already. */
-const PREFETCH_SET = Symbol('warren.prefetchSet');
-type ReadChannel = amqp.Channel & { [PREFETCH_SET]?: number };
-
-/**
- * A channel opened ahead of a read, its prefetch set: a reader that knows it will read again once an answer
- * arrives (a lookup: its index, then the records it names) opens it meanwhile and saves the read the
- * channel's open and qos (2 round trips, 3–10 ms on a loaded broker). Closed by the read that takes it.
- */
-export async function openReadChannel(
-  openChannel: () => Promise<amqp.Channel>,
-  prefetch: number,
-): Promise<amqp.Channel> {
-  const channel: ReadChannel = await openChannel();
-  channel.on('error', () => undefined);
-  await channel.prefetch(prefetch, false);
-  channel[PREFETCH_SET] = prefetch;
-  return channel;
-}
 
 /** One record read from a stream, with its offset. */
 export interface StreamRecord {
@@ -88,11 +72,17 @@ export async function readStream(
   visit: (record: StreamRecord) => unknown,
 ): Promise<{ count: number; lastOffset: number | undefined }> {
   const channel: ReadChannel = await openChannel();
-  channel.on('error', () => undefined);
+  const release = channel[KEPT];
+  // (a kept channel has its listener from openReadChannel: one a read would add up)
+  if (release === undefined) channel.on('error', () => undefined);
+  let unwatch: () => void = () => undefined;
   let count = 0;
   let lastOffset: number | undefined;
   try {
-    if (channel[PREFETCH_SET] !== options.prefetch) await channel.prefetch(options.prefetch, false);
+    if (channel[PREFETCH_SET] !== options.prefetch) {
+      await channel.prefetch(options.prefetch, false);
+      channel[PREFETCH_SET] = options.prefetch;
+    }
     // size-exception: the consumer's callbacks and its timers close over one read's state.
     await new Promise<void>((resolve, reject) => {
       let done = false;
@@ -129,45 +119,71 @@ export async function readStream(
         );
       const ackEvery = Math.max(1, Math.floor(options.prefetch / 2));
       let unacked = 0;
-      channel
-        .consume(
-          stream,
-          (message) => {
-            if (message === null || done) return;
-            arrivals += 1;
-            clearTimeout(timer);
-            const offset = Number(message.properties.headers?.[X_ARGS.streamOffset]);
-            unacked += 1;
-            if (unacked >= ackEvery) {
-              channel.ack(message, true);
-              unacked = 0;
-            }
-            // A read at an offset inside a chunk may get the chunk's earlier records first.
-            if (typeof from === 'number' && offset < from) {
-              timer = quietAfter(count === 0 ? firstWaitMs : options.idleMs);
-              return;
-            }
-            if (until !== undefined && offset > until) return finish();
-            const record = { offset, content: message.content, properties: message.properties };
-            const more = visitSafely(visit, record);
-            count += 1;
-            lastOffset = offset;
-            if (more === false || count >= options.max || offset === until) return finish();
-            timer = quietAfter(options.idleMs);
-          },
-          { noAck: false, arguments: { [X_ARGS.streamOffset]: offsetArgument(from) } },
-        )
-        .catch((error: unknown) => {
-          done = true;
-          clearTimeout(timer);
-          reject(error);
-        });
+      const failed = (error: unknown) => {
+        if (done) return;
+        done = true;
+        clearTimeout(timer);
+        reject(error);
+      };
+      const onMessage = (message: amqp.ConsumeMessage | null) => {
+        if (message === null || done) return;
+        arrivals += 1;
+        clearTimeout(timer);
+        const offset = Number(message.properties.headers?.[X_ARGS.streamOffset]);
+        unacked += 1;
+        const ack = () => {
+          if (unacked < ackEvery) return;
+          channel.ack(message, true);
+          unacked = 0;
+        };
+        if (release === undefined) ack();
+        // A read at an offset inside a chunk may get the chunk's earlier records first.
+        if (typeof from === 'number' && offset < from) {
+          if (release !== undefined) ack();
+          timer = quietAfter(count === 0 ? firstWaitMs : options.idleMs);
+          return;
+        }
+        if (until !== undefined && offset > until) return finish();
+        const record = { offset, content: message.content, properties: message.properties };
+        const lastOne = offset === until || count + 1 >= options.max;
+        if (lastOne) release?.();
+        const more = visitSafely(visit, record);
+        count += 1;
+        lastOffset = offset;
+        if (more === false || lastOne) return finish();
+        if (release !== undefined) ack();
+        timer = quietAfter(options.idleMs);
+      };
+      const args = { [X_ARGS.streamOffset]: offsetArgument(from) };
+      // On a kept channel the consumer joins without waiting for its consume-ok (nowait-consume.ts); a
+      // refusal closes the channel, which ends the read with the broker's error.
+      if (release !== undefined) {
+        let closedWith: unknown;
+        const onError = (error: unknown) => {
+          closedWith = error;
+        };
+        const onClose = () => failed(closedWith ?? new Error(`channel closed reading ${stream}`));
+        channel.on('error', onError);
+        channel.once('close', onClose);
+        unwatch = () => {
+          channel.off('error', onError);
+          channel.off('close', onClose);
+        };
+        try {
+          if (consumeNoWait(channel, stream, onMessage, args)) return;
+        } catch (error) {
+          return failed(error);
+        }
+      }
+      channel.consume(stream, onMessage, { noAck: false, arguments: args }).catch(failed);
     });
   } finally {
     // Closing the channel cancels the consumer; nothing read is lost, since a stream keeps its records.
     // Not awaited: the broker answers the close once the records it pushed ahead are dropped (10-50 ms),
-    // and the read's answer does not depend on it.
-    channel.close().catch(() => undefined);
+    // and the read's answer does not depend on it. A kept channel's owner closes it.
+    unwatch();
+    if (release !== undefined) release();
+    else channel.close().catch(() => undefined);
   }
   return { count, lastOffset };
 }
@@ -253,7 +269,7 @@ export async function readLast(
       max: Number.POSITIVE_INFINITY,
       idleMs: Math.min(idleMs, LAST_CHUNK_QUIET_MS),
       firstWaitMs: Math.max(idleMs, LAST_CHUNK_FIRST_WAIT_MS),
-      prefetch: 1000,
+      prefetch: LAST_CHUNK_PREFETCH,
     },
     visit,
   );
