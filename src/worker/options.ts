@@ -21,6 +21,13 @@ export interface WorkerOptions {
    * 16 MiB (16 777 216 bytes), the same as `publisher.maxBodyBytes`.
    */
   readonly maxBodyBytes?: number;
+  /**
+   * Deliveries each queue's consumer holds beyond its concurrency, each started the moment a running job
+   * ends, so that the broker sends the next ones while these run (docs/guide/workers.md#prefetch). At most
+   * the queue's concurrency; 0 turns it off (prefetch = concurrency). Queues with priorities, batch jobs or
+   * fair share never hold ahead. Default: the queue's concurrency (prefetch twice the concurrency).
+   */
+  readonly prefetchAhead?: number;
 }
 
 export type ResolvedWorkerOptions = Required<WorkerOptions>;
@@ -31,6 +38,8 @@ export const WORKER_DEFAULTS: ResolvedWorkerOptions = Object.freeze({
   redeliveryLimit: 10,
   republishTimeoutMs: 30_000,
   maxBodyBytes: 16 * 1024 * 1024,
+  /** Capped by each queue's concurrency: the default is that concurrency. */
+  prefetchAhead: Number.POSITIVE_INFINITY,
 });
 
 const KNOWN = {
@@ -39,6 +48,7 @@ const KNOWN = {
   redeliveryLimit: true,
   republishTimeoutMs: true,
   maxBodyBytes: true,
+  prefetchAhead: true,
 } as const satisfies Record<keyof WorkerOptions, true>;
 
 export function resolveWorkerOptions(input: WorkerOptions = {}): ResolvedWorkerOptions {
@@ -65,5 +75,9 @@ export function resolveWorkerOptions(input: WorkerOptions = {}): ResolvedWorkerO
       1,
     ),
     maxBodyBytes: checkInteger('worker.maxBodyBytes', input.maxBodyBytes ?? WORKER_DEFAULTS.maxBodyBytes, 1),
+    prefetchAhead:
+      input.prefetchAhead === undefined
+        ? WORKER_DEFAULTS.prefetchAhead
+        : checkInteger('worker.prefetchAhead', input.prefetchAhead, 0),
   });
 }
