@@ -5,12 +5,18 @@ import type * as amqp from 'amqplib';
  * of the event loop goes out together, the contiguous run of finished deliveries as a single
  * `multiple` ack, finished deliveries behind a still-running one individually (so a slow job never
  * holds the prefetch window hostage). A job is acked only after it finished.
+ *
+ * The batch goes at the end of the turn that acked it (`process.nextTick`, which runs once the
+ * microtasks of every job finishing in that turn are done), not in a `setImmediate`: amqplib writes a
+ * channel's frames from a `setImmediate` of its own, so a flush from a `setImmediate` reached the socket
+ * one event-loop iteration later, while the broker, its prefetch window spent, sent nothing.
  */
 export class AckBatcher {
   /** Delivery tags not yet settled on the broker, in delivery order. */
   private readonly outstanding = new Set<number>();
   private readonly finished = new Set<number>();
   private scheduled = false;
+  private readonly flushLater = () => this.flush();
 
   /**
    * `prefetch`: when that many deliveries are all finished the broker is waiting on us, so the acks go at
@@ -38,7 +44,7 @@ export class AckBatcher {
     }
     if (!this.scheduled) {
       this.scheduled = true;
-      setImmediate(() => this.flush());
+      process.nextTick(this.flushLater);
     }
   }
 

@@ -28,6 +28,13 @@ export interface WorkerOptions {
    * spurious handovers when an event loop stalls. Default 500 ms.
    */
   readonly partitionHeartbeatMs?: number;
+  /**
+   * Deliveries each queue's consumer holds beyond its concurrency, each started the moment a running job
+   * ends, so that the broker sends the next ones while these run (docs/guide/workers.md#prefetch). At most
+   * the queue's concurrency; 0 turns it off (prefetch = concurrency). Queues with priorities, batch jobs,
+   * fair share or ordered partitions never hold ahead. Default: the queue's concurrency (prefetch twice the concurrency).
+   */
+  readonly prefetchAhead?: number;
 }
 
 export type ResolvedWorkerOptions = Required<WorkerOptions>;
@@ -39,6 +46,8 @@ export const WORKER_DEFAULTS: ResolvedWorkerOptions = Object.freeze({
   republishTimeoutMs: 30_000,
   maxBodyBytes: 16 * 1024 * 1024,
   partitionHeartbeatMs: 500,
+  /** Capped by each queue's concurrency: the default is that concurrency. */
+  prefetchAhead: Number.POSITIVE_INFINITY,
 });
 
 const KNOWN = {
@@ -48,6 +57,7 @@ const KNOWN = {
   republishTimeoutMs: true,
   maxBodyBytes: true,
   partitionHeartbeatMs: true,
+  prefetchAhead: true,
 } as const satisfies Record<keyof WorkerOptions, true>;
 
 export function resolveWorkerOptions(input: WorkerOptions = {}): ResolvedWorkerOptions {
@@ -79,5 +89,9 @@ export function resolveWorkerOptions(input: WorkerOptions = {}): ResolvedWorkerO
       input.partitionHeartbeatMs ?? WORKER_DEFAULTS.partitionHeartbeatMs,
       20,
     ),
+    prefetchAhead:
+      input.prefetchAhead === undefined
+        ? WORKER_DEFAULTS.prefetchAhead
+        : checkInteger('worker.prefetchAhead', input.prefetchAhead, 0),
   });
 }

@@ -5,15 +5,18 @@ import { consumerTimeoutArguments, type PlannedJobQueue } from '../topology';
 import { AckBatcher } from './ack-batcher';
 import { Delivery } from './delivery';
 import { fencedSettlement } from './fenced-settlement';
+import { HeldDeliveries } from './held-deliveries';
 import type { JobProcessor } from './job-processor';
 
 type ConsumerState = 'idle' | 'consuming' | 'paused' | 'stopped';
 
 /** How one queue is consumed. */
 export interface ConsumerSettings {
-  /** Prefetch: how many deliveries run at once. */
+  /** How many deliveries run at once. */
   readonly concurrency: number;
-  /** The consumer's `x-consumer-timeout`: the queue's longest job timeout and a margin, ms. */
+  /** Deliveries held beyond `concurrency` (0 to `concurrency`), each started when a run ends. */
+  readonly ahead: number;
+  /** The consumer's `x-consumer-timeout`: the longest a delivery may wait and run, and a margin, ms. */
   readonly consumerTimeoutMs: number;
 }
 
@@ -35,9 +38,13 @@ export interface QueueConsumerDeps {
 }
 
 /**
- * The consumer of one job queue on its own channel: prefetch = concurrency, re-created with the
- * channel after any reconnect or channel error, re-subscribed when the broker cancels it (the queue
- * was deleted, a node failed). Explicit pause/stop survive reconnects: a paused consumer stays paused.
+ * The consumer of one job queue on its own channel: prefetch = concurrency + ahead, at most `concurrency`
+ * deliveries running and the rest held in arrival order until a run ends; re-created with the channel
+ * after any reconnect or channel error, re-subscribed when the broker cancels it (the queue was deleted,
+ * a node failed). Explicit pause/stop survive reconnects: a paused consumer stays paused.
+ *
+ * Held ahead, the next deliveries come while these run: with prefetch = concurrency and short jobs the
+ * consumer waited a broker round trip per window (80-88 % of its time at concurrency 10, classic queue).
  */
 export class QueueConsumer {
   private readonly managed: ManagedChannel;
@@ -45,8 +52,11 @@ export class QueueConsumer {
   private consumerTag: string | undefined;
   private subscribing: { readonly channel: amqp.Channel; readonly promise: Promise<void> } | undefined;
   private batcher: AckBatcher | undefined;
-  /** Deliveries received and not yet handled to the end. */
+  /** Deliveries received and not yet handled to the end: running or held. */
   private readonly inFlight = new Set<Delivery>();
+  /** Deliveries received while `concurrency` ran, in arrival order, each started when a run ends. */
+  private readonly held = new HeldDeliveries();
+  private running = 0;
   private finished = 0;
   private readonly idleWaiters: (() => void)[] = [];
   private readonly log: Logger;
@@ -102,7 +112,7 @@ export class QueueConsumer {
     await this.subscribe();
   }
 
-  /** Stops taking new jobs (running ones finish). Used while a circuit breaker is open. */
+  /** Stops taking new jobs (running ones finish, held ones wait for the resume). Used while a circuit breaker is open. */
   async pause(): Promise<void> {
     if (this.state !== 'consuming') return;
     this.state = 'paused';
@@ -113,6 +123,7 @@ export class QueueConsumer {
     // 'idle': the queue was paused before the worker started, so start() skipped it.
     if (this.state !== 'paused' && this.state !== 'idle') return;
     this.state = 'consuming';
+    this.startHeld();
     await this.subscribe();
   }
 
@@ -149,6 +160,7 @@ export class QueueConsumer {
    */
   async stop(graceMs: number): Promise<void> {
     this.state = 'stopped';
+    this.startHeld();
     await this.unsubscribe();
     const finished = await this.waitIdle(graceMs);
     if (!finished) {
@@ -156,6 +168,11 @@ export class QueueConsumer {
         { queue: this.queue.name, running: this.inFlight.size },
         'grace period over; aborting running jobs and returning them to the queue',
       );
+      // held deliveries never started: back to the queue as they are, like the aborted runs
+      for (const held of this.held.takeAll()) {
+        held.requeue();
+        this.finish(held);
+      }
       for (const delivery of this.inFlight) delivery.running?.abortForShutdown();
       await this.waitIdle(1000);
     }
@@ -164,10 +181,10 @@ export class QueueConsumer {
   }
 
   private async setup(channel: amqp.Channel): Promise<void> {
-    const { concurrency } = this.settings;
+    const prefetch = this.settings.concurrency + this.settings.ahead;
     this.channels += 1;
-    await channel.prefetch(concurrency, false);
-    this.batcher = new AckBatcher(channel, concurrency);
+    await channel.prefetch(prefetch, false);
+    this.batcher = new AckBatcher(channel, prefetch);
     this.consumerTag = undefined;
     if (this.state === 'consuming') await this.subscribe();
   }
@@ -237,22 +254,47 @@ export class QueueConsumer {
       this.deps.checkOwnership,
     );
     this.inFlight.add(delivery);
+    if (this.running < this.settings.concurrency) this.run(delivery);
+    else this.held.push(delivery);
+  }
+
+  private run(delivery: Delivery): void {
+    this.running += 1;
     this.deps.processor.process(delivery).then(
-      () => this.finish(delivery),
+      () => this.ran(delivery),
       (error: unknown) => {
         this.log.error(
           { err: error, queue: this.queue.name },
           'unexpected error while processing a delivery; returning it to the queue',
         );
         delivery.requeue();
-        this.finish(delivery);
+        this.ran(delivery);
       },
     );
   }
 
-  private finish(delivery: Delivery): void {
+  private ran(delivery: Delivery): void {
+    this.running -= 1;
+    this.finish(delivery);
+    this.startHeld();
+  }
+
+  /**
+   * Starts held deliveries while fewer than `concurrency` run; none while paused (an open breaker pauses the
+   * queue: what it holds starts on resume, the trial jobs), all as slots free on stop (within the grace).
+   */
+  private startHeld(): void {
+    while (this.running < this.settings.concurrency && this.state !== 'paused') {
+      const next = this.held.shift();
+      if (next === undefined) return;
+      this.run(next);
+    }
+  }
+
+  /** `handled`: it counts in `handled` (a held delivery dropped with its closed channel does not). */
+  private finish(delivery: Delivery, handled = true): void {
     this.inFlight.delete(delivery);
-    this.finished += 1;
+    if (handled) this.finished += 1;
     if (this.inFlight.size === 0) for (const waiter of this.idleWaiters.splice(0)) waiter();
   }
 
@@ -279,6 +321,8 @@ export class QueueConsumer {
     this.consumerTag = undefined;
     this.batcher = undefined;
     this.deps.channelLost?.();
+    // the broker has requeued its unsettled deliveries, the held ones among them
+    for (const held of this.held.takeAll()) this.finish(held, false);
     if (isConsumerTimeout(error)) {
       this.log.error(
         { queue: this.queue.name, err: error },

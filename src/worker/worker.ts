@@ -61,13 +61,16 @@ export class Worker {
       // a lane is consumed by its queue's FairShareConsumer
       if (queue.role !== 'job' || queue.lane !== undefined || !queueNames.has(queue.name)) continue;
       const partitions = queue.partitions;
+      const concurrency = deps.concurrencyOf(queue.name);
+      const ahead = aheadOf(queue, concurrency, deps.jobs.values(), deps.options.prefetchAhead);
       const settings = {
-        concurrency: deps.concurrencyOf(queue.name),
+        concurrency,
+        ahead,
         // an ordered partition holds a delivery through every attempt and backoff (retries in place)
         consumerTimeoutMs:
           partitions !== undefined
             ? MAX_CONSUMER_TIMEOUT_MS
-            : consumerTimeoutOf(queue.name, deps.jobs.values()),
+            : consumerTimeoutOf(queue.name, deps.jobs.values(), ahead > 0),
       };
       const consumerDeps = {
         manager: deps.manager,
@@ -187,9 +190,31 @@ function lanesOf(plan: TopologyPlan, queueName: string): PlannedJobQueue[] {
   return plan.queues.filter((q): q is PlannedJobQueue => q.role === 'job' && q.lane?.of === queueName);
 }
 
-function consumerTimeoutOf(queueName: string, jobs: Iterable<RegisteredJob>): number {
+function consumerTimeoutOf(queueName: string, jobs: Iterable<RegisteredJob>, holdsAhead: boolean): number {
   let longest = 0;
   for (const job of jobs)
     if (job.planned.queueName === queueName) longest = Math.max(longest, runLimitMs(job));
-  return longest + CONSUMER_TIMEOUT_MARGIN_MS;
+  // A held delivery waits at most one run (no more are held than run at once), then runs.
+  return (holdsAhead ? 2 * longest : longest) + CONSUMER_TIMEOUT_MARGIN_MS;
+}
+
+/**
+ * How many deliveries a queue's consumer holds beyond its concurrency: `worker.prefetchAhead`, at most the
+ * concurrency. None on a queue with priorities (a held job would run before a higher one that came after
+ * it), with batch jobs (a batch fills from the prefetch, sized for them) or with fair share (its own
+ * scheduler holds what its lanes deliver).
+ */
+function aheadOf(
+  queue: PlannedJobQueue,
+  concurrency: number,
+  jobs: Iterable<RegisteredJob>,
+  prefetchAhead: number,
+): number {
+  // a partition's key gate holds its deliveries in order already
+  if (queue.maxPriority !== undefined || queue.fairness !== undefined || queue.partitions !== undefined)
+    return 0;
+  for (const job of jobs)
+    if (job.planned.queueName === queue.name && (job.batch !== undefined || job.breakers.length > 0))
+      return 0;
+  return Math.min(prefetchAhead, concurrency);
 }
