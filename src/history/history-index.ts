@@ -47,10 +47,11 @@ import {
 export type { AppendRecord, HistoryIndexDeps } from './index-state';
 
 /**
- * How long a lookup or a round waits for the newest checkpoint before taking the checkpoint stream for
- * empty, ms. Only a stream declared a moment before its first checkpoint is empty; a broker slow to answer
- * (a cold read took 130 ms at p99 on a machine at load 14, issue 33) is not, and taking it for empty made
- * a lookup index the whole history itself (10 s for a million events) or a round write a base again.
+ * How long a lookup waits for the newest checkpoint before taking the checkpoint stream for empty, ms. Only
+ * a stream declared a moment before its first checkpoint is empty; a broker slow to answer (a cold read took
+ * 130 ms at p99 on a machine at load 14, issue 33) is not, and taking it for empty made a lookup index the
+ * whole history itself (10 s for a million events). A round keeps newestRecord's short wait: it reads the
+ * checkpoint right after declaring the stream, empty the first time.
  */
 const CHECKPOINT_FIRST_WAIT_MS = 2000;
 
@@ -166,6 +167,7 @@ export class HistoryIndex implements IndexReader {
   /** The newest checkpoint this process can trust (the first one in the last chunk), or undefined. */
   async checkpoint(
     openChannel = this.deps.openChannel,
+    firstWaitMs?: number,
   ): Promise<(Checkpoint & { state: IndexState }) | undefined> {
     if (!this.codec.isUsable) return undefined;
     return newestRecord(
@@ -177,7 +179,7 @@ export class HistoryIndex implements IndexReader {
         return c === undefined || state === undefined ? undefined : { ...c, state };
       },
       true,
-      CHECKPOINT_FIRST_WAIT_MS,
+      firstWaitMs,
     ).catch(() => undefined);
   }
 
@@ -192,7 +194,7 @@ export class HistoryIndex implements IndexReader {
     visit: (record: StreamRecord) => void,
   ): Promise<LookupView> {
     const { stream, idleMs } = this.deps;
-    const cpP = this.checkpoint(channel);
+    const cpP = this.checkpoint(channel, CHECKPOINT_FIRST_WAIT_MS);
     const lastP = readLastChunk(forLast, stream, idleMs);
     lastP.catch(() => undefined);
     const cp = await cpP;
