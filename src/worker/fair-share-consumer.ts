@@ -2,7 +2,8 @@ import { DEFAULT_KEY, deliveredKey } from '../message';
 import type { PlannedJobQueue } from '../topology';
 import { DeficitRoundRobin } from './deficit-round-robin';
 import type { Delivery } from './delivery';
-import { QueueConsumer, type ConsumerSettings, type QueueConsumerDeps } from './queue-consumer';
+import type { ConsumerSettings, QueueConsumerDeps } from './consumer-settings';
+import { QueueConsumer } from './queue-consumer';
 
 /** A delivery held by the scheduler until its key's turn. */
 interface Waiting {

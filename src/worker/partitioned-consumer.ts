@@ -5,7 +5,8 @@ import { assignPartitions, membershipTiming, PartitionMembership } from '../coor
 import { DEFAULT_KEY, deliveredKey } from '../message';
 import type { PlannedJobQueue } from '../topology';
 import type { Delivery } from './delivery';
-import { QueueConsumer, type ConsumerSettings, type QueueConsumerDeps } from './queue-consumer';
+import type { ConsumerSettings, PartitionedOptions, QueueConsumerDeps } from './consumer-settings';
+import { QueueConsumer } from './queue-consumer';
 
 /** One partition this process owns: its consumer and where it stands. */
 interface Owned {
@@ -22,15 +23,6 @@ interface Waiting {
   readonly channel: number;
   readonly key: string;
   readonly done: () => void;
-}
-
-/** How a partitioned queue is consumed. */
-export interface PartitionedOptions {
-  /** The partitions consumed: the current ones, or the previous ones while the count changes. */
-  readonly partitions: readonly PlannedJobQueue[];
-  readonly heartbeatMs: number;
-  /** How long a handover lets the running jobs finish (`worker.shutdownGraceMs`). */
-  readonly handoverGraceMs: number;
 }
 
 /** What a partitioned queue reports (health, `warren queues`). */

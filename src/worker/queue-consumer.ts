@@ -1,41 +1,15 @@
+// size-exception: one queue's consumer state machine (subscribe, hold ahead, settle, pause, shutdown and a partition's handover share its fields and its channel)
 import type * as amqp from 'amqplib';
 import type { Logger } from '../core';
-import { isConsumerTimeout, ManagedChannel, type ConnectionManager } from '../connection';
+import { isConsumerTimeout, ManagedChannel } from '../connection';
 import { consumerTimeoutArguments, type PlannedJobQueue } from '../topology';
 import { AckBatcher } from './ack-batcher';
 import { Delivery } from './delivery';
 import { fencedSettlement } from './fenced-settlement';
 import { HeldDeliveries } from './held-deliveries';
-import type { JobProcessor } from './job-processor';
+import type { ConsumerSettings, QueueConsumerDeps } from './consumer-settings';
 
 type ConsumerState = 'idle' | 'consuming' | 'paused' | 'stopped';
-
-/** How one queue is consumed. */
-export interface ConsumerSettings {
-  /** How many deliveries run at once. */
-  readonly concurrency: number;
-  /** Deliveries held beyond `concurrency` (0 to `concurrency`), each started when a run ends. */
-  readonly ahead: number;
-  /** The consumer's `x-consumer-timeout`: the longest a delivery may wait and run, and a margin, ms. */
-  readonly consumerTimeoutMs: number;
-}
-
-export interface QueueConsumerDeps {
-  readonly manager: ConnectionManager;
-  readonly processor: Pick<JobProcessor, 'process'>;
-  /** Re-declares the topology after the broker cancelled the consumer (its queue was deleted). */
-  readonly reapplyTopology: () => Promise<void>;
-  readonly log: Logger;
-  /** An ordered partition's fence: while true, its deliveries are not settled (the channel's close returns them). */
-  readonly isFenced?: () => boolean;
-  /** An ordered partition's lease check, run when a handler reads `ctx.signal` (see Delivery). */
-  readonly checkOwnership?: () => void;
-  /**
-   * An ordered partition's channel closed: the broker has its deliveries back, so its running jobs stop. Such a
-   * consumer is never cancelled (a cancelled quorum consumer keeps its unacked while the next one is fed).
-   */
-  readonly channelLost?: () => void;
-}
 
 /**
  * The consumer of one job queue on its own channel: prefetch = concurrency + ahead, at most `concurrency`

@@ -5,6 +5,7 @@ import { createJobProcessor, type DeliveryPathDeps } from './delivery-path';
 import { IsolatePool } from './isolate-pool';
 import { FairShareConsumer, type FairShareStats } from './fair-share-consumer';
 import { QueueConsumer } from './queue-consumer';
+import type { ConsumerSettings } from './consumer-settings';
 import { PartitionedConsumer, type PartitionStats } from './partitioned-consumer';
 import { MAX_CONSUMER_TIMEOUT_MS } from '../topology';
 import type { PlannedJobQueue, TopologyPlan } from '../topology';
@@ -61,17 +62,7 @@ export class Worker {
       // a lane is consumed by its queue's FairShareConsumer
       if (queue.role !== 'job' || queue.lane !== undefined || !queueNames.has(queue.name)) continue;
       const partitions = queue.partitions;
-      const concurrency = deps.concurrencyOf(queue.name);
-      const ahead = aheadOf(queue, concurrency, deps.jobs.values(), deps.options.prefetchAhead);
-      const settings = {
-        concurrency,
-        ahead,
-        // an ordered partition holds a delivery through every attempt and backoff (retries in place)
-        consumerTimeoutMs:
-          partitions !== undefined
-            ? MAX_CONSUMER_TIMEOUT_MS
-            : consumerTimeoutOf(queue.name, deps.jobs.values(), ahead > 0),
-      };
+      const settings = consumerSettings(queue, deps);
       const consumerDeps = {
         manager: deps.manager,
         processor,
@@ -204,6 +195,20 @@ function consumerTimeoutOf(queueName: string, jobs: Iterable<RegisteredJob>, hol
  * it), with batch jobs (a batch fills from the prefetch, sized for them) or with fair share (its own
  * scheduler holds what its lanes deliver).
  */
+function consumerSettings(queue: PlannedJobQueue, deps: WorkerDeps): ConsumerSettings {
+  const concurrency = deps.concurrencyOf(queue.name);
+  const ahead = aheadOf(queue, concurrency, deps.jobs.values(), deps.options.prefetchAhead);
+  return {
+    concurrency,
+    ahead,
+    // an ordered partition holds a delivery through every attempt and backoff (retries in place)
+    consumerTimeoutMs:
+      queue.partitions !== undefined
+        ? MAX_CONSUMER_TIMEOUT_MS
+        : consumerTimeoutOf(queue.name, deps.jobs.values(), ahead > 0),
+  };
+}
+
 function aheadOf(
   queue: PlannedJobQueue,
   concurrency: number,

@@ -1,0 +1,40 @@
+import type { ConnectionManager } from '../connection';
+import type { Logger } from '../core';
+import type { PlannedJobQueue } from '../topology';
+import type { JobProcessor } from './job-processor';
+
+/** How one queue is consumed. */
+export interface ConsumerSettings {
+  /** How many deliveries run at once. */
+  readonly concurrency: number;
+  /** Deliveries held beyond `concurrency` (0 to `concurrency`), each started when a run ends. */
+  readonly ahead: number;
+  /** The consumer's `x-consumer-timeout`: the longest a delivery may wait and run, and a margin, ms. */
+  readonly consumerTimeoutMs: number;
+}
+
+export interface QueueConsumerDeps {
+  readonly manager: ConnectionManager;
+  readonly processor: Pick<JobProcessor, 'process'>;
+  /** Re-declares the topology after the broker cancelled the consumer (its queue was deleted). */
+  readonly reapplyTopology: () => Promise<void>;
+  readonly log: Logger;
+  /** An ordered partition's fence: while true, its deliveries are not settled (the channel's close returns them). */
+  readonly isFenced?: () => boolean;
+  /** An ordered partition's lease check, run when a handler reads `ctx.signal` (see Delivery). */
+  readonly checkOwnership?: () => void;
+  /**
+   * An ordered partition's channel closed: the broker has its deliveries back, so its running jobs stop. Such a
+   * consumer is never cancelled (a cancelled quorum consumer keeps its unacked while the next one is fed).
+   */
+  readonly channelLost?: () => void;
+}
+
+/** How a partitioned queue is consumed. */
+export interface PartitionedOptions {
+  /** The partitions consumed: the current ones, or the previous ones while the count changes. */
+  readonly partitions: readonly PlannedJobQueue[];
+  readonly heartbeatMs: number;
+  /** How long a handover lets the running jobs finish (`worker.shutdownGraceMs`). */
+  readonly handoverGraceMs: number;
+}
