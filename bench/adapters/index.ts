@@ -8,22 +8,22 @@ export const CONTENDER_NAMES = [
   'warren',
   'warren-classic-levels',
   'warren-in-place',
-  'warren-no-ahead',
+  'warren-ahead',
   'amqplib-warren-wire',
 ] as const;
 export type ContenderName = (typeof CONTENDER_NAMES)[number];
 /**
  * What a `contenders` run without `--contenders` measures. `warren-classic-levels` (warren with
  * `delay.queueType: 'classic'`) only matters to the delay scenarios, `warren-in-place` (its quorum queue
- * retrying in place, RabbitMQ 4.3) to the throughput suite's retries with a backoff, `warren-no-ahead` (warren
- * with `worker.prefetchAhead: 0`, prefetch = concurrency) to the consume scenarios, and `amqplib-warren-wire` (raw
+ * retrying in place, RabbitMQ 4.3) to the throughput suite's retries with a backoff, `warren-ahead` (warren
+ * with `worker.prefetchAhead` at the concurrency, prefetch = twice the concurrency) to the consume scenarios, and `amqplib-warren-wire` (raw
  * amqplib publishing warren's messages) to the throughput suite's publish scenarios, so they are asked for by name.
  */
 export const DEFAULT_CONTENDERS: readonly ContenderName[] = CONTENDER_NAMES.filter(
   (name) =>
     name !== 'warren-classic-levels' &&
     name !== 'warren-in-place' &&
-    name !== 'warren-no-ahead' &&
+    name !== 'warren-ahead' &&
     name !== 'amqplib-warren-wire',
 );
 export type BrokerKind = 'rabbitmq' | 'redis';
@@ -36,7 +36,7 @@ export const BROKER_OF: Record<ContenderName, BrokerKind> = {
   warren: 'rabbitmq',
   'warren-classic-levels': 'rabbitmq',
   'warren-in-place': 'rabbitmq',
-  'warren-no-ahead': 'rabbitmq',
+  'warren-ahead': 'rabbitmq',
   'amqplib-warren-wire': 'rabbitmq',
 };
 
@@ -60,8 +60,13 @@ export async function createContender(name: ContenderName, env: ContenderEnv): P
       return new (await import('./warren')).WarrenContender(env, { delay: { queueType: 'classic' } }, name);
     case 'warren-in-place':
       return new (await import('./warren')).WarrenContender(env, {}, name, true);
-    case 'warren-no-ahead':
-      return new (await import('./warren')).WarrenContender(env, { worker: { prefetchAhead: 0 } }, name);
+    case 'warren-ahead':
+      return new (await import('./warren')).WarrenContender(
+        env,
+        // capped at each queue's concurrency: as many held as run
+        { worker: { prefetchAhead: 1_000 } },
+        name,
+      );
     case 'amqplib-warren-wire':
       return new (await import('./warren-wire')).WarrenWireContender(env);
   }

@@ -30,9 +30,10 @@ export interface WorkerOptions {
   readonly partitionHeartbeatMs?: number;
   /**
    * Deliveries each queue's consumer holds beyond its concurrency, each started the moment a running job
-   * ends, so that the broker sends the next ones while these run (docs/guide/workers.md#prefetch). At most
-   * the queue's concurrency; 0 turns it off (prefetch = concurrency). Queues with priorities, batch jobs,
-   * fair share or ordered partitions never hold ahead. Default: the queue's concurrency (prefetch twice the concurrency).
+   * ends, so that the broker sends the next ones while these run (docs/guide/workers.md#prefetch): for
+   * queues of short jobs. At most the queue's concurrency. Off by default (0: prefetch = concurrency), since
+   * a held job waits for a slot in its busy process while another process may be idle. Queues with
+   * priorities, batch jobs, fair share or ordered partitions never hold ahead. Default 0.
    */
   readonly prefetchAhead?: number;
 }
@@ -46,8 +47,7 @@ export const WORKER_DEFAULTS: ResolvedWorkerOptions = Object.freeze({
   republishTimeoutMs: 30_000,
   maxBodyBytes: 16 * 1024 * 1024,
   partitionHeartbeatMs: 500,
-  /** Capped by each queue's concurrency: the default is that concurrency. */
-  prefetchAhead: Number.POSITIVE_INFINITY,
+  prefetchAhead: 0,
 });
 
 const KNOWN = {
@@ -89,9 +89,6 @@ export function resolveWorkerOptions(input: WorkerOptions = {}): ResolvedWorkerO
       input.partitionHeartbeatMs ?? WORKER_DEFAULTS.partitionHeartbeatMs,
       20,
     ),
-    prefetchAhead:
-      input.prefetchAhead === undefined
-        ? WORKER_DEFAULTS.prefetchAhead
-        : checkInteger('worker.prefetchAhead', input.prefetchAhead, 0),
+    prefetchAhead: checkInteger('worker.prefetchAhead', input.prefetchAhead ?? WORKER_DEFAULTS.prefetchAhead, 0),
   });
 }

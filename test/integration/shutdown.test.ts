@@ -93,7 +93,11 @@ describe('graceful shutdown', () => {
 
   it('holds deliveries ahead of its concurrency without running them, and returns them unrun when the grace ends', async () => {
     const held = new HeldJob();
-    const warren = await testWarren({ topology: heldTopology, handlers: [held] });
+    const warren = await testWarren({
+      topology: heldTopology,
+      handlers: [held],
+      worker: { prefetchAhead: 2 },
+    });
     const queue = planOf(warren).jobs.get('held.slow')!.queueName;
     for (let n = 0; n < 6; n++) await warren.publish('held.slow', { n });
     await warren.start();
@@ -108,7 +112,7 @@ describe('graceful shutdown', () => {
     assert.equal(await messageCount(queue), 6, 'the aborted and the held jobs are back in the queue');
   });
 
-  it('holds nothing ahead with worker.prefetchAhead 0: the prefetch is the concurrency', async () => {
+  it('holds nothing ahead by default (worker.prefetchAhead 0): the prefetch is the concurrency', async () => {
     const prefetchOf = async (prefetchAhead: number | undefined) => {
       const warren = await testWarren({
         topology: heldTopology,
@@ -125,9 +129,10 @@ describe('graceful shutdown', () => {
         await warren.close();
       }
     };
-    assert.equal(await prefetchOf(0), 2);
+    assert.equal(await prefetchOf(undefined), 2);
     assert.equal(await prefetchOf(1), 3);
-    assert.equal(await prefetchOf(undefined), 4);
+    assert.equal(await prefetchOf(2), 4);
+    assert.equal(await prefetchOf(5), 4, 'at most the concurrency ahead');
   });
 
   it('refuses publishes after close with a ShutdownError', async () => {
