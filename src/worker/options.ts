@@ -89,6 +89,10 @@ export function resolveWorkerOptions(input: WorkerOptions = {}): ResolvedWorkerO
       input.partitionHeartbeatMs ?? WORKER_DEFAULTS.partitionHeartbeatMs,
       20,
     ),
-    prefetchAhead: checkInteger('worker.prefetchAhead', input.prefetchAhead ?? WORKER_DEFAULTS.prefetchAhead, 0),
+    prefetchAhead: checkInteger(
+      'worker.prefetchAhead',
+      input.prefetchAhead ?? WORKER_DEFAULTS.prefetchAhead,
+      0,
+    ),
   });
 }
