@@ -7,8 +7,7 @@
 //   - arguments that start with `--` go to node's test runner and override the tier's
 //     (`--test-concurrency=1` runs every file one at a time).
 // Integration files listed in SERIAL run after the others, one at a time. WARREN_TEST_CONCURRENCY sets
-// how many of the others run at once. WARREN_TEST_ORDER=reverse runs each pass's files last name first
-// (CI runs the 4.3 fault suite so, beside the 3.10 one, so that their cluster files do not coincide). The exit status is non-zero when any pass failed; both passes run.
+// how many of the others run at once. The exit status is non-zero when any pass failed; both passes run.
 import { spawnSync } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { join, relative, resolve, sep } from 'node:path';
@@ -93,9 +92,8 @@ function run(pass) {
     ...(has('--test-concurrency') && !isSerial ? [] : [`--test-concurrency=${width}`]),
     ...(has('--test-timeout') || pass.timeoutMs === undefined ? [] : [`--test-timeout=${pass.timeoutMs}`]),
   ];
-  const files = process.env.WARREN_TEST_ORDER === 'reverse' ? [...pass.files].reverse() : pass.files;
   const started = Date.now();
-  const result = spawnSync(process.execPath, ['--test', ...options, ...own, ...files], {
+  const result = spawnSync(process.execPath, ['--test', ...options, ...own, ...pass.files], {
     stdio: 'inherit',
   });
   const seconds = Math.round((Date.now() - started) / 1000);
