@@ -5,6 +5,17 @@ import type { PlannedQueue } from './topology-plan';
 /** The characters a queue, exchange or rate-limiter key may contain. */
 export const KEY_PATTERN = /^[A-Za-z0-9_.:-]+$/;
 
+/** A count of planned queues behind one queue (fair share's lanes, ordered partitions): an integer in range. */
+export function checkQueueCount(path: string, count: unknown, key: string, min: number, max: number): void {
+  if (!Number.isInteger(count) || (count as number) < min || (count as number) > max)
+    throw new TopologyError(
+      `${path} must be an integer from ${min} to ${max} (got ${JSON.stringify(count)})`,
+      {
+        queue: key,
+      },
+    );
+}
+
 /** Validates a queue declaration and returns its type: quorum unless it says classic or has maxPriority alone. */
 export function queueType(decl: QueueDeclaration, path: string): QueueType {
   if (decl.type !== undefined && decl.type !== 'quorum' && decl.type !== 'classic') {

@@ -1,6 +1,7 @@
 import { jobKeyProblem, TopologyError } from '../core';
 import type { QueueDeclaration } from './define-topology';
 import { delayDeliveryPattern, type DelayPlan } from './delay-levels';
+import { checkQueueCount } from './plan-checks';
 import type { TopologyNaming } from './naming';
 import type { PlannedBinding, PlannedFairness, PlannedJobQueue, PlannedQueue } from './topology-plan';
 
@@ -39,10 +40,10 @@ export function planFairness(
       { queue: key },
     );
   const count = options.lanes ?? DEFAULT_LANES;
-  checkCount(`${path}.lanes`, count, key);
+  checkQueueCount(`${path}.lanes`, count, key, 2, MAX_LANES);
   const previous = options.previousLanes;
   if (previous !== undefined) {
-    checkCount(`${path}.previousLanes`, previous, key);
+    checkQueueCount(`${path}.previousLanes`, previous, key, 2, MAX_LANES);
     if (previous === count)
       throw new TopologyError(`${path}.previousLanes must differ from lanes (both ${count}): remove it`, {
         queue: key,
@@ -62,16 +63,6 @@ export function planFairness(
   }
   const names = (n: number) => Array.from({ length: n }, (_, i) => naming.lane(key, n, i));
   return { lanes: names(count), previousLanes: previous === undefined ? [] : names(previous), weights };
-}
-
-function checkCount(path: string, count: unknown, key: string): void {
-  if (!Number.isInteger(count) || (count as number) < 2 || (count as number) > MAX_LANES)
-    throw new TopologyError(
-      `${path} must be an integer from 2 to ${MAX_LANES} (got ${JSON.stringify(count)})`,
-      {
-        queue: key,
-      },
-    );
 }
 
 /**

@@ -1,6 +1,7 @@
 import { TopologyError } from '../core';
 import type { QueueDeclaration } from './define-topology';
 import { delayDeliveryPattern, type DelayPlan } from './delay-levels';
+import { checkQueueCount } from './plan-checks';
 import type { TopologyNaming } from './naming';
 import type { ResolvedTopologyOptions } from './options';
 import { jobQueueAssertion } from './queue-arguments';
@@ -51,10 +52,10 @@ export function planPartitions(
   if (decl.inPlaceRetryMs !== undefined)
     refuse('inPlaceRetryMs', 'a partition retries in the worker, holding the key; remove it');
   const count = options.count;
-  checkCount(`${path}${typeof partitions === 'number' ? '' : '.count'}`, count, key);
+  checkQueueCount(`${path}${typeof partitions === 'number' ? '' : '.count'}`, count, key, 1, MAX_PARTITIONS);
   const previous = options.previous;
   if (previous !== undefined && previous !== 'unpartitioned') {
-    checkCount(`${path}.previous`, previous, key);
+    checkQueueCount(`${path}.previous`, previous, key, 1, MAX_PARTITIONS);
     if (previous === count)
       throw new TopologyError(`${path}.previous must differ from count (both ${count}): remove it`, {
         queue: key,
@@ -67,16 +68,6 @@ export function planPartitions(
     drainsQueue: previous === 'unpartitioned',
     membersExchange: naming.partitionMembers(key),
   };
-}
-
-function checkCount(path: string, count: unknown, key: string): void {
-  if (!Number.isInteger(count) || (count as number) < 1 || (count as number) > MAX_PARTITIONS)
-    throw new TopologyError(
-      `${path} must be an integer from 1 to ${MAX_PARTITIONS} (got ${JSON.stringify(count)})`,
-      {
-        queue: key,
-      },
-    );
 }
 
 /**
