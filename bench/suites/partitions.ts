@@ -11,7 +11,13 @@
  *   from the joiner's `ready` (its start() returned) and from the SIGTERM until every partition has exactly
  *   one owner among the workers running, none with more than ⌈8/M⌉, as the workers report it (every 20 ms).
  *
- *   npm run bench -- partitions [--jobs 20000] [--rounds 3] [--rebalances 5] [--heartbeat 500] [--only=scale,rebalance]
+ * - `--cluster`: both on a 3-node cluster of private nodes (test/support/rabbit-node.sh's w1..w3, the fault
+ *   suite's recipe, of the server WARREN_TEST_SERVER names; started, then cleaned afterwards) instead of
+ *   AMQP_URL: the bench process connects to w1, the quorum leaders are spread over the three nodes after
+ *   each declare (`rabbitmq-queues rebalance quorum`), the broker CPU is the three nodes' sum (and each
+ *   node's), and the rebalance's worker processes connect to w1, w2, w3 in turn.
+ *
+ *   npm run bench -- partitions [--jobs 20000] [--rounds 3] [--rebalances 5] [--heartbeat 500] [--only=scale,rebalance] [--cluster]
  *   env: AMQP_URL (default amqp://guest:guest@127.0.0.1:5672)
  */
 import { fork, type ChildProcess } from 'node:child_process';
@@ -24,6 +30,12 @@ import * as amqp from 'amqplib';
 import { createWarren, defineJob, defineTopology, type Warren } from '../../src';
 import { planOf } from '../../src/warren';
 import type { PartitionWorkerMessage } from '../../test/fixtures/partition-worker';
+import {
+  cleanCluster,
+  rebalanceQuorumLeaders,
+  startCluster,
+  type PrivateNode,
+} from '../../test/support/private-broker';
 import { testProfile } from '../../test/support/test-broker';
 import { findBrokerPids } from '../lib/broker-processes';
 import { processCpuMs } from '../lib/cpu';
@@ -38,6 +50,7 @@ const { values } = parseArgs({
     heartbeat: { type: 'string', default: '500' },
     only: { type: 'string', default: 'scale,rebalance' },
     quick: { type: 'boolean', default: false },
+    cluster: { type: 'boolean', default: false },
   },
 });
 const QUICK = values.quick;
@@ -46,7 +59,10 @@ const ROUNDS = QUICK ? 1 : Number(values.rounds);
 const REBALANCES = QUICK ? 1 : Number(values.rebalances);
 const HEARTBEAT_MS = Number(values.heartbeat);
 const ONLY = new Set(values.only.split(','));
-const AMQP_URL = process.env.AMQP_URL ?? 'amqp://guest:guest@127.0.0.1:5672';
+const CLUSTER = values.cluster;
+/** The broker the bench process uses (w1 with --cluster), and every node's URL (one without it). */
+let AMQP_URL = process.env.AMQP_URL ?? 'amqp://guest:guest@127.0.0.1:5672';
+let NODE_URLS: readonly string[] = [AMQP_URL];
 const CONCURRENCY = 10;
 const KEYS = 1000;
 /** 0: the plain queue. */
@@ -54,7 +70,7 @@ const VARIANTS = [0, 1, 2, 4, 8] as const;
 
 type Row = { key: string };
 
-async function benchWarren(partitions: number): Promise<Warren> {
+async function benchWarren(partitions: number, namespace: string): Promise<Warren> {
   const job = defineJob(
     'bench.step',
     { queue: 'bench', concurrency: CONCURRENCY, attempts: 1, key: (row: Row) => row.key },
@@ -62,7 +78,7 @@ async function benchWarren(partitions: number): Promise<Warren> {
   );
   return createWarren({
     url: AMQP_URL,
-    namespace: `bench-parts-${randomBytes(4).toString('hex')}`,
+    namespace,
     topology: defineTopology({ queues: { bench: partitions === 0 ? {} : { partitions } } }),
     handlers: [job],
     queues: { expiresMs: 10 * 60_000 },
@@ -73,13 +89,18 @@ async function benchWarren(partitions: number): Promise<Warren> {
 
 interface Drain {
   readonly jobsPerSecond: number;
+  /** Every node's together. */
   readonly brokerCpuUsPerJob: number | undefined;
+  /** Each node's, in NODE_URLS order. */
+  readonly nodeBrokerCpuUsPerJob: readonly (number | undefined)[];
   readonly nodeCpuUsPerJob: number;
 }
 
 /** Prefills, starts, and times the drain from the first completion to the last (JOBS - 1 jobs). */
-async function drain(partitions: number, brokerPid: number | undefined): Promise<Drain> {
-  const warren = await benchWarren(partitions);
+async function drain(partitions: number, brokerPids: readonly (number | undefined)[]): Promise<Drain> {
+  const namespace = `bench-parts-${randomBytes(4).toString('hex')}`;
+  const warren = await benchWarren(partitions, namespace);
+  const brokerCpu = () => brokerPids.map(processCpuMs);
   try {
     for (let i = 0; i < JOBS; i += 1000)
       await warren.publishMany(
@@ -89,12 +110,14 @@ async function drain(partitions: number, brokerPid: number | undefined): Promise
         })),
       );
     let completed = 0;
-    let first: { at: bigint; cpu: NodeJS.CpuUsage; broker: number | undefined } | undefined;
+    // declared through w1, every leader is there: spread them as a cluster's clients would
+    if (CLUSTER) await rebalanceQuorumLeaders(`^${namespace}`);
+    let first: { at: bigint; cpu: NodeJS.CpuUsage; broker: (number | undefined)[] } | undefined;
     const done = new Promise<void>((resolve) => {
       warren.on('completed', () => {
         completed += 1;
         if (completed === 1)
-          first = { at: process.hrtime.bigint(), cpu: process.cpuUsage(), broker: processCpuMs(brokerPid) };
+          first = { at: process.hrtime.bigint(), cpu: process.cpuUsage(), broker: brokerCpu() };
         if (completed === JOBS) resolve();
       });
     });
@@ -102,14 +125,16 @@ async function drain(partitions: number, brokerPid: number | undefined): Promise
     await done;
     const seconds = Number(process.hrtime.bigint() - first!.at) / 1e9;
     const cpu = process.cpuUsage(first!.cpu);
-    const brokerAfter = processCpuMs(brokerPid);
+    const brokerAfter = brokerCpu();
     const n = JOBS - 1;
+    const perNode = brokerAfter.map((after, i) => {
+      const before = first!.broker[i];
+      return after === undefined || before === undefined ? undefined : ((after - before) * 1000) / n;
+    });
     return {
       jobsPerSecond: n / seconds,
-      brokerCpuUsPerJob:
-        brokerAfter === undefined || first!.broker === undefined
-          ? undefined
-          : ((brokerAfter - first!.broker) * 1000) / n,
+      brokerCpuUsPerJob: perNode.includes(undefined) ? undefined : perNode.reduce((sum, us) => sum! + us!, 0),
+      nodeBrokerCpuUsPerJob: perNode,
       nodeCpuUsPerJob: (cpu.user + cpu.system) / n,
     };
   } finally {
@@ -119,14 +144,14 @@ async function drain(partitions: number, brokerPid: number | undefined): Promise
 }
 
 async function scale(lines: string[]): Promise<void> {
-  const brokerPid = findBrokerPids(Number(new URL(AMQP_URL).port || 5672), 6379).rabbitmq;
+  const brokerPids = NODE_URLS.map((url) => findBrokerPids(Number(new URL(url).port || 5672), 6379).rabbitmq);
   const results = new Map<number, Drain[]>(VARIANTS.map((v) => [v, []]));
   const loads: number[] = [];
   for (let round = 0; round < ROUNDS; round++) {
     const order = round % 2 === 0 ? [...VARIANTS] : [...VARIANTS].reverse();
     for (const variant of order) {
       loads.push(loadavg()[0]!);
-      const figures = await drain(variant, brokerPid);
+      const figures = await drain(variant, brokerPids);
       results.get(variant)!.push(figures);
       console.log(
         `round ${round + 1} ${variant === 0 ? 'plain' : `N=${variant}`}: ${figures.jobsPerSecond.toFixed(0)} jobs/s, broker ${figures.brokerCpuUsPerJob?.toFixed(0) ?? '-'} µs/job (load ${loads.at(-1)!.toFixed(1)})`,
@@ -139,15 +164,15 @@ async function scale(lines: string[]): Promise<void> {
   lines.push(
     `## Scale: ${JOBS} no-op jobs over ${KEYS} keys, concurrency ${CONCURRENCY}, one worker process, ${ROUNDS} interleaved rounds (load ${Math.min(...loads).toFixed(1)}–${Math.max(...loads).toFixed(1)})`,
     '',
-    '| variant | jobs/s (median) | of the plain queue | broker CPU µs/job | jobs per broker CPU-s, of N = 1 | worker CPU µs/job |',
-    '| --- | --- | --- | --- | --- | --- |',
+    `| variant | jobs/s (median) | of the plain queue | broker CPU µs/job${CLUSTER ? ' (3 nodes)' : ''} | jobs per broker CPU-s, of N = 1 | worker CPU µs/job |${CLUSTER ? ' broker CPU µs/job per node |' : ''}`,
+    `| --- | --- | --- | --- | --- | --- |${CLUSTER ? ' --- |' : ''}`,
   );
   for (const variant of VARIANTS) {
     const drains = results.get(variant)!;
     const rate = median(drains.map((d) => d.jobsPerSecond));
     const broker = median(drains.map((d) => d.brokerCpuUsPerJob ?? Number.NaN));
     lines.push(
-      `| ${variant === 0 ? 'plain quorum queue' : `${variant} partition${variant > 1 ? 's' : ''}`} | ${rate.toFixed(0)} (${drains.map((d) => d.jobsPerSecond.toFixed(0)).join(', ')}) | ${(rate / plain).toFixed(2)}× | ${broker.toFixed(0)} | ${variant === 0 ? '-' : `${(brokerN1 / broker).toFixed(2)}×`} | ${median(drains.map((d) => d.nodeCpuUsPerJob)).toFixed(0)} |`,
+      `| ${variant === 0 ? 'plain quorum queue' : `${variant} partition${variant > 1 ? 's' : ''}`} | ${rate.toFixed(0)} (${drains.map((d) => d.jobsPerSecond.toFixed(0)).join(', ')}) | ${(rate / plain).toFixed(2)}× | ${broker.toFixed(0)} | ${variant === 0 ? '-' : `${(brokerN1 / broker).toFixed(2)}×`} | ${median(drains.map((d) => d.nodeCpuUsPerJob)).toFixed(0)} |${CLUSTER ? ` ${NODE_URLS.map((_, i) => median(drains.map((d) => d.nodeBrokerCpuUsPerJob[i] ?? Number.NaN)).toFixed(0)).join(' / ')} |` : ''}`,
     );
   }
   lines.push('');
@@ -180,7 +205,7 @@ async function rebalance(lines: string[]): Promise<void> {
   const spawn = (): Child => {
     const child = fork(script, [namespace, '8', String(HEARTBEAT_MS), '2', '4'], {
       stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
-      env: { ...process.env, WARREN_PARTITION_URL: AMQP_URL },
+      env: { ...process.env, WARREN_PARTITION_URL: NODE_URLS[children.length % NODE_URLS.length] },
     });
     const entry: Child = { child, pid: child.pid!, ready: false, owned: [] };
     child.on('message', (m: PartitionWorkerMessage) => {
@@ -218,6 +243,7 @@ async function rebalance(lines: string[]): Promise<void> {
     spawn();
     spawn();
     await until(() => children.every((c) => c.ready) && settled(), 60_000);
+    if (CLUSTER) await rebalanceQuorumLeaders(`^${namespace}`);
     for (let r = 0; r < REBALANCES; r++) {
       const joiner = spawn();
       await until(() => joiner.ready, 60_000);
@@ -276,11 +302,26 @@ async function brokerVersion(): Promise<string> {
 }
 
 export async function run(): Promise<void> {
+  let nodes: PrivateNode[] | undefined;
+  if (CLUSTER) {
+    console.log('starting the 3-node cluster (w1..w3)');
+    nodes = await startCluster();
+    AMQP_URL = nodes[0]!.url;
+    NODE_URLS = nodes.map((node) => node.url);
+  }
+  try {
+    await measure();
+  } finally {
+    if (CLUSTER) await cleanCluster();
+  }
+}
+
+async function measure(): Promise<void> {
   const version = await brokerVersion();
   const lines: string[] = [
     `# Ordered partitions: ${new Date().toISOString()}`,
     '',
-    `\`npm run bench -- partitions ${process.argv.slice(2).join(' ')}\` on ${AMQP_URL.replace(/\/\/.*@/, '//')} (RabbitMQ ${version}); one node, not a cluster.`,
+    `\`npm run bench -- partitions ${process.argv.slice(2).join(' ')}\` on ${CLUSTER ? `a 3-node cluster (${NODE_URLS.map((url) => url.replace(/\/\/.*@/, '//')).join(', ')}), the bench process on the first node, quorum leaders spread over the three` : `${AMQP_URL.replace(/\/\/.*@/, '//')}, one node, not a cluster`} (RabbitMQ ${version}).`,
     '',
   ];
   if (ONLY.has('scale')) await scale(lines);
@@ -291,7 +332,7 @@ export async function run(): Promise<void> {
     mkdirSync(RESULTS_DIR, { recursive: true });
     const file = join(
       RESULTS_DIR,
-      `partitions-${new Date().toISOString().slice(0, 16).replace(/:/g, '-')}Z-rabbitmq-${version}.md`,
+      `partitions-${new Date().toISOString().slice(0, 16).replace(/:/g, '-')}Z-rabbitmq-${version}${CLUSTER ? '-cluster' : ''}.md`,
     );
     writeFileSync(file, text);
     console.log(`written: ${file}`);

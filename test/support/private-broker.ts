@@ -311,6 +311,21 @@ export async function quorumLeader(node: string, queue: string, vhost = '/'): Pr
   }
 }
 
+/**
+ * Spreads the leaders of the cluster's quorum queues whose names match `queuePattern` (a regular
+ * expression) over its running nodes (`rabbitmq-queues rebalance quorum`, asked through `via`): a client
+ * that declares every queue through one node gets them all led there (client-local placement).
+ */
+export async function rebalanceQuorumLeaders(
+  queuePattern: string,
+  via: ClusterNodeIndex = 1,
+): Promise<string> {
+  return runScript(
+    ['queues', `w${checkIndex(via)}`, 'rebalance', 'quorum', '--queue-pattern', queuePattern],
+    TIMEOUT_MS.ctl,
+  );
+}
+
 /** Resolves once something accepts TCP connections on 127.0.0.1:`port`; rejects after `timeoutMs`. */
 export async function waitForPort(port: number, timeoutMs: number): Promise<void> {
   const deadline = Date.now() + timeoutMs;
