@@ -10,15 +10,26 @@ export interface MembershipTiming {
   readonly heartbeatMs: number;
   /** A member's own lease: renewed by each of its heartbeats that comes back to it, for this long. */
   readonly leaseMs: number;
+  /**
+   * A member starts no job once less than this is left of its lease (two heartbeats of its own not back):
+   * a job starts only well before anyone could take its partition.
+   */
+  readonly startMarginMs: number;
   /** A member not heard for this long is gone; above leaseMs, so a frozen member's lease ends first. */
   readonly memberTimeoutMs: number;
   /** A newcomer listens this long before it claims partitions, so that it knows the others first. */
   readonly settleMs: number;
 }
 
-/** Lease 4 heartbeats, timeout 6, settle 1. */
+/** Lease 4 heartbeats (starts stop with 2 left), timeout 6, settle 1. */
 export function membershipTiming(heartbeatMs: number): MembershipTiming {
-  return { heartbeatMs, leaseMs: 4 * heartbeatMs, memberTimeoutMs: 6 * heartbeatMs, settleMs: heartbeatMs };
+  return {
+    heartbeatMs,
+    leaseMs: 4 * heartbeatMs,
+    startMarginMs: 2 * heartbeatMs,
+    memberTimeoutMs: 6 * heartbeatMs,
+    settleMs: heartbeatMs,
+  };
 }
 
 /** What a membership tells its owner. */
@@ -27,6 +38,8 @@ export interface MembershipListener {
   membersChanged(members: readonly string[]): void;
   /** This member's lease ended (a freeze, a lost connection): it must stop and fence at once. */
   leaseLost(): void;
+  /** One of this member's heartbeats came back: jobs held for the start margin may start. */
+  leaseRenewed(): void;
 }
 
 interface Heartbeat {
@@ -91,6 +104,15 @@ export class PartitionMembership {
     const holds = performance.now() < this.leaseUntil;
     if (!holds && this.hasLease) this.loseLease('lease expired');
     return holds;
+  }
+
+  /**
+   * Whether a job may start now: the lease holds with `startMarginMs` to spare (a member handing its
+   * partitions over starts nothing anyway). Ends the lease like `checkLease` when it ran out.
+   */
+  canStart(): boolean {
+    if (this.leaving) return true;
+    return this.checkLease() && performance.now() < this.leaseUntil - this.timing.startMarginMs;
   }
 
   /** The live members as last published to the listener. */
@@ -186,6 +208,7 @@ export class PartitionMembership {
         this.hasLease = true;
         this.publish();
       }
+      if (this.hasLease) this.listener.leaseRenewed();
       return;
     }
     if (beat.kind === 'leave') {
