@@ -32,6 +32,21 @@ export function membershipTiming(heartbeatMs: number): MembershipTiming {
   };
 }
 
+/**
+ * The proof of heartbeats (the record codec's, given by the composition root: coordination does not import
+ * records). With a signing key a heartbeat carries a proof and a heard one counts only if its proof holds and
+ * it is new to this member (a replay does not count); without a key every heartbeat counts.
+ */
+export interface MembershipProof {
+  /** The headers proving a heartbeat's body (none without a key). */
+  sign(body: Buffer): Record<string, string>;
+  /** Whether a heard heartbeat counts; a refusal is counted (`health().records`) and logged by the codec. */
+  accept(body: Buffer, headers: Record<string, unknown> | undefined): boolean;
+}
+
+/** Heartbeats counted as they are: no signing key. */
+export const UNSIGNED_MEMBERSHIP: MembershipProof = { sign: () => ({}), accept: () => true };
+
 /** What a membership tells its owner. */
 export interface MembershipListener {
   /** The live members changed (sorted ids, this member included while its lease holds). */
@@ -48,6 +63,9 @@ interface Heartbeat {
   /** The sender's monotonic clock when it sent it: only the sender reads it back (its lease). */
   readonly sentAt: number;
 }
+
+/** A heartbeat is about 80 bytes: a larger body is not one. */
+const MAX_HEARTBEAT_BYTES = 1024;
 
 /** How often the lease is checked: bounds how long a resumed process runs before it notices a freeze. */
 const WATCHDOG_MS = 10;
@@ -85,6 +103,7 @@ export class PartitionMembership {
     private readonly timing: MembershipTiming,
     private readonly listener: MembershipListener,
     private readonly log: Logger,
+    private readonly proof: MembershipProof = UNSIGNED_MEMBERSHIP,
   ) {
     this.managed = new ManagedChannel(
       manager,
@@ -191,6 +210,8 @@ export class PartitionMembership {
   private heard(message: amqp.ConsumeMessage): void {
     // a process that has not joined (a publisher that never starts its worker) never answers
     if (!this.running) return;
+    if (message.content.length > MAX_HEARTBEAT_BYTES) return;
+    if (!this.proof.accept(message.content, message.properties.headers)) return;
     let beat: Heartbeat;
     try {
       beat = JSON.parse(message.content.toString('utf8')) as Heartbeat;
@@ -199,6 +220,8 @@ export class PartitionMembership {
     }
     if (typeof beat?.member !== 'string') return;
     const now = performance.now();
+    // a beat of this member's "from the future" is no proof of anything (only this member reads sentAt)
+    if (beat.member === this.memberId && typeof beat.sentAt === 'number' && beat.sentAt > now) return;
     if (beat.member === this.memberId) {
       if (beat.kind !== 'beat' || !this.running || typeof beat.sentAt !== 'number') return;
       // a beat sent before the last rejoin proves nothing about the member since
@@ -258,9 +281,11 @@ export class PartitionMembership {
     const channel = this.managed.current;
     if (channel === undefined) return;
     const beat: Heartbeat = { member: this.memberId, kind, sentAt: performance.now() };
+    const body = Buffer.from(JSON.stringify(beat));
     try {
-      channel.publish(this.exchange, '', Buffer.from(JSON.stringify(beat)), {
+      channel.publish(this.exchange, '', body, {
         contentType: 'application/json',
+        headers: this.proof.sign(body),
       });
     } catch {
       /* the channel closed: the next heartbeat goes on the re-opened one */

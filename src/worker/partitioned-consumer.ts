@@ -76,6 +76,7 @@ export class PartitionedConsumer {
         leaseRenewed: () => this.startNext(),
       },
       deps.log.child({ component: 'partitions' }),
+      options.membershipProof,
     );
   }
 
