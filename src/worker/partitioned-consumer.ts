@@ -1,3 +1,4 @@
+// size-exception: one partitioned queue's state machine (membership, assignment, handover, the fence and the key gate share its fields)
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import { PartitionLostError } from '../core';

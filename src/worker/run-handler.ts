@@ -81,12 +81,8 @@ export function runHandler(
   });
   const ctx = makeContext(signal, abort);
   const timer = setTimeout(() => {
-    const error = new JobTimeoutError(timeoutMs, {
-      jobName: ctx.name,
-      jobId: ctx.jobId,
-      queue: ctx.queue,
-      attempt: ctx.attempt,
-    });
+    const { name: jobName, jobId, queue, attempt } = ctx;
+    const error = new JobTimeoutError(timeoutMs, { jobName, jobId, queue, attempt });
     abort(error);
     settle({ kind: 'failed', error });
   }, timeoutMs);

@@ -2,14 +2,17 @@ import { afterEach, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import type * as amqp from 'amqplib';
 import { createRecordingLogger } from '../../src/testing';
-import { ledgerJob, partitionTopology } from '../fixtures/partition-worker';
+import { checkLedger } from '../fixtures/partition-ledger';
+import { ledgerJob, partitionTopology, type PartitionWorkerMessage } from '../fixtures/partition-worker';
 import { cleanup, rawConnection, testNamespace, testWarren } from '../support/test-broker';
 import { passTime, waitFor } from '../support/wait-for';
 
 /**
- * Ordered partitions' membership against another user of the vhost (docs/guide/ordered-partitions.md,
- * "Membership"): heartbeats are records of warren's codec, so with a signing key a plain amqplib client that
- * forges heartbeats and leaves on the members exchange, or replays genuine ones, changes no ownership.
+ * Ordered partitions and the other clients of the vhost (docs/guide/ordered-partitions.md): a plain amqplib
+ * publisher that follows "Foreign publishers" gets per-key order, and one that does not gets a dead letter
+ * with its reason; membership heartbeats are records of warren's codec, so with a signing key a plain
+ * amqplib client that forges heartbeats and leaves on the members exchange, or replays genuine ones, changes
+ * no ownership.
  */
 const KEY = 'membership-test-key-of-at-least-32-characters';
 const HEARTBEAT_MS = 100;
@@ -98,8 +101,69 @@ async function watchOwnership(a: Owner, b: Owner, during: Promise<unknown>): Pro
   return seen;
 }
 
-describe('ordered partitions: trusted membership', () => {
+/** The docs' fnv1a32, written again here from the docs (not imported): what a foreign publisher computes. */
+function fnv1a32(key: string): number {
+  let h = 0x811c9dc5;
+  for (const byte of Buffer.from(key, 'utf8')) h = Math.imul(h ^ byte, 0x01000193) >>> 0;
+  return h;
+}
+
+describe('ordered partitions and foreign clients', () => {
   afterEach(cleanup);
+
+  it("runs a plain amqplib publisher's jobs in per-key order, and dead-letters one without a key or in the wrong partition", async () => {
+    type RunEvent = Extract<PartitionWorkerMessage, { kind: 'start' | 'end' | 'abort' }>;
+    const events: RunEvent[] = [];
+    const namespace = testNamespace('foreign');
+    const warren = await testWarren({
+      namespace,
+      topology: partitionTopology(4),
+      handlers: [
+        ledgerJob(2, 4, (m) => {
+          if (m.kind === 'start' || m.kind === 'end' || m.kind === 'abort') events.push(m);
+        }),
+      ],
+    });
+    const dead = new Map<string, string>();
+    warren.on('deadLettered', (e) => dead.set(e.jobId, e.reason));
+    await warren.start();
+    const connection = await rawConnection();
+    try {
+      const channel = await connection.createConfirmChannel();
+      const send = (partition: number, id: string, body: unknown, headers: Record<string, unknown>) =>
+        channel.publish('', `${namespace}.ordered.part-4.${partition}`, Buffer.from(JSON.stringify(body)), {
+          type: 'ordered.step',
+          messageId: id,
+          contentType: 'application/json',
+          deliveryMode: 2,
+          headers,
+        });
+      const jobs = new Map<string, number>();
+      for (let seq = 0; seq < 10; seq++)
+        for (let k = 0; k < 12; k++) {
+          const key = `acct-${k}`;
+          send(fnv1a32(key) % 4, `${key}-${seq}`, { key, seq }, { 'warren-key': key });
+          jobs.set(key, seq + 1);
+        }
+      send(0, 'no-key', { key: 'none', seq: 0 }, {});
+      const key = 'acct-0';
+      send((fnv1a32(key) + 1) % 4, 'elsewhere', { key, seq: 99 }, { 'warren-key': key });
+      await channel.waitForConfirms();
+      await waitFor(() => checkLedger(events, jobs).lost.length === 0 && dead.size === 2, {
+        timeoutMs: 20_000,
+        what: () =>
+          `120 jobs to run and 2 to be dead-lettered (${checkLedger(events, jobs).lost.length} left, ${dead.size} dead)`,
+      });
+      const report = checkLedger(events, jobs);
+      assert.deepEqual(report.reorderings, []);
+      assert.deepEqual(report.overlaps, []);
+      assert.equal(dead.get('no-key'), 'missing-key');
+      assert.equal(dead.get('elsewhere'), 'wrong-partition');
+      assert.ok(!events.some((e) => e.seq === 99 || e.key === 'none'), 'neither ran');
+    } finally {
+      await connection.close();
+    }
+  });
 
   it('with a signing key, forged, made-up and replayed heartbeats and leaves change no ownership, and are counted and logged', async () => {
     const { a, b, entries, exchange } = await twoMembers(KEY);
