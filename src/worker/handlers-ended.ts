@@ -8,8 +8,9 @@ import type { Delivery } from './delivery';
 export function handlersEnded(deliveries: Iterable<Delivery>, timeoutMs: number): Promise<boolean> {
   const ended: Promise<unknown>[] = [];
   for (const delivery of deliveries) {
-    const running = delivery.running?.ended;
-    if (running !== undefined) ended.push(running);
+    const running = delivery.running;
+    // an isolate's outcome settles when the isolate has exited (a kill included): its code has ended too
+    if (running !== undefined) ended.push(running.ended ?? running.outcome);
   }
   if (ended.length === 0) return Promise.resolve(true);
   return new Promise((resolve) => {
