@@ -18,6 +18,8 @@ export { assignPartitions } from './partition-assignment';
 export {
   PartitionMembership,
   membershipTiming,
+  UNSIGNED_MEMBERSHIP,
   type MembershipListener,
+  type MembershipProof,
   type MembershipTiming,
 } from './partition-membership';

@@ -10,16 +10,42 @@ export interface MembershipTiming {
   readonly heartbeatMs: number;
   /** A member's own lease: renewed by each of its heartbeats that comes back to it, for this long. */
   readonly leaseMs: number;
+  /**
+   * A member starts no job once less than this is left of its lease (two heartbeats of its own not back):
+   * a job starts only well before anyone could take its partition.
+   */
+  readonly startMarginMs: number;
   /** A member not heard for this long is gone; above leaseMs, so a frozen member's lease ends first. */
   readonly memberTimeoutMs: number;
   /** A newcomer listens this long before it claims partitions, so that it knows the others first. */
   readonly settleMs: number;
 }
 
-/** Lease 4 heartbeats, timeout 6, settle 1. */
+/** Lease 4 heartbeats (starts stop with 2 left), timeout 6, settle 1. */
 export function membershipTiming(heartbeatMs: number): MembershipTiming {
-  return { heartbeatMs, leaseMs: 4 * heartbeatMs, memberTimeoutMs: 6 * heartbeatMs, settleMs: heartbeatMs };
+  return {
+    heartbeatMs,
+    leaseMs: 4 * heartbeatMs,
+    startMarginMs: 2 * heartbeatMs,
+    memberTimeoutMs: 6 * heartbeatMs,
+    settleMs: heartbeatMs,
+  };
 }
+
+/**
+ * The proof of heartbeats (the record codec's, given by the composition root: coordination does not import
+ * records). With a signing key a heartbeat carries a proof and a heard one counts only if its proof holds and
+ * it is new to this member (a replay does not count); without a key every heartbeat counts.
+ */
+export interface MembershipProof {
+  /** The headers proving a heartbeat's body (none without a key). */
+  sign(body: Buffer): Record<string, string>;
+  /** Whether a heard heartbeat counts; a refusal is counted (`health().records`) and logged by the codec. */
+  accept(body: Buffer, headers: Record<string, unknown> | undefined): boolean;
+}
+
+/** Heartbeats counted as they are: no signing key. */
+export const UNSIGNED_MEMBERSHIP: MembershipProof = { sign: () => ({}), accept: () => true };
 
 /** What a membership tells its owner. */
 export interface MembershipListener {
@@ -27,6 +53,8 @@ export interface MembershipListener {
   membersChanged(members: readonly string[]): void;
   /** This member's lease ended (a freeze, a lost connection): it must stop and fence at once. */
   leaseLost(): void;
+  /** One of this member's heartbeats came back: jobs held for the start margin may start. */
+  leaseRenewed(): void;
 }
 
 interface Heartbeat {
@@ -35,6 +63,9 @@ interface Heartbeat {
   /** The sender's monotonic clock when it sent it: only the sender reads it back (its lease). */
   readonly sentAt: number;
 }
+
+/** A heartbeat is about 80 bytes: a larger body is not one. */
+const MAX_HEARTBEAT_BYTES = 1024;
 
 /** How often the lease is checked: bounds how long a resumed process runs before it notices a freeze. */
 const WATCHDOG_MS = 10;
@@ -72,6 +103,7 @@ export class PartitionMembership {
     private readonly timing: MembershipTiming,
     private readonly listener: MembershipListener,
     private readonly log: Logger,
+    private readonly proof: MembershipProof = UNSIGNED_MEMBERSHIP,
   ) {
     this.managed = new ManagedChannel(
       manager,
@@ -91,6 +123,15 @@ export class PartitionMembership {
     const holds = performance.now() < this.leaseUntil;
     if (!holds && this.hasLease) this.loseLease('lease expired');
     return holds;
+  }
+
+  /**
+   * Whether a job may start now: the lease holds with `startMarginMs` to spare (a member handing its
+   * partitions over starts nothing anyway). Ends the lease like `checkLease` when it ran out.
+   */
+  canStart(): boolean {
+    if (this.leaving) return true;
+    return this.checkLease() && performance.now() < this.leaseUntil - this.timing.startMarginMs;
   }
 
   /** The live members as last published to the listener. */
@@ -169,6 +210,8 @@ export class PartitionMembership {
   private heard(message: amqp.ConsumeMessage): void {
     // a process that has not joined (a publisher that never starts its worker) never answers
     if (!this.running) return;
+    if (message.content.length > MAX_HEARTBEAT_BYTES) return;
+    if (!this.proof.accept(message.content, message.properties.headers)) return;
     let beat: Heartbeat;
     try {
       beat = JSON.parse(message.content.toString('utf8')) as Heartbeat;
@@ -177,6 +220,8 @@ export class PartitionMembership {
     }
     if (typeof beat?.member !== 'string') return;
     const now = performance.now();
+    // a beat of this member's "from the future" is no proof of anything (only this member reads sentAt)
+    if (beat.member === this.memberId && typeof beat.sentAt === 'number' && beat.sentAt > now) return;
     if (beat.member === this.memberId) {
       if (beat.kind !== 'beat' || !this.running || typeof beat.sentAt !== 'number') return;
       // a beat sent before the last rejoin proves nothing about the member since
@@ -186,6 +231,7 @@ export class PartitionMembership {
         this.hasLease = true;
         this.publish();
       }
+      if (this.hasLease) this.listener.leaseRenewed();
       return;
     }
     if (beat.kind === 'leave') {
@@ -235,9 +281,11 @@ export class PartitionMembership {
     const channel = this.managed.current;
     if (channel === undefined) return;
     const beat: Heartbeat = { member: this.memberId, kind, sentAt: performance.now() };
+    const body = Buffer.from(JSON.stringify(beat));
     try {
-      channel.publish(this.exchange, '', Buffer.from(JSON.stringify(beat)), {
+      channel.publish(this.exchange, '', body, {
         contentType: 'application/json',
+        headers: this.proof.sign(body),
       });
     } catch {
       /* the channel closed: the next heartbeat goes on the re-opened one */

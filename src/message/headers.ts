@@ -98,6 +98,10 @@ export type DeadReason =
   | 'rejected'
   /** The job's `type` names a job declared on another queue. */
   | 'wrong-queue'
+  /** A job in an ordered partition without a valid `warren-key`: it has no order to keep. */
+  | 'missing-key'
+  /** A job in an ordered partition its key does not hash to: run there it could overtake its key's jobs. */
+  | 'wrong-partition'
   /** The body is over `worker.maxBodyBytes`; it was not parsed. */
   | 'too-large'
   /** A `warren-*` control header is not an integer, or out of range (docs/reference/trust.md). */

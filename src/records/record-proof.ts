@@ -31,7 +31,9 @@ export type RecordRole =
   /** A live job event (docs/guide/events.md). */
   | 'job-events'
   /** A live-event subscriber's interest, or a publisher's hello. */
-  | 'event-interest';
+  | 'event-interest'
+  /** An ordered partition member's heartbeat or leave (docs/guide/ordered-partitions.md). */
+  | 'partition-members';
 
 /** Why a record's proof was not accepted. */
 export type ProofFailure = 'unsigned' | 'malformed-proof' | 'unknown-key' | 'bad-signature' | 'replayed';

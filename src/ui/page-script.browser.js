@@ -208,17 +208,51 @@ function overview() {
   ];
 }
 
-/** A queue with fairness: the depth of each lane (docs/guide/fair-share.md). */
+/**
+ * The process consuming an ordered partition, as the processes report it (`host:pid`, as `warren queues`
+ * prints it), '-' when none says so. While the count changes, the processes consume the draining set.
+ */
+function partitionOwner(q, lane) {
+  const drainingSet = q.lanes.some((l) => l.draining);
+  if (lane.draining !== drainingSet) return '-';
+  const owners = (snapshot?.processes || []).filter((p) =>
+    (p.queues || []).some((s) => s.key === q.key && s.partitions && s.partitions.owned.includes(lane.index)),
+  );
+  return owners.length === 0 ? '-' : owners.map((p) => `${p.host}:${p.pid}`).join(', ');
+}
+
+/**
+ * A queue with fairness or ordered partitions: the depth of each lane (docs/guide/fair-share.md), and each
+ * partition's owner (docs/guide/ordered-partitions.md).
+ */
 function laneTable(q) {
   if (!q.lanes || q.lanes.length === 0) return [];
+  const ordered = q.lanes.some((lane) => lane.ordered);
   const rows = q.lanes.map((lane) =>
     h('tr', { 'data-lane': String(lane.index), 'data-draining': String(lane.draining) }, [
       h('td', {}, lane.draining ? `${lane.index} (draining)` : String(lane.index)),
       num(lane.exists ? lane.ready : 'missing'),
       num(lane.unacked),
       num(lane.consumers),
+      ordered ? h('td', { 'data-testid': 'owner' }, partitionOwner(q, lane)) : null,
     ]),
   );
+  const head = ordered
+    ? ['Partition', 'Ready', 'Unacked', 'Consumers', 'Owner']
+    : ['Lane', 'Ready', 'Unacked', 'Consumers'];
+  const table = h('table', { 'data-testid': 'lanes' }, [
+    h(
+      'thead',
+      {},
+      h(
+        'tr',
+        {},
+        head.map((t) => h('th', {}, t)),
+      ),
+    ),
+    h('tbody', {}, rows),
+  ]);
+  if (ordered) return [h('h3', {}, 'Partitions'), table];
   const waiting = new Map();
   for (const p of snapshot?.processes || [])
     for (const pq of p.queues || []) {
@@ -235,18 +269,7 @@ function laneTable(q) {
         ? 'No key waits in any worker.'
         : `Busiest keys: ${busiest.map(([k, n]) => `${k === '' ? '(no key)' : k} (${n} waiting)`).join(', ')}`,
     ),
-    h('table', { 'data-testid': 'lanes' }, [
-      h(
-        'thead',
-        {},
-        h(
-          'tr',
-          {},
-          ['Lane', 'Ready', 'Unacked', 'Consumers'].map((t) => h('th', {}, t)),
-        ),
-      ),
-      h('tbody', {}, rows),
-    ]),
+    table,
   ];
 }
 

@@ -139,6 +139,14 @@ function wireConsumers(base: SharedParts) {
       manager,
       reapplyTopology,
       concurrencyOf: (queueName) => queueConcurrency(config.jobs.values(), queueName, config.jobDefaults),
+      membershipProof: (exchange) => {
+        const { trust } = base.publishing;
+        const reader = trust.reader('partition-members');
+        return {
+          sign: (body) => trust.proof('partition-members', body),
+          accept: (body, headers) => reader.accept(body, headers, { exchange }),
+        };
+      },
     },
     log.child({ component: 'worker' }),
   );

@@ -1,3 +1,4 @@
+import type { MembershipProof } from '../coordination';
 import type { ConnectionManager } from '../connection';
 import type { Logger } from '../core';
 import type { PlannedJobQueue } from '../topology';
@@ -37,4 +38,6 @@ export interface PartitionedOptions {
   readonly heartbeatMs: number;
   /** How long a handover lets the running jobs finish (`worker.shutdownGraceMs`). */
   readonly handoverGraceMs: number;
+  /** The proof of this membership's heartbeats (one per membership: its replay guard is its own). */
+  readonly membershipProof?: MembershipProof;
 }

@@ -1,5 +1,5 @@
 import { DecodeError, MAX_DELAY_MS } from '../core';
-import { HEADERS, type DeadReason, type DecodedJob } from '../message';
+import { deliveredKey, HEADERS, laneOf, type DeadReason, type DecodedJob } from '../message';
 import type { PlannedJobQueue } from '../topology';
 import type { RegisteredJob } from './registered-job';
 
@@ -32,6 +32,28 @@ export function checkDelivery(
       context,
     );
     return { reason: 'wrong-queue', error };
+  }
+  const lane = queue.lane;
+  if (lane?.ordered) {
+    // a foreign publisher's mistake: warren's own publisher refuses a keyless job and hashes the key itself
+    const key = deliveredKey(job.headers);
+    if (key === undefined)
+      return {
+        reason: 'missing-key',
+        error: new DecodeError(
+          'a job of ordered partitions needs a warren-key header (1 to 255 bytes of UTF-8): without a key it has no order to keep',
+          context,
+        ),
+      };
+    const index = laneOf(key, lane.count);
+    if (index !== lane.index)
+      return {
+        reason: 'wrong-partition',
+        error: new DecodeError(
+          `key '${key}' belongs to partition ${index} of ${lane.count}, not to partition ${lane.index} it was delivered from (fnv1a32(key) mod ${lane.count})`,
+          context,
+        ),
+      };
   }
   const problems = [...job.headerProblems];
   if (job.headers[HEADERS.attempt] !== undefined && job.attempt < 1)

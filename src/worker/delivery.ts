@@ -29,6 +29,7 @@ export class Delivery {
   private run: RunningJob | undefined = undefined;
   private runScope: ProcessScope | undefined = undefined;
   private runStartedAt = 0;
+  private lostWith: Error | undefined = undefined;
 
   constructor(
     readonly message: amqp.ConsumeMessage,
@@ -61,6 +62,21 @@ export class Delivery {
     return this.runStartedAt;
   }
 
+  /**
+   * Why its ordered partition went elsewhere, once it did: from then on its run is aborted with this reason,
+   * also a run not yet started or started later (a fence can come between a start's lease check and the
+   * handler's first read of `ctx.signal`).
+   */
+  get lostReason(): Error | undefined {
+    return this.lostWith;
+  }
+
+  /** Its partition went to another worker: aborts its run, now or as soon as it is started. */
+  lose(reason: Error): void {
+    this.lostWith ??= reason;
+    this.run?.abortForShutdown(this.lostWith);
+  }
+
   /** Records the job triage decoded (and checked): from here on the delivery is a JobDelivery. */
   assignJob(job: DecodedJob): asserts this is JobDelivery {
     this.decodedJob = job;
@@ -71,6 +87,7 @@ export class Delivery {
     this.run = running;
     this.runScope = scope;
     this.runStartedAt = startedAt;
+    if (this.lostWith !== undefined) running.abortForShutdown(this.lostWith);
   }
 
   /**

@@ -112,6 +112,11 @@ export class JobProcessor {
       const limiter = deps.limiterFor?.(job.name);
       if (limiter && !(await deps.permits.admit(delivery, limiter))) return;
       if (deps.claims && !(await deps.claims.admit(delivery, runLimitMs(registered)))) return;
+      // an ordered partition fenced during the guards' awaits: its delivery is the next owner's, unstarted
+      if (delivery.checkOwnership !== undefined) {
+        delivery.checkOwnership();
+        if (delivery.lostReason !== undefined) return delivery.requeue();
+      }
       // The run stays in this async function: a helper returning its promise would add promise hops per job.
       const scope = deps.instrumentation?.process?.(processInfo(delivery));
       const started = Date.now();
@@ -133,7 +138,7 @@ export class JobProcessor {
             : runHandler(
                 registered,
                 data,
-                (signal) => {
+                (signal, abort) => {
                   const check = delivery.checkOwnership;
                   context = new JobRunContext(
                     delivery,
@@ -143,6 +148,9 @@ export class JobProcessor {
                       ? signal
                       : () => {
                           check();
+                          // this run may not be registered yet (the fence came from its own first read)
+                          const lost = delivery.lostReason;
+                          if (lost !== undefined) abort(lost);
                           return signal();
                         },
                   );

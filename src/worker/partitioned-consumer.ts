@@ -1,3 +1,4 @@
+// size-exception: one partitioned queue's state machine (membership, assignment, handover, the fence and the key gate share its fields)
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import { PartitionLostError } from '../core';
@@ -5,6 +6,7 @@ import { assignPartitions, membershipTiming, PartitionMembership } from '../coor
 import { DEFAULT_KEY, deliveredKey } from '../message';
 import type { PlannedJobQueue } from '../topology';
 import type { Delivery } from './delivery';
+import { handlersEnded } from './handlers-ended';
 import type { ConsumerSettings, PartitionedOptions, QueueConsumerDeps } from './consumer-settings';
 import { QueueConsumer } from './queue-consumer';
 
@@ -69,8 +71,13 @@ export class PartitionedConsumer {
       queue.partitions!.membersExchange,
       member,
       membershipTiming(options.heartbeatMs),
-      { membersChanged: (members) => this.assign(members), leaseLost: () => this.fenceAll() },
+      {
+        membersChanged: (members) => this.assign(members),
+        leaseLost: () => this.fenceAll(),
+        leaseRenewed: () => this.startNext(),
+      },
       deps.log.child({ component: 'partitions' }),
+      options.membershipProof,
     );
   }
 
@@ -195,12 +202,31 @@ export class PartitionedConsumer {
     return handover;
   }
 
-  /** The lease ended: nothing of any partition starts or settles from now; running jobs abort; channels close. */
+  /**
+   * The lease ended: nothing of any partition starts or settles from now; running jobs abort; each channel
+   * closes once the handlers' own code has returned (at most the handover grace later), so that while the
+   * connection lives the broker hands no partition on under a handler still running here.
+   */
   private fenceAll(): void {
     for (const owned of this.owned.values()) {
       owned.state = 'fenced';
+      const running = [...owned.consumer.deliveries];
       this.abortRunning(owned);
-      void owned.consumer.closeNow();
+      const fence = handlersEnded(running, this.options.handoverGraceMs)
+        .then((ended) => {
+          if (!ended)
+            this.deps.log.warn(
+              { partition: owned.index },
+              'a handler ignored its aborted signal past the grace period; closing the fenced partition anyway',
+            );
+          // not awaited: on a connection the broker has dropped, amqplib's close may never answer
+          void owned.consumer.closeNow();
+        })
+        .finally(() => {
+          this.finishedElsewhere += owned.consumer.handled;
+          this.handovers.delete(fence);
+        });
+      this.handovers.add(fence);
     }
     this.owned.clear();
     this.dropStale();
@@ -220,10 +246,8 @@ export class PartitionedConsumer {
    * channel): their acks can no longer count, and the partition's next owner runs them again.
    */
   private abortRunning(owned: Owned): void {
-    for (const delivery of owned.consumer.deliveries)
-      delivery.running?.abortForShutdown(
-        new PartitionLostError(owned.consumer.queue.name, { queue: this.queue.key }),
-      );
+    const reason = new PartitionLostError(owned.consumer.queue.name, { queue: this.queue.key });
+    for (const delivery of owned.consumer.deliveries) delivery.lose(reason);
     this.dropStale();
   }
 
@@ -233,7 +257,7 @@ export class PartitionedConsumer {
     if (owned.state !== 'active') return Promise.resolve();
     const key = deliveredKey(delivery.message.properties.headers) ?? DEFAULT_KEY;
     // a free slot and a free key: nothing of this key waits (it would be running), so it starts at once
-    if (this.running < this.settings.concurrency && !this.runningKeys.has(key))
+    if (this.running < this.settings.concurrency && !this.runningKeys.has(key) && this.membership.canStart())
       return this.run(delivery, owned, key);
     return new Promise((done) => {
       this.waiting.push({ delivery, owned, channel: owned.consumer.channelCount, key, done });
@@ -261,14 +285,19 @@ export class PartitionedConsumer {
       });
   }
 
-  /** Starts the earliest waiting deliveries whose key is free, while slots are. */
+  /**
+   * Starts the earliest waiting deliveries whose key is free, while slots are and while the lease has its
+   * margin (else they wait for the next renewal, or the fence).
+   */
   private startNext(): void {
+    if (this.waiting.length === 0) return;
+    const canStart = this.membership.canStart();
     for (let i = 0; i < this.waiting.length && this.running < this.settings.concurrency; ) {
       const waiting = this.waiting[i]!;
       if (this.isStale(waiting)) {
         this.waiting.splice(i, 1);
         waiting.done();
-      } else if (!this.runningKeys.has(waiting.key)) {
+      } else if (canStart && !this.runningKeys.has(waiting.key)) {
         this.waiting.splice(i, 1);
         void this.run(waiting.delivery, waiting.owned, waiting.key).then(waiting.done);
       } else i++;

@@ -6,6 +6,7 @@ import { consumerTimeoutArguments, type PlannedJobQueue } from '../topology';
 import { AckBatcher } from './ack-batcher';
 import { Delivery } from './delivery';
 import { fencedSettlement } from './fenced-settlement';
+import { handlersEnded } from './handlers-ended';
 import { HeldDeliveries } from './held-deliveries';
 import type { ConsumerSettings, QueueConsumerDeps } from './consumer-settings';
 
@@ -104,7 +105,8 @@ export class QueueConsumer {
   /**
    * An ordered partition's handover: no `basic.cancel` (a cancelled quorum consumer keeps its unacked
    * deliveries while single active consumer already feeds the next one), the running jobs finish and are
-   * acked within `graceMs` (else `onGraceOver` fences them and they are aborted), then the channel closes and
+   * acked within `graceMs` (else `onGraceOver` fences them and they are aborted, and their handlers get another
+   * `graceMs` to return), then the channel closes and
    * the broker returns what was not started to the partition's head, in order, for the next owner.
    */
   async closeAfterRunning(graceMs: number, onGraceOver: () => void): Promise<void> {
@@ -112,8 +114,14 @@ export class QueueConsumer {
     const finished = await this.waitIdle(graceMs);
     if (!finished) {
       onGraceOver();
-      for (const delivery of this.inFlight) delivery.running?.abortForShutdown();
+      const running = [...this.inFlight];
+      for (const delivery of running) delivery.running?.abortForShutdown();
       await this.waitIdle(1000);
+      if (!(await handlersEnded(running, graceMs)))
+        this.log.warn(
+          { queue: this.queue.name },
+          'a handler ignored its aborted signal past the grace period; handing the partition over anyway',
+        );
     }
     this.batcher?.flush();
     await this.managed.close();

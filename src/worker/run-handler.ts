@@ -13,6 +13,11 @@ export interface RunningJob {
    * Aborts `ctx.signal` (with `reason`, default a ShutdownError) and settles the outcome as `aborted`.
    */
   abortForShutdown(reason?: Error): void;
+  /**
+   * Settles when the handler's own code has returned (or thrown), which may be after `outcome` when it was
+   * aborted or timed out: an ordered partition hands over only after it (docs/guide/ordered-partitions.md).
+   */
+  readonly ended?: Promise<unknown>;
   /** An ordered partition's job waiting out its backoff in place (no handler runs): a handover ends it at once. */
   readonly isBackoff?: true;
 }
@@ -47,7 +52,7 @@ export function waitInPlace(delayMs: number): RunningJob {
 export function runHandler(
   registered: Pick<RegisteredJob, 'handler' | 'timeoutMs'>,
   data: unknown,
-  makeContext: (signal: () => AbortSignal) => JobContext,
+  makeContext: (signal: () => AbortSignal, abort: (reason: Error) => void) => JobContext,
   scope?: { run<T>(fn: () => T): T },
 ): RunningJob {
   const { handler, timeoutMs } = registered;
@@ -74,29 +79,28 @@ export function runHandler(
       resolve(o);
     };
   });
-  const ctx = makeContext(signal);
+  const ctx = makeContext(signal, abort);
   const timer = setTimeout(() => {
-    const error = new JobTimeoutError(timeoutMs, {
-      jobName: ctx.name,
-      jobId: ctx.jobId,
-      queue: ctx.queue,
-      attempt: ctx.attempt,
-    });
+    const { name: jobName, jobId, queue, attempt } = ctx;
+    const error = new JobTimeoutError(timeoutMs, { jobName, jobId, queue, attempt });
     abort(error);
     settle({ kind: 'failed', error });
   }, timeoutMs);
+  let ended: Promise<unknown>;
   try {
     const result =
       scope === undefined ? handler.handle(data, ctx) : scope.run(() => handler.handle(data, ctx));
-    Promise.resolve(result).then(
+    ended = Promise.resolve(result).then(
       (result) => settle({ kind: 'completed', result }),
       (error: unknown) => settle({ kind: 'failed', error }),
     );
   } catch (error) {
     settle({ kind: 'failed', error });
+    ended = outcome;
   }
   return {
     outcome,
+    ended,
     abortForShutdown(reason?: Error) {
       if (settled) return;
       abort(reason ?? new ShutdownError('worker shut down before the job finished; it returns to the queue'));

@@ -7,6 +7,7 @@ import { FairShareConsumer, type FairShareStats } from './fair-share-consumer';
 import { QueueConsumer } from './queue-consumer';
 import type { ConsumerSettings } from './consumer-settings';
 import { PartitionedConsumer, type PartitionStats } from './partitioned-consumer';
+import type { MembershipProof } from '../coordination';
 import { MAX_CONSUMER_TIMEOUT_MS } from '../topology';
 import type { PlannedJobQueue, TopologyPlan } from '../topology';
 import { runLimitMs, type RegisteredJob } from './registered-job';
@@ -16,6 +17,11 @@ export interface WorkerDeps extends Omit<DeliveryPathDeps, 'limiterFor' | 'inPla
   readonly manager: ConnectionManager;
   readonly reapplyTopology: () => Promise<void>;
   readonly concurrencyOf: (queueName: string) => number;
+  /**
+   * The proof of an ordered partition membership's heartbeats (the record codec's), one per membership
+   * exchange; without it heartbeats are unsigned.
+   */
+  readonly membershipProof?: (membersExchange: string) => MembershipProof;
 }
 
 export interface ConsumerHealth {
@@ -79,6 +85,7 @@ export class Worker {
             partitions: consumed,
             heartbeatMs: deps.options.partitionHeartbeatMs,
             handoverGraceMs: deps.options.shutdownGraceMs,
+            membershipProof: deps.membershipProof?.(partitions.membersExchange),
           }),
         );
         continue;

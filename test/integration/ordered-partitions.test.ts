@@ -142,6 +142,61 @@ describe('ordered partitions', () => {
     });
   });
 
+  it('aborts a run whose own first read of ctx.signal finds the lease ended, and closes the partition only after its handler returned', async () => {
+    // The busy wait stands for a freeze (SIGSTOP, a starved process) between the start's lease check and the
+    // handler's first read of ctx.signal: that read fences the partition and must abort this very run.
+    const seen: { attempt: number; aborted: boolean; code?: string; at: number }[] = [];
+    let handlerReturnedAt = 0;
+    const job = defineJob(
+      'ordered.frozen',
+      { queue: 'ordered', concurrency: 1, key: (j: { key: string }) => j.key },
+      async (_j, ctx) => {
+        const first = seen.length === 0;
+        if (first) {
+          const until = performance.now() + 1_000;
+          while (performance.now() < until);
+        }
+        const { aborted, reason } = ctx.signal;
+        seen.push({
+          attempt: ctx.attempt,
+          aborted,
+          code: (reason as { code?: string })?.code,
+          at: Date.now(),
+        });
+        if (first) {
+          // a handler slow to stop: the partition must not move before it returns
+          await new Promise((resolve) => setTimeout(resolve, 300));
+          handlerReturnedAt = Date.now();
+          ctx.signal.throwIfAborted();
+        }
+      },
+    );
+    const warren = await testWarren({
+      topology: partitionTopology(1),
+      handlers: [job],
+      worker: { partitionHeartbeatMs: 100 },
+    });
+    await warren.start();
+    await waitFor(
+      () => warren.health().consumers.find((c) => c.queue === 'ordered')?.partitions?.owned.length === 1,
+      {
+        what: 'the partition to be owned',
+      },
+    );
+    await warren.publish(job, { key: 'k' });
+    await waitFor(() => seen.length === 2, {
+      timeoutMs: 15_000,
+      what: () => `a second run (${JSON.stringify(seen)})`,
+    });
+    assert.equal(seen[0]!.aborted, true, 'the run whose read fenced the partition reads its signal aborted');
+    assert.equal(seen[0]!.code, 'PARTITION_LOST');
+    assert.equal(seen[1]!.aborted, false, 'the job ran again, to the end');
+    assert.ok(
+      seen[1]!.at >= handlerReturnedAt,
+      `the next run started after the fenced handler returned (${seen[1]!.at} < ${handlerReturnedAt})`,
+    );
+  });
+
   it('changes the partition count without reordering a key: the old partitions drain before the new ones run', async () => {
     const namespace = testNamespace();
     const events: RunEvent[] = [];

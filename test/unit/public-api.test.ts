@@ -93,9 +93,12 @@ function computePublicApi(): string[] {
   return lines.sort();
 }
 
-/** Issue 29's budget: a root entry a job author can read in one sitting, and a bounded surface in all. */
+/**
+ * Issue 29's budget: a root entry a job author can read in one sitting, and a bounded surface in all (200,
+ * plus `warren/errors`'s PartitionLostError: a handler's `ctx.signal.reason` must be reachable by `instanceof`).
+ */
 const ROOT_LIMIT = 100;
-const TOTAL_LIMIT = 200;
+const TOTAL_LIMIT = 201;
 
 describe('public API', () => {
   it(`keeps the root entry to ${ROOT_LIMIT} names and all entries together to ${TOTAL_LIMIT}`, () => {
