@@ -106,6 +106,9 @@ function fastPathOf(internals: ConnectionInternals & Partial<ChannelInternals>):
   const real = entry?.buffer;
   if (!entry || !real || ch === undefined || frameMax === undefined) return undefined;
   if (typeof internals.pushConfirmCallback !== 'function') return undefined;
+  // A closing or closed channel has amqplib's throwing `sendMessage` set on it: through amqplib, the write
+  // throws as it would have, rather than reaching a channel the broker no longer reads.
+  if (Object.hasOwn(internals, 'sendMessage')) return undefined;
   return { entry, real, ch, frameMax };
 }
 
