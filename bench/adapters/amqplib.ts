@@ -156,8 +156,9 @@ export class AmqplibContender implements Contender {
   }
 
   /**
-   * The floor for a retry: a failed delivery is republished with an attempt header on a confirm
-   * channel and acked once the copy is confirmed (at-least-once, as warren and Rascal do it). With a
+   * The floor for a retry: the handler's first attempt fails (failFirstAttempt), and the failed delivery is
+   * republished with an attempt header on a confirm channel and acked once the copy is confirmed
+   * (at-least-once, as warren and Rascal do it). With a
    * backoff, the copy goes through one TTL queue of that delay, which dead-letters it back; without, straight
    * back to the queue.
    */
@@ -166,20 +167,24 @@ export class AmqplibContender implements Contender {
     const channel = await connection.createChannel();
     const republisher = await connection.createConfirmChannel();
     await channel.prefetch(concurrency);
+    const backoffMs = this.features.retryBackoffMs;
+    const target = backoffMs ? this.holdingQueue(backoffMs) : this.queue;
     const { consumerTag } = await channel.consume(this.queue, (msg) => {
       if (!msg) return;
       const job = JSON.parse(msg.content.toString()) as Job;
-      if (msg.properties.headers?.[ATTEMPT_HEADER] === undefined) {
-        const properties = { ...PUBLISH_OPTIONS, headers: { [ATTEMPT_HEADER]: 2 } };
-        const backoffMs = this.features.retryBackoffMs;
-        const target = backoffMs ? this.holdingQueue(backoffMs) : this.queue;
-        republisher.sendToQueue(target, msg.content, properties, (err) =>
-          err ? channel.nack(msg) : channel.ack(msg),
-        );
-        return;
-      }
-      onCompleted(job);
-      channel.ack(msg);
+      const attempt = msg.properties.headers?.[ATTEMPT_HEADER] === undefined ? 1 : 2;
+      failFirstAttempt(job, attempt).then(
+        () => {
+          onCompleted(job);
+          channel.ack(msg);
+        },
+        () => {
+          const properties = { ...PUBLISH_OPTIONS, headers: { [ATTEMPT_HEADER]: attempt + 1 } };
+          republisher.sendToQueue(target, msg.content, properties, (err) =>
+            err ? channel.nack(msg) : channel.ack(msg),
+          );
+        },
+      );
     });
     return {
       async stop() {
@@ -210,6 +215,14 @@ export class AmqplibContender implements Contender {
     if (!this.channel) throw new Error('amqplib contender used before setup()');
     return this.channel;
   }
+}
+
+/**
+ * The retry scenarios' handler as an application writes it, the same as warren's and Rascal's: an async
+ * function whose first attempt fails with an Error (its stack captured, as every thrown Error's is).
+ */
+async function failFirstAttempt(_job: Job, attempt: number): Promise<void> {
+  if (attempt === 1) throw new Error('first attempt fails');
 }
 
 /**

@@ -175,6 +175,15 @@ export const SUITES: readonly Suite[] = [
     load: () => import('./isolates'),
   },
   {
+    name: 'wire-cost',
+    summary:
+      "what each part of warren's wire contract (exchange routing, mandatory, properties, headers) costs the broker: raw amqplib in windows of 1,000, interleaved rounds (issue 30)",
+    usage:
+      '[--broker=3.10|4.3] [--queue=classic|quorum] [--jobs=20000] [--rounds=5] [--variants=bare,exchange,...]',
+    quickArgs: ['--jobs=2000', '--rounds=1'],
+    load: () => import('./wire-cost'),
+  },
+  {
     name: 'record-codec',
     summary: 'CPU µs to sign and to verify the records warren writes (no broker)',
     usage: '[--records 200000]',

@@ -1,6 +1,6 @@
 import type * as amqp from 'amqplib';
 import { PublishError } from '../core';
-import { publishBatchOnChannel, publishOnChannel } from './channel-publish';
+import { publishBatchOnChannel, publishOneOnChannel } from './channel-publish';
 import type { ConnectionManager } from './connection-manager';
 import type { ManagedChannel } from './managed-channel';
 import type { PendingMessages } from './pending-messages';
@@ -89,10 +89,9 @@ export class BacklogWriter {
   write(pending: Pending): void {
     const channel = this.managed.current!;
     const generation = this.currentGeneration;
-    const { exchange, routingKey, content, properties } = pending.message;
     this.pending.markWritten(pending, generation);
     try {
-      const ok = publishOnChannel(channel, exchange, routingKey, content, properties, (error: unknown) =>
+      const ok = publishOneOnChannel(channel, pending.message, (error: unknown) =>
         this.onConfirm(pending, generation, error),
       );
       if (!ok) this.awaitingDrain = true;

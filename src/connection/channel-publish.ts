@@ -106,6 +106,9 @@ function fastPathOf(internals: ConnectionInternals & Partial<ChannelInternals>):
   const real = entry?.buffer;
   if (!entry || !real || ch === undefined || frameMax === undefined) return undefined;
   if (typeof internals.pushConfirmCallback !== 'function') return undefined;
+  // A closing or closed channel has amqplib's throwing `sendMessage` set on it: through amqplib, the write
+  // throws as it would have, rather than reaching a channel the broker no longer reads.
+  if (Object.hasOwn(internals, 'sendMessage')) return undefined;
   return { entry, real, ch, frameMax };
 }
 
@@ -145,6 +148,33 @@ class BatchChunks implements BufferLike {
     for (const bytes of this.chunks) writable = real.write(bytes);
     return writable;
   }
+}
+
+/**
+ * One `publishOnChannel` call whose frames are encoded into one buffer of their exact size
+ * (publish-frames.ts, the same bytes), written to the channel's buffer as amqplib's own single-chunk
+ * publish does: a retry's republish is a lone message, and amqplib's encoder builds five buffers and walks
+ * the header table with `for…in` for it. A message the frames encoder does not cover, or a channel
+ * without the internals this expects, goes through `publishOnChannel`.
+ */
+export function publishOneOnChannel(
+  channel: amqp.ConfirmChannel,
+  message: PublishArgs,
+  callback: ConfirmCallback,
+): boolean {
+  const internals = channel as unknown as ConnectionInternals & Partial<ChannelInternals>;
+  const fast = fastPathOf(internals);
+  const size = fast ? publishFramesSize(message, fast.frameMax) : undefined;
+  if (size === undefined) {
+    const { exchange, routingKey, content, properties } = message;
+    return publishOnChannel(channel, exchange, routingKey, content, properties, callback);
+  }
+  const frames = Buffer.allocUnsafe(size);
+  writePublishFrames(frames, 0, fast!.ch, message);
+  // as amqplib's sendMessage: the frames reach its channel buffer, then the callback joins the confirms
+  const writable = fast!.real.write(frames);
+  internals.pushConfirmCallback!(callback);
+  return writable;
 }
 
 /**

@@ -121,14 +121,17 @@ export class OutcomeSettler {
     }
     // the failed attempt's run time, for the events and the history (the dashboard's recent failures)
     const ran = delivery.startedAt > 0 ? { durationMs: Date.now() - delivery.startedAt } : {};
-    this.deps.emit('failed', { ...base, ...ran, error, willRetry: decision.action === 'retry' });
+    // a retry is the common failure: its event and log line are built only for someone to read
+    if (this.deps.listens('failed', job.jobId, job.name, delivery.queue.key))
+      this.deps.emit('failed', { ...base, ...ran, error, willRetry: decision.action === 'retry' });
     if (decision.action === 'dead-letter') {
       this.deps.dedup.release(delivery);
       answerJob(this.deps.answers, delivery, { status: 'failed', error });
       await republisher.deadLetter(delivery, decision.reason, error, carried);
       return undefined;
     }
-    this.deps.log.info({ ...base, err: error, delayMs: decision.delayMs }, 'attempt failed; retrying');
+    if (this.deps.log.isLevelEnabled?.('info') !== false)
+      this.deps.log.info({ ...base, err: error, delayMs: decision.delayMs }, 'attempt failed; retrying');
     const retried = () =>
       this.deps.emit('retried', {
         ...base,

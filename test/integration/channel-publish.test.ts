@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import * as amqp from 'amqplib';
-import { publishOnChannel } from '../../src/connection/channel-publish';
+import { publishOneOnChannel, publishOnChannel } from '../../src/connection/channel-publish';
 import { BROKER_URL, testNamespace } from '../support/test-broker';
 
 /**
@@ -82,6 +82,40 @@ describe('publishOnChannel', () => {
     assert.equal(fastPath.fields.routingKey, publicPath.fields.routingKey);
     assert.equal(fastPath.properties.headers?.['warren-enqueued-at'], 1_760_000_000_123);
     assert.equal(fastPath.properties.deliveryMode, 2);
+  });
+
+  it('sends a lone message through the frames encoder as amqplib publish does, and confirms it', async () => {
+    const content = Buffer.from(JSON.stringify({ retry: 'me' }));
+    const options: amqp.Options.Publish = {
+      contentType: 'application/json',
+      type: 'email.welcome',
+      messageId: 'job-456',
+      timestamp: 1_760_000_001,
+      persistent: true,
+      mandatory: true,
+      priority: 3,
+      headers: { 'warren-attempt': 2, 'warren-enqueued-at': 1_760_000_001_456, text: 'é ✓', yes: false },
+    };
+    // a body over frameMax is one the encoder does not cover: amqplib sends it, as before
+    const large = Buffer.alloc(200_000, 'x');
+    for (const body of [content, large]) {
+      await new Promise<void>((resolve, reject) =>
+        channel.publish('', queue, body, options, (err: unknown) => (err ? reject(err) : resolve())),
+      );
+      await new Promise<void>((resolve, reject) =>
+        publishOneOnChannel(
+          channel,
+          { exchange: '', routingKey: queue, content: body, properties: options },
+          (err) => (err ? reject(err) : resolve()),
+        ),
+      );
+      const publicPath = await channel.get(queue, { noAck: true });
+      const onePath = await channel.get(queue, { noAck: true });
+      assert.ok(publicPath && onePath, 'both messages arrive');
+      assert.deepEqual(onePath.properties, publicPath.properties);
+      assert.deepEqual(onePath.content, body);
+      assert.equal(onePath.properties.headers?.['warren-enqueued-at'], 1_760_000_001_456);
+    }
   });
 
   it('matches amqplib when no headers, persistence or expiration are given', async () => {
