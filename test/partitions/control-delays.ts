@@ -1,0 +1,245 @@
+/**
+ * The raw amqplib control of the partition suite's delayed jobs: the same cluster in network namespaces, the
+ * same nemesis schedule (shape, seed, duration) and the same clients beside the same nodes as a suite run,
+ * with no warren at all. What warren's delay levels do with RabbitMQ's own parts, done by hand: each client
+ * publishes a confirmed, persistent message every 125 ms (8/s, the suite's rate) to a quorum queue whose
+ * queue-wide TTL (8 s) dead-letters it, at-least-once, into a second one (7 s), which dead-letters it
+ * into the target quorum queue; each client consumes the target (prefetch 10, an ack on receipt). Every
+ * client reconnects (to its home node first, then the others) when its connection goes. After the schedule:
+ * heal, stop publishing, wait until both holds are empty, then the verdict: messages the broker confirmed
+ * that no consumer received (lost), and what each queue still holds.
+ *
+ *   node dist/test/partitions/control-delays.js [--shape random-node] [--seed 20261205] [--duration 180] [--nodes 5]
+ *   (as root; WARREN_TEST_SERVER=3.10|4.3, default 4.3; builds and removes its cluster)
+ */
+import { spawn } from 'node:child_process';
+import { join } from 'node:path';
+import { createInterface } from 'node:readline';
+import { parseArgs } from 'node:util';
+import * as amqp from 'amqplib';
+import { Cluster, cleanSync, netsplit } from './cluster';
+import { CLIENTS, planNemesis, SHAPES, type Shape } from './nemesis';
+
+const HOLD_1 = 'split-control-hold-8s';
+const HOLD_2 = 'split-control-hold-7s';
+const TARGET = 'split-control-target';
+const QUEUES = [HOLD_1, HOLD_2, TARGET];
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+const log = (event: Record<string, unknown>) => console.log(JSON.stringify({ ...event, t: Date.now() }));
+
+/** The holds dead-letter at-least-once (which needs reject-publish), through the default exchange. */
+async function declare(channel: amqp.Channel): Promise<void> {
+  const hold = (ttlMs: number, next: string) => ({
+    durable: true,
+    arguments: {
+      'x-queue-type': 'quorum',
+      'x-message-ttl': ttlMs,
+      'x-dead-letter-exchange': '',
+      'x-dead-letter-routing-key': next,
+      'x-dead-letter-strategy': 'at-least-once',
+      'x-overflow': 'reject-publish',
+    },
+  });
+  await channel.assertQueue(HOLD_1, hold(8_000, HOLD_2));
+  await channel.assertQueue(HOLD_2, hold(7_000, TARGET));
+  await channel.assertQueue(TARGET, { durable: true, arguments: { 'x-queue-type': 'quorum' } });
+}
+
+/** Runs `session` on a connection to the urls in turn, again after every loss, until `stopped()`. */
+async function reconnecting(
+  urls: readonly string[],
+  stopped: () => boolean,
+  session: (connection: amqp.ChannelModel, closed: Promise<void>) => Promise<void>,
+): Promise<void> {
+  for (let attempt = 0; !stopped(); attempt++) {
+    const url = urls[attempt % urls.length]!;
+    try {
+      const connection = await amqp.connect(`${url}?heartbeat=5`, { timeout: 5_000 });
+      const closed = new Promise<void>((resolve) => connection.once('close', () => resolve()));
+      connection.on('error', () => undefined);
+      log({ e: 'connected', url });
+      await session(connection, closed);
+      await connection.close().catch(() => undefined);
+    } catch (error) {
+      log({ e: 'disconnected', url, error: String(error) });
+      await sleep(1_000);
+    }
+  }
+}
+
+async function publish(client: string, urls: readonly string[]): Promise<void> {
+  let stop = false;
+  createInterface({ input: process.stdin }).on('line', () => (stop = true));
+  let n = 0;
+  await reconnecting(
+    urls,
+    () => stop,
+    async (connection, closed) => {
+      const channel = await connection.createConfirmChannel();
+      channel.on('error', () => undefined);
+      await declare(channel);
+      let lost = false;
+      void closed.then(() => (lost = true));
+      while (!stop && !lost) {
+        const id = `${client}-${++n}`;
+        log({ e: 'publish', id });
+        channel.sendToQueue(
+          HOLD_1,
+          Buffer.from(id),
+          { messageId: id, persistent: true, mandatory: true },
+          (error) => log({ e: error ? 'nacked' : 'confirmed', id }),
+        );
+        await sleep(125);
+      }
+      // confirms the broker still holds after the heal must not keep this client waiting forever
+      if (!lost) await Promise.race([channel.waitForConfirms().catch(() => undefined), sleep(15_000)]);
+    },
+  );
+}
+
+async function consume(urls: readonly string[]): Promise<void> {
+  let stop = false;
+  createInterface({ input: process.stdin }).on('line', () => (stop = true));
+  await reconnecting(
+    urls,
+    () => stop,
+    async (connection, closed) => {
+      const channel = await connection.createChannel();
+      channel.on('error', () => undefined);
+      await declare(channel);
+      await channel.prefetch(10, false);
+      await channel.consume(TARGET, (message) => {
+        if (!message) return log({ e: 'cancelled' });
+        log({ e: 'received', id: message.properties.messageId });
+        channel.ack(message);
+      });
+      await Promise.race([
+        closed,
+        new Promise<void>((resolve) => createInterface({ input: process.stdin }).on('line', () => resolve())),
+      ]);
+    },
+  );
+}
+
+interface Child {
+  readonly events: { e: string; id?: string; t: number }[];
+  stop(): void;
+  readonly exited: Promise<unknown>;
+}
+
+function start(server: string, client: string, role: string, urls: readonly string[]): Child {
+  const child = spawn(
+    'bash',
+    [
+      join(__dirname, '..', '..', '..', 'test', 'support', 'netsplit.sh'),
+      'exec',
+      client,
+      process.execPath,
+      __filename,
+      role,
+      client,
+      urls.join(','),
+    ],
+    { env: { ...process.env, WARREN_TEST_SERVER: server }, stdio: ['pipe', 'pipe', 'inherit'] },
+  );
+  const events: Child['events'] = [];
+  createInterface({ input: child.stdout! }).on('line', (line) => {
+    if (line.startsWith('{')) events.push(JSON.parse(line) as Child['events'][number]);
+  });
+  const exited = new Promise((resolve) => child.once('exit', resolve));
+  return { events, stop: () => child.stdin!.write('stop\n'), exited };
+}
+
+async function depths(server: string, cluster: Cluster): Promise<Record<string, number> | undefined> {
+  const result = await netsplit(
+    server,
+    ['exec', 'c1', process.execPath, join(__dirname, 'queue-depths.js'), cluster.url(1), ...QUEUES],
+    60_000,
+  );
+  if (!result.ok) return undefined;
+  const rows = result.out
+    .split('\n')
+    .filter((line) => line.startsWith('{'))
+    .map((line) => JSON.parse(line) as { queue: string; messages: number });
+  return Object.fromEntries(rows.map((row) => [row.queue, row.messages]));
+}
+
+async function orchestrate(): Promise<void> {
+  const { values } = parseArgs({
+    args: process.argv.slice(2),
+    options: {
+      shape: { type: 'string', default: 'random-node' },
+      seed: { type: 'string', default: '20261205' },
+      duration: { type: 'string', default: '180' },
+      nodes: { type: 'string', default: '5' },
+    },
+  });
+  const shape = values.shape as Shape;
+  if (!SHAPES.includes(shape)) throw new Error(`unknown shape '${shape}'`);
+  const server = process.env.WARREN_TEST_SERVER ?? '4.3';
+  const cluster = new Cluster(server, Number(values.nodes));
+  const durationMs = Number(values.duration) * 1_000;
+  process.on('SIGINT', () => {
+    cleanSync();
+    process.exit(130);
+  });
+  try {
+    await cluster.up();
+    const publishers = CLIENTS.map((c) => start(server, c, 'publish', cluster.urlsFor(c)));
+    const consumers = CLIENTS.map((c) => start(server, c, 'consume', cluster.urlsFor(c)));
+    const began = Date.now();
+    for (const step of planNemesis(shape, cluster.nodes, durationMs, Number(values.seed))) {
+      await sleep(began + step.atMs - Date.now());
+      if (step.op.op === 'cut') await cluster.cut(step.op.grudges);
+      else if (step.op.op === 'heal') await cluster.heal();
+      else throw new Error(`control-delays runs cuts and heals only, not ${step.op.op}`);
+      console.log(
+        `control: ${step.op.op === 'cut' ? step.op.label : 'healed'} at ${new Date().toISOString()}`,
+      );
+    }
+    await sleep(began + durationMs - Date.now());
+    await cluster.heal();
+    for (const publisher of publishers) publisher.stop();
+    await Promise.all(publishers.map((p) => p.exited));
+    // the holds take 15 s; then wait until both are empty (at-least-once: a dead letter waits for its target)
+    await sleep(20_000);
+    let held: Record<string, number> | undefined;
+    for (const deadline = Date.now() + 180_000; Date.now() < deadline; await sleep(5_000)) {
+      held = await depths(server, cluster);
+      if (held !== undefined && (held[HOLD_1] ?? 1) === 0 && (held[HOLD_2] ?? 1) === 0) break;
+    }
+    await sleep(10_000);
+    for (const consumer of consumers) consumer.stop();
+    await Promise.all(consumers.map((c) => c.exited));
+    const received = new Set(
+      consumers.flatMap((c) => c.events.filter((e) => e.e === 'received').map((e) => e.id!)),
+    );
+    const confirmed = publishers.flatMap((p) =>
+      p.events.filter((e) => e.e === 'confirmed').map((e) => e.id!),
+    );
+    const published = publishers.flatMap((p) => p.events.filter((e) => e.e === 'publish'));
+    const lost = confirmed.filter((id) => !received.has(id));
+    const after = await depths(server, cluster);
+    console.log(
+      `control-delays: RabbitMQ ${server}, ${shape}, seed ${values.seed}, ${cluster.nodes} nodes, ${values.duration} s: published ${published.length}, confirmed ${confirmed.length}, received ${received.size}, lost ${lost.length}${lost.length > 0 ? ` (${lost.join(' ')})` : ''}; queues after: ${JSON.stringify(after)}`,
+    );
+  } finally {
+    cleanSync();
+  }
+}
+
+const [role, client, urls] = process.argv.slice(2);
+const main =
+  role === 'publish'
+    ? publish(client!, urls!.split(','))
+    : role === 'consume'
+      ? consume(urls!.split(','))
+      : orchestrate();
+// a role's stdin (its stop line) stays open: it ends here, not when the event loop empties
+main.then(
+  () => process.exit(0),
+  (error: unknown) => {
+    console.error(error);
+    process.exit(1);
+  },
+);
