@@ -97,7 +97,7 @@ export const COMMANDS: Readonly<Record<string, Command>> = {
   async queues({ ops }) {
     const queues = await ops.queues();
     // the owners of ordered partitions are what the processes report: asked only when a queue has some
-    const hasPartitions = queues.some((q) => q.lanes?.some((lane) => lane.ordered));
+    const hasPartitions = queues.some((q) => q.lanes?.some((lane) => lane.partition));
     const processes = hasPartitions || queues.some((q) => q.lanes) ? (await ops.processes()).processes : [];
     const rows = queues.flatMap((q) => [
       [
@@ -111,13 +111,13 @@ export const COMMANDS: Readonly<Record<string, Command>> = {
       ],
       // a queue with fairness: a row per lane under it (docs/guide/fair-share.md)
       ...(q.lanes ?? []).map((lane) => [
-        `  ${lane.ordered ? 'partition' : 'lane'} ${lane.draining ? `${lane.index} (draining)` : lane.index}`,
+        `  ${lane.partition ? 'partition' : 'lane'} ${lane.draining ? `${lane.index} (draining)` : lane.index}`,
         '',
         lane.exists ? String(lane.ready) : 'missing',
         lane.unacked === undefined ? '-' : String(lane.unacked),
         String(lane.consumers),
         '',
-        lane.ordered ? `owner ${partitionOwner(processes, q, lane)}` : '',
+        lane.partition ? `owner ${partitionOwner(processes, q, lane)}` : '',
       ]),
     ]);
     const table = formatTable(['QUEUE', 'TYPE', 'READY', 'UNACKED', 'CONSUMERS', 'DEAD', 'PAUSED'], rows);

@@ -8,7 +8,8 @@ import { QueueConsumer } from './queue-consumer';
 import type { ConsumerSettings } from './consumer-settings';
 import { PartitionedConsumer, type PartitionStats } from './partitioned-consumer';
 import { MAX_CONSUMER_TIMEOUT_MS } from '../topology';
-import type { PlannedJobQueue, TopologyPlan } from '../topology';
+import type { PlannedJobQueue, PlannedKeyLimits, TopologyPlan } from '../topology';
+import { KeyLimits } from './key-limits';
 import { runLimitMs, type RegisteredJob } from './registered-job';
 
 /** The worker builds the rate limiters of its jobs itself, from their `limiter` and the connection. */
@@ -73,12 +74,22 @@ export class Worker {
         const lanes = lanesOf(deps.plan, queue.name);
         // while the count changes, the previous partitions are drained and the current ones left alone
         const consumed = lanes.filter((lane) => lane.lane!.draining === partitions.previous.length > 0);
+        const keyLimits = keyLimitsOf(queue, deps.jobs.values());
         this.consumers.set(
           queue.key,
           new PartitionedConsumer(queue, settings, consumerDeps, {
             partitions: consumed,
             heartbeatMs: deps.options.partitionHeartbeatMs,
             handoverGraceMs: deps.options.shutdownGraceMs,
+            ...(keyLimits === undefined
+              ? {}
+              : {
+                  keyLimits: {
+                    limits: keyLimits,
+                    heldPerPartition: settings.concurrency,
+                    defer: (delivery, delayMs, limit) => processor.defer(delivery, delayMs, limit),
+                  },
+                }),
           }),
         );
         continue;
@@ -177,6 +188,16 @@ export class Worker {
 const CONSUMER_TIMEOUT_MARGIN_MS = 60_000;
 
 /** The lanes of a queue with fairness, current then draining. */
+/** The per-key limits of the jobs of a queue with `order: 'none'` partitions; undefined when none has any. */
+function keyLimitsOf(queue: PlannedJobQueue, jobs: Iterable<RegisteredJob>): KeyLimits | undefined {
+  if (queue.partitions?.ordered !== false) return undefined;
+  const limits = new Map<string, PlannedKeyLimits>();
+  for (const job of jobs)
+    if (job.planned.queueName === queue.name && job.planned.keyLimits !== undefined)
+      limits.set(job.planned.name, job.planned.keyLimits);
+  return limits.size === 0 ? undefined : new KeyLimits(limits);
+}
+
 function lanesOf(plan: TopologyPlan, queueName: string): PlannedJobQueue[] {
   return plan.queues.filter((q): q is PlannedJobQueue => q.role === 'job' && q.lane?.of === queueName);
 }
