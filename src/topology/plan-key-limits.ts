@@ -61,37 +61,44 @@ export function planKeyLimits(
     fail(
       `${what} needs its queue '${job.queue}' to have partitions with order: 'none' (ordered partitions run one job per key at a time already, and a job held for its key's rate would hold up the key's later jobs)`,
     );
-  let rate: PlannedKeyLimits['rate'];
-  if (per !== undefined) {
-    const limiter = job.limiter!;
-    const scope = limiter.key ?? job.name;
-    if (typeof scope !== 'string' || !SCOPE_PATTERN.test(scope))
-      fail(`limiter.key must be 1 to 200 letters, digits or . _ : - (got ${JSON.stringify(scope)})`);
-    const max = limiter.max;
-    if (!Number.isInteger(max) || max < 1 || max > MAX_PER_KEY_RATE)
-      fail(`limiter.max must be an integer from 1 to ${MAX_PER_KEY_RATE} (got ${JSON.stringify(max)})`);
-    const durationMs = limiter.durationMs;
-    if (!Number.isInteger(durationMs) || durationMs < MIN_PER_KEY_WINDOW_MS || durationMs > MAX_WINDOW_MS)
-      fail(
-        `limiter.durationMs must be an integer from ${MIN_PER_KEY_WINDOW_MS} to ${MAX_WINDOW_MS} (got ${JSON.stringify(durationMs)})`,
-      );
-    if (globalScopes.has(scope))
-      fail(`limiter.key '${scope}' names a global limit of another job: a per-key limit needs its own key`);
-    const earlier = scopes.get(scope);
-    if (earlier !== undefined && earlier.jobName !== job.name) {
-      if (earlier.queue !== job.queue)
-        fail(
-          `limiter.key '${scope}' is shared with job '${earlier.jobName}' on queue '${earlier.queue}': jobs sharing a per-key limit must be on one partitioned queue (one owner counts each key)`,
-        );
-      if (earlier.max !== max || earlier.durationMs !== durationMs)
-        fail(
-          `limiter shares key '${scope}' with job '${earlier.jobName}' but sets max ${max} per ${durationMs} ms instead of ${earlier.max} per ${earlier.durationMs} ms`,
-        );
-    } else scopes.set(scope, { jobName: job.name, queue: job.queue, max, durationMs });
-    rate = { scope, max, durationMs };
-  }
+  const rate = per === undefined ? undefined : planKeyRate(job, scopes, globalScopes, fail);
   return {
     ...(concurrency !== undefined ? { concurrency } : {}),
     ...(rate !== undefined ? { rate } : {}),
   };
+}
+
+/** A per-key rate limit (`limiter` with `per`), checked against the ones of the jobs planned before it. */
+function planKeyRate(
+  job: JobDefinition,
+  scopes: KeyLimitScopes,
+  globalScopes: ReadonlySet<string>,
+  fail: (message: string) => never,
+): PlannedKeyLimits['rate'] {
+  const limiter = job.limiter!;
+  const scope = limiter.key ?? job.name;
+  if (typeof scope !== 'string' || !SCOPE_PATTERN.test(scope))
+    fail(`limiter.key must be 1 to 200 letters, digits or . _ : - (got ${JSON.stringify(scope)})`);
+  const max = limiter.max;
+  if (!Number.isInteger(max) || max < 1 || max > MAX_PER_KEY_RATE)
+    fail(`limiter.max must be an integer from 1 to ${MAX_PER_KEY_RATE} (got ${JSON.stringify(max)})`);
+  const durationMs = limiter.durationMs;
+  if (!Number.isInteger(durationMs) || durationMs < MIN_PER_KEY_WINDOW_MS || durationMs > MAX_WINDOW_MS)
+    fail(
+      `limiter.durationMs must be an integer from ${MIN_PER_KEY_WINDOW_MS} to ${MAX_WINDOW_MS} (got ${JSON.stringify(durationMs)})`,
+    );
+  if (globalScopes.has(scope))
+    fail(`limiter.key '${scope}' names a global limit of another job: a per-key limit needs its own key`);
+  const earlier = scopes.get(scope);
+  if (earlier !== undefined && earlier.jobName !== job.name) {
+    if (earlier.queue !== job.queue)
+      fail(
+        `limiter.key '${scope}' is shared with job '${earlier.jobName}' on queue '${earlier.queue}': jobs sharing a per-key limit must be on one partitioned queue (one owner counts each key)`,
+      );
+    if (earlier.max !== max || earlier.durationMs !== durationMs)
+      fail(
+        `limiter shares key '${scope}' with job '${earlier.jobName}' but sets max ${max} per ${durationMs} ms instead of ${earlier.max} per ${earlier.durationMs} ms`,
+      );
+  } else scopes.set(scope, { jobName: job.name, queue: job.queue, max, durationMs });
+  return { scope, max, durationMs };
 }

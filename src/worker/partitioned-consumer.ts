@@ -1,3 +1,4 @@
+// size-exception: one partitioned queue's state machine (membership, handover, fencing, and the two start gates, per-key order or per-key limits, share its waiting list, its running count and its lease checks)
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import { PartitionLostError } from '../core';

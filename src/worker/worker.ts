@@ -5,7 +5,8 @@ import { createJobProcessor, type DeliveryPathDeps } from './delivery-path';
 import { IsolatePool } from './isolate-pool';
 import { FairShareConsumer, type FairShareStats } from './fair-share-consumer';
 import { QueueConsumer } from './queue-consumer';
-import type { ConsumerSettings } from './consumer-settings';
+import type { ConsumerSettings, PartitionKeyLimits } from './consumer-settings';
+import type { JobProcessor } from './job-processor';
 import { PartitionedConsumer, type PartitionStats } from './partitioned-consumer';
 import { MAX_CONSUMER_TIMEOUT_MS } from '../topology';
 import type { PlannedJobQueue, PlannedKeyLimits, TopologyPlan } from '../topology';
@@ -74,22 +75,13 @@ export class Worker {
         const lanes = lanesOf(deps.plan, queue.name);
         // while the count changes, the previous partitions are drained and the current ones left alone
         const consumed = lanes.filter((lane) => lane.lane!.draining === partitions.previous.length > 0);
-        const keyLimits = keyLimitsOf(queue, deps.jobs.values());
         this.consumers.set(
           queue.key,
           new PartitionedConsumer(queue, settings, consumerDeps, {
             partitions: consumed,
             heartbeatMs: deps.options.partitionHeartbeatMs,
             handoverGraceMs: deps.options.shutdownGraceMs,
-            ...(keyLimits === undefined
-              ? {}
-              : {
-                  keyLimits: {
-                    limits: keyLimits,
-                    heldPerPartition: settings.concurrency,
-                    defer: (delivery, delayMs, limit) => processor.defer(delivery, delayMs, limit),
-                  },
-                }),
+            ...partitionKeyLimits(queue, deps.jobs.values(), settings, processor),
           }),
         );
         continue;
@@ -188,14 +180,29 @@ export class Worker {
 const CONSUMER_TIMEOUT_MARGIN_MS = 60_000;
 
 /** The lanes of a queue with fairness, current then draining. */
-/** The per-key limits of the jobs of a queue with `order: 'none'` partitions; undefined when none has any. */
-function keyLimitsOf(queue: PlannedJobQueue, jobs: Iterable<RegisteredJob>): KeyLimits | undefined {
-  if (queue.partitions?.ordered !== false) return undefined;
+/**
+ * The per-key limits of the jobs of a queue with `order: 'none'` partitions (none when no job has any): up to
+ * `concurrency` deliveries over their key's limit wait aside per partition, the rest are re-delayed.
+ */
+function partitionKeyLimits(
+  queue: PlannedJobQueue,
+  jobs: Iterable<RegisteredJob>,
+  settings: ConsumerSettings,
+  processor: Pick<JobProcessor, 'defer'>,
+): { keyLimits?: PartitionKeyLimits } {
+  if (queue.partitions?.ordered !== false) return {};
   const limits = new Map<string, PlannedKeyLimits>();
   for (const job of jobs)
     if (job.planned.queueName === queue.name && job.planned.keyLimits !== undefined)
       limits.set(job.planned.name, job.planned.keyLimits);
-  return limits.size === 0 ? undefined : new KeyLimits(limits);
+  if (limits.size === 0) return {};
+  return {
+    keyLimits: {
+      limits: new KeyLimits(limits),
+      heldPerPartition: settings.concurrency,
+      defer: (delivery, delayMs, limit) => processor.defer(delivery, delayMs, limit),
+    },
+  };
 }
 
 function lanesOf(plan: TopologyPlan, queueName: string): PlannedJobQueue[] {
