@@ -5,6 +5,7 @@ import { DEAD_COMMANDS, type DeadValues } from './dead-commands';
 import { JOB_COMMANDS, type JobControlValues } from './job-commands';
 import { NAMESPACE_COMMANDS, type NamespaceValues } from './namespace-commands';
 import { SCHEDULE_COMMANDS, type ScheduleValues } from './schedule-commands';
+import { LIMIT_COMMANDS, type LimitValues } from './limit-commands';
 import { formatTable } from './table';
 import { jobText } from './job-text';
 
@@ -19,7 +20,12 @@ export interface CommandContext {
   readonly ops: WarrenOps;
   readonly args: readonly string[];
   readonly yes: boolean;
-  readonly values: DeadValues & JobControlValues & ScheduleValues & NamespaceValues & MarkValues;
+  readonly values: DeadValues &
+    JobControlValues &
+    ScheduleValues &
+    NamespaceValues &
+    MarkValues &
+    LimitValues;
 }
 
 /** The options `mark deploy` reads. */
@@ -80,6 +86,7 @@ export const COMMANDS: Readonly<Record<string, Command>> = {
   ...DEAD_COMMANDS,
   ...JOB_COMMANDS,
   ...SCHEDULE_COMMANDS,
+  ...LIMIT_COMMANDS,
   ...NAMESPACE_COMMANDS,
   /** A deploy mark on the dashboard graphs' time axis (ops.mark). */
   async 'mark deploy'({ ops, args, values }) {

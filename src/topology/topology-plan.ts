@@ -143,6 +143,8 @@ export type StreamKind =
   | 'aggregates-hours'
   | 'aggregates-days'
   | 'marks'
+  /** Per-key limit overrides (docs/guide/per-key-limits.md), planned when a job has per-key limits. */
+  | 'limits'
   | 'job-control-checkpoints'
   | 'schedules-checkpoints';
 

@@ -7,7 +7,7 @@ import { DEFAULT_KEY, deliveredKey } from '../message';
 import type { PlannedJobQueue } from '../topology';
 import type { Delivery } from './delivery';
 import type { ConsumerSettings, PartitionedOptions, QueueConsumerDeps } from './consumer-settings';
-import type { BusyKey, KeyLimitVerdict } from './key-limits';
+import type { BusyKey, KeyLimitOverride, KeyLimitVerdict } from './key-limits';
 import { QueueConsumer } from './queue-consumer';
 
 /** One partition this process owns: its consumer and where it stands. */
@@ -112,6 +112,18 @@ export class PartitionedConsumer {
 
   get isConsuming(): boolean {
     return this.started && !this.paused && [...this.owned.values()].every((o) => o.consumer.isConsuming);
+  }
+
+  get hasKeyLimits(): boolean {
+    return this.options.keyLimits !== undefined;
+  }
+
+  /** A per-key override (the limits stream): applied to the next start, and to what waits aside now. */
+  applyOverride(target: string, key: string, override: KeyLimitOverride | undefined): void {
+    const keyLimits = this.options.keyLimits;
+    if (keyLimits === undefined) return;
+    keyLimits.limits.setOverride(target, key, override);
+    this.pump();
   }
 
   stats(): PartitionStats {

@@ -10,7 +10,7 @@ import type { JobProcessor } from './job-processor';
 import { PartitionedConsumer, type PartitionStats } from './partitioned-consumer';
 import { MAX_CONSUMER_TIMEOUT_MS } from '../topology';
 import type { PlannedJobQueue, PlannedKeyLimits, TopologyPlan } from '../topology';
-import { KeyLimits } from './key-limits';
+import { KeyLimits, type KeyLimitOverride } from './key-limits';
 import { runLimitMs, type RegisteredJob } from './registered-job';
 
 /** The worker builds the rate limiters of its jobs itself, from their `limiter` and the connection. */
@@ -156,6 +156,17 @@ export class Worker {
     this.started = false;
     await Promise.all([...this.consumers.values()].map((consumer) => consumer.stop(graceMs)));
     await Promise.all([...this.isolates.values()].map((pool) => pool.close()));
+  }
+
+  /** Whether a queue this process consumes has jobs with per-key limits (it follows the limits stream). */
+  get hasKeyLimits(): boolean {
+    return [...this.consumers.values()].some((c) => c instanceof PartitionedConsumer && c.hasKeyLimits);
+  }
+
+  /** A per-key limit override from the limits stream, applied wherever its target (a job or a limit) runs here. */
+  applyKeyLimitOverride(target: string, key: string, override: KeyLimitOverride | undefined): void {
+    for (const consumer of this.consumers.values())
+      if (consumer instanceof PartitionedConsumer) consumer.applyOverride(target, key, override);
   }
 
   health(): ConsumerHealth[] {
