@@ -160,9 +160,16 @@ export class KeyLimits {
   /**
    * How long to re-delay a job that is over its key's limit and cannot wait aside: its key's jobs re-delayed
    * before it are spread one slot apart (a rate limit's interval, or a run time shared by the key's concurrency),
-   * so a backlog comes back about when the key can take it instead of all at once.
+   * so a backlog comes back about when the key can take it instead of all at once; behind the `waitingAside`
+   * jobs of the key that wait in the process already, which the key takes first.
    */
-  deferDelayMs(jobName: string, key: string, verdict: KeyLimitVerdict, now: number): number {
+  deferDelayMs(
+    jobName: string,
+    key: string,
+    verdict: KeyLimitVerdict,
+    now: number,
+    waitingAside = 0,
+  ): number {
     this.deferredCount += 1;
     const limit = this.limits.get(jobName);
     if (verdict.kind !== 'capped' || limit === undefined) return MIN_DEFER_MS;
@@ -170,14 +177,20 @@ export class KeyLimits {
       const id = `rate\u0000${slot(limit.rate.scope, key)}`;
       const max = this.overrides.get(slot(limit.rate.scope, key))?.max ?? limit.rate.max;
       const interval = limit.rate.durationMs / max;
-      const at = Math.max(verdict.freeAt ?? now, (this.reservations.get(id) ?? 0) + interval);
+      const at = Math.max(
+        (verdict.freeAt ?? now) + waitingAside * interval,
+        (this.reservations.get(id) ?? 0) + interval,
+      );
       this.reservations.set(id, at);
       return Math.max(MIN_DEFER_MS, Math.ceil(at - now));
     }
     const cap = this.overrides.get(slot(jobName, key))?.concurrency ?? limit.concurrency ?? 1;
     const runMs = this.runMs.get(jobName) ?? DEFAULT_RUN_MS;
     const id = `concurrency\u0000${slot(jobName, key)}`;
-    const at = Math.max(now + runMs, (this.reservations.get(id) ?? 0) + runMs / cap);
+    const at = Math.max(
+      now + runMs * (1 + waitingAside / cap),
+      (this.reservations.get(id) ?? 0) + runMs / cap,
+    );
     this.reservations.set(id, at);
     return Math.min(MAX_CONCURRENCY_DEFER_MS, Math.max(MIN_DEFER_MS, Math.ceil(at - now)));
   }

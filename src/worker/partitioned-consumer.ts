@@ -324,6 +324,7 @@ export class PartitionedConsumer {
     const keyLimits = this.options.keyLimits;
     const now = Date.now();
     const aside = new Map<Owned, number>();
+    const asideOfKey = new Map<string, number>();
     let wakeAt = Number.POSITIVE_INFINITY;
     this.held = 0;
     for (let i = 0; i < this.waiting.length; ) {
@@ -345,7 +346,13 @@ export class PartitionedConsumer {
       const count = (aside.get(waiting.owned) ?? 0) + 1;
       if (count > keyLimits!.heldPerPartition) {
         this.waiting.splice(i, 1);
-        const delayMs = keyLimits!.limits.deferDelayMs(waiting.jobName!, waiting.key, verdict, now);
+        const delayMs = keyLimits!.limits.deferDelayMs(
+          waiting.jobName!,
+          waiting.key,
+          verdict,
+          now,
+          asideOfKey.get(waiting.key) ?? 0,
+        );
         void keyLimits!
           .defer(waiting.delivery, delayMs, verdict.limit)
           .catch((err: unknown) => {
@@ -359,6 +366,7 @@ export class PartitionedConsumer {
         continue;
       }
       aside.set(waiting.owned, count);
+      asideOfKey.set(waiting.key, (asideOfKey.get(waiting.key) ?? 0) + 1);
       this.held += 1;
       if (verdict.freeAt !== undefined) wakeAt = Math.min(wakeAt, verdict.freeAt);
       i++;
