@@ -164,12 +164,11 @@ export class KeyLimits {
    * jobs of the key that wait in the process already, which the key takes first.
    */
   deferDelayMs(
-    jobName: string,
-    key: string,
+    of: { readonly jobName: string; readonly key: string; readonly waitingAside?: number },
     verdict: KeyLimitVerdict,
     now: number,
-    waitingAside = 0,
   ): number {
+    const { jobName, key, waitingAside = 0 } = of;
     this.deferredCount += 1;
     const limit = this.limits.get(jobName);
     if (verdict.kind !== 'capped' || limit === undefined) return MIN_DEFER_MS;

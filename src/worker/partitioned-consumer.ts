@@ -347,11 +347,9 @@ export class PartitionedConsumer {
       if (count > keyLimits!.heldPerPartition) {
         this.waiting.splice(i, 1);
         const delayMs = keyLimits!.limits.deferDelayMs(
-          waiting.jobName!,
-          waiting.key,
+          { jobName: waiting.jobName!, key: waiting.key, waitingAside: asideOfKey.get(waiting.key) ?? 0 },
           verdict,
           now,
-          asideOfKey.get(waiting.key) ?? 0,
         );
         void keyLimits!
           .defer(waiting.delivery, delayMs, verdict.limit)

@@ -55,18 +55,18 @@ describe('per-key limits, as the owner of a partition counts them', () => {
     const l = limits();
     for (let i = 0; i < 3; i++) l.started('api.sync', 'a', 0);
     const verdict = l.check('api.sync', 'a', 100);
-    const delays = [0, 1, 2].map(() => l.deferDelayMs('api.sync', 'a', verdict, 100));
+    const delays = [0, 1, 2].map(() => l.deferDelayMs({ jobName: 'api.sync', key: 'a' }, verdict, 100));
     assert.deepEqual(delays, [900, 1234, 1567]);
     l.started('api.call', 'k', 0);
     l.started('api.call', 'k', 0);
     l.ended('api.call', 'k', 200);
     l.started('api.call', 'k', 0);
     const capped = l.check('api.call', 'k', 0);
-    const first = l.deferDelayMs('api.call', 'k', capped, 0);
+    const first = l.deferDelayMs({ jobName: 'api.call', key: 'k' }, capped, 0);
     assert.equal(first, 200);
-    assert.ok(l.deferDelayMs('api.call', 'k', capped, 0) > first);
-    for (let i = 0; i < 10_000; i++) l.deferDelayMs('api.call', 'k', capped, 0);
-    assert.equal(l.deferDelayMs('api.call', 'k', capped, 0), MAX_CONCURRENCY_DEFER_MS);
+    assert.ok(l.deferDelayMs({ jobName: 'api.call', key: 'k' }, capped, 0) > first);
+    for (let i = 0; i < 10_000; i++) l.deferDelayMs({ jobName: 'api.call', key: 'k' }, capped, 0);
+    assert.equal(l.deferDelayMs({ jobName: 'api.call', key: 'k' }, capped, 0), MAX_CONCURRENCY_DEFER_MS);
   });
 
   it('reports the busiest keys, bounded', () => {
