@@ -56,6 +56,8 @@ describe('per-key limit overrides', () => {
     const setAt = performance.timeOrigin + performance.now();
     t.diagnostic(`ops.limits.set took ${(setAt - calledAt).toFixed(0)} ms`);
     assert.equal(record.max, 10);
+    // jobs re-delayed under the planned rate keep their slots; jobs that arrive now meet the new limit
+    for (let seq = 100; seq < 108; seq++) await publish('limited.rated', { key, seq, ms: 0 });
     // the new rate shows: the first start that makes more than the planned 2 within a second
     const over = () =>
       starts().find((s) => s >= setAt && starts().filter((o) => o > s - 1000 && o <= s).length > 2);
