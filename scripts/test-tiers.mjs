@@ -47,6 +47,10 @@ export const SERIAL = {
   'test/integration/job-control.test.ts': 'force-closes connections with rabbitmqctl (closeConnectionsNamed)',
   'test/integration/ordered-partitions.test.ts':
     'SIGTERMs one of three forked workers and asserts its partitions move to the others within 5 s',
+  'test/integration/per-key-limits-isolation.test.ts':
+    "SIGKILLs one of three forked workers, and asserts the light keys' rate beside a saturated key (>= 0.9x alone)",
+  'test/integration/per-key-limit-overrides.test.ts':
+    'asserts a raised per-key rate shows in the workers within 1 s of the confirm',
   'test/integration/progress.test.ts': 'force-closes connections with rabbitmqctl (closeConnectionsNamed)',
   'test/integration/recovery.test.ts':
     'force-closes its connection with rabbitmqctl (closeConnectionsNamed) and waits out the reconnect',

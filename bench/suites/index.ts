@@ -72,6 +72,15 @@ export const SUITES: readonly Suite[] = [
     load: () => import('./partitions'),
   },
   {
+    name: 'per-key',
+    summary:
+      'per-key limits (issue 38): per-key rate error and unsaturated keys beside saturated ones, per-key concurrency violations across 3 processes, cost per job on and off',
+    usage:
+      '[--quick] [--keys 1000] [--rate 10] [--saturated 20] [--seconds 10] [--jobs 100000] [--drain 20000] [--rounds 3] [--only=rate,concurrency,cost]',
+    quickArgs: ['--quick'],
+    load: () => import('./per-key'),
+  },
+  {
     name: 'observability',
     summary: 'what metrics and traces cost a job: consume at concurrency 100 and publish with 100 callers',
     usage: '[--jobs 20000] [--rounds 5] [--concurrency 100]',

@@ -42,6 +42,7 @@ const guide = [
       { text: 'Rate limits', link: '/guide/rate-limits' },
       { text: 'Fair share across keys', link: '/guide/fair-share' },
       { text: 'Ordered partitions', link: '/guide/ordered-partitions' },
+      { text: 'Per-key limits', link: '/guide/per-key-limits' },
       { text: 'Cron', link: '/guide/cron' },
       { text: 'Cron at run time', link: '/guide/schedule-registry' },
       { text: 'Workflows (routing slips)', link: '/guide/workflows' },

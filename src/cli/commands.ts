@@ -5,6 +5,7 @@ import { DEAD_COMMANDS, type DeadValues } from './dead-commands';
 import { JOB_COMMANDS, type JobControlValues } from './job-commands';
 import { NAMESPACE_COMMANDS, type NamespaceValues } from './namespace-commands';
 import { SCHEDULE_COMMANDS, type ScheduleValues } from './schedule-commands';
+import { LIMIT_COMMANDS, type LimitValues } from './limit-commands';
 import { formatTable } from './table';
 import { jobText } from './job-text';
 
@@ -19,7 +20,12 @@ export interface CommandContext {
   readonly ops: WarrenOps;
   readonly args: readonly string[];
   readonly yes: boolean;
-  readonly values: DeadValues & JobControlValues & ScheduleValues & NamespaceValues & MarkValues;
+  readonly values: DeadValues &
+    JobControlValues &
+    ScheduleValues &
+    NamespaceValues &
+    MarkValues &
+    LimitValues;
 }
 
 /** The options `mark deploy` reads. */
@@ -80,6 +86,7 @@ export const COMMANDS: Readonly<Record<string, Command>> = {
   ...DEAD_COMMANDS,
   ...JOB_COMMANDS,
   ...SCHEDULE_COMMANDS,
+  ...LIMIT_COMMANDS,
   ...NAMESPACE_COMMANDS,
   /** A deploy mark on the dashboard graphs' time axis (ops.mark). */
   async 'mark deploy'({ ops, args, values }) {
@@ -97,7 +104,7 @@ export const COMMANDS: Readonly<Record<string, Command>> = {
   async queues({ ops }) {
     const queues = await ops.queues();
     // the owners of ordered partitions are what the processes report: asked only when a queue has some
-    const hasPartitions = queues.some((q) => q.lanes?.some((lane) => lane.ordered));
+    const hasPartitions = queues.some((q) => q.lanes?.some((lane) => lane.partition));
     const processes = hasPartitions || queues.some((q) => q.lanes) ? (await ops.processes()).processes : [];
     const rows = queues.flatMap((q) => [
       [
@@ -111,13 +118,13 @@ export const COMMANDS: Readonly<Record<string, Command>> = {
       ],
       // a queue with fairness: a row per lane under it (docs/guide/fair-share.md)
       ...(q.lanes ?? []).map((lane) => [
-        `  ${lane.ordered ? 'partition' : 'lane'} ${lane.draining ? `${lane.index} (draining)` : lane.index}`,
+        `  ${lane.partition ? 'partition' : 'lane'} ${lane.draining ? `${lane.index} (draining)` : lane.index}`,
         '',
         lane.exists ? String(lane.ready) : 'missing',
         lane.unacked === undefined ? '-' : String(lane.unacked),
         String(lane.consumers),
         '',
-        lane.ordered ? `owner ${partitionOwner(processes, q, lane)}` : '',
+        lane.partition ? `owner ${partitionOwner(processes, q, lane)}` : '',
       ]),
     ]);
     const table = formatTable(['QUEUE', 'TYPE', 'READY', 'UNACKED', 'CONSUMERS', 'DEAD', 'PAUSED'], rows);

@@ -33,6 +33,10 @@ commands:
   schedules pause <id>       stop a schedule firing in every process (code-declared ones too)
   schedules resume <id>      undo pause
   schedules trigger <id>     publish one firing now, as <id>@manual-<ms>
+  limits                     per-key limit overrides in force (docs: per-key limits)
+  limits get <target> <key>  one key's override; <target> is the job (concurrency) or the limiter key (max)
+  limits set <target> <key>  override a key's limit in every process: --concurrency n, --max n (per window);
+                             'planned' goes back to the planned value
   job <id>                   where a job is: waiting, delayed, running, completed, retrying, dead
   job cancel <id>            drop a delayed job when it comes due
   job promote <id>           run a delayed job now (published with controllable: true)
@@ -111,6 +115,8 @@ const OPTIONS = {
   wait: { type: 'string' },
   note: { type: 'string' },
   release: { type: 'string' },
+  concurrency: { type: 'string' },
+  max: { type: 'string' },
 } as const;
 
 type Values = ReturnType<typeof parse>['values'];
@@ -178,7 +184,8 @@ function commandOf(positionals: readonly string[]): { name: string; args: string
     first === 'namespace' ||
     first === 'mark' ||
     (first === 'job' && JOB_ACTIONS.has(second ?? '')) ||
-    (first === 'schedules' && second !== undefined);
+    (first === 'schedules' && second !== undefined) ||
+    (first === 'limits' && second !== undefined);
   const name = grouped ? `${first} ${second ?? ''}`.trim() : first;
   if (!(name in COMMANDS)) throw new CliError(`unknown command '${name}' (see warren --help)`);
   return { name, args: grouped ? rest : positionals.slice(1) };

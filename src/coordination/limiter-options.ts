@@ -37,7 +37,7 @@ const MAX_DURATION_MS = 2 ** 31 - 1;
 export function resolveLimiterOptions(
   path: string,
   jobName: string,
-  input: RateLimitOptions,
+  input: RateLimitOptions<never>,
 ): ResolvedLimiter {
   if (input === null || typeof input !== 'object')
     throw new ConfigurationError(validationMessage(path, 'must be { max, durationMs }', input));
@@ -95,7 +95,8 @@ export function resolveJobLimiters(jobs: readonly JobDefinition[]): DeclaredLimi
   const byKey = new Map<string, { path: string; limiter: ResolvedLimiter }>();
   const ofJob = new Map<string, ResolvedLimiter>();
   for (const definition of jobs) {
-    if (definition.limiter === undefined) continue;
+    // a per-key limit is counted by the owner of the key's partition (worker/key-limits.ts), not with permits
+    if (definition.limiter === undefined || definition.limiter.per !== undefined) continue;
     const path = `@Job('${definition.name}').limiter`;
     const limiter = resolveLimiterOptions(path, definition.name, definition.limiter);
     const earlier = byKey.get(limiter.key);

@@ -2,4 +2,4 @@
  * The `warren/errors` entry: the error classes the root entry leaves out to keep within its 100 names. Every
  * other error class is exported from `warren` itself.
  */
-export { PartitionLostError } from './errors';
+export { LimitError, PartitionLostError } from './errors';

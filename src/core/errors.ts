@@ -45,7 +45,8 @@ export type WarrenErrorCode =
   | 'ISOLATE_UNSERIALIZABLE'
   | 'ISOLATE_LOAD_FAILED'
   | 'MARK_INVALID'
-  | 'PARTITION_LOST';
+  | 'PARTITION_LOST'
+  | 'LIMIT_INVALID';
 
 export interface WarrenErrorContext {
   jobName?: string;
@@ -327,5 +328,16 @@ export class NamespaceInUseError extends WarrenError {
         ? `namespace '${namespace}': ${processes.length} process(es) still answer after being asked to stop (${names}); nothing was deleted`
         : `namespace '${namespace}' is in use by ${processes.length} other process(es) (${names}): stop them, or remove with force to ask them to stop`,
     );
+  }
+}
+
+/**
+ * Per-key limits (`perKeyConcurrency`, `limiter.per`, docs/guide/per-key-limits.md) that cannot hold: a bad
+ * value, or a queue that cannot give each key one owner (no partitions, ordered partitions, fairness). Thrown
+ * while planning, at `createWarren`, never at first use; and by `ops.limits.set` for a bad override.
+ */
+export class LimitError extends WarrenError {
+  constructor(message: string, context: { jobName?: string; queue?: string } = {}) {
+    super('LIMIT_INVALID', message, context);
   }
 }

@@ -87,6 +87,23 @@ export interface InstrumentationTarget {
   messageCount(queueName: string): Promise<number>;
   isConnected(): boolean;
   isLeader(): boolean;
+  /**
+   * Per-key limits of the queues this process owns keys of (docs/guide/per-key-limits.md): deliveries waiting
+   * aside for their key now, jobs re-delayed for their key since start, and the busiest keys (at most 10 a queue).
+   */
+  keyLimits?(): readonly KeyLimitsSample[];
+}
+
+/** One queue's per-key limits as metrics read them at scrape time. */
+export interface KeyLimitsSample {
+  readonly queue: string;
+  readonly held: number;
+  readonly deferred: number;
+  readonly busiestKeys: readonly {
+    readonly key: string;
+    readonly running: number;
+    readonly recentStarts: number;
+  }[];
 }
 
 /** Several instrumentations as one: hooks run in order; a scope's run nests the later ones inside. */

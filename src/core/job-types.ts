@@ -55,7 +55,14 @@ export interface JobOptions<TData = unknown> {
    * At most `max` runs per `durationMs` across every worker process of the namespace (permits live
    * on the broker). A job waiting for a permit spends no attempt. See docs/guide/rate-limits.md.
    */
-  readonly limiter?: RateLimitOptions;
+  readonly limiter?: RateLimitOptions<TData>;
+  /**
+   * At most this many jobs of this type run at once per job key, across every worker process (the key of
+   * `key`, or of `limiter.per`). Needs a queue with `partitions: { count, order: 'none' }`: the one process that
+   * owns a key's partition counts its runs. A job over its key's cap waits aside without blocking other keys, or
+   * is re-delayed without spending an attempt. docs/guide/per-key-limits.md. Default: no per-key cap.
+   */
+  readonly perKeyConcurrency?: number;
   /**
    * The job may be a step of a routing slip (`warren.slip()`, docs/guide/workflows.md): its `<name>.slip`
    * companion job is planned in every process that knows the job (`handlers` or `jobs`), so the
@@ -146,13 +153,22 @@ export interface IsolatePoolOptions {
  * A global rate limit: at most `max` jobs start per `durationMs` window, however many worker
  * processes run them. Jobs that name the same `key` share one limit (and must agree on it).
  */
-export interface RateLimitOptions {
+export interface RateLimitOptions<TData = never> {
   /** Runs allowed per window: an integer >= 1. */
   readonly max: number;
   /** Window length in ms: an integer >= 10. */
   readonly durationMs: number;
   /** Limits with the same key are one limit. Default: the job name. */
   readonly key?: string;
+  /**
+   * A limit per value instead of one for all: each value gets `max` per `durationMs` (a sliding window) across
+   * every worker process. `'key'`: per job key (the job's `key` function or the publish's `key`); a function
+   * (`(data) => data.apiKey`): per the value it returns, which is then the job's key (it routes the job to the
+   * partition whose owner counts it), so such a job has no `key` function of its own. Needs a queue with
+   * `partitions: { count, order: 'none' }`; no permit queue is planned. docs/guide/per-key-limits.md.
+   * Default: one global limit (permits on the broker).
+   */
+  readonly per?: 'key' | ((data: TData) => string);
   /**
    * How long a delivered job may hold its worker slot waiting for a permit before it is put back
    * (re-delayed by about one window, no attempt spent), so that a tight limit never starves the

@@ -17,6 +17,7 @@ export const JOB_OPTION_KEYS = {
   breakers: true,
   key: true,
   limiter: true,
+  perKeyConcurrency: true,
   activity: true,
   isolate: true,
   processor: true,

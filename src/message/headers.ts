@@ -28,6 +28,8 @@
  *                         the headers a subscriber's binding matches (docs/guide/events.md).
  * - `warren-key`         the job's key (tenant, account, document): a non-empty string of at most 255 UTF-8
  *                         bytes. A queue with `fairness` schedules by it (docs/guide/fair-share.md).
+ * - `warren-limited`     on a job re-delayed because its key was at a per-key limit: `concurrency` or `rate`
+ *                         (docs/guide/per-key-limits.md). Its attempt is unchanged: waiting spends none.
  * - `traceparent`, `tracestate`  W3C trace context: the publisher's span (warren/observability sets them;
  *                         a foreign publisher may), passed through untouched on retries and delays.
  * - `warren-trace-link`   W3C traceparent of the span before this run (the previous attempt, or the
@@ -64,6 +66,7 @@ export const HEADERS = {
   tracestate: 'tracestate',
   traceLink: 'warren-trace-link',
   key: 'warren-key',
+  limited: 'warren-limited',
 } as const;
 
 /** Broker-owned headers that must never be copied onto a republished message (DESIGN: cycle detection). */

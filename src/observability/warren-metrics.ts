@@ -16,6 +16,7 @@ import {
   type ResolvedMetricsOptions,
 } from './options';
 import { createMetricSet, type MetricSet } from './metric-set';
+import { KeyLimitGauges } from './key-limit-gauges';
 import { QueueDepths } from './queue-depths';
 import type { SeriesCell } from './series-metric';
 
@@ -71,6 +72,7 @@ export class WarrenMetrics<R extends MetricsRegistry = MetricsRegistry> implemen
     this.other = options.otherJobLabel;
     this.m = createMetricSet(registry, options);
     new QueueDepths(prom, registry, options.prefix, options.queueDepthCacheMs, () => this.target);
+    new KeyLimitGauges(prom, registry, options.prefix, () => this.target);
     this.handler = this.handler.bind(this);
   }
 

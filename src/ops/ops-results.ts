@@ -32,7 +32,9 @@ export interface LaneOverview {
   readonly index: number;
   /** A lane of the previous lane count, drained and then removed from the plan. */
   readonly draining: boolean;
-  /** An ordered partition (docs/guide/ordered-partitions.md) rather than a fair-share lane. */
+  /** A partition (docs/guide/ordered-partitions.md) rather than a fair-share lane. */
+  readonly partition?: true;
+  /** A partition whose keys run in order (`order: 'per-key'`); absent for `order: 'none'`. */
   readonly ordered?: true;
   readonly exists: boolean;
   readonly ready: number;

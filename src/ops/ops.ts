@@ -16,6 +16,7 @@ import type { JobStatus, RecentJobs } from '../history';
 import { lookupJob, lookupRecentJobs } from './history-lookup';
 import { readAggregatesView, type AggregatesView, type GraphRange } from './aggregate-ops';
 import { appendMark, checkMarkInput, pauseMark, type MarkInput } from './mark-ops';
+import { limitOps, type LimitOps } from './limit-ops';
 import type { GraphMark } from '../aggregates';
 import type { CancelledJob, DelayedJob } from '../job-control';
 import type { JobEventSubscriber } from '../job-events';
@@ -64,6 +65,8 @@ export class WarrenOps {
    * `ops.events.subscribe({ jobId })`. The dashboard's job page follows a job through it.
    */
   readonly events: JobEventSubscriber;
+  /** Per-key limit overrides at run time (docs/guide/per-key-limits.md#changing-limits-at-run-time). */
+  readonly limits: LimitOps;
   private readonly registry: ScheduleOps;
   private readonly trust: RecordTrust;
 
@@ -78,6 +81,7 @@ export class WarrenOps {
     this.trust = new RecordTrust(this.plan.naming.namespace, this.options.signing, createSilentLogger());
     this.connection = new OpsConnection(this.plan, input, this.trust);
     this.events = this.connection.events;
+    this.limits = limitOps(this.plan, this.connection, this.trust);
     this.topology = topologyOps(
       this.plan,
       () => this.management(),

@@ -45,6 +45,7 @@ export function overviewQueues(
                   name: lane.name,
                   index: lane.lane!.index,
                   draining: lane.lane!.draining,
+                  ...(lane.lane!.partition ? { partition: true as const } : {}),
                   ...(lane.lane!.ordered ? { ordered: true as const } : {}),
                   exists: laneCounts[i] !== undefined,
                   ready: laneCounts[i]?.messageCount ?? 0,

@@ -23,6 +23,8 @@ export type RecordRole =
   | 'aggregates'
   /** The graphs' time-axis marks: deploys, pauses, resumes. */
   | 'marks'
+  /** Per-key limit overrides (docs/guide/per-key-limits.md). */
+  | 'limits'
   | 'control-request'
   | 'control-reply'
   | 'job-result'

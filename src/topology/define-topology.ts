@@ -111,6 +111,13 @@ export interface PartitionsDeclaration {
    * is consumed as before the partitions). docs/guide/ordered-partitions.md#migrations.
    */
   readonly previous?: number | 'unpartitioned';
+  /**
+   * `'per-key'` (default): the jobs of a key run one at a time, in publish order, retried in place.
+   * `'none'`: one owner per partition still, but a key's jobs run side by side (up to the job's
+   * `perKeyConcurrency`) and retry through the delay levels: the shape per-key limits need
+   * (docs/guide/per-key-limits.md).
+   */
+  readonly order?: 'per-key' | 'none';
 }
 
 export interface TopologyDeclaration {

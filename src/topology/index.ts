@@ -30,10 +30,12 @@ export type {
   PlannedFairness,
   PlannedLane,
   PlannedPartitions,
+  PlannedKeyLimits,
   QueueRole,
 } from './topology-plan';
 export { planFairness, DEFAULT_LANES, MAX_LANES } from './plan-lanes';
 export { MAX_PARTITIONS } from './plan-partitions';
+export { MAX_PER_KEY_CONCURRENCY, MAX_PER_KEY_RATE } from './plan-key-limits';
 export { isJobQueue, isDeclaredJobQueue, isStream, plannedStream, requireStream } from './topology-plan';
 export { delayRoute, type DelayPlan, type DelayLevel, type DelayRoute } from './delay-levels';
 export { applyTopology, deleteTopology, deleteNamespaceEntities } from './apply-topology';

@@ -76,6 +76,8 @@ export interface TopologyNaming {
   aggregates(level: 'bucket' | 'hour' | 'day'): string;
   /** The stream of the graphs' time-axis marks: deploys, pauses and resumes (docs/guide/aggregates.md). */
   marks(): string;
+  /** The stream of per-key limit overrides (docs/guide/per-key-limits.md). */
+  limits(): string;
   /**
    * The stream of checkpoints of a stream (the job-control stream or the schedule registry): the state of
    * every record before an offset, so a reader starts there instead of at the first record.
@@ -127,6 +129,7 @@ export function createNaming(namespace: string): TopologyNaming {
     aggregates: (level: 'bucket' | 'hour' | 'day') =>
       level === 'bucket' ? `${prefix}warren.aggregates` : `${prefix}warren.aggregates.${level}s`,
     marks: () => `${prefix}warren.marks`,
+    limits: () => `${prefix}warren.limits`,
     checkpoints: (of: 'job-control' | 'schedules') => `${prefix}warren.${of}.checkpoints`,
     jobEvents: () => `${prefix}warren.events`,
   });

@@ -2,6 +2,7 @@ import { TopologyError, type JobDefinition } from '../core';
 import type { ExchangeDeclaration, QueueDeclaration } from './define-topology';
 import type { TopologyNaming } from './naming';
 import { bindingsOf, defaultPattern } from './plan-checks';
+import { planKeyLimits, type KeyLimitScopes } from './plan-key-limits';
 import { DEFAULT_LANES } from './plan-lanes';
 import { topicMatches } from './topic-match';
 import type { PlannedJob } from './topology-plan';
@@ -18,6 +19,12 @@ export function planJobs(
 ): Map<string, PlannedJob> {
   const jobs = new Map<string, PlannedJob>();
   const seen = new Map<string, JobDefinition>();
+  const scopes: KeyLimitScopes = new Map();
+  const globalScopes = new Set(
+    definitions.flatMap((d) =>
+      d.limiter !== undefined && d.limiter.per === undefined ? [d.limiter.key ?? d.name] : [],
+    ),
+  );
   for (const job of definitions) {
     const earlier = seen.get(job.name);
     if (earlier !== undefined) {
@@ -33,8 +40,13 @@ export function planJobs(
     const partitions = partitionNames(job.queue, queue, naming);
     const lanes =
       partitions ?? (queue.fairness === undefined ? undefined : laneNames(job.queue, queue, naming));
+    const keyLimits = planKeyLimits(job, queue, scopes, globalScopes);
+    const per = job.limiter?.per;
     jobs.set(job.name, {
       ...job,
+      // a per-limit value is the job's key: it picks the partition whose owner counts it
+      ...(typeof per === 'function' ? { key: per } : {}),
+      ...(keyLimits !== undefined ? { keyLimits } : {}),
       queueName,
       ...(lanes !== undefined ? { lanes } : {}),
       ...(partitions !== undefined ? { partitioned: true as const } : {}),

@@ -61,12 +61,18 @@ export function planPartitions(
         queue: key,
       });
   }
+  const order = options.order ?? 'per-key';
+  if (order !== 'per-key' && order !== 'none')
+    throw new TopologyError(`${path}.order must be 'per-key' or 'none' (got ${JSON.stringify(order)})`, {
+      queue: key,
+    });
   const names = (n: number) => Array.from({ length: n }, (_, i) => naming.partition(key, n, i));
   return {
     current: names(count),
     previous: typeof previous === 'number' ? names(previous) : [],
     drainsQueue: previous === 'unpartitioned',
     membersExchange: naming.partitionMembers(key),
+    ordered: order === 'per-key',
   };
 }
 
@@ -115,7 +121,14 @@ export function planPartitionQueues(
         ...shared,
         name,
         assertion,
-        lane: { of: queue.name, index, count: names.length, draining, ordered: true },
+        lane: {
+          of: queue.name,
+          index,
+          count: names.length,
+          draining,
+          partition: true,
+          ...(partitions.ordered ? { ordered: true as const } : {}),
+        },
       });
       parts.bindings.push({
         source: delay.deliveryExchange,

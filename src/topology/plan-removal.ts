@@ -21,6 +21,7 @@ const STREAM_NAMES: { readonly [K in StreamKind]: (plan: TopologyPlan) => string
   'aggregates-hours': (plan) => plan.naming.aggregates('hour'),
   'aggregates-days': (plan) => plan.naming.aggregates('day'),
   marks: (plan) => plan.naming.marks(),
+  limits: (plan) => plan.naming.limits(),
   'job-control-checkpoints': (plan) => plan.naming.checkpoints('job-control'),
   'schedules-checkpoints': (plan) => plan.naming.checkpoints('schedules'),
 };

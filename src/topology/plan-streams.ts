@@ -15,6 +15,7 @@ const STREAM_NAMES: { readonly [K in StreamKind]: (naming: TopologyNaming) => st
   'aggregates-hours': (naming) => naming.aggregates('hour'),
   'aggregates-days': (naming) => naming.aggregates('day'),
   marks: (naming) => naming.marks(),
+  limits: (naming) => naming.limits(),
 };
 
 /**

@@ -82,6 +82,8 @@ export interface PlannedPartitions {
   readonly drainsQueue: boolean;
   /** The fanout exchange of the queue's membership heartbeats. */
   readonly membersExchange: string;
+  /** `order: 'per-key'` (default): a key's jobs one at a time, in order; false for `order: 'none'`. */
+  readonly ordered: boolean;
 }
 
 /** Where a lane queue stands among its queue's lanes. */
@@ -92,7 +94,9 @@ export interface PlannedLane {
   readonly count: number;
   /** A lane of the previous count: nothing new is published to it; it is consumed until empty. */
   readonly draining: boolean;
-  /** An ordered partition (single active consumer, one owner at a time) rather than a fair-share lane. */
+  /** A partition (single active consumer, one owner at a time) rather than a fair-share lane. */
+  readonly partition?: true;
+  /** A partition whose keys run one job at a time, in order (`order: 'per-key'`, the default). */
   readonly ordered?: true;
 }
 
@@ -139,6 +143,8 @@ export type StreamKind =
   | 'aggregates-hours'
   | 'aggregates-days'
   | 'marks'
+  /** Per-key limit overrides (docs/guide/per-key-limits.md), planned when a job has per-key limits. */
+  | 'limits'
   | 'job-control-checkpoints'
   | 'schedules-checkpoints';
 
@@ -209,9 +215,19 @@ export interface PlannedBinding {
   readonly arguments?: Readonly<Record<string, unknown>>;
 }
 
+/** A job's per-key limits, as planned (docs/guide/per-key-limits.md): counted by the owner of the key's partition. */
+export interface PlannedKeyLimits {
+  /** At most this many of the job's runs at once per key. */
+  readonly concurrency?: number;
+  /** At most `max` starts per key in any `durationMs`; jobs naming the same `scope` (`limiter.key`) share it. */
+  readonly rate?: { readonly scope: string; readonly max: number; readonly durationMs: number };
+}
+
 export interface PlannedJob extends JobDefinition {
   /** Full name of the queue it is consumed from. */
   readonly queueName: string;
+  /** Its per-key limits (`perKeyConcurrency`, `limiter.per`), if any. */
+  readonly keyLimits?: PlannedKeyLimits;
   /** The queue's maxPriority, if it has one: the range of `priority` on publish. */
   readonly queueMaxPriority?: number;
   /** A plain publish goes here: the exchange that routes the job name to its queue, or the queue itself. */

@@ -40,7 +40,13 @@ export async function createWarren<TJobs extends object = WarrenJobs>(
   if (parts.history) recordHistory(parts.history.writer, parts.history.options, warren);
   parts.outbox?.relay?.start();
   config.instrumentation?.attach?.(
-    instrumentationTarget(warren, config.plan, parts.manager, () => parts.scheduling.isLeader),
+    instrumentationTarget(
+      warren,
+      config.plan,
+      parts.manager,
+      () => parts.scheduling.isLeader,
+      () => parts.worker.health(),
+    ),
   );
   return warren;
 }

@@ -2,6 +2,7 @@ import type { EventEmitter } from 'node:events';
 import { withThrowawayChannel, type ConnectionManager } from '../connection';
 import type { InstrumentationTarget, WarrenEvents } from '../core';
 import { isDeclaredJobQueue, type TopologyPlan } from '../topology';
+import type { ConsumerHealth } from '../worker';
 
 /**
  * What `attach` gives an instrumentation: the instance's events, the bounded job and queue names, and
@@ -12,6 +13,7 @@ export function instrumentationTarget(
   plan: TopologyPlan,
   manager: ConnectionManager,
   isLeader: () => boolean,
+  consumers: () => readonly ConsumerHealth[] = () => [],
 ): InstrumentationTarget {
   return {
     on: (event, listener) => warren.on(event, listener as never),
@@ -28,5 +30,10 @@ export function instrumentationTarget(
       ),
     isConnected: () => manager.isConnected,
     isLeader,
+    keyLimits: () =>
+      consumers().flatMap((c) => {
+        const limits = c.partitions?.limits;
+        return limits === undefined ? [] : [{ queue: c.queue, ...limits }];
+      }),
   };
 }

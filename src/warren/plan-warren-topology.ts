@@ -40,7 +40,7 @@ export function planWarrenTopology(
       key: limiter.key,
       maxPermits: limiter.max,
     })),
-    streams: planStreamsOf(options),
+    streams: planStreamsOf(options, definitions),
     holds: fixedBackoffsOf(definitions, resolveJobDefaults(options.jobDefaults)),
   });
 }
@@ -67,6 +67,7 @@ function fixedBackoffsOf(
  */
 function planStreamsOf(
   options: Pick<WarrenOptions, 'history' | 'aggregates' | 'deadLetterLog'>,
+  definitions: readonly JobDefinition[],
 ): PlanStreams {
   const streams: { -readonly [K in keyof PlanStreams]: PlanStreams[K] } = {
     'job-control': { retention: JOB_CONTROL_RETENTION },
@@ -87,6 +88,9 @@ function planStreamsOf(
     streams['aggregates-days'] = { retention: levelRetention(aggregates, 'day') };
     streams.marks = { retention: MARKS_RETENTION };
   }
+  // kept until deleted: the newest record of a key is its override, however old (a change is ~150 bytes)
+  if (definitions.some((d) => d.perKeyConcurrency !== undefined || d.limiter?.per !== undefined))
+    streams.limits = {};
   return streams;
 }
 

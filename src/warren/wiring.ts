@@ -1,14 +1,16 @@
 import { BreakerPauses, BreakerRegistry } from '../breaker';
 import { ConnectionManager } from '../connection';
 import type { PublishOptions, PublishOrigin } from '../core';
-import { applyTopology, requireBrokerFeatures } from '../topology';
+import { applyTopology, plannedStream, requireBrokerFeatures } from '../topology';
 import { DeadLetters, Worker } from '../worker';
 import { RecordTrust } from '../records';
+import { LimitsStream } from '../limit-overrides';
 import { EventRelay, JobEventSubscriber } from '../job-events';
 import { CronService } from '../scheduler';
 import type { WarrenConfig } from './config';
 import { createControl } from './control';
 import { createDeadLetterLog } from './dead-letter-log';
+import { membershipProof } from './membership-proof';
 import type { WarrenEventSink } from './event-sink';
 import { announcePublished, createHistory } from './history';
 import { createAggregates } from './aggregates';
@@ -139,14 +141,7 @@ function wireConsumers(base: SharedParts) {
       manager,
       reapplyTopology,
       concurrencyOf: (queueName) => queueConcurrency(config.jobs.values(), queueName, config.jobDefaults),
-      membershipProof: (exchange) => {
-        const { trust } = base.publishing;
-        const reader = trust.reader('partition-members');
-        return {
-          sign: (body) => trust.proof('partition-members', body),
-          accept: (body, headers) => reader.accept(body, headers, { exchange }),
-        };
-      },
+      membershipProof: (exchange) => membershipProof(base.publishing.trust, exchange),
     },
     log.child({ component: 'worker' }),
   );
@@ -208,6 +203,7 @@ function wireOperations(base: SharedParts, consumers: ReturnType<typeof wireCons
   const historyPart = createHistory(options.history, { plan, manager, processId, log, publishing });
   const aggregates = createAggregates(config, manager, processId, publishing.trust);
   const jobEvents = wireJobEvents(base, processId);
+  const limits = followLimits(base, worker);
   manager.useReadySteps(
     reconnectSteps({
       reapplyTopology: base.reapplyTopology,
@@ -216,7 +212,13 @@ function wireOperations(base: SharedParts, consumers: ReturnType<typeof wireCons
       controlListener: control.listener,
       jobEvents,
       confirms: publishing.confirms,
-      worker,
+      // the limits stream right after the consumers: overrides apply from the first records on
+      worker: {
+        open: async (generation) => {
+          await worker.open(generation);
+          await limits?.open();
+        },
+      },
       scheduling,
       deadLetterLog,
     }),
@@ -226,9 +228,36 @@ function wireOperations(base: SharedParts, consumers: ReturnType<typeof wireCons
   manager.on('blocked', ({ reason }) => events.emit('blocked', { reason }));
   manager.on('unblocked', () => events.emit('unblocked'));
   const history = historyPart?.parts ?? [];
-  const parts = [jobEvents, deadLetterLog, ...history, aggregates?.writer, publishing.jobControl];
+  const parts = [jobEvents, deadLetterLog, ...history, aggregates?.writer, publishing.jobControl, limits];
   const addOns = parts.filter((p) => p !== undefined);
   return { control, history: historyPart, addOns, eventSubscriber: jobEvents.subscriber };
+}
+
+/**
+ * The limits stream's follower, when this process consumes jobs with per-key limits: each override it reads goes
+ * to the worker (docs/guide/per-key-limits.md#changing-limits-at-run-time).
+ */
+function followLimits(base: SharedParts, worker: Worker): LimitsStream | undefined {
+  const stream = plannedStream(base.config.plan, 'limits');
+  if (stream === undefined || !worker.hasKeyLimits) return undefined;
+  return new LimitsStream({
+    stream: stream.name,
+    assertion: stream.assertion,
+    openChannel: () => base.manager.openChannel(),
+    confirms: base.publishing.confirms,
+    trust: base.publishing.trust,
+    onRecord: (record) =>
+      worker.applyKeyLimitOverride(
+        record.target,
+        record.key,
+        record.concurrency === undefined && record.max === undefined
+          ? undefined
+          : {
+              ...(record.concurrency !== undefined ? { concurrency: record.concurrency } : {}),
+              ...(record.max !== undefined ? { max: record.max } : {}),
+            },
+      ),
+  });
 }
 
 /**

@@ -2,7 +2,9 @@ import type { MembershipProof } from '../coordination';
 import type { ConnectionManager } from '../connection';
 import type { Logger } from '../core';
 import type { PlannedJobQueue } from '../topology';
+import type { Delivery } from './delivery';
 import type { JobProcessor } from './job-processor';
+import type { KeyLimitKind, KeyLimits } from './key-limits';
 
 /** How one queue is consumed. */
 export interface ConsumerSettings {
@@ -40,4 +42,15 @@ export interface PartitionedOptions {
   readonly handoverGraceMs: number;
   /** The proof of this membership's heartbeats (one per membership: its replay guard is its own). */
   readonly membershipProof?: MembershipProof;
+  /** The per-key limits of the queue's jobs (`order: 'none'` partitions), if any. */
+  readonly keyLimits?: PartitionKeyLimits;
+}
+
+/** Per-key limits as a partitioned consumer applies them (docs/guide/per-key-limits.md). */
+export interface PartitionKeyLimits {
+  readonly limits: KeyLimits;
+  /** Deliveries over their key's limit a partition keeps waiting aside; more are re-delayed. */
+  readonly heldPerPartition: number;
+  /** Re-delays a delivery over its key's limit through the delay levels, spending no attempt. */
+  readonly defer: (delivery: Delivery, delayMs: number, limit: KeyLimitKind) => Promise<void>;
 }

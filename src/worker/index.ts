@@ -6,6 +6,8 @@ export {
   type ResolvedWorkerOptions,
 } from './options';
 export type { RegisteredJob } from './registered-job';
+export type { KeyLimitOverride, BusyKey } from './key-limits';
+export type { KeyLimitStats } from './partitioned-consumer';
 export { resolveIsolateSettings, ISOLATE_DEFAULTS, type IsolateSettings } from './isolate-settings';
 export { DeadLetters, type DeadLetter, type ParkingReplayOptions } from './dead-letters';
 export {

@@ -174,6 +174,21 @@ export class JobProcessor {
     }
   }
 
+  /**
+   * Re-delays a delivery whose key is at a per-key limit (docs/guide/per-key-limits.md) without spending an
+   * attempt; `warren-limited` says which limit. A body that does not decode is dead-lettered as in `process`.
+   */
+  async defer(delivery: Delivery, delayMs: number, limit: 'concurrency' | 'rate'): Promise<void> {
+    const triaged = triageDelivery(delivery, this.deps.triage, Date.now());
+    if (isVerdict(triaged)) {
+      await this.carryOut(delivery, triaged);
+      return;
+    }
+    delivery.assignJob(triaged);
+    if (await this.deps.republisher.delayed(delivery, delayMs, { [HEADERS.limited]: limit }))
+      this.deps.emit('rateLimited', { ...delivery.eventBase(), limiter: `per-key ${limit}`, delayMs });
+  }
+
   /** Dead-letters or re-delays a delivery that does not run now. */
   private carryOut(delivery: Delivery, verdict: DeliveryVerdict): Promise<unknown> {
     if (verdict.action === 'dead-letter') {

@@ -110,15 +110,9 @@ export class OutcomeSettler {
       error,
       postponeDelayMs: this.deps.postponeDelayMs,
     });
+    if (decision.action === 'postpone') return this.postpone(delivery, decision.delayMs, error, carried);
     const base = delivery.eventBase();
     const { republisher } = this.deps;
-    if (decision.action === 'postpone') {
-      const breaker = error instanceof CircuitOpenError ? error.breaker : 'unknown';
-      if (await republisher.delayed(delivery, decision.delayMs, carried)) {
-        this.deps.emit('postponed', { ...base, delayMs: decision.delayMs, breaker });
-      }
-      return;
-    }
     // the failed attempt's run time, for the events and the history (the dashboard's recent failures)
     const ran = delivery.startedAt > 0 ? { durationMs: Date.now() - delivery.startedAt } : {};
     // a retry is the common failure: its event and log line are built only for someone to read
@@ -155,5 +149,18 @@ export class OutcomeSettler {
     }
     const headers = { ...carried, [HEADERS.attempt]: decision.nextAttempt };
     if (await republisher.delayed(delivery, decision.delayMs, headers)) retried();
+  }
+
+  /** An open breaker's failure: the job waits out the breaker, its attempt not spent. */
+  private async postpone(
+    delivery: JobDelivery,
+    delayMs: number,
+    error: unknown,
+    carried: Record<string, unknown>,
+  ): Promise<undefined> {
+    const breaker = error instanceof CircuitOpenError ? error.breaker : 'unknown';
+    if (await this.deps.republisher.delayed(delivery, delayMs, carried))
+      this.deps.emit('postponed', { ...delivery.eventBase(), delayMs, breaker });
+    return undefined;
   }
 }

@@ -1,4 +1,4 @@
-// size-exception: one partitioned queue's state machine (membership, assignment, handover, the fence and the key gate share its fields)
+// size-exception: one partitioned queue's state machine (membership, assignment, handover, the fence, and the two start gates, per-key order or per-key limits, share its waiting list, its running count and its lease checks)
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import { PartitionLostError } from '../core';
@@ -8,6 +8,7 @@ import type { PlannedJobQueue } from '../topology';
 import type { Delivery } from './delivery';
 import { handlersEnded } from './handlers-ended';
 import type { ConsumerSettings, PartitionedOptions, QueueConsumerDeps } from './consumer-settings';
+import type { BusyKey, KeyLimitOverride, KeyLimitVerdict } from './key-limits';
 import { QueueConsumer } from './queue-consumer';
 
 /** One partition this process owns: its consumer and where it stands. */
@@ -24,7 +25,19 @@ interface Waiting {
   readonly owned: Owned;
   readonly channel: number;
   readonly key: string;
+  /** The delivery's `type`: per-key limits are per job type. */
+  readonly jobName: string | undefined;
   readonly done: () => void;
+}
+
+/** What a queue with per-key limits reports (docs/guide/per-key-limits.md). */
+export interface KeyLimitStats {
+  /** Deliveries waiting aside in this process because their key is at its limit. */
+  readonly held: number;
+  /** Jobs re-delayed (no attempt spent) because their key was at its limit and too many waited aside. */
+  readonly deferred: number;
+  /** The keys with the most jobs running here, then the most recent starts. */
+  readonly busiestKeys: readonly BusyKey[];
 }
 
 /** What a partitioned queue reports (health, `warren queues`). */
@@ -37,7 +50,12 @@ export interface PartitionStats {
   readonly members: number;
   /** Deliveries waiting in this process for their key to be free. */
   readonly waiting: number;
+  /** Per-key limits (a partitioned queue with `order: 'none'` whose jobs have them). */
+  readonly limits?: KeyLimitStats;
 }
+
+/** How many busiest keys a queue reports: a bound on the metric's cardinality. */
+export const BUSIEST_KEYS = 10;
 
 /**
  * The consumer of a queue with ordered partitions (docs/guide/ordered-partitions.md): joins the membership,
@@ -57,6 +75,12 @@ export class PartitionedConsumer {
   private generation = 0;
   private readonly handovers = new Set<Promise<void>>();
   private readonly partitions: readonly PlannedJobQueue[];
+  /** Whether a key's jobs run one at a time, in order (`order: 'per-key'`); else per-key limits gate them. */
+  private readonly ordered: boolean;
+  /** Deliveries over their key's limit waiting aside, by partition: at most `heldPerPartition` each. */
+  private held = 0;
+  private wakeTimer: NodeJS.Timeout | undefined;
+  private wakeAt = Number.POSITIVE_INFINITY;
 
   constructor(
     readonly queue: PlannedJobQueue,
@@ -65,6 +89,7 @@ export class PartitionedConsumer {
     private readonly options: PartitionedOptions,
   ) {
     this.partitions = options.partitions;
+    this.ordered = queue.partitions!.ordered;
     const member = `${hostname()}/${process.pid}/${randomBytes(3).toString('hex')}`;
     this.membership = new PartitionMembership(
       deps.manager,
@@ -95,12 +120,33 @@ export class PartitionedConsumer {
     return this.started && !this.paused && [...this.owned.values()].every((o) => o.consumer.isConsuming);
   }
 
+  get hasKeyLimits(): boolean {
+    return this.options.keyLimits !== undefined;
+  }
+
+  /** A per-key override (the limits stream): applied to the next start, and to what waits aside now. */
+  applyOverride(target: string, key: string, override: KeyLimitOverride | undefined): void {
+    const keyLimits = this.options.keyLimits;
+    if (keyLimits === undefined) return;
+    keyLimits.limits.setOverride(target, key, override);
+    this.pump();
+  }
+
   stats(): PartitionStats {
     return {
       member: this.membership.memberId,
       owned: [...this.owned.keys()].sort((a, b) => a - b),
       members: this.membership.members.length,
       waiting: this.waiting.length,
+      ...(this.options.keyLimits === undefined
+        ? {}
+        : {
+            limits: {
+              held: this.held,
+              deferred: this.options.keyLimits.limits.deferred,
+              busiestKeys: this.options.keyLimits.limits.busiest(BUSIEST_KEYS, Date.now()),
+            },
+          }),
     };
   }
 
@@ -130,6 +176,8 @@ export class PartitionedConsumer {
   /** Leaves (the others take over at once), hands every partition over within `graceMs`. */
   async stop(graceMs: number): Promise<void> {
     this.started = false;
+    if (this.wakeTimer !== undefined) clearTimeout(this.wakeTimer);
+    this.wakeTimer = undefined;
     await this.handOverAll(graceMs);
     await this.membership.close();
   }
@@ -155,7 +203,11 @@ export class PartitionedConsumer {
   private acquire(index: number): void {
     // the consumer's callbacks read the entry made just below it
     let owned!: Owned;
-    const consumer = new QueueConsumer(this.partitions[index]!, this.settings, {
+    // per-key limits: room in each partition's prefetch for the deliveries waiting aside, so that a key at its
+    // limit never fills the window the partition's other keys arrive through
+    const held = this.options.keyLimits?.heldPerPartition ?? 0;
+    const settings = { ...this.settings, concurrency: this.settings.concurrency + held };
+    const consumer = new QueueConsumer(this.partitions[index]!, settings, {
       ...this.deps,
       processor: { process: (delivery) => this.hold(delivery, owned) },
       // a lease run out fences here and now, before the watchdog's turn; a process leaving has no lease to
@@ -256,19 +308,119 @@ export class PartitionedConsumer {
     // a partition being handed over starts nothing: the channel's close returns the delivery in order
     if (owned.state !== 'active') return Promise.resolve();
     const key = deliveredKey(delivery.message.properties.headers) ?? DEFAULT_KEY;
+    if (!this.ordered) return this.admit(delivery, owned, key);
     // a free slot and a free key: nothing of this key waits (it would be running), so it starts at once
     if (this.running < this.settings.concurrency && !this.runningKeys.has(key) && this.membership.canStart())
       return this.run(delivery, owned, key);
     return new Promise((done) => {
-      this.waiting.push({ delivery, owned, channel: owned.consumer.channelCount, key, done });
+      this.waiting.push({
+        delivery,
+        owned,
+        channel: owned.consumer.channelCount,
+        key,
+        jobName: undefined,
+        done,
+      });
     });
   }
 
-  private run(delivery: Delivery, owned: Owned, key: string): Promise<void> {
+  /**
+   * An unordered partition's delivery: starts when a slot is free and its key is under its limits; else waits
+   * (for a slot, or aside for its key), or, when its partition already has `heldPerPartition` waiting aside, is
+   * re-delayed without spending an attempt: a key at its limit never blocks the partition's other keys.
+   */
+  private admit(delivery: Delivery, owned: Owned, key: string): Promise<void> {
+    const jobName = delivery.message.properties.type as string | undefined;
+    const limits = this.options.keyLimits?.limits;
+    if (this.waiting.length === 0 && this.running < this.settings.concurrency) {
+      if (limits === undefined || limits.check(jobName, key, Date.now()).kind === 'run')
+        return this.run(delivery, owned, key, jobName);
+    }
+    return new Promise((done) => {
+      this.waiting.push({ delivery, owned, channel: owned.consumer.channelCount, key, jobName, done });
+      this.pump();
+    });
+  }
+
+  /** Starts what may start, in arrival order; re-delays what is over its key's limit beyond the bound. */
+  private pump(): void {
+    const keyLimits = this.options.keyLimits;
+    const now = Date.now();
+    const aside = new Map<Owned, number>();
+    const asideOfKey = new Map<string, number>();
+    let wakeAt = Number.POSITIVE_INFINITY;
+    this.held = 0;
+    for (let i = 0; i < this.waiting.length; ) {
+      const waiting = this.waiting[i]!;
+      if (this.isStale(waiting)) {
+        this.waiting.splice(i, 1);
+        waiting.done();
+        continue;
+      }
+      const verdict: KeyLimitVerdict =
+        keyLimits === undefined ? { kind: 'run' } : keyLimits.limits.check(waiting.jobName, waiting.key, now);
+      if (verdict.kind === 'run') {
+        if (this.running < this.settings.concurrency) {
+          this.waiting.splice(i, 1);
+          void this.run(waiting.delivery, waiting.owned, waiting.key, waiting.jobName).then(waiting.done);
+        } else i++;
+        continue;
+      }
+      const count = (aside.get(waiting.owned) ?? 0) + 1;
+      if (count > keyLimits!.heldPerPartition) {
+        this.waiting.splice(i, 1);
+        const delayMs = keyLimits!.limits.deferDelayMs(
+          { jobName: waiting.jobName!, key: waiting.key, waitingAside: asideOfKey.get(waiting.key) ?? 0 },
+          verdict,
+          now,
+        );
+        void keyLimits!
+          .defer(waiting.delivery, delayMs, verdict.limit)
+          .catch((err: unknown) => {
+            this.deps.log.warn(
+              { err, queue: this.queue.name },
+              're-delaying a job over its key limit failed',
+            );
+            waiting.delivery.requeue();
+          })
+          .finally(waiting.done);
+        continue;
+      }
+      aside.set(waiting.owned, count);
+      asideOfKey.set(waiting.key, (asideOfKey.get(waiting.key) ?? 0) + 1);
+      this.held += 1;
+      if (verdict.freeAt !== undefined) wakeAt = Math.min(wakeAt, verdict.freeAt);
+      i++;
+    }
+    this.wakeFor(wakeAt);
+  }
+
+  /** Pumps again when the earliest key held for its rate may start. */
+  private wakeFor(at: number): void {
+    if (at >= this.wakeAt && this.wakeTimer !== undefined) return;
+    if (this.wakeTimer !== undefined) clearTimeout(this.wakeTimer);
+    this.wakeTimer = undefined;
+    this.wakeAt = at;
+    if (!Number.isFinite(at)) return;
+    this.wakeTimer = setTimeout(
+      () => {
+        this.wakeTimer = undefined;
+        this.wakeAt = Number.POSITIVE_INFINITY;
+        this.pump();
+      },
+      Math.max(0, at - Date.now()),
+    );
+    this.wakeTimer.unref();
+  }
+
+  private run(delivery: Delivery, owned: Owned, key: string, jobName?: string): Promise<void> {
     this.checkLease();
     if (owned.state !== 'active') return Promise.resolve();
     this.running += 1;
-    this.runningKeys.add(key);
+    const limits = this.options.keyLimits?.limits;
+    const startedAt = Date.now();
+    if (this.ordered) this.runningKeys.add(key);
+    else limits?.started(jobName, key, startedAt);
     return this.deps.processor
       .process(delivery)
       .catch((error: unknown) => {
@@ -280,8 +432,13 @@ export class PartitionedConsumer {
       })
       .finally(() => {
         this.running -= 1;
-        this.runningKeys.delete(key);
-        this.startNext();
+        if (this.ordered) {
+          this.runningKeys.delete(key);
+          this.startNext();
+        } else {
+          limits?.ended(jobName, key, Date.now() - startedAt);
+          this.pump();
+        }
       });
   }
 

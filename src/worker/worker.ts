@@ -5,11 +5,13 @@ import { createJobProcessor, type DeliveryPathDeps } from './delivery-path';
 import { IsolatePool } from './isolate-pool';
 import { FairShareConsumer, type FairShareStats } from './fair-share-consumer';
 import { QueueConsumer } from './queue-consumer';
-import type { ConsumerSettings } from './consumer-settings';
+import type { ConsumerSettings, PartitionKeyLimits } from './consumer-settings';
+import type { JobProcessor } from './job-processor';
 import { PartitionedConsumer, type PartitionStats } from './partitioned-consumer';
 import type { MembershipProof } from '../coordination';
 import { MAX_CONSUMER_TIMEOUT_MS } from '../topology';
-import type { PlannedJobQueue, TopologyPlan } from '../topology';
+import type { PlannedJobQueue, PlannedKeyLimits, TopologyPlan } from '../topology';
+import { KeyLimits, type KeyLimitOverride } from './key-limits';
 import { runLimitMs, type RegisteredJob } from './registered-job';
 
 /** The worker builds the rate limiters of its jobs itself, from their `limiter` and the connection. */
@@ -86,6 +88,7 @@ export class Worker {
             heartbeatMs: deps.options.partitionHeartbeatMs,
             handoverGraceMs: deps.options.shutdownGraceMs,
             membershipProof: deps.membershipProof?.(partitions.membersExchange),
+            ...partitionKeyLimits(queue, deps.jobs.values(), settings, processor),
           }),
         );
         continue;
@@ -162,6 +165,17 @@ export class Worker {
     await Promise.all([...this.isolates.values()].map((pool) => pool.close()));
   }
 
+  /** Whether a queue this process consumes has jobs with per-key limits (it follows the limits stream). */
+  get hasKeyLimits(): boolean {
+    return [...this.consumers.values()].some((c) => c instanceof PartitionedConsumer && c.hasKeyLimits);
+  }
+
+  /** A per-key limit override from the limits stream, applied wherever its target (a job or a limit) runs here. */
+  applyKeyLimitOverride(target: string, key: string, override: KeyLimitOverride | undefined): void {
+    for (const consumer of this.consumers.values())
+      if (consumer instanceof PartitionedConsumer) consumer.applyOverride(target, key, override);
+  }
+
   health(): ConsumerHealth[] {
     return [...this.consumers.entries()].map(([queue, consumer]) => ({
       queue,
@@ -184,6 +198,31 @@ export class Worker {
 const CONSUMER_TIMEOUT_MARGIN_MS = 60_000;
 
 /** The lanes of a queue with fairness, current then draining. */
+/**
+ * The per-key limits of the jobs of a queue with `order: 'none'` partitions (none when no job has any): up to
+ * `concurrency` deliveries over their key's limit wait aside per partition, the rest are re-delayed.
+ */
+function partitionKeyLimits(
+  queue: PlannedJobQueue,
+  jobs: Iterable<RegisteredJob>,
+  settings: ConsumerSettings,
+  processor: Pick<JobProcessor, 'defer'>,
+): { keyLimits?: PartitionKeyLimits } {
+  if (queue.partitions?.ordered !== false) return {};
+  const limits = new Map<string, PlannedKeyLimits>();
+  for (const job of jobs)
+    if (job.planned.queueName === queue.name && job.planned.keyLimits !== undefined)
+      limits.set(job.planned.name, job.planned.keyLimits);
+  if (limits.size === 0) return {};
+  return {
+    keyLimits: {
+      limits: new KeyLimits(limits),
+      heldPerPartition: settings.concurrency,
+      defer: (delivery, delayMs, limit) => processor.defer(delivery, delayMs, limit),
+    },
+  };
+}
+
 function lanesOf(plan: TopologyPlan, queueName: string): PlannedJobQueue[] {
   return plan.queues.filter((q): q is PlannedJobQueue => q.role === 'job' && q.lane?.of === queueName);
 }

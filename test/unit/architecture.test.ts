@@ -40,6 +40,7 @@ const ALLOWED: Record<string, readonly string[]> = {
   'dead-letter-log': ['core', 'message', 'topology', 'connection', 'streams', 'records'],
   history: ['core', 'message', 'streams', 'records'],
   'job-control': ['core', 'message', 'topology', 'connection', 'streams', 'records'],
+  'limit-overrides': ['core', 'message', 'topology', 'connection', 'streams', 'records'],
   // Live job events: a headers exchange of the plan, the record codec, the history's error summary.
   'job-events': ['core', 'message', 'topology', 'connection', 'records', 'history'],
   // Queue aggregates for the dashboard's graphs: an instrumentation, streams of records of the codec.
@@ -67,6 +68,7 @@ const ALLOWED: Record<string, readonly string[]> = {
     'dead-letter-log',
     'history',
     'job-control',
+    'limit-overrides',
     'job-events',
     'aggregates',
     'outbox',
@@ -78,6 +80,7 @@ const ALLOWED: Record<string, readonly string[]> = {
     'records',
     'history',
     'job-control',
+    'limit-overrides',
     'job-events',
     'dead-letter-log',
     'core',

@@ -1,0 +1,236 @@
+import type { PlannedKeyLimits } from '../topology';
+
+/** Which per-key limit a job is over. */
+export type KeyLimitKind = 'concurrency' | 'rate';
+
+/** Whether a job of a key may start now. `freeAt`: when its key's rate allows the next start (ms since epoch). */
+export type KeyLimitVerdict =
+  | { readonly kind: 'run' }
+  | { readonly kind: 'capped'; readonly limit: KeyLimitKind; readonly freeAt?: number };
+
+/** A run-time override of one key's limit (ops.limits, the limits stream): the planned one otherwise. */
+export interface KeyLimitOverride {
+  /** Runs at once of this job type for the key. */
+  readonly concurrency?: number;
+  /** Starts per window for the key (the window stays the planned one). */
+  readonly max?: number;
+}
+
+/** One key's place among the busiest (metrics, health). */
+export interface BusyKey {
+  readonly key: string;
+  readonly running: number;
+  /** Starts within the current window, over every rate limit of the key. */
+  readonly recentStarts: number;
+}
+
+const RUN = { kind: 'run' } as const;
+/** Sweep the idle keys' logs every this many starts: their memory stays bounded by the keys active in a window. */
+const SWEEP_EVERY = 1024;
+/** A job re-delayed for its key's concurrency comes back within this, whatever the backlog. */
+export const MAX_CONCURRENCY_DEFER_MS = 60_000;
+/** Until a job type's run time is measured, a deferred job of a key at its concurrency waits this long. */
+const DEFAULT_RUN_MS = 1_000;
+const MIN_DEFER_MS = 50;
+
+/** The start times of one key within its window, oldest first (a ring that only grows to `max`). */
+class StartLog {
+  private times: number[] = [];
+  private head = 0;
+
+  count(now: number, durationMs: number): number {
+    this.prune(now, durationMs);
+    return this.times.length - this.head;
+  }
+
+  /** When the oldest start in the window leaves it: the next start's earliest time at the cap. */
+  oldestExpiry(durationMs: number): number {
+    return (this.times[this.head] ?? 0) + durationMs;
+  }
+
+  add(now: number): void {
+    this.times.push(now);
+  }
+
+  isIdle(now: number, durationMs: number): boolean {
+    return this.count(now, durationMs) === 0;
+  }
+
+  private prune(now: number, durationMs: number): void {
+    const times = this.times;
+    while (this.head < times.length && times[this.head]! <= now - durationMs) this.head++;
+    if (this.head > 64 && this.head * 2 > times.length) {
+      this.times = times.slice(this.head);
+      this.head = 0;
+    }
+  }
+}
+
+/**
+ * The per-key limits of one partitioned queue's jobs (docs/guide/per-key-limits.md), counted in the one process
+ * that owns the key's partition: runs at once per (job type, key) and a sliding log of starts per (limit scope,
+ * key). No queue, no broker round trip, no state per key beyond a Map entry while the key is active, so 10,000
+ * keys cost 10,000 entries. A new owner of a partition starts with empty counts: the old owner's running jobs
+ * came back to the queue with its channel, and the rate window of the handover is not carried (stated in the
+ * guide).
+ */
+export class KeyLimits {
+  private readonly running = new Map<string, number>();
+  private readonly logs = new Map<string, StartLog>();
+  private readonly durationOf = new Map<string, number>();
+  private readonly reservations = new Map<string, number>();
+  private readonly runMs = new Map<string, number>();
+  private readonly overrides = new Map<string, KeyLimitOverride>();
+  private starts = 0;
+  private deferredCount = 0;
+
+  constructor(private readonly limits: ReadonlyMap<string, PlannedKeyLimits>) {
+    for (const limit of limits.values())
+      if (limit.rate) this.durationOf.set(limit.rate.scope, limit.rate.durationMs);
+  }
+
+  /** Whether the job type has per-key limits. */
+  has(jobName: string | undefined): boolean {
+    return jobName !== undefined && this.limits.has(jobName);
+  }
+
+  /** Jobs re-delayed for their key's limit since this process started. */
+  get deferred(): number {
+    return this.deferredCount;
+  }
+
+  /** Sets (or, with undefined, removes) a key's override: `target` is the job name or the rate limit's scope. */
+  setOverride(target: string, key: string, override: KeyLimitOverride | undefined): void {
+    const id = slot(target, key);
+    if (override === undefined) this.overrides.delete(id);
+    else this.overrides.set(id, override);
+  }
+
+  check(jobName: string | undefined, key: string, now: number): KeyLimitVerdict {
+    const limit = jobName === undefined ? undefined : this.limits.get(jobName);
+    if (limit === undefined) return RUN;
+    if (limit.concurrency !== undefined) {
+      const cap = this.overrides.get(slot(jobName!, key))?.concurrency ?? limit.concurrency;
+      if ((this.running.get(slot(jobName!, key)) ?? 0) >= cap)
+        return { kind: 'capped', limit: 'concurrency' };
+    }
+    const rate = limit.rate;
+    if (rate !== undefined) {
+      const id = slot(rate.scope, key);
+      const log = this.logs.get(id);
+      const max = this.overrides.get(id)?.max ?? rate.max;
+      if (log !== undefined && log.count(now, rate.durationMs) >= max)
+        return { kind: 'capped', limit: 'rate', freeAt: log.oldestExpiry(rate.durationMs) };
+    }
+    return RUN;
+  }
+
+  /** A job of the key started (after `check` said run). */
+  started(jobName: string | undefined, key: string, now: number): void {
+    const limit = jobName === undefined ? undefined : this.limits.get(jobName);
+    if (limit === undefined) return;
+    if (limit.concurrency !== undefined) {
+      const id = slot(jobName!, key);
+      this.running.set(id, (this.running.get(id) ?? 0) + 1);
+    }
+    if (limit.rate !== undefined) {
+      const id = slot(limit.rate.scope, key);
+      let log = this.logs.get(id);
+      if (log === undefined) {
+        log = new StartLog();
+        this.logs.set(id, log);
+      }
+      log.add(now);
+    }
+    if (++this.starts % SWEEP_EVERY === 0) this.sweep(now);
+  }
+
+  /** A job of the key ended (settled, or handed back); `ranMs` feeds the deferral estimate. */
+  ended(jobName: string | undefined, key: string, ranMs: number): void {
+    const limit = jobName === undefined ? undefined : this.limits.get(jobName);
+    if (limit?.concurrency === undefined) return;
+    const id = slot(jobName!, key);
+    const left = (this.running.get(id) ?? 1) - 1;
+    if (left <= 0) this.running.delete(id);
+    else this.running.set(id, left);
+    const average = this.runMs.get(jobName!);
+    this.runMs.set(jobName!, average === undefined ? ranMs : average * 0.9 + ranMs * 0.1);
+  }
+
+  /**
+   * How long to re-delay a job that is over its key's limit and cannot wait aside: its key's jobs re-delayed
+   * before it are spread one slot apart (a rate limit's interval, or a run time shared by the key's concurrency),
+   * so a backlog comes back about when the key can take it instead of all at once; behind the `waitingAside`
+   * jobs of the key that wait in the process already, which the key takes first.
+   */
+  deferDelayMs(
+    of: { readonly jobName: string; readonly key: string; readonly waitingAside?: number },
+    verdict: KeyLimitVerdict,
+    now: number,
+  ): number {
+    const { jobName, key, waitingAside = 0 } = of;
+    this.deferredCount += 1;
+    const limit = this.limits.get(jobName);
+    if (verdict.kind !== 'capped' || limit === undefined) return MIN_DEFER_MS;
+    if (verdict.limit === 'rate' && limit.rate !== undefined) {
+      const id = `rate\u0000${slot(limit.rate.scope, key)}`;
+      const max = this.overrides.get(slot(limit.rate.scope, key))?.max ?? limit.rate.max;
+      const interval = limit.rate.durationMs / max;
+      const at = Math.max(
+        (verdict.freeAt ?? now) + waitingAside * interval,
+        (this.reservations.get(id) ?? 0) + interval,
+      );
+      this.reservations.set(id, at);
+      return Math.max(MIN_DEFER_MS, Math.ceil(at - now));
+    }
+    const cap = this.overrides.get(slot(jobName, key))?.concurrency ?? limit.concurrency ?? 1;
+    const runMs = this.runMs.get(jobName) ?? DEFAULT_RUN_MS;
+    const id = `concurrency\u0000${slot(jobName, key)}`;
+    const at = Math.max(
+      now + runMs * (1 + waitingAside / cap),
+      (this.reservations.get(id) ?? 0) + runMs / cap,
+    );
+    this.reservations.set(id, at);
+    return Math.min(MAX_CONCURRENCY_DEFER_MS, Math.max(MIN_DEFER_MS, Math.ceil(at - now)));
+  }
+
+  /** The `top` keys with the most jobs running, then the most recent starts. */
+  busiest(top: number, now: number): BusyKey[] {
+    const byKey = new Map<string, { running: number; recentStarts: number }>();
+    const entry = (key: string) => {
+      let found = byKey.get(key);
+      if (found === undefined) {
+        found = { running: 0, recentStarts: 0 };
+        byKey.set(key, found);
+      }
+      return found;
+    };
+    for (const [id, count] of this.running) entry(keyOf(id)).running += count;
+    for (const [id, log] of this.logs) {
+      const count = log.count(now, this.durationOf.get(scopeOf(id)) ?? 0);
+      if (count > 0) entry(keyOf(id)).recentStarts += count;
+    }
+    return [...byKey]
+      .map(([key, counts]) => ({ key, ...counts }))
+      .sort((a, b) => b.running - a.running || b.recentStarts - a.recentStarts)
+      .slice(0, top);
+  }
+
+  private sweep(now: number): void {
+    for (const [id, log] of this.logs)
+      if (log.isIdle(now, this.durationOf.get(scopeOf(id)) ?? 0)) this.logs.delete(id);
+    for (const [id, at] of this.reservations) if (at < now) this.reservations.delete(id);
+  }
+}
+
+function slot(target: string, key: string): string {
+  return `${target}\u0000${key}`;
+}
+
+function keyOf(id: string): string {
+  return id.slice(id.indexOf('\u0000') + 1);
+}
+
+function scopeOf(id: string): string {
+  return id.slice(0, id.indexOf('\u0000'));
+}

@@ -1,0 +1,80 @@
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { KeyLimits, MAX_CONCURRENCY_DEFER_MS } from '../../../src/worker/key-limits';
+
+function limits() {
+  return new KeyLimits(
+    new Map([
+      ['api.call', { concurrency: 2 }],
+      ['api.sync', { rate: { scope: 'vendor', max: 3, durationMs: 1000 } }],
+      ['api.both', { concurrency: 1, rate: { scope: 'vendor', max: 3, durationMs: 1000 } }],
+    ]),
+  );
+}
+
+describe('per-key limits, as the owner of a partition counts them', () => {
+  it('caps runs at once per job type and key, and frees a slot when a run ends', () => {
+    const l = limits();
+    l.started('api.call', 'a', 0);
+    l.started('api.call', 'a', 0);
+    assert.deepEqual(l.check('api.call', 'a', 0), { kind: 'capped', limit: 'concurrency' });
+    assert.equal(l.check('api.call', 'b', 0).kind, 'run');
+    assert.equal(l.check('other.job', 'a', 0).kind, 'run');
+    l.ended('api.call', 'a', 10);
+    assert.equal(l.check('api.call', 'a', 0).kind, 'run');
+  });
+
+  it('allows max starts per key in any window (sliding), shared by the jobs naming one limit', () => {
+    const l = limits();
+    l.started('api.sync', 'a', 0);
+    l.started('api.both', 'a', 400);
+    l.started('api.sync', 'a', 900);
+    const capped = l.check('api.sync', 'a', 950);
+    assert.deepEqual(capped, { kind: 'capped', limit: 'rate', freeAt: 1000 });
+    assert.equal(l.check('api.sync', 'b', 950).kind, 'run');
+    assert.equal(l.check('api.sync', 'a', 1000).kind, 'run');
+    l.started('api.sync', 'a', 1000);
+    assert.deepEqual(l.check('api.sync', 'a', 1001), { kind: 'capped', limit: 'rate', freeAt: 1400 });
+  });
+
+  it('applies an override of one key and leaves the others at the planned limit', () => {
+    const l = limits();
+    l.setOverride('vendor', 'a', { max: 5 });
+    l.setOverride('api.call', 'a', { concurrency: 1 });
+    for (let i = 0; i < 4; i++) l.started('api.sync', 'a', i);
+    assert.equal(l.check('api.sync', 'a', 10).kind, 'run');
+    for (let i = 0; i < 3; i++) l.started('api.sync', 'b', i);
+    assert.equal(l.check('api.sync', 'b', 10).kind, 'capped');
+    l.started('api.call', 'a', 0);
+    assert.equal(l.check('api.call', 'a', 0).kind, 'capped');
+    l.setOverride('api.call', 'a', undefined);
+    assert.equal(l.check('api.call', 'a', 0).kind, 'run');
+  });
+
+  it('spreads the re-delays of a key over its slots, so a backlog comes back as the key can take it', () => {
+    const l = limits();
+    for (let i = 0; i < 3; i++) l.started('api.sync', 'a', 0);
+    const verdict = l.check('api.sync', 'a', 100);
+    const delays = [0, 1, 2].map(() => l.deferDelayMs({ jobName: 'api.sync', key: 'a' }, verdict, 100));
+    assert.deepEqual(delays, [900, 1234, 1567]);
+    l.started('api.call', 'k', 0);
+    l.started('api.call', 'k', 0);
+    l.ended('api.call', 'k', 200);
+    l.started('api.call', 'k', 0);
+    const capped = l.check('api.call', 'k', 0);
+    const first = l.deferDelayMs({ jobName: 'api.call', key: 'k' }, capped, 0);
+    assert.equal(first, 200);
+    assert.ok(l.deferDelayMs({ jobName: 'api.call', key: 'k' }, capped, 0) > first);
+    for (let i = 0; i < 10_000; i++) l.deferDelayMs({ jobName: 'api.call', key: 'k' }, capped, 0);
+    assert.equal(l.deferDelayMs({ jobName: 'api.call', key: 'k' }, capped, 0), MAX_CONCURRENCY_DEFER_MS);
+  });
+
+  it('reports the busiest keys, bounded', () => {
+    const l = limits();
+    for (let i = 0; i < 20; i++) l.started('api.call', `k${i}`, 0);
+    l.started('api.call', 'k3', 0);
+    const busiest = l.busiest(5, 0);
+    assert.equal(busiest.length, 5);
+    assert.deepEqual(busiest[0], { key: 'k3', running: 2, recentStarts: 0 });
+  });
+});
