@@ -120,6 +120,9 @@ async function main(): Promise<void> {
   );
   warren.on('deadLettered', (d) => emit({ e: 'dead', id: d.jobId, reason: d.reason }));
   warren.on('duplicate', (d) => emit({ e: 'duplicate', id: d.jobId }));
+  // settled without running: recorded so that a lost job's history says where it went (issue 40's 3.10 losses)
+  warren.on('discarded', (d) => emit({ e: 'discarded', id: d.jobId, cause: d.cause }));
+  warren.on('cancelled', (d) => emit({ e: 'cancelled', id: d.jobId }));
   warren.on('leadershipChanged', ({ isLeader }) => emit({ e: 'leader', isLeader }));
   warren.on('connected', ({ url }) => emit({ e: 'connected', url: url.replace(/\/\/[^@]*@/, '//') }));
   warren.on('disconnected', () => emit({ e: 'disconnected' }));

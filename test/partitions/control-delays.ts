@@ -9,7 +9,14 @@
  * heal, stop publishing, wait until both holds are empty, then the verdict: messages the broker confirmed
  * that no consumer received (lost), and what each queue still holds.
  *
- *   node dist/test/partitions/control-delays.js [--shape random-node] [--seed 20261205] [--duration 180] [--nodes 5]
+ * With `--topology levels` the messages take warren's own delay path instead of the two holds: the delay
+ * levels of the suite's workload (test/partitions/workload-config.ts: quorum, 9 levels of 100 ms units), planned
+ * by warren's planner and declared here with amqplib (a topic exchange and a quorum queue per level, at-least-once
+ * dead-lettering into the level below, exchange-to-exchange bindings for the 0 bits, the delivery exchange into the
+ * target), each message published to the route warren would take for a delay of 1-16 s, as the workload's delayed
+ * jobs; what this leaves out of warren is its client code.
+ *
+ *   node dist/test/partitions/control-delays.js [--shape random-node] [--seed 20261205] [--duration 180] [--nodes 5] [--topology holds|levels]
  *   (as root; WARREN_TEST_SERVER=3.10|4.3, default 4.3; builds and removes its cluster)
  */
 import { spawn } from 'node:child_process';
@@ -17,18 +24,40 @@ import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { parseArgs } from 'node:util';
 import * as amqp from 'amqplib';
+import {
+  delayDeliveryPattern,
+  delayLevelPattern,
+  delayRoute,
+  planDelayLevels,
+} from '../../src/topology/delay-levels';
+import { createNaming } from '../../src/topology/naming';
+import { delayLevelAssertion } from '../../src/topology/queue-arguments';
 import { Cluster, cleanSync, netsplit } from './cluster';
+import { PARTITION_DELAY } from './workload-config';
 import { CLIENTS, planNemesis, SHAPES, type Shape } from './nemesis';
 
 const HOLD_1 = 'split-control-hold-8s';
 const HOLD_2 = 'split-control-hold-7s';
 const TARGET = 'split-control-target';
-const QUEUES = [HOLD_1, HOLD_2, TARGET];
+const LEVELS = planDelayLevels(
+  createNaming('split-control'),
+  PARTITION_DELAY.unitMs,
+  PARTITION_DELAY.levels,
+  'quorum',
+);
+/** The orchestrator's `--topology`, handed to the clients it starts through the environment. */
+const TOPOLOGY =
+  (process.env.CONTROL_TOPOLOGY ?? process.argv[process.argv.indexOf('--topology') + 1]) === 'levels'
+    ? 'levels'
+    : 'holds';
+const QUEUES =
+  TOPOLOGY === 'levels' ? [...LEVELS.levels.map((l) => l.name), TARGET] : [HOLD_1, HOLD_2, TARGET];
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 const log = (event: Record<string, unknown>) => console.log(JSON.stringify({ ...event, t: Date.now() }));
 
 /** The holds dead-letter at-least-once (which needs reject-publish), through the default exchange. */
 async function declare(channel: amqp.Channel): Promise<void> {
+  if (TOPOLOGY === 'levels') return declareLevels(channel);
   const hold = (ttlMs: number, next: string) => ({
     durable: true,
     arguments: {
@@ -43,6 +72,21 @@ async function declare(channel: amqp.Channel): Promise<void> {
   await channel.assertQueue(HOLD_1, hold(8_000, HOLD_2));
   await channel.assertQueue(HOLD_2, hold(7_000, TARGET));
   await channel.assertQueue(TARGET, { durable: true, arguments: { 'x-queue-type': 'quorum' } });
+}
+
+/** warren's delay levels (plan-queues.ts's planDelayQueues), declared with amqplib. */
+async function declareLevels(channel: amqp.Channel): Promise<void> {
+  await channel.assertQueue(TARGET, { durable: true, arguments: { 'x-queue-type': 'quorum' } });
+  for (const level of LEVELS.levels) await channel.assertExchange(level.name, 'topic', { durable: true });
+  await channel.assertExchange(LEVELS.deliveryExchange, 'topic', { durable: true });
+  await channel.bindQueue(TARGET, LEVELS.deliveryExchange, delayDeliveryPattern(LEVELS, TARGET));
+  for (const level of LEVELS.levels) {
+    const next = level.level === 0 ? LEVELS.deliveryExchange : LEVELS.levels[level.level - 1]!.name;
+    const assertion = delayLevelAssertion('quorum', level.ttlMs, next);
+    await channel.assertQueue(level.name, { durable: true, arguments: { ...assertion.arguments } });
+    await channel.bindQueue(level.name, level.name, delayLevelPattern(LEVELS, level.level, 1));
+    await channel.bindExchange(next, level.name, delayLevelPattern(LEVELS, level.level, 0));
+  }
 }
 
 /** Runs `session` on a connection to the urls in turn, again after every loss, until `stopped()`. */
@@ -83,8 +127,13 @@ async function publish(client: string, urls: readonly string[]): Promise<void> {
       while (!stop && !lost) {
         const id = `${client}-${++n}`;
         log({ e: 'publish', id });
-        channel.sendToQueue(
-          HOLD_1,
+        const route =
+          TOPOLOGY === 'levels'
+            ? delayRoute(LEVELS, 1_000 + Math.floor(Math.random() * 15_000), TARGET)
+            : { exchange: '', routingKey: HOLD_1 };
+        channel.publish(
+          route.exchange,
+          route.routingKey,
           Buffer.from(id),
           { messageId: id, persistent: true, mandatory: true },
           (error) => log({ e: error ? 'nacked' : 'confirmed', id }),
@@ -140,7 +189,10 @@ function start(server: string, client: string, role: string, urls: readonly stri
       client,
       urls.join(','),
     ],
-    { env: { ...process.env, WARREN_TEST_SERVER: server }, stdio: ['pipe', 'pipe', 'inherit'] },
+    {
+      env: { ...process.env, WARREN_TEST_SERVER: server, CONTROL_TOPOLOGY: TOPOLOGY },
+      stdio: ['pipe', 'pipe', 'inherit'],
+    },
   );
   const events: Child['events'] = [];
   createInterface({ input: child.stdout! }).on('line', (line) => {
@@ -172,6 +224,7 @@ async function orchestrate(): Promise<void> {
       seed: { type: 'string', default: '20261205' },
       duration: { type: 'string', default: '180' },
       nodes: { type: 'string', default: '5' },
+      topology: { type: 'string', default: 'holds' },
     },
   });
   const shape = values.shape as Shape;
@@ -221,7 +274,7 @@ async function orchestrate(): Promise<void> {
     const lost = confirmed.filter((id) => !received.has(id));
     const after = await depths(server, cluster);
     console.log(
-      `control-delays: RabbitMQ ${server}, ${shape}, seed ${values.seed}, ${cluster.nodes} nodes, ${values.duration} s: published ${published.length}, confirmed ${confirmed.length}, received ${received.size}, lost ${lost.length}${lost.length > 0 ? ` (${lost.join(' ')})` : ''}; queues after: ${JSON.stringify(after)}`,
+      `control-delays (${TOPOLOGY}): RabbitMQ ${server}, ${shape}, seed ${values.seed}, ${cluster.nodes} nodes, ${values.duration} s: published ${published.length}, confirmed ${confirmed.length}, received ${received.size}, lost ${lost.length}${lost.length > 0 ? ` (${lost.join(' ')})` : ''}; queues after: ${JSON.stringify(after)}`,
     );
   } finally {
     cleanSync();
