@@ -73,6 +73,20 @@ export interface ProcessQueueStatus {
    * hears. docs/guide/ordered-partitions.md.
    */
   readonly partitions?: { readonly owned: readonly number[]; readonly members: number };
+  /**
+   * A queue with per-key limits: deliveries waiting aside in this process because their key is at its limit,
+   * those re-delayed since start, and the keys with the most jobs running here (at most 10) with their starts
+   * in the current window. docs/guide/per-key-limits.md.
+   */
+  readonly keyLimits?: {
+    readonly held: number;
+    readonly deferred: number;
+    readonly busiestKeys: readonly {
+      readonly key: string;
+      readonly running: number;
+      readonly recentStarts: number;
+    }[];
+  };
 }
 
 export interface ProcessScheduleStatus {
@@ -191,7 +205,25 @@ function isQueueStatus(q: unknown): boolean {
     (q.handled === undefined || isCount(q.handled)) &&
     (q.fairness === undefined || isFairnessStatus(q.fairness)) &&
     (q.partitions === undefined ||
-      (isObject(q.partitions) && isListOf(q.partitions.owned, isCount) && isCount(q.partitions.members)))
+      (isObject(q.partitions) && isListOf(q.partitions.owned, isCount) && isCount(q.partitions.members))) &&
+    (q.keyLimits === undefined || isKeyLimitStatus(q.keyLimits))
+  );
+}
+
+function isKeyLimitStatus(l: unknown): boolean {
+  return (
+    isObject(l) &&
+    isCount(l.held) &&
+    isCount(l.deferred) &&
+    isListOf(
+      l.busiestKeys,
+      (k) =>
+        isObject(k) &&
+        typeof k.key === 'string' &&
+        k.key.length <= 255 &&
+        isCount(k.running) &&
+        isCount(k.recentStarts),
+    )
   );
 }
 

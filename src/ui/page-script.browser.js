@@ -222,12 +222,58 @@ function partitionOwner(q, lane) {
 }
 
 /**
+ * A queue with per-key limits (docs/guide/per-key-limits.md): the jobs waiting on a key's limit and those
+ * re-delayed, summed over the processes that answered, and the keys with the most jobs running.
+ */
+function keyLimitLines(q) {
+  const reports = [];
+  for (const p of snapshot?.processes || [])
+    for (const pq of p.queues || []) if (pq.key === q.key && pq.keyLimits) reports.push(pq.keyLimits);
+  if (reports.length === 0) return [];
+  const keys = new Map();
+  for (const r of reports)
+    for (const k of r.busiestKeys) {
+      const seen = keys.get(k.key) || { running: 0, recentStarts: 0 };
+      keys.set(k.key, {
+        running: seen.running + k.running,
+        recentStarts: seen.recentStarts + k.recentStarts,
+      });
+    }
+  const busiest = [...keys]
+    .sort((a, b) => b[1].running - a[1].running || b[1].recentStarts - a[1].recentStarts)
+    .slice(0, 10);
+  const held = reports.reduce((n, r) => n + r.held, 0);
+  const deferred = reports.reduce((n, r) => n + r.deferred, 0);
+  return [
+    h('h3', {}, 'Per-key limits'),
+    h(
+      'p',
+      { 'data-testid': 'key-limits-waiting' },
+      `${held} job${held === 1 ? '' : 's'} waiting on a key's limit; ${deferred} re-delayed since the workers started.`,
+    ),
+    h(
+      'p',
+      { 'data-testid': 'key-limits-busiest' },
+      busiest.length === 0
+        ? 'No key is running.'
+        : `Busiest keys: ${busiest
+            .map(
+              ([k, v]) =>
+                `${k} (${v.running} running${v.recentStarts > 0 ? `, ${v.recentStarts} started in its rate window` : ''})`,
+            )
+            .join(', ')}`,
+    ),
+  ];
+}
+
+/**
  * A queue with fairness or ordered partitions: the depth of each lane (docs/guide/fair-share.md), and each
  * partition's owner (docs/guide/ordered-partitions.md).
  */
 function laneTable(q) {
   if (!q.lanes || q.lanes.length === 0) return [];
-  const ordered = q.lanes.some((lane) => lane.ordered);
+  // ordered or not (`order: 'none'`, per-key limits), a partition has one owner
+  const ordered = q.lanes.some((lane) => lane.ordered || lane.partition);
   const rows = q.lanes.map((lane) =>
     h('tr', { 'data-lane': String(lane.index), 'data-draining': String(lane.draining) }, [
       h('td', {}, lane.draining ? `${lane.index} (draining)` : String(lane.index)),
@@ -252,7 +298,7 @@ function laneTable(q) {
     ),
     h('tbody', {}, rows),
   ]);
-  if (ordered) return [h('h3', {}, 'Partitions'), table];
+  if (ordered) return [h('h3', {}, 'Partitions'), table, ...keyLimitLines(q)];
   const waiting = new Map();
   for (const p of snapshot?.processes || [])
     for (const pq of p.queues || []) {

@@ -60,6 +60,7 @@ export function createControl(deps: ControlDeps): WarrenControl {
         ...(consumer.partitions
           ? { partitions: { owned: consumer.partitions.owned, members: consumer.partitions.members } }
           : {}),
+        ...(consumer.partitions?.limits ? { keyLimits: consumer.partitions.limits } : {}),
       };
     }),
     breakers: deps.breakers().states(),

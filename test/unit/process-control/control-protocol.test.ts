@@ -57,6 +57,35 @@ describe('control protocol', () => {
     assert.equal(parseControlReply(json({ v: 1, command: 'status', process }))?.process.id, 'a');
   });
 
+  it("takes a queue's per-key limit report only when every count and key is well formed", () => {
+    const withLimits = (keyLimits: unknown) => ({
+      v: 1,
+      command: 'status',
+      process: {
+        id: 'a',
+        host: 'h',
+        pid: 1,
+        version: '0.1.0',
+        startedAt: '',
+        connected: true,
+        queues: [{ key: 'exports', consuming: true, paused: false, holders: [], activeJobs: 2, keyLimits }],
+        breakers: [],
+        isLeader: false,
+        schedules: [],
+      },
+    });
+    const good = { held: 4, deferred: 0, busiestKeys: [{ key: 'acme', running: 1, recentStarts: 3 }] };
+    assert.deepEqual(parseControlReply(json(withLimits(good)))?.process.queues[0]?.keyLimits, good);
+    for (const bad of [
+      { ...good, held: -1 },
+      { ...good, deferred: 1.5 },
+      { ...good, busiestKeys: [{ key: 'x'.repeat(256), running: 1, recentStarts: 0 }] },
+      { ...good, busiestKeys: [{ key: 'acme', running: '1', recentStarts: 0 }] },
+      { held: 1, deferred: 0 },
+    ])
+      assert.equal(parseControlReply(json(withLimits(bad))), undefined, JSON.stringify(bad).slice(0, 80));
+  });
+
   it('reports the version package.json has', () => {
     let dir = __dirname;
     while (!existsSync(join(dir, 'package.json'))) dir = join(dir, '..');
