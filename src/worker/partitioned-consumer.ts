@@ -99,7 +99,8 @@ export class PartitionedConsumer {
       {
         membersChanged: (members) => this.assign(members),
         leaseLost: () => this.fenceAll(),
-        leaseRenewed: () => this.startNext(),
+        // the waiting deliveries go through their own gate: per-key order, or per-key limits (pump)
+        leaseRenewed: () => (this.ordered ? this.startNext() : this.pump()),
       },
       deps.log.child({ component: 'partitions' }),
       options.membershipProof,
