@@ -17,8 +17,8 @@ import { deadLogOptions } from '../fixtures/dead-log-jobs';
 import { type DashboardApp, startDashboardApp } from '../support/dashboard-app';
 import { rawConnection, testNamespace } from '../support/test-broker';
 import { waitFor } from '../support/wait-for';
+import { CHROMIUM } from '../support/browser';
 
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 const SHOTS = mkdtempSync(join(tmpdir(), 'warren-ui-trust-'));
 // biome-ignore lint/suspicious/noControlCharactersInRegex: finding control characters is the point
 const RAW_CONTROL = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069]/;

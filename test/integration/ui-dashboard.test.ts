@@ -4,23 +4,19 @@
  */
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync, mkdirSync, mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { type Browser, chromium, type Page } from 'playwright-core';
+import { type Browser, type Page } from 'playwright-core';
 import type { Warren } from '../../src';
 import { createOps, type WarrenOps } from '../../src/ops';
 import { type AuditEntry, type DashboardServer, startDashboardServer } from '../../src/ui';
 import { Charge, ChargeSwitch, deadLogOptions, Refund, StalePing } from '../fixtures/dead-log-jobs';
 import { cleanup, testNamespace, testWarren } from '../support/test-broker';
-import { ROOT } from '../support/run-cli';
 import { waitFor } from '../support/wait-for';
+import { launchChromium, screenshotFolder } from '../support/browser';
 
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 // The README's screenshots: rewritten only when asked, so a test run leaves the tree clean.
-const DOCS = process.env.WARREN_UPDATE_SCREENSHOTS
-  ? join(ROOT, 'docs')
-  : mkdtempSync(join(tmpdir(), 'warren-ui-'));
+const DOCS = screenshotFolder();
 
 describe('dashboard in a browser', () => {
   const namespace = testNamespace('ui');
@@ -32,10 +28,6 @@ describe('dashboard in a browser', () => {
   let browser: Browser;
 
   before(async () => {
-    assert.ok(
-      existsSync(CHROMIUM),
-      `no browser at ${CHROMIUM}: apt-get install -y chromium (or set CHROMIUM_PATH)`,
-    );
     warren = await testWarren({
       ...deadLogOptions(namespace),
       history: { flushMs: 20 },
@@ -54,7 +46,7 @@ describe('dashboard in a browser', () => {
       },
       audit: (entry) => audit.push(entry),
     });
-    browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox'] });
+    browser = await launchChromium();
     mkdirSync(DOCS, { recursive: true });
   });
 

@@ -6,10 +6,9 @@
  */
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { chromium } from 'playwright-core';
 import { pixelsOf } from '../support/chart-pixels';
 import type * as amqp from 'amqplib';
 import type { Warren } from '../../src';
@@ -24,8 +23,8 @@ import {
   testWarren,
 } from '../support/test-broker';
 import { runCli } from '../support/run-cli';
+import { launchChromium } from '../support/browser';
 
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 const KEY = 'graph-marks-signing-key-0123456789abcdef';
 
 interface DrawnMark {
@@ -113,12 +112,7 @@ describe('dashboard graph marks', () => {
     );
     assert.equal(view.marksSkipped, 2);
     assert.equal(ops.skippedRecords().byRole.marks?.unsigned, 1);
-
-    assert.ok(
-      existsSync(CHROMIUM),
-      `no browser at ${CHROMIUM}: apt-get install -y chromium (or set CHROMIUM_PATH)`,
-    );
-    const browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox'] });
+    const browser = await launchChromium();
     try {
       const page = await browser.newPage({ viewport: { width: 1200, height: 1400 } });
       await page.goto(`${server.url}#/graphs?range=hour&queue=graphs`);

@@ -5,10 +5,10 @@
  */
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync, mkdirSync } from 'node:fs';
+import { mkdirSync } from 'node:fs';
 import { request as httpRequest } from 'node:http';
 import { join } from 'node:path';
-import { chromium, type Page } from 'playwright-core';
+import { type Page } from 'playwright-core';
 import { pixelsOf } from '../support/chart-pixels';
 import type { Warren } from '../../src';
 import { createOps, type WarrenOps } from '../../src/ops';
@@ -24,8 +24,8 @@ import {
 import { cleanup, testNamespace, testProfile, testWarren } from '../support/test-broker';
 import { ROOT } from '../support/run-cli';
 import { waitFor } from '../support/wait-for';
+import { launchChromium } from '../support/browser';
 
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 /** The docs' screenshots of the graphs: rewritten only with WARREN_UPDATE_SCREENSHOTS, as ui-dashboard's. */
 const SHOTS = process.env.WARREN_UPDATE_SCREENSHOTS ? join(ROOT, 'docs') : undefined;
 
@@ -128,11 +128,7 @@ describe('dashboard graphs', () => {
   });
 
   it('draws the workload: 180 completed and 20 failed in each of its 3 buckets, in light and dark mode', async () => {
-    assert.ok(
-      existsSync(CHROMIUM),
-      `no browser at ${CHROMIUM}: apt-get install -y chromium (or set CHROMIUM_PATH)`,
-    );
-    const browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox'] });
+    const browser = await launchChromium();
     try {
       for (const scheme of ['light', 'dark'] as const) {
         const page = await browser.newPage({ viewport: { width: 1200, height: 1400 }, colorScheme: scheme });
@@ -231,7 +227,7 @@ describe('dashboard graphs', () => {
   });
 
   it('lists a running job on the overview with its progress reaching 100, linking to its live page', async () => {
-    const browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox'] });
+    const browser = await launchChromium();
     try {
       const page = await browser.newPage();
       await page.goto(server.url);
@@ -284,7 +280,7 @@ describe('dashboard graphs', () => {
       { jobId: 'due-in-1h', delayMs: 3_600_000, controllable: true },
     );
     await warren.publish('graphs.step', { i: 5 }, { jobId: 'plain-in-1h', delayMs: 3_600_000 });
-    const browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox'] });
+    const browser = await launchChromium();
     try {
       const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
       await page.goto(`${server.url}#/queue/graphs`);

@@ -2,15 +2,12 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
-import { existsSync } from 'node:fs';
-import { chromium } from 'playwright-core';
 import type { Warren } from '../../src';
 import { createOps, type WarrenOps } from '../../src/ops';
 import { type DashboardServer, startDashboardServer } from '../../src/ui';
 import { BuildReport, eventsAppOptions, OtherRun } from '../fixtures/event-subscriber';
 import { cleanup, testNamespace, testWarren } from '../support/test-broker';
-
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+import { launchChromium } from '../support/browser';
 
 describe('dashboard job page, live', () => {
   const namespace = testNamespace('uijob');
@@ -69,11 +66,7 @@ describe('dashboard job page, live', () => {
   });
 
   it('shows the job live in a browser: its progress, then completed, from the page it is on', async () => {
-    assert.ok(
-      existsSync(CHROMIUM),
-      `no browser at ${CHROMIUM}: apt-get install -y chromium (or set CHROMIUM_PATH)`,
-    );
-    const browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox'] });
+    const browser = await launchChromium();
     try {
       const page = await browser.newPage();
       const jobId = `report-${randomBytes(4).toString('hex')}`;

@@ -6,21 +6,18 @@
  */
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync, mkdirSync, mkdtempSync } from 'node:fs';
-import { hostname, tmpdir } from 'node:os';
+import { mkdirSync } from 'node:fs';
+import { hostname } from 'node:os';
 import { join } from 'node:path';
-import { type Browser, chromium } from 'playwright-core';
+import { type Browser } from 'playwright-core';
 import { defineJob, defineTopology, type Warren } from '../../src';
 import { createOps, type WarrenOps } from '../../src/ops';
 import { type DashboardServer, startDashboardServer } from '../../src/ui';
-import { ROOT } from '../support/run-cli';
 import { cleanup, testNamespace, testProfile, testWarren } from '../support/test-broker';
 import { waitFor } from '../support/wait-for';
+import { launchChromium, screenshotFolder } from '../support/browser';
 
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
-const DOCS = process.env.WARREN_UPDATE_SCREENSHOTS
-  ? join(ROOT, 'docs')
-  : mkdtempSync(join(tmpdir(), 'warren-ui-'));
+const DOCS = screenshotFolder();
 
 const topology = defineTopology({ queues: { exports: { partitions: { count: 2, order: 'none' } } } });
 
@@ -35,10 +32,6 @@ describe('dashboard: per-key limits', () => {
   let browser: Browser;
 
   before(async () => {
-    assert.ok(
-      existsSync(CHROMIUM),
-      `no browser at ${CHROMIUM}: apt-get install -y chromium (or set CHROMIUM_PATH)`,
-    );
     // one export per customer at once: the others of that customer wait aside in the worker
     const exportJob = defineJob(
       'exports.csv',
@@ -56,7 +49,7 @@ describe('dashboard: per-key limits', () => {
     warren = await testWarren({ namespace, topology, handlers: [exportJob] });
     ops = createOps({ ...testProfile(namespace), topology, replyTimeoutMs: 500 });
     server = await startDashboardServer({ ops, port: 0 });
-    browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox'] });
+    browser = await launchChromium();
     mkdirSync(DOCS, { recursive: true });
   });
 

@@ -6,22 +6,19 @@
  */
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync, mkdirSync, mkdtempSync } from 'node:fs';
-import { hostname, tmpdir } from 'node:os';
+import { mkdirSync } from 'node:fs';
+import { hostname } from 'node:os';
 import { join } from 'node:path';
-import { type Browser, chromium } from 'playwright-core';
+import { type Browser } from 'playwright-core';
 import { createOps, type WarrenOps } from '../../src/ops';
 import { type DashboardServer, startDashboardServer } from '../../src/ui';
 import { ChildWorkers } from '../fixtures/child-workers';
 import { ledgerJob, partitionTopology, type PartitionWorkerMessage } from '../fixtures/partition-worker';
-import { ROOT } from '../support/run-cli';
 import { cleanup, testNamespace, testProfile, testWarren } from '../support/test-broker';
 import { waitFor } from '../support/wait-for';
+import { launchChromium, screenshotFolder } from '../support/browser';
 
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
-const DOCS = process.env.WARREN_UPDATE_SCREENSHOTS
-  ? join(ROOT, 'docs')
-  : mkdtempSync(join(tmpdir(), 'warren-ui-'));
+const DOCS = screenshotFolder();
 
 describe('dashboard: ordered partitions', () => {
   const namespace = testNamespace('uipart');
@@ -32,10 +29,6 @@ describe('dashboard: ordered partitions', () => {
   let browser: Browser;
 
   before(async () => {
-    assert.ok(
-      existsSync(CHROMIUM),
-      `no browser at ${CHROMIUM}: apt-get install -y chromium (or set CHROMIUM_PATH)`,
-    );
     // declares the topology (and deletes it in cleanup); never started, so it owns nothing
     await testWarren({
       namespace,
@@ -44,7 +37,7 @@ describe('dashboard: ordered partitions', () => {
     });
     ops = createOps({ ...testProfile(namespace), topology: partitionTopology(4), replyTimeoutMs: 500 });
     server = await startDashboardServer({ ops, port: 0 });
-    browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox'] });
+    browser = await launchChromium();
     mkdirSync(DOCS, { recursive: true });
   });
 
