@@ -19,7 +19,6 @@
  *   node dist/test/partitions/control-delays.js [--shape random-node] [--seed 20261205] [--duration 180] [--nodes 5] [--topology holds|levels]
  *   (as root; WARREN_TEST_SERVER=3.10|4.3, default 4.3; builds and removes its cluster)
  */
-import { spawn } from 'node:child_process';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { parseArgs } from 'node:util';
@@ -33,6 +32,7 @@ import {
 import { createNaming } from '../../src/topology/naming';
 import { delayLevelAssertion } from '../../src/topology/queue-arguments';
 import { Cluster, cleanSync, netsplit } from './cluster';
+import { startControlClient, type ControlClient } from './control-client';
 import { PARTITION_DELAY } from './workload-config';
 import { CLIENTS, planNemesis, SHAPES, type Shape } from './nemesis';
 
@@ -170,36 +170,10 @@ async function consume(urls: readonly string[]): Promise<void> {
   );
 }
 
-interface Child {
-  readonly events: { e: string; id?: string; t: number }[];
-  stop(): void;
-  readonly exited: Promise<unknown>;
-}
-
-function start(server: string, client: string, role: string, urls: readonly string[]): Child {
-  const child = spawn(
-    'bash',
-    [
-      join(__dirname, '..', '..', '..', 'test', 'support', 'netsplit.sh'),
-      'exec',
-      client,
-      process.execPath,
-      __filename,
-      role,
-      client,
-      urls.join(','),
-    ],
-    {
-      env: { ...process.env, WARREN_TEST_SERVER: server, CONTROL_TOPOLOGY: TOPOLOGY },
-      stdio: ['pipe', 'pipe', 'inherit'],
-    },
-  );
-  const events: Child['events'] = [];
-  createInterface({ input: child.stdout! }).on('line', (line) => {
-    if (line.startsWith('{')) events.push(JSON.parse(line) as Child['events'][number]);
+function start(server: string, client: string, role: string, urls: readonly string[]): ControlClient {
+  return startControlClient(server, client, __filename, [role, client, urls.join(',')], {
+    CONTROL_TOPOLOGY: TOPOLOGY,
   });
-  const exited = new Promise((resolve) => child.once('exit', resolve));
-  return { events, stop: () => child.stdin!.write('stop\n'), exited };
 }
 
 async function depths(server: string, cluster: Cluster): Promise<Record<string, number> | undefined> {

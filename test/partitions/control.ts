@@ -12,9 +12,9 @@
  */
 import * as amqp from 'amqplib';
 import { createInterface } from 'node:readline';
-import { spawn } from 'node:child_process';
 import { join } from 'node:path';
 import { Cluster, cleanSync, netsplit } from './cluster';
+import { startControlClient } from './control-client';
 import { withClients } from './nemesis';
 
 const QUEUE = 'split-control';
@@ -54,28 +54,7 @@ async function consume(url: string): Promise<void> {
 }
 
 function start(server: string, client: string, role: string, url: string) {
-  const child = spawn(
-    'bash',
-    [
-      join(__dirname, '..', '..', '..', 'test', 'support', 'netsplit.sh'),
-      'exec',
-      client,
-      process.execPath,
-      __filename,
-      role,
-      url,
-    ],
-    {
-      env: { ...process.env, WARREN_TEST_SERVER: server },
-      stdio: ['pipe', 'pipe', 'inherit'],
-    },
-  );
-  const events: { e: string; id?: string; t: number }[] = [];
-  createInterface({ input: child.stdout! }).on('line', (line) => {
-    if (line.startsWith('{')) events.push(JSON.parse(line) as { e: string; id?: string; t: number });
-  });
-  const exited = new Promise((resolve) => child.once('exit', resolve));
-  return { events, stop: () => child.stdin!.write('stop\n'), exited };
+  return startControlClient(server, client, __filename, [role, url]);
 }
 
 async function orchestrate(): Promise<void> {
