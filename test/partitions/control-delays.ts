@@ -16,7 +16,12 @@
  * target), each message published to the route warren would take for a delay of 1-16 s, as the workload's delayed
  * jobs; what this leaves out of warren is its client code.
  *
- *   node dist/test/partitions/control-delays.js [--shape random-node] [--seed 20261205] [--duration 180] [--nodes 5] [--topology holds|levels]
+ * With `--target warren` the target is declared as warren declares a quorum job queue (`x-delivery-limit` 10 and a
+ * dead-letter exchange into a parking queue) instead of a bare quorum queue: a message returned to it ten times
+ * is dead-lettered (at most once, by the broker) instead of delivered again.
+ *
+ *   node dist/test/partitions/control-delays.js [--shape random-node] [--seed 20261205] [--duration 180] [--nodes 5]
+ *     [--topology holds|levels] [--target plain|warren]
  *   (as root; WARREN_TEST_SERVER=3.10|4.3, default 4.3; builds and removes its cluster)
  */
 import { join } from 'node:path';
@@ -39,6 +44,9 @@ import { CLIENTS, planNemesis, SHAPES, type Shape } from './nemesis';
 const HOLD_1 = 'split-control-hold-8s';
 const HOLD_2 = 'split-control-hold-7s';
 const TARGET = 'split-control-target';
+/** With `--target warren`: the target's dead letters, as warren parks a job queue's (its DLX, fanout, and queue). */
+const TARGET_DLX = 'split-control-target.dlx';
+const TARGET_DEAD = 'split-control-target.dead';
 const LEVELS = planDelayLevels(
   createNaming('split-control'),
   PARTITION_DELAY.unitMs,
@@ -50,8 +58,19 @@ const TOPOLOGY =
   (process.env.CONTROL_TOPOLOGY ?? process.argv[process.argv.indexOf('--topology') + 1]) === 'levels'
     ? 'levels'
     : 'holds';
-const QUEUES =
-  TOPOLOGY === 'levels' ? [...LEVELS.levels.map((l) => l.name), TARGET] : [HOLD_1, HOLD_2, TARGET];
+/**
+ * The orchestrator's `--target`: `plain` (a quorum queue, no arguments) or `warren` (as warren declares a quorum
+ * job queue: `x-delivery-limit` 10, the topology's default, and a dead-letter exchange into a parking queue).
+ */
+const TARGET_KIND =
+  (process.env.CONTROL_TARGET ?? process.argv[process.argv.indexOf('--target') + 1]) === 'warren'
+    ? 'warren'
+    : 'plain';
+const QUEUES = [
+  ...(TOPOLOGY === 'levels' ? LEVELS.levels.map((l) => l.name) : [HOLD_1, HOLD_2]),
+  TARGET,
+  ...(TARGET_KIND === 'warren' ? [TARGET_DEAD] : []),
+];
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 const log = (event: Record<string, unknown>) => console.log(JSON.stringify({ ...event, t: Date.now() }));
 
@@ -71,12 +90,26 @@ async function declare(channel: amqp.Channel): Promise<void> {
   });
   await channel.assertQueue(HOLD_1, hold(8_000, HOLD_2));
   await channel.assertQueue(HOLD_2, hold(7_000, TARGET));
-  await channel.assertQueue(TARGET, { durable: true, arguments: { 'x-queue-type': 'quorum' } });
+  await declareTarget(channel);
+}
+
+async function declareTarget(channel: amqp.Channel): Promise<void> {
+  if (TARGET_KIND === 'plain') {
+    await channel.assertQueue(TARGET, { durable: true, arguments: { 'x-queue-type': 'quorum' } });
+    return;
+  }
+  await channel.assertExchange(TARGET_DLX, 'fanout', { durable: true });
+  await channel.assertQueue(TARGET_DEAD, { durable: true, arguments: { 'x-queue-type': 'quorum' } });
+  await channel.bindQueue(TARGET_DEAD, TARGET_DLX, '');
+  await channel.assertQueue(TARGET, {
+    durable: true,
+    arguments: { 'x-queue-type': 'quorum', 'x-delivery-limit': 10, 'x-dead-letter-exchange': TARGET_DLX },
+  });
 }
 
 /** warren's delay levels (plan-queues.ts's planDelayQueues), declared with amqplib. */
 async function declareLevels(channel: amqp.Channel): Promise<void> {
-  await channel.assertQueue(TARGET, { durable: true, arguments: { 'x-queue-type': 'quorum' } });
+  await declareTarget(channel);
   for (const level of LEVELS.levels) await channel.assertExchange(level.name, 'topic', { durable: true });
   await channel.assertExchange(LEVELS.deliveryExchange, 'topic', { durable: true });
   await channel.bindQueue(TARGET, LEVELS.deliveryExchange, delayDeliveryPattern(LEVELS, TARGET));
@@ -173,6 +206,7 @@ async function consume(urls: readonly string[]): Promise<void> {
 function start(server: string, client: string, role: string, urls: readonly string[]): ControlClient {
   return startControlClient(server, client, __filename, [role, client, urls.join(',')], {
     CONTROL_TOPOLOGY: TOPOLOGY,
+    CONTROL_TARGET: TARGET_KIND,
   });
 }
 
@@ -199,6 +233,7 @@ async function orchestrate(): Promise<void> {
       duration: { type: 'string', default: '180' },
       nodes: { type: 'string', default: '5' },
       topology: { type: 'string', default: 'holds' },
+      target: { type: 'string', default: 'plain' },
     },
   });
   const shape = values.shape as Shape;
@@ -248,7 +283,7 @@ async function orchestrate(): Promise<void> {
     const lost = confirmed.filter((id) => !received.has(id));
     const after = await depths(server, cluster);
     console.log(
-      `control-delays (${TOPOLOGY}): RabbitMQ ${server}, ${shape}, seed ${values.seed}, ${cluster.nodes} nodes, ${values.duration} s: published ${published.length}, confirmed ${confirmed.length}, received ${received.size}, lost ${lost.length}${lost.length > 0 ? ` (${lost.join(' ')})` : ''}; queues after: ${JSON.stringify(after)}`,
+      `control-delays (${TOPOLOGY}, ${TARGET_KIND} target): RabbitMQ ${server}, ${shape}, seed ${values.seed}, ${cluster.nodes} nodes, ${values.duration} s: published ${published.length}, confirmed ${confirmed.length}, received ${received.size}, lost ${lost.length}${lost.length > 0 ? ` (${lost.join(' ')})` : ''}; queues after: ${JSON.stringify(after)}`,
     );
   } finally {
     cleanSync();
