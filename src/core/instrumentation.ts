@@ -94,16 +94,27 @@ export interface InstrumentationTarget {
   keyLimits?(): readonly KeyLimitsSample[];
 }
 
-/** One queue's per-key limits as metrics read them at scrape time. */
-export interface KeyLimitsSample {
-  readonly queue: string;
+/** One key's place among the busiest (metrics, health, the processes' reports). */
+export interface BusyKey {
+  readonly key: string;
+  readonly running: number;
+  /** Starts within the current window, over every rate limit of the key. */
+  readonly recentStarts: number;
+}
+
+/** What a queue with per-key limits reports (docs/guide/per-key-limits.md): health, metrics, process reports. */
+export interface KeyLimitStats {
+  /** Deliveries waiting aside in this process because their key is at its limit. */
   readonly held: number;
+  /** Jobs re-delayed (no attempt spent) because their key was at its limit and too many waited aside. */
   readonly deferred: number;
-  readonly busiestKeys: readonly {
-    readonly key: string;
-    readonly running: number;
-    readonly recentStarts: number;
-  }[];
+  /** The keys with the most jobs running here, then the most recent starts. */
+  readonly busiestKeys: readonly BusyKey[];
+}
+
+/** One queue's per-key limits as metrics read them at scrape time. */
+export interface KeyLimitsSample extends KeyLimitStats {
+  readonly queue: string;
 }
 
 /** Several instrumentations as one: hooks run in order; a scope's run nests the later ones inside. */

@@ -22,7 +22,7 @@
  * another version, an unknown command, a malformed queue key or no reply address is ignored (logged),
  * never acted on and never a crash.
  */
-import { parseJsonObject } from '../core';
+import { parseJsonObject, type KeyLimitStats } from '../core';
 
 export const CONTROL_PROTOCOL_VERSION = 1;
 export const CONTROL_COMMANDS = ['status', 'sync-pause', 'sync-remove'] as const;
@@ -78,15 +78,7 @@ export interface ProcessQueueStatus {
    * those re-delayed since start, and the keys with the most jobs running here (at most 10) with their starts
    * in the current window. docs/guide/per-key-limits.md.
    */
-  readonly keyLimits?: {
-    readonly held: number;
-    readonly deferred: number;
-    readonly busiestKeys: readonly {
-      readonly key: string;
-      readonly running: number;
-      readonly recentStarts: number;
-    }[];
-  };
+  readonly keyLimits?: KeyLimitStats;
 }
 
 export interface ProcessScheduleStatus {

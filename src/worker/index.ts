@@ -6,8 +6,7 @@ export {
   type ResolvedWorkerOptions,
 } from './options';
 export type { RegisteredJob } from './registered-job';
-export type { KeyLimitOverride, BusyKey } from './key-limits';
-export type { KeyLimitStats } from './partitioned-consumer';
+export type { KeyLimitOverride } from './key-limits';
 export { resolveIsolateSettings, ISOLATE_DEFAULTS, type IsolateSettings } from './isolate-settings';
 export { DeadLetters, type DeadLetter, type ParkingReplayOptions } from './dead-letters';
 export {

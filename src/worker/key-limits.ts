@@ -1,3 +1,4 @@
+import type { BusyKey } from '../core';
 import type { PlannedKeyLimits } from '../topology';
 
 /** Which per-key limit a job is over. */
@@ -14,14 +15,6 @@ export interface KeyLimitOverride {
   readonly concurrency?: number;
   /** Starts per window for the key (the window stays the planned one). */
   readonly max?: number;
-}
-
-/** One key's place among the busiest (metrics, health). */
-export interface BusyKey {
-  readonly key: string;
-  readonly running: number;
-  /** Starts within the current window, over every rate limit of the key. */
-  readonly recentStarts: number;
 }
 
 const RUN = { kind: 'run' } as const;

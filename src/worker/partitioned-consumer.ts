@@ -1,14 +1,14 @@
 // size-exception: one partitioned queue's state machine (membership, assignment, handover, the fence, and the two start gates, per-key order or per-key limits, share its waiting list, its running count and its lease checks)
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
-import { PartitionLostError } from '../core';
+import { PartitionLostError, type KeyLimitStats } from '../core';
 import { assignPartitions, membershipTiming, PartitionMembership } from '../coordination';
 import { DEFAULT_KEY, deliveredKey } from '../message';
 import type { PlannedJobQueue } from '../topology';
 import type { Delivery } from './delivery';
 import { handlersEnded } from './handlers-ended';
 import type { ConsumerSettings, PartitionedOptions, QueueConsumerDeps } from './consumer-settings';
-import type { BusyKey, KeyLimitOverride, KeyLimitVerdict } from './key-limits';
+import type { KeyLimitOverride, KeyLimitVerdict } from './key-limits';
 import { QueueConsumer } from './queue-consumer';
 
 /** One partition this process owns: its consumer and where it stands. */
@@ -28,16 +28,6 @@ interface Waiting {
   /** The delivery's `type`: per-key limits are per job type. */
   readonly jobName: string | undefined;
   readonly done: () => void;
-}
-
-/** What a queue with per-key limits reports (docs/guide/per-key-limits.md). */
-export interface KeyLimitStats {
-  /** Deliveries waiting aside in this process because their key is at its limit. */
-  readonly held: number;
-  /** Jobs re-delayed (no attempt spent) because their key was at its limit and too many waited aside. */
-  readonly deferred: number;
-  /** The keys with the most jobs running here, then the most recent starts. */
-  readonly busiestKeys: readonly BusyKey[];
 }
 
 /** What a partitioned queue reports (health, `warren queues`). */
