@@ -7,6 +7,24 @@ import { WARREN_VERSION } from '../../../src/core';
 
 const json = (value: unknown) => Buffer.from(JSON.stringify(value));
 
+/** A status reply of a process with these queues and nothing else. */
+const statusReply = (queues: unknown[]) => ({
+  v: 1,
+  command: 'status',
+  process: {
+    id: 'a',
+    host: 'h',
+    pid: 1,
+    version: '0.1.0',
+    startedAt: '',
+    connected: true,
+    queues,
+    breakers: [],
+    isLeader: false,
+    schedules: [],
+  },
+});
+
 describe('control protocol', () => {
   it('accepts status, sync-pause and sync-remove requests', () => {
     assert.deepEqual(parseControlRequest(json({ v: 1, command: 'status' })), { v: 1, command: 'status' });
@@ -42,38 +60,14 @@ describe('control protocol', () => {
   it('drops replies that are not a process status', () => {
     assert.equal(parseControlReply(Buffer.from('nope')), undefined);
     assert.equal(parseControlReply(json({ v: 1, command: 'status', process: { id: 1 } })), undefined);
-    const process = {
-      id: 'a',
-      host: 'h',
-      pid: 1,
-      version: '0.1.0',
-      startedAt: '',
-      connected: true,
-      queues: [],
-      breakers: [],
-      isLeader: false,
-      schedules: [],
-    };
-    assert.equal(parseControlReply(json({ v: 1, command: 'status', process }))?.process.id, 'a');
+    assert.equal(parseControlReply(json(statusReply([])))?.process.id, 'a');
   });
 
   it("takes a queue's per-key limit report only when every count and key is well formed", () => {
-    const withLimits = (keyLimits: unknown) => ({
-      v: 1,
-      command: 'status',
-      process: {
-        id: 'a',
-        host: 'h',
-        pid: 1,
-        version: '0.1.0',
-        startedAt: '',
-        connected: true,
-        queues: [{ key: 'exports', consuming: true, paused: false, holders: [], activeJobs: 2, keyLimits }],
-        breakers: [],
-        isLeader: false,
-        schedules: [],
-      },
-    });
+    const withLimits = (keyLimits: unknown) =>
+      statusReply([
+        { key: 'exports', consuming: true, paused: false, holders: [], activeJobs: 2, keyLimits },
+      ]);
     const good = { held: 4, deferred: 0, busiestKeys: [{ key: 'acme', running: 1, recentStarts: 3 }] };
     assert.deepEqual(parseControlReply(json(withLimits(good)))?.process.queues[0]?.keyLimits, good);
     for (const bad of [
