@@ -11,7 +11,7 @@ import type { Warren } from '../../src';
 import { createOps, type WarrenOps } from '../../src/ops';
 import { type AuditEntry, type DashboardServer, startDashboardServer } from '../../src/ui';
 import { Charge, ChargeSwitch, deadLogOptions, Refund, StalePing } from '../fixtures/dead-log-jobs';
-import { cleanup, testNamespace, testWarren } from '../support/test-broker';
+import { cleanup, MANAGEMENT_URL, testNamespace, testWarren } from '../support/test-broker';
 import { waitFor } from '../support/wait-for';
 import { launchChromium, screenshotFolder } from '../support/browser';
 
@@ -34,7 +34,13 @@ describe('dashboard in a browser', () => {
       handlers: [new Charge(state), new Refund(), new StalePing()],
     });
     await warren.start();
-    ops = createOps({ ...deadLogOptions(namespace), replyTimeoutMs: 300 });
+    // With the management API an ask ends once every listening process answered; the long timeout is for a
+    // loaded CI machine, where a worker's reply took more than 300 ms and the pause read "confirmed by 0".
+    ops = createOps({
+      ...deadLogOptions(namespace),
+      management: { url: MANAGEMENT_URL },
+      replyTimeoutMs: 5_000,
+    });
     server = await startDashboardServer({
       ops,
       port: 0,
