@@ -25,6 +25,20 @@ function opsFor(namespace: string): WarrenOps {
   return ops;
 }
 
+/**
+ * For the tests that count who confirmed a pause: with the management API an ask ends once every listening
+ * process answered, and the long timeout is for a loaded CI machine, where a reply can take over 700 ms.
+ */
+function pausingOps(namespace: string): WarrenOps {
+  const ops = createOps({
+    ...opsAppOptions(namespace),
+    management: { url: MANAGEMENT_URL },
+    replyTimeoutMs: 5_000,
+  });
+  opened.push(ops);
+  return ops;
+}
+
 async function startWorkers(namespace: string, n: number, log: JobLog): Promise<Warren[]> {
   const warrens: Warren[] = [];
   for (let i = 0; i < n; i += 1) {
@@ -70,7 +84,7 @@ describe('warren/ops against the broker', () => {
     const namespace = testNamespace('ops');
     const log: JobLog = [];
     const warrens = await startWorkers(namespace, 3, log);
-    const ops = opsFor(namespace);
+    const ops = pausingOps(namespace);
     await ops.publish('email.send', { id: 'slow', ms: 2500 });
     await waitFor(() => log.some((e) => e.event === 'start' && e.id === 'slow'), { what: 'the slow job' });
 
@@ -105,7 +119,7 @@ describe('warren/ops against the broker', () => {
     const namespace = testNamespace('ops');
     const log: JobLog = [];
     await startWorkers(namespace, 1, log);
-    const ops = opsFor(namespace);
+    const ops = pausingOps(namespace);
     await ops.pause('email');
     const [late] = await startWorkers(namespace, 1, log);
     assert.equal(late!.health().consumers.find((c) => c.queue === 'email')!.paused, true);
@@ -140,7 +154,7 @@ describe('warren/ops against the broker', () => {
   it('combines an operator pause with code pauses: the queue runs only when nobody holds it', async () => {
     const namespace = testNamespace('ops');
     const [warren] = await startWorkers(namespace, 1, []);
-    const ops = opsFor(namespace);
+    const ops = pausingOps(namespace);
     await warren!.pauseLocal('email');
     await ops.pause('email');
     await ops.resume('email');
