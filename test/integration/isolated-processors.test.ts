@@ -204,7 +204,10 @@ for (const kind of ['thread', 'process'] as const) {
         warren.off('completed', listener);
         return results;
       };
-      const first = await runPair();
+      // On a loaded machine the second isolate can take longer to start than the first job takes (CI, load 9):
+      // the warm isolate then runs both. The point is the reaping, so run pairs until two isolates ran one each.
+      let first = await runPair();
+      for (let tries = 1; tries < 4 && first[0] === first[1]; tries++) first = await runPair();
       assert.notEqual(first[0], first[1], 'two overlapping jobs ran in two isolates');
       await passTime(800); // the idle time is the point: past pool.idleMs (300 ms)
       const second = await runPair();
