@@ -1,6 +1,7 @@
 import type * as amqp from 'amqplib';
 import { X_ARGS } from '../topology';
-import { visitSafely, type StreamRecord } from './stream-reader';
+import type { StreamRecord } from './stream-reader';
+import { visitSafely } from './visit-safely';
 
 /** A consumer that stays on a stream and hands every new record to `visit`. */
 export interface StreamFollower {

@@ -2,6 +2,7 @@ import type * as amqp from 'amqplib';
 import { X_ARGS } from '../topology';
 import { consumeNoWait } from './nowait-consume';
 import { KEPT, PREFETCH_SET, type ReadChannel } from './read-channel';
+import { visitSafely } from './visit-safely';
 
 const FIRST_RECORD_WAIT_FACTOR = 5;
 const FIRST_RECORD_MIN_WAIT_MS = 1000;
@@ -95,18 +96,25 @@ export async function readStream(
       const firstWaitMs =
         options.firstWaitMs ?? Math.max(FIRST_RECORD_MIN_WAIT_MS, options.idleMs * FIRST_RECORD_WAIT_FACTOR);
       // A timer that fires while records wait in the socket (the event loop was busy) must not end the
-      // read: it looks once more after the pending I/O ran.
+      // read: it looks once more after the pending I/O ran. Nor before the consume-ok (a loaded broker's
+      // round trip alone can outlast a first wait): that one waits again (the heartbeat bounds a dead broker).
       let arrivals = 0;
-      const quietAfter = (ms: number) => {
+      let consuming = release !== undefined; // a kept channel's consume has no consume-ok
+      const quietAfter = (ms: number): NodeJS.Timeout => {
         const seen = arrivals;
-        return setTimeout(() => setImmediate(() => (arrivals === seen ? finish() : undefined)), ms);
+        const look = () => {
+          if (arrivals !== seen) return;
+          if (consuming) finish();
+          else timer = quietAfter(ms);
+        };
+        return setTimeout(() => setImmediate(look), ms);
       };
       let timer = quietAfter(firstWaitMs);
       if (options.until instanceof Promise)
         options.until.then(
           (end) => {
             if (done) return;
-            if (end === undefined) return finish();
+            if (end === undefined) return count === 0 ? finish() : undefined; // else "empty" was wrong
             until = end;
             if ((lastOffset !== undefined && lastOffset >= end) || (typeof from === 'number' && from > end))
               finish();
@@ -175,7 +183,12 @@ export async function readStream(
           return failed(error);
         }
       }
-      channel.consume(stream, onMessage, { noAck: false, arguments: args }).catch(failed);
+      channel.consume(stream, onMessage, { noAck: false, arguments: args }).then(() => {
+        consuming = true;
+        if (done || arrivals > 0) return;
+        clearTimeout(timer); // the first wait counts from here
+        timer = quietAfter(firstWaitMs);
+      }, failed);
     });
   } finally {
     // Closing the channel cancels the consumer; nothing read is lost, since a stream keeps its records.
@@ -186,19 +199,6 @@ export async function readStream(
     else channel.close().catch(() => undefined);
   }
   return { count, lastOffset };
-}
-
-/**
- * A visitor that throws on a record (a forged or malformed one it did not expect) skips that record:
- * thrown inside amqplib's delivery callback it would close the channel and leave the read waiting
- * forever. Visitors check their records and count what they skip; this is the last line.
- */
-export function visitSafely<R>(visit: (record: StreamRecord) => R, record: StreamRecord): R | undefined {
-  try {
-    return visit(record);
-  } catch {
-    return undefined;
-  }
 }
 
 /** A gap this long in the middle of a read with a known end means the records are gone (retention). */

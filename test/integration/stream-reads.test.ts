@@ -1,0 +1,103 @@
+/**
+ * Reads of a stream on a slow broker: a read decides a stream is empty when no record came within its first
+ * wait, and a loaded broker (CI, load 8) once answered later than that, so a search of a dead-letter log that
+ * held a letter found none. Here the broker is made slow on purpose, by a proxy that holds what it sends back.
+ */
+import { after, before, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { connect as connectTcp, createServer, type Server, type Socket } from 'node:net';
+import * as amqp from 'amqplib';
+import { lastOffset, readStream, readToEnd } from '../../src/streams';
+import { BROKER_URL, rawConnection, testNamespace } from '../support/test-broker';
+
+/** A TCP proxy to the broker that holds every chunk the broker sends for `delayMs` (in order). */
+async function slowProxy(delayMs: number): Promise<{ url: string; close(): Promise<void> }> {
+  const broker = new URL(BROKER_URL);
+  const sockets = new Set<Socket>();
+  const server: Server = createServer((client) => {
+    const upstream = connectTcp(Number(broker.port || 5672), broker.hostname);
+    for (const s of [client, upstream]) {
+      sockets.add(s);
+      s.on('error', () => undefined);
+      s.on('close', () => sockets.delete(s));
+    }
+    client.pipe(upstream);
+    upstream.on('data', (chunk: Buffer) => {
+      setTimeout(() => client.destroyed || client.write(chunk), delayMs);
+    });
+    upstream.on('close', () => setTimeout(() => client.destroy(), delayMs));
+    client.on('close', () => upstream.destroy());
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const port = (server.address() as { port: number }).port;
+  const url = new URL(BROKER_URL);
+  url.hostname = '127.0.0.1';
+  url.port = String(port);
+  return {
+    url: url.href,
+    close: async () => {
+      for (const s of sockets) s.destroy();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    },
+  };
+}
+
+describe('reading a stream from a slow broker', () => {
+  const stream = `${testNamespace('reads')}.stream`;
+  const records = 300;
+  let direct: amqp.ChannelModel;
+
+  before(async () => {
+    direct = await rawConnection();
+    const channel = await direct.createConfirmChannel();
+    await channel.assertQueue(stream, { durable: true, arguments: { 'x-queue-type': 'stream' } });
+    for (let i = 0; i < records; i += 1)
+      channel.sendToQueue(stream, Buffer.from(String(i)), { persistent: true });
+    await channel.waitForConfirms();
+    await channel.close();
+  });
+
+  after(async () => {
+    const channel = await direct.createChannel();
+    await channel.deleteQueue(stream);
+    await direct.close();
+  });
+
+  it('finds the end of a stream whose replies come 700 ms late, past the 500 ms first wait', async () => {
+    const proxy = await slowProxy(700);
+    const connection = await amqp.connect(proxy.url);
+    try {
+      assert.equal(await lastOffset(() => connection.createChannel(), stream, 100), records - 1);
+      const seen: number[] = [];
+      await readToEnd(
+        () => connection.createChannel(),
+        stream,
+        'first',
+        { idleMs: 100, prefetch: 100 },
+        (r) => {
+          seen.push(Number(r.content.toString()));
+        },
+      );
+      assert.equal(seen.length, records);
+    } finally {
+      await connection.close().catch(() => undefined);
+      await proxy.close();
+    }
+  });
+
+  it('reads on when the end it was given says "empty" after records came', async () => {
+    const seen: number[] = [];
+    // an end finder that took the stream for empty once the read was under way (one record at a time)
+    const end = new Promise<undefined>((resolve) => setTimeout(() => resolve(undefined), 150));
+    await readStream(
+      () => direct.createChannel(),
+      stream,
+      'first',
+      { max: Number.POSITIVE_INFINITY, until: end, idleMs: 300, prefetch: 1 },
+      (r) => {
+        seen.push(Number(r.content.toString()));
+      },
+    );
+    assert.equal(seen.length, records, 'every record, not those read before the verdict');
+  });
+});
