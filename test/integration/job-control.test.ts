@@ -175,13 +175,20 @@ describe('cancel, promote and reschedule delayed jobs', () => {
     await worker.start();
     await other.publish('report.build', { n: 1 }, { jobId: 'warm', delayMs: 100 });
     await waitFor(() => handler.runs.length === 1, { what: 'a first delayed job (the stream is followed)' });
-    await other.publish('report.build', { n: 2 }, { jobId: 'missed', delayMs: 2500 });
+    // due well after the cancel: closing the connection with rabbitmqctl took over 2.5 s at load 8, and a job
+    // due before its cancel rightly runs
+    await other.publish('report.build', { n: 2 }, { jobId: 'missed', delayMs: 8000 });
+    const dueAt = Date.now() + 8000;
     const reconnected = nextEvent(worker, 'connected', () => true, 15_000);
     // listened for from the start: under load the reconnect can take until the job is due, and the
     // cancel then lands before a listener attached after 'connected' would hear it
     const cancelled = nextEvent<{ jobId: string }>(worker, 'discarded', () => true, 20_000);
     assert.ok((await closeConnectionsNamed(`${namespace} worker`)) >= 1);
     await other.delayed.cancel('missed');
+    assert.ok(
+      Date.now() < dueAt,
+      'the cancel was confirmed before the job was due (else this run proves nothing)',
+    );
     await reconnected;
     assert.equal((await cancelled).jobId, 'missed');
     assert.deepEqual(
