@@ -25,6 +25,8 @@ export const MAX_CONCURRENCY_DEFER_MS = 60_000;
 /** Until a job type's run time is measured, a deferred job of a key at its concurrency waits this long. */
 const DEFAULT_RUN_MS = 1_000;
 const MIN_DEFER_MS = 50;
+/** A job whose key's rate frees a slot within this many delay units may wait aside for it (isDueSoon). */
+const DUE_UNITS = 2;
 
 /** The start times of one key within its window, oldest first (a ring that only grows to `max`). */
 class StartLog {
@@ -77,9 +79,30 @@ export class KeyLimits {
   private starts = 0;
   private deferredCount = 0;
 
-  constructor(private readonly limits: ReadonlyMap<string, PlannedKeyLimits>) {
+  /**
+   * @param delayUnitMs the delay levels' unit: a job re-delayed for its key's rate is sent to come back half a
+   *   unit to a unit and a half before its slot (the levels round a delay up to the unit, and the trip adds the
+   *   broker's latency), and waits aside for the slot, so that a saturated key starts on its slots, not after.
+   */
+  constructor(
+    private readonly limits: ReadonlyMap<string, PlannedKeyLimits>,
+    private readonly delayUnitMs = 100,
+  ) {
     for (const limit of limits.values())
       if (limit.rate) this.durationOf.set(limit.rate.scope, limit.rate.durationMs);
+  }
+
+  /**
+   * Whether a job over its key's rate gets its slot within two delay units: the window a re-delayed job comes
+   * back early in, so it waits aside for its slot (within the partition's bound for them) instead of going
+   * round the levels again.
+   */
+  isDueSoon(verdict: KeyLimitVerdict, now: number): boolean {
+    return (
+      verdict.kind === 'capped' &&
+      verdict.freeAt !== undefined &&
+      verdict.freeAt - now <= DUE_UNITS * this.delayUnitMs
+    );
   }
 
   /** Whether the job type has per-key limits. */
@@ -154,7 +177,8 @@ export class KeyLimits {
    * How long to re-delay a job that is over its key's limit and cannot wait aside: its key's jobs re-delayed
    * before it are spread one slot apart (a rate limit's interval, or a run time shared by the key's concurrency),
    * so a backlog comes back about when the key can take it instead of all at once; behind the `waitingAside`
-   * jobs of the key that wait in the process already, which the key takes first.
+   * jobs of the key that wait in the process already, which the key takes first. A rate's re-delay ends half a
+   * unit to a unit and a half before the slot (see the constructor); a concurrency's at the estimate.
    */
   deferDelayMs(
     of: { readonly jobName: string; readonly key: string; readonly waitingAside?: number },
@@ -174,7 +198,10 @@ export class KeyLimits {
         (this.reservations.get(id) ?? 0) + interval,
       );
       this.reservations.set(id, at);
-      return Math.max(MIN_DEFER_MS, Math.ceil(at - now));
+      // whole units that end half a unit to a unit and a half before the slot: the levels take a delay in
+      // whole units, so it comes back early by that (less the broker's latency) and waits aside for the slot
+      const unit = this.delayUnitMs;
+      return Math.max(MIN_DEFER_MS, Math.floor((at - now - unit / 2) / unit) * unit);
     }
     const cap = this.overrides.get(slot(jobName, key))?.concurrency ?? limit.concurrency ?? 1;
     const runMs = this.runMs.get(jobName) ?? DEFAULT_RUN_MS;

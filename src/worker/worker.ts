@@ -88,7 +88,7 @@ export class Worker {
             heartbeatMs: deps.options.partitionHeartbeatMs,
             handoverGraceMs: deps.options.shutdownGraceMs,
             membershipProof: deps.membershipProof?.(partitions.membersExchange),
-            ...partitionKeyLimits(queue, deps.jobs.values(), settings, processor),
+            ...partitionKeyLimits(queue, deps.jobs.values(), settings, processor, deps.plan.delay.unitMs),
           }),
         );
         continue;
@@ -200,13 +200,15 @@ const CONSUMER_TIMEOUT_MARGIN_MS = 60_000;
 /** The lanes of a queue with fairness, current then draining. */
 /**
  * The per-key limits of the jobs of a queue with `order: 'none'` partitions (none when no job has any): up to
- * `concurrency` deliveries over their key's limit wait aside per partition, the rest are re-delayed.
+ * `concurrency` deliveries over their key's limit wait aside per partition, and up to `concurrency` more whose
+ * key's rate frees a slot within two delay units (re-delayed jobs back early for it); the rest are re-delayed.
  */
 function partitionKeyLimits(
   queue: PlannedJobQueue,
   jobs: Iterable<RegisteredJob>,
   settings: ConsumerSettings,
   processor: Pick<JobProcessor, 'defer'>,
+  delayUnitMs: number,
 ): { keyLimits?: PartitionKeyLimits } {
   if (queue.partitions?.ordered !== false) return {};
   const limits = new Map<string, PlannedKeyLimits>();
@@ -216,8 +218,9 @@ function partitionKeyLimits(
   if (limits.size === 0) return {};
   return {
     keyLimits: {
-      limits: new KeyLimits(limits),
+      limits: new KeyLimits(limits, delayUnitMs),
       heldPerPartition: settings.concurrency,
+      dueHeldPerPartition: settings.concurrency,
       defer: (delivery, delayMs, limit) => processor.defer(delivery, delayMs, limit),
     },
   };

@@ -56,7 +56,8 @@ describe('per-key limits, as the owner of a partition counts them', () => {
     for (let i = 0; i < 3; i++) l.started('api.sync', 'a', 0);
     const verdict = l.check('api.sync', 'a', 100);
     const delays = [0, 1, 2].map(() => l.deferDelayMs({ jobName: 'api.sync', key: 'a' }, verdict, 100));
-    assert.deepEqual(delays, [900, 1234, 1567]);
+    // slots at 1000, 1333 and 1667: whole delay units (100 ms) ending 0.5-1.5 units before each, from 100
+    assert.deepEqual(delays, [800, 1100, 1500]);
     l.started('api.call', 'k', 0);
     l.started('api.call', 'k', 0);
     l.ended('api.call', 'k', 200);
@@ -67,6 +68,32 @@ describe('per-key limits, as the owner of a partition counts them', () => {
     assert.ok(l.deferDelayMs({ jobName: 'api.call', key: 'k' }, capped, 0) > first);
     for (let i = 0; i < 10_000; i++) l.deferDelayMs({ jobName: 'api.call', key: 'k' }, capped, 0);
     assert.equal(l.deferDelayMs({ jobName: 'api.call', key: 'k' }, capped, 0), MAX_CONCURRENCY_DEFER_MS);
+  });
+
+  it('sends a rate re-delay back early for its slot, to wait aside: due soon within two delay units', () => {
+    const l = new KeyLimits(
+      new Map([['api.sync', { rate: { scope: 'vendor', max: 10, durationMs: 1000 } }]]),
+      100,
+    );
+    for (let i = 0; i < 10; i++) l.started('api.sync', 'a', i * 100);
+    const now = 950;
+    const verdict = l.check('api.sync', 'a', now);
+    assert.deepEqual(verdict, { kind: 'capped', limit: 'rate', freeAt: 1000 });
+    assert.equal(l.isDueSoon(verdict, now), true);
+    // the key's next slots, 1000 ms on from each start, one interval (100 ms) apart
+    for (let n = 0; n < 30; n++) {
+      const delay = l.deferDelayMs({ jobName: 'api.sync', key: 'a' }, verdict, now);
+      const slot = 1000 + n * 100;
+      assert.ok(delay === 50 || delay % 100 === 0, `${delay}: whole units, or the least re-delay`);
+      if (slot - now >= 150) {
+        assert.ok(now + delay <= slot - 50, `back at ${now + delay}, half a unit or more before ${slot}`);
+        assert.ok(now + delay > slot - 150, `back at ${now + delay}, at most 1.5 units before ${slot}`);
+        // back, it is due soon: it waits aside for its slot instead of going round again
+        assert.equal(l.isDueSoon({ kind: 'capped', limit: 'rate', freeAt: slot }, now + delay), true);
+      }
+    }
+    assert.equal(l.isDueSoon({ kind: 'capped', limit: 'rate', freeAt: 1201 }, 1000), false);
+    assert.equal(l.isDueSoon({ kind: 'capped', limit: 'concurrency' }, 1000), false);
   });
 
   it('reports the busiest keys, bounded', () => {
