@@ -46,6 +46,7 @@ const { values } = parseArgs({
     rounds: { type: 'string', default: '3' },
     only: { type: 'string', default: 'rate,concurrency,cost' },
     quick: { type: 'boolean', default: false },
+    dump: { type: 'string' },
   },
 });
 const QUICK = values.quick;
@@ -169,6 +170,11 @@ async function rate(): Promise<void> {
       for (let w = starts[0]! + 1000; w + 1000 <= starts[starts.length - 1]!; w += 1000)
         errors.push(starts.filter((s) => s >= w && s < w + 1000).length - RATE);
     }
+    if (values.dump !== undefined)
+      writeFileSync(
+        values.dump,
+        JSON.stringify(f.events.slice(hotFrom).filter((e) => e.key.startsWith('hot-'))),
+      );
     errors.sort((a, b) => a - b);
     const within = errors.filter((e) => Math.abs(e) <= 1).length;
     say(

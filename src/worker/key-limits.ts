@@ -25,8 +25,14 @@ export const MAX_CONCURRENCY_DEFER_MS = 60_000;
 /** Until a job type's run time is measured, a deferred job of a key at its concurrency waits this long. */
 const DEFAULT_RUN_MS = 1_000;
 const MIN_DEFER_MS = 50;
+/**
+ * A job re-delayed for its key's rate comes back this many delay units (± half a unit) before its slot: the
+ * broker's trip through the levels runs late by tens to hundreds of ms on a loaded machine, and the key's slot
+ * must find the job waiting aside, not on its way.
+ */
+const LEAD_UNITS = 4;
 /** A job whose key's rate frees a slot within this many delay units may wait aside for it (isDueSoon). */
-const DUE_UNITS = 2;
+const DUE_UNITS = LEAD_UNITS + 1;
 
 /** The start times of one key within its window, oldest first (a ring that only grows to `max`). */
 class StartLog {
@@ -45,6 +51,33 @@ class StartLog {
 
   add(now: number): void {
     this.times.push(now);
+  }
+
+  /**
+   * The key's `n`th next slot (0: the first), at `max` starts per window: the start `max` back from the newest
+   * frees a slot one window after it, and so on round the window. A saturated key whose jobs start on their
+   * slots keeps this pattern, bursts included, so the slots a backlog is sent back for are the ones that free.
+   */
+  slot(n: number, max: number, now: number, durationMs: number): number {
+    this.prune(now, durationMs);
+    const live = this.times.length - this.head;
+    if (live === 0) return now;
+    const m = Math.min(max, live);
+    const first = this.times.length - m;
+    return this.times[first + (n % m)]! + (Math.floor(n / m) + 1) * durationMs;
+  }
+
+  /** The index of the first of the key's next slots (see `slot`) at or after `at`: O(max). */
+  firstSlotAtOrAfter(at: number, max: number, now: number, durationMs: number): number {
+    this.prune(now, durationMs);
+    const live = this.times.length - this.head;
+    if (live === 0) return 0;
+    const m = Math.min(max, live);
+    const newest = this.times[this.times.length - 1]!;
+    // the windows of slots wholly before `at` (window k's slots are the log's times + (k + 1) windows)
+    let n = Math.max(0, Math.ceil((at - newest) / durationMs) - 1) * m;
+    while (this.slot(n, max, now, durationMs) < at) n++;
+    return n;
   }
 
   isIdle(now: number, durationMs: number): boolean {
@@ -74,15 +107,17 @@ export class KeyLimits {
   private readonly logs = new Map<string, StartLog>();
   private readonly durationOf = new Map<string, number>();
   private readonly reservations = new Map<string, number>();
+  /** Per (limit scope, key): the slot given to the last job re-delayed for the key's rate, and its place. */
+  private readonly slotsGiven = new Map<string, { at: number; sameAt: number }>();
   private readonly runMs = new Map<string, number>();
   private readonly overrides = new Map<string, KeyLimitOverride>();
   private starts = 0;
   private deferredCount = 0;
 
   /**
-   * @param delayUnitMs the delay levels' unit: a job re-delayed for its key's rate is sent to come back half a
-   *   unit to a unit and a half before its slot (the levels round a delay up to the unit, and the trip adds the
-   *   broker's latency), and waits aside for the slot, so that a saturated key starts on its slots, not after.
+   * @param delayUnitMs the delay levels' unit: a job re-delayed for its key's rate is sent to come back 3.5 to 4.5
+   *   units before its slot (the levels take whole units, and the trip adds the broker's latency), and waits
+   *   aside for the slot, so that a saturated key starts on its slots, not after.
    */
   constructor(
     private readonly limits: ReadonlyMap<string, PlannedKeyLimits>,
@@ -93,7 +128,7 @@ export class KeyLimits {
   }
 
   /**
-   * Whether a job over its key's rate gets its slot within two delay units: the window a re-delayed job comes
+   * Whether a job over its key's rate gets its slot within 5 delay units: the window a re-delayed job comes
    * back early in, so it waits aside for its slot (within the partition's bound for them) instead of going
    * round the levels again.
    */
@@ -177,8 +212,8 @@ export class KeyLimits {
    * How long to re-delay a job that is over its key's limit and cannot wait aside: its key's jobs re-delayed
    * before it are spread one slot apart (a rate limit's interval, or a run time shared by the key's concurrency),
    * so a backlog comes back about when the key can take it instead of all at once; behind the `waitingAside`
-   * jobs of the key that wait in the process already, which the key takes first. A rate's re-delay ends half a
-   * unit to a unit and a half before the slot (see the constructor); a concurrency's at the estimate.
+   * jobs of the key that wait in the process already, which the key takes first. A rate's re-delay ends 3.5 to
+   * 4.5 units before the slot (see the constructor); a concurrency's at the estimate.
    */
   deferDelayMs(
     of: { readonly jobName: string; readonly key: string; readonly waitingAside?: number },
@@ -190,18 +225,11 @@ export class KeyLimits {
     const limit = this.limits.get(jobName);
     if (verdict.kind !== 'capped' || limit === undefined) return MIN_DEFER_MS;
     if (verdict.limit === 'rate' && limit.rate !== undefined) {
-      const id = `rate\u0000${slot(limit.rate.scope, key)}`;
-      const max = this.overrides.get(slot(limit.rate.scope, key))?.max ?? limit.rate.max;
-      const interval = limit.rate.durationMs / max;
-      const at = Math.max(
-        (verdict.freeAt ?? now) + waitingAside * interval,
-        (this.reservations.get(id) ?? 0) + interval,
-      );
-      this.reservations.set(id, at);
-      // whole units that end half a unit to a unit and a half before the slot: the levels take a delay in
+      const at = this.rateSlot(limit.rate, key, waitingAside, now);
+      // whole units that end 3.5 to 4.5 units before the slot: the levels take a delay in
       // whole units, so it comes back early by that (less the broker's latency) and waits aside for the slot
       const unit = this.delayUnitMs;
-      return Math.max(MIN_DEFER_MS, Math.floor((at - now - unit / 2) / unit) * unit);
+      return Math.max(MIN_DEFER_MS, Math.floor((at - now - (LEAD_UNITS - 0.5) * unit) / unit) * unit);
     }
     const cap = this.overrides.get(slot(jobName, key))?.concurrency ?? limit.concurrency ?? 1;
     const runMs = this.runMs.get(jobName) ?? DEFAULT_RUN_MS;
@@ -212,6 +240,48 @@ export class KeyLimits {
     );
     this.reservations.set(id, at);
     return Math.min(MAX_CONCURRENCY_DEFER_MS, Math.max(MIN_DEFER_MS, Math.ceil(at - now)));
+  }
+
+  /**
+   * The slot a job re-delayed for its key's rate is given: the key's next slot after the `waitingAside` jobs
+   * waiting in the process and after the slots given to the key's jobs re-delayed before it (the index of the
+   * last one given is kept per key while it lies ahead).
+   */
+  private rateSlot(
+    rate: { readonly scope: string; readonly max: number; readonly durationMs: number },
+    key: string,
+    waitingAside: number,
+    now: number,
+  ): number {
+    const id = slot(rate.scope, key);
+    const max = this.overrides.get(id)?.max ?? rate.max;
+    const log = this.logs.get(id);
+    if (log === undefined) return now;
+    const given = this.slotsGiven.get(id);
+    let n = waitingAside;
+    // the log moves on as the key starts jobs: the slot given last is found again by its time, and the next
+    // one is past it and past the slots of the same time given before it (a burst's)
+    if (given !== undefined && given.at >= now) {
+      let after = log.firstSlotAtOrAfter(given.at, max, now, rate.durationMs);
+      for (
+        let same = 0;
+        same < given.sameAt && log.slot(after, max, now, rate.durationMs) === given.at;
+        same++
+      )
+        after++;
+      n = Math.max(n, after);
+    }
+    const at = log.slot(n, max, now, rate.durationMs);
+    this.slotsGiven.set(id, { at, sameAt: this.sameBefore(log, n, max, now, rate.durationMs) });
+    return at;
+  }
+
+  /** How many slots before index `n` share its time (1 for itself): the place in a burst given. */
+  private sameBefore(log: StartLog, n: number, max: number, now: number, durationMs: number): number {
+    const at = log.slot(n, max, now, durationMs);
+    let same = 1;
+    while (n - same >= 0 && log.slot(n - same, max, now, durationMs) === at) same++;
+    return same;
   }
 
   /** The `top` keys with the most jobs running, then the most recent starts. */
@@ -240,6 +310,7 @@ export class KeyLimits {
     for (const [id, log] of this.logs)
       if (log.isIdle(now, this.durationOf.get(scopeOf(id)) ?? 0)) this.logs.delete(id);
     for (const [id, at] of this.reservations) if (at < now) this.reservations.delete(id);
+    for (const [id, given] of this.slotsGiven) if (given.at < now) this.slotsGiven.delete(id);
   }
 }
 

@@ -200,8 +200,8 @@ const CONSUMER_TIMEOUT_MARGIN_MS = 60_000;
 /** The lanes of a queue with fairness, current then draining. */
 /**
  * The per-key limits of the jobs of a queue with `order: 'none'` partitions (none when no job has any): up to
- * `concurrency` deliveries over their key's limit wait aside per partition, and up to `concurrency` more whose
- * key's rate frees a slot within two delay units (re-delayed jobs back early for it); the rest are re-delayed.
+ * `concurrency` deliveries over their key's limit wait aside per partition, and up to 4 × `concurrency` more
+ * whose key's rate frees a slot within 5 delay units (re-delayed jobs back early for it); the rest are re-delayed.
  */
 function partitionKeyLimits(
   queue: PlannedJobQueue,
@@ -220,7 +220,7 @@ function partitionKeyLimits(
     keyLimits: {
       limits: new KeyLimits(limits, delayUnitMs),
       heldPerPartition: settings.concurrency,
-      dueHeldPerPartition: settings.concurrency,
+      dueHeldPerPartition: 4 * settings.concurrency,
       defer: (delivery, delayMs, limit) => processor.defer(delivery, delayMs, limit),
     },
   };

@@ -55,9 +55,16 @@ describe('per-key limits, as the owner of a partition counts them', () => {
     const l = limits();
     for (let i = 0; i < 3; i++) l.started('api.sync', 'a', 0);
     const verdict = l.check('api.sync', 'a', 100);
-    const delays = [0, 1, 2].map(() => l.deferDelayMs({ jobName: 'api.sync', key: 'a' }, verdict, 100));
-    // slots at 1000, 1333 and 1667: whole delay units (100 ms) ending 0.5-1.5 units before each, from 100
-    assert.deepEqual(delays, [800, 1100, 1500]);
+    const delays = [0, 1, 2, 3].map(() => l.deferDelayMs({ jobName: 'api.sync', key: 'a' }, verdict, 100));
+    // the key's next slots: its burst of 3 at 0 frees 3 slots at 1000, then 3 at 2000; each re-delay is whole
+    // delay units (100 ms) ending 3.5-4.5 units before its slot, from 100
+    assert.deepEqual(delays, [500, 500, 500, 1500]);
+    // behind the 2 of the key waiting aside: the third slot of the burst
+    const fresh = limits();
+    for (let i = 0; i < 3; i++) fresh.started('api.sync', 'b', i * 10);
+    const capped2 = fresh.check('api.sync', 'b', 100);
+    assert.equal(fresh.deferDelayMs({ jobName: 'api.sync', key: 'b', waitingAside: 2 }, capped2, 100), 500);
+    assert.equal(fresh.deferDelayMs({ jobName: 'api.sync', key: 'b', waitingAside: 2 }, capped2, 100), 1500);
     l.started('api.call', 'k', 0);
     l.started('api.call', 'k', 0);
     l.ended('api.call', 'k', 200);
@@ -70,7 +77,7 @@ describe('per-key limits, as the owner of a partition counts them', () => {
     assert.equal(l.deferDelayMs({ jobName: 'api.call', key: 'k' }, capped, 0), MAX_CONCURRENCY_DEFER_MS);
   });
 
-  it('sends a rate re-delay back early for its slot, to wait aside: due soon within two delay units', () => {
+  it('sends a rate re-delay back early for its slot, to wait aside: due soon within 5 delay units', () => {
     const l = new KeyLimits(
       new Map([['api.sync', { rate: { scope: 'vendor', max: 10, durationMs: 1000 } }]]),
       100,
@@ -85,14 +92,14 @@ describe('per-key limits, as the owner of a partition counts them', () => {
       const delay = l.deferDelayMs({ jobName: 'api.sync', key: 'a' }, verdict, now);
       const slot = 1000 + n * 100;
       assert.ok(delay === 50 || delay % 100 === 0, `${delay}: whole units, or the least re-delay`);
-      if (slot - now >= 150) {
-        assert.ok(now + delay <= slot - 50, `back at ${now + delay}, half a unit or more before ${slot}`);
-        assert.ok(now + delay > slot - 150, `back at ${now + delay}, at most 1.5 units before ${slot}`);
+      if (slot - now >= 450) {
+        assert.ok(now + delay <= slot - 350, `back at ${now + delay}, 3.5 units or more before ${slot}`);
+        assert.ok(now + delay > slot - 450, `back at ${now + delay}, at most 4.5 units before ${slot}`);
         // back, it is due soon: it waits aside for its slot instead of going round again
         assert.equal(l.isDueSoon({ kind: 'capped', limit: 'rate', freeAt: slot }, now + delay), true);
       }
     }
-    assert.equal(l.isDueSoon({ kind: 'capped', limit: 'rate', freeAt: 1201 }, 1000), false);
+    assert.equal(l.isDueSoon({ kind: 'capped', limit: 'rate', freeAt: 1501 }, 1000), false);
     assert.equal(l.isDueSoon({ kind: 'capped', limit: 'concurrency' }, 1000), false);
   });
 
