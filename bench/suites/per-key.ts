@@ -14,6 +14,11 @@
  *
  *   npm run bench -- per-key [--keys 1000] [--rate 10] [--saturated 20] [--seconds 10] [--jobs 100000]
  *                            [--drain 20000] [--rounds 3] [--only=rate,concurrency,cost] [--quick]
+ *                            [--dump <file>: the saturated keys' start and end stamps, as JSON]
+ *
+ * The broker is `AMQP_URL` (default 3.10 on 5672; `AMQP_URL=amqp://guest:guest@127.0.0.1:5673` for the 4.3 node,
+ * with `WARREN_TEST_SERVER=4.3` so the test profile agrees). At 1,000 keys the light keys are 10,000 jobs/s: each
+ * tick of them is one `publishMany`, and the workers send their stamps in batches every 50 ms.
  */
 import { randomBytes } from 'node:crypto';
 import { mkdirSync, writeFileSync } from 'node:fs';
