@@ -52,7 +52,7 @@ export interface PartitionKeyLimits {
   /** Deliveries over their key's limit a partition keeps waiting aside, in arrival order; more are re-delayed. */
   readonly heldPerPartition: number;
   /**
-   * Besides those, deliveries whose key's rate frees a slot within 5 delay units (re-delayed jobs back early
+   * Besides those, deliveries whose key's rate frees a slot within 11 delay units (re-delayed jobs back early
    * for their slot) a partition keeps waiting aside; the partition's prefetch is the queue's concurrency
    * plus both bounds.
    */

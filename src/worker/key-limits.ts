@@ -27,11 +27,11 @@ export const MAX_CONCURRENCY_DEFER_MS = 60_000;
 const DEFAULT_RUN_MS = 1_000;
 const MIN_DEFER_MS = 50;
 /**
- * A job re-delayed for its key's rate comes back this many delay units (± half a unit) before its slot: the
- * broker's trip through the levels runs late by tens to hundreds of ms on a loaded machine, and the key's slot
- * must find the job waiting aside, not on its way.
+ * A job re-delayed for its key's rate comes back this many delay units (± half a unit; 1 s at the default
+ * 100 ms) before its slot: the broker's trip through the levels ran up to 700 ms late at load 10 on the bench's
+ * 2-core machine, and the key's slot must find the job waiting aside, not on its way.
  */
-const LEAD_UNITS = 4;
+export const LEAD_UNITS = 10;
 /** A job whose key's rate frees a slot within this many delay units may wait aside for it (isDueSoon). */
 const DUE_UNITS = LEAD_UNITS + 1;
 
@@ -56,8 +56,8 @@ export class KeyLimits {
   private deferredCount = 0;
 
   /**
-   * @param delayUnitMs the delay levels' unit: a job re-delayed for its key's rate is sent to come back 3.5 to 4.5
-   *   units before its slot (the levels take whole units, and the trip adds the broker's latency), and waits
+   * @param delayUnitMs the delay levels' unit: a job re-delayed for its key's rate is sent to come back LEAD_UNITS
+   *   (± half a unit) before its slot (the levels take whole units, and the trip adds the broker's latency), and waits
    *   aside for the slot, so that a saturated key starts on its slots, not after.
    */
   constructor(
@@ -69,7 +69,7 @@ export class KeyLimits {
   }
 
   /**
-   * Whether a job over its key's rate gets its slot within 5 delay units: the window a re-delayed job comes
+   * Whether a job over its key's rate gets its slot within LEAD_UNITS + 1 delay units: the window a re-delayed job comes
    * back early in, so it waits aside for its slot (within the partition's bound for them) instead of going
    * round the levels again.
    */
@@ -153,8 +153,8 @@ export class KeyLimits {
    * How long to re-delay a job that is over its key's limit and cannot wait aside: its key's jobs re-delayed
    * before it are spread one slot apart (a rate limit's interval, or a run time shared by the key's concurrency),
    * so a backlog comes back about when the key can take it instead of all at once; behind the `waitingAside`
-   * jobs of the key that wait in the process already, which the key takes first. A rate's re-delay ends 3.5 to
-   * 4.5 units before the slot (see the constructor); a concurrency's at the estimate.
+   * jobs of the key that wait in the process already, which the key takes first. A rate's re-delay ends LEAD_UNITS
+   * (± half a unit) before the slot (see the constructor); a concurrency's at the estimate.
    */
   deferDelayMs(
     of: { readonly jobName: string; readonly key: string; readonly waitingAside?: number },
@@ -167,7 +167,7 @@ export class KeyLimits {
     if (verdict.kind !== 'capped' || limit === undefined) return MIN_DEFER_MS;
     if (verdict.limit === 'rate' && limit.rate !== undefined) {
       const at = this.rateSlot(limit.rate, key, waitingAside, now);
-      // whole units that end 3.5 to 4.5 units before the slot: the levels take a delay in
+      // whole units that end LEAD_UNITS (± half a unit) before the slot: the levels take a delay in
       // whole units, so it comes back early by that (less the broker's latency) and waits aside for the slot
       const unit = this.delayUnitMs;
       return Math.max(MIN_DEFER_MS, Math.floor((at - now - (LEAD_UNITS - 0.5) * unit) / unit) * unit);

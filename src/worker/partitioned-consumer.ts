@@ -359,7 +359,7 @@ export class PartitionedConsumer {
         } else i++;
         continue;
       }
-      // a job due within 5 delay units (a re-delayed one back early for its slot) waits aside in its own
+      // a job due within 11 delay units (a re-delayed one back early for its slot) waits aside in its own
       // bound first, so that the jobs held in arrival order never make it go round the levels again, late
       const due = keyLimits!.dueHeldPerPartition > 0 && keyLimits!.limits.isDueSoon(verdict, now);
       const dueCount = due ? (asideDue.get(waiting.owned) ?? 0) + 1 : 0;

@@ -204,7 +204,7 @@ const CONSUMER_TIMEOUT_MARGIN_MS = 60_000;
 /**
  * The per-key limits of the jobs of a queue with `order: 'none'` partitions (none when no job has any): up to
  * `concurrency` deliveries over their key's limit wait aside per partition, and (with a per-key rate) up to 4 ×
- * `concurrency` more whose key's rate frees a slot within 5 delay units (re-delayed jobs back early for it); the
+ * `concurrency` more whose key's rate frees a slot within 11 delay units (re-delayed jobs back early for it); the
  * rest are re-delayed.
  */
 function partitionKeyLimits(

@@ -1,6 +1,10 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { KeyLimits, MAX_CONCURRENCY_DEFER_MS } from '../../../src/worker/key-limits';
+import { KeyLimits, LEAD_UNITS, MAX_CONCURRENCY_DEFER_MS } from '../../../src/worker/key-limits';
+
+/** The re-delay that brings a job back LEAD_UNITS (± half a 100 ms unit) before `slot`, from `now`. */
+const backFor = (slot: number, now: number) =>
+  Math.max(50, Math.floor((slot - now - (LEAD_UNITS - 0.5) * 100) / 100) * 100);
 
 function limits() {
   return new KeyLimits(
@@ -57,14 +61,23 @@ describe('per-key limits, as the owner of a partition counts them', () => {
     const verdict = l.check('api.sync', 'a', 100);
     const delays = [0, 1, 2, 3].map(() => l.deferDelayMs({ jobName: 'api.sync', key: 'a' }, verdict, 100));
     // the key's next slots: its burst of 3 at 0 frees 3 slots at 1000, then 3 at 2000; each re-delay is whole
-    // delay units (100 ms) ending 3.5-4.5 units before its slot, from 100
-    assert.deepEqual(delays, [500, 500, 500, 1500]);
+    // delay units (100 ms) ending LEAD_UNITS before its slot, from 100
+    assert.deepEqual(
+      delays,
+      [1000, 1000, 1000, 2000].map((slot) => backFor(slot, 100)),
+    );
     // behind the 2 of the key waiting aside: the third slot of the burst
     const fresh = limits();
     for (let i = 0; i < 3; i++) fresh.started('api.sync', 'b', i * 10);
     const capped2 = fresh.check('api.sync', 'b', 100);
-    assert.equal(fresh.deferDelayMs({ jobName: 'api.sync', key: 'b', waitingAside: 2 }, capped2, 100), 500);
-    assert.equal(fresh.deferDelayMs({ jobName: 'api.sync', key: 'b', waitingAside: 2 }, capped2, 100), 1500);
+    assert.equal(
+      fresh.deferDelayMs({ jobName: 'api.sync', key: 'b', waitingAside: 2 }, capped2, 100),
+      backFor(1020, 100),
+    );
+    assert.equal(
+      fresh.deferDelayMs({ jobName: 'api.sync', key: 'b', waitingAside: 2 }, capped2, 100),
+      backFor(2000, 100),
+    );
     l.started('api.call', 'k', 0);
     l.started('api.call', 'k', 0);
     l.ended('api.call', 'k', 200);
@@ -77,7 +90,7 @@ describe('per-key limits, as the owner of a partition counts them', () => {
     assert.equal(l.deferDelayMs({ jobName: 'api.call', key: 'k' }, capped, 0), MAX_CONCURRENCY_DEFER_MS);
   });
 
-  it('sends a rate re-delay back early for its slot, to wait aside: due soon within 5 delay units', () => {
+  it('sends a rate re-delay back early for its slot, to wait aside: due soon within its lead and a unit', () => {
     const l = new KeyLimits(
       new Map([['api.sync', { rate: { scope: 'vendor', max: 10, durationMs: 1000 } }]]),
       100,
@@ -92,14 +105,24 @@ describe('per-key limits, as the owner of a partition counts them', () => {
       const delay = l.deferDelayMs({ jobName: 'api.sync', key: 'a' }, verdict, now);
       const slot = 1000 + n * 100;
       assert.ok(delay === 50 || delay % 100 === 0, `${delay}: whole units, or the least re-delay`);
-      if (slot - now >= 450) {
-        assert.ok(now + delay <= slot - 350, `back at ${now + delay}, 3.5 units or more before ${slot}`);
-        assert.ok(now + delay > slot - 450, `back at ${now + delay}, at most 4.5 units before ${slot}`);
+      const [earliest, latest] = [(LEAD_UNITS + 0.5) * 100, (LEAD_UNITS - 0.5) * 100];
+      if (slot - now >= earliest) {
+        assert.ok(
+          now + delay <= slot - latest,
+          `back at ${now + delay}, ${latest} ms or more before ${slot}`,
+        );
+        assert.ok(
+          now + delay > slot - earliest,
+          `back at ${now + delay}, under ${earliest} ms before ${slot}`,
+        );
         // back, it is due soon: it waits aside for its slot instead of going round again
         assert.equal(l.isDueSoon({ kind: 'capped', limit: 'rate', freeAt: slot }, now + delay), true);
       }
     }
-    assert.equal(l.isDueSoon({ kind: 'capped', limit: 'rate', freeAt: 1501 }, 1000), false);
+    assert.equal(
+      l.isDueSoon({ kind: 'capped', limit: 'rate', freeAt: 1001 + (LEAD_UNITS + 1) * 100 }, 1000),
+      false,
+    );
     assert.equal(l.isDueSoon({ kind: 'capped', limit: 'concurrency' }, 1000), false);
   });
 
