@@ -154,10 +154,18 @@ export class KeyLimits {
    * before it are spread one slot apart (a rate limit's interval, or a run time shared by the key's concurrency),
    * so a backlog comes back about when the key can take it instead of all at once; behind the `waitingAside`
    * jobs of the key that wait in the process already, which the key takes first. A rate's re-delay ends LEAD_UNITS
-   * (± half a unit) before the slot (see the constructor); a concurrency's at the estimate.
+   * (± half a unit) before the slot (see the constructor); a concurrency's at the estimate. A job back from a
+   * rate re-delay (`slotted`: it was given a slot) whose slot is due soon but finds no room aside is sent round
+   * once more by the least delay and keeps its claim, instead of a slot at the end of the key's backlog: the slot
+   * it came for is then taken by it late, not lost to the key.
    */
   deferDelayMs(
-    of: { readonly jobName: string; readonly key: string; readonly waitingAside?: number },
+    of: {
+      readonly jobName: string;
+      readonly key: string;
+      readonly waitingAside?: number;
+      readonly slotted?: boolean;
+    },
     verdict: KeyLimitVerdict,
     now: number,
   ): number {
@@ -166,6 +174,7 @@ export class KeyLimits {
     const limit = this.limits.get(jobName);
     if (verdict.kind !== 'capped' || limit === undefined) return MIN_DEFER_MS;
     if (verdict.limit === 'rate' && limit.rate !== undefined) {
+      if (of.slotted === true && this.isDueSoon(verdict, now)) return MIN_DEFER_MS;
       const at = this.rateSlot(limit.rate, key, waitingAside, now);
       // whole units that end LEAD_UNITS (± half a unit) before the slot: the levels take a delay in
       // whole units, so it comes back early by that (less the broker's latency) and waits aside for the slot

@@ -3,7 +3,7 @@ import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import { PartitionLostError, type KeyLimitStats } from '../core';
 import { assignPartitions, membershipTiming, PartitionMembership } from '../coordination';
-import { DEFAULT_KEY, deliveredKey } from '../message';
+import { DEFAULT_KEY, deliveredKey, HEADERS } from '../message';
 import type { PlannedJobQueue } from '../topology';
 import type { Delivery } from './delivery';
 import { handlersEnded } from './handlers-ended';
@@ -368,21 +368,7 @@ export class PartitionedConsumer {
       else if (count <= keyLimits!.heldPerPartition) aside.set(waiting.owned, count);
       else {
         this.waiting.splice(i, 1);
-        const delayMs = keyLimits!.limits.deferDelayMs(
-          { jobName: waiting.jobName!, key: waiting.key, waitingAside: asideOfKey.get(waiting.key) ?? 0 },
-          verdict,
-          now,
-        );
-        void keyLimits!
-          .defer(waiting.delivery, delayMs, verdict.limit)
-          .catch((err: unknown) => {
-            this.deps.log.warn(
-              { err, queue: this.queue.name },
-              're-delaying a job over its key limit failed',
-            );
-            waiting.delivery.requeue();
-          })
-          .finally(waiting.done);
+        this.defer(waiting, verdict, asideOfKey.get(waiting.key) ?? 0, now);
         continue;
       }
       asideOfKey.set(waiting.key, (asideOfKey.get(waiting.key) ?? 0) + 1);
@@ -391,6 +377,33 @@ export class PartitionedConsumer {
       i++;
     }
     this.wakeFor(wakeAt);
+  }
+
+  /** Re-delays a waiting delivery over its key's limit that finds no room aside, spending no attempt. */
+  private defer(
+    waiting: Waiting,
+    verdict: Extract<KeyLimitVerdict, { kind: 'capped' }>,
+    waitingAside: number,
+    now: number,
+  ): void {
+    const keyLimits = this.options.keyLimits!;
+    const delayMs = keyLimits.limits.deferDelayMs(
+      {
+        jobName: waiting.jobName!,
+        key: waiting.key,
+        waitingAside,
+        slotted: waiting.delivery.message.properties.headers?.[HEADERS.limited] === 'rate',
+      },
+      verdict,
+      now,
+    );
+    void keyLimits
+      .defer(waiting.delivery, delayMs, verdict.limit)
+      .catch((err: unknown) => {
+        this.deps.log.warn({ err, queue: this.queue.name }, 're-delaying a job over its key limit failed');
+        waiting.delivery.requeue();
+      })
+      .finally(waiting.done);
   }
 
   /** Pumps again when the earliest key held for its rate may start. */

@@ -124,6 +124,14 @@ describe('per-key limits, as the owner of a partition counts them', () => {
       false,
     );
     assert.equal(l.isDueSoon({ kind: 'capped', limit: 'concurrency' }, 1000), false);
+    // back for its slot but with no room aside: round once more by the least delay, its claim kept
+    const last = l.deferDelayMs({ jobName: 'api.sync', key: 'a' }, verdict, now);
+    assert.equal(l.deferDelayMs({ jobName: 'api.sync', key: 'a', slotted: true }, verdict, now), 50);
+    assert.equal(
+      l.deferDelayMs({ jobName: 'api.sync', key: 'a' }, verdict, now),
+      last + 100,
+      'the next slot',
+    );
   });
 
   it('reports the busiest keys, bounded', () => {
