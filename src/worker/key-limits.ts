@@ -157,7 +157,8 @@ export class KeyLimits {
    * (± half a unit) before the slot (see the constructor); a concurrency's at the estimate. A job back from a
    * rate re-delay (`slotted`: it was given a slot) whose slot is due soon but finds no room aside is sent round
    * once more by the least delay and keeps its claim, instead of a slot at the end of the key's backlog: the slot
-   * it came for is then taken by it late, not lost to the key.
+   * it came for is then taken by it late, not lost to the key; one not due soon yet (the key's slots moved on,
+   * after a stall) is given the key's next slot behind the jobs waiting aside.
    */
   deferDelayMs(
     of: {
@@ -175,7 +176,9 @@ export class KeyLimits {
     if (verdict.kind !== 'capped' || limit === undefined) return MIN_DEFER_MS;
     if (verdict.limit === 'rate' && limit.rate !== undefined) {
       if (of.slotted === true && this.isDueSoon(verdict, now)) return MIN_DEFER_MS;
-      const at = this.rateSlot(limit.rate, key, waitingAside, now);
+      // a job given a slot before keeps its claim: the key's next slot behind the jobs waiting aside, not one
+      // at the end of the key's backlog (a stall that moved the key's slots on must not make it a straggler)
+      const at = this.rateSlot(limit.rate, key, { waitingAside, claimed: of.slotted === true }, now);
       // whole units that end LEAD_UNITS (± half a unit) before the slot: the levels take a delay in
       // whole units, so it comes back early by that (less the broker's latency) and waits aside for the slot
       const unit = this.delayUnitMs;
@@ -195,18 +198,21 @@ export class KeyLimits {
   /**
    * The slot a job re-delayed for its key's rate is given: the key's next slot after the `waitingAside` jobs
    * waiting in the process and after the slots given to the key's jobs re-delayed before it (the index of the
-   * last one given is kept per key while it lies ahead).
+   * last one given is kept per key while it lies ahead). A `claimed` job (given a slot before) gets the key's
+   * next slot after the jobs waiting aside, and moves the chain of the slots given on by nothing.
    */
   private rateSlot(
     rate: { readonly scope: string; readonly max: number; readonly durationMs: number },
     key: string,
-    waitingAside: number,
+    place: { readonly waitingAside: number; readonly claimed: boolean },
     now: number,
   ): number {
+    const { waitingAside } = place;
     const id = slot(rate.scope, key);
     const max = this.overrides.get(id)?.max ?? rate.max;
     const log = this.logs.get(id);
     if (log === undefined) return now;
+    if (place.claimed) return log.slot(waitingAside, max, now, rate.durationMs);
     const given = this.slotsGiven.get(id);
     let n = waitingAside;
     // the log moves on as the key starts jobs: the slot given last is found again by its time, and the next

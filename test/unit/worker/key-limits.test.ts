@@ -127,6 +127,11 @@ describe('per-key limits, as the owner of a partition counts them', () => {
     // back for its slot but with no room aside: round once more by the least delay, its claim kept
     const last = l.deferDelayMs({ jobName: 'api.sync', key: 'a' }, verdict, now);
     assert.equal(l.deferDelayMs({ jobName: 'api.sync', key: 'a', slotted: true }, verdict, now), 50);
+    // given a slot before but not due yet (its key's slots moved on): the key's next slot, not the backlog's end
+    assert.equal(
+      l.deferDelayMs({ jobName: 'api.sync', key: 'a', slotted: true }, verdict, -500),
+      backFor(1000, -500),
+    );
     assert.equal(
       l.deferDelayMs({ jobName: 'api.sync', key: 'a' }, verdict, now),
       last + 100,
