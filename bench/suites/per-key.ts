@@ -103,11 +103,13 @@ async function fleet(overrides: Partial<KeyLimitWorkerSettings>) {
   const workers = new ChildWorkers<KeyLimitWorkerMessage>('../fixtures/key-limit-worker');
   const events: RunEvent[] = [];
   const owned = new Map<number, readonly number[]>();
+  const deferred = new Map<number, number>();
   for (let i = 0; i < 3; i++) {
     const worker = workers.fork([namespace, JSON.stringify(settings)]);
     worker.child.on('message', (m: KeyLimitWorkerMessage) => {
       if (m.kind === 'owned') owned.set(m.pid, m.owned);
       else if (m.kind === 'batch') for (const e of m.events) events.push(e);
+      else if (m.kind === 'deferred') deferred.set(m.pid, m.deferred);
       else if (m.kind !== 'ready') events.push(m);
     });
   }
@@ -119,6 +121,8 @@ async function fleet(overrides: Partial<KeyLimitWorkerSettings>) {
   }
   return {
     events,
+    /** Jobs re-delayed for their key's limit so far, over the 3 processes (as last reported, 500 ms at most old). */
+    deferred: () => [...deferred.values()].reduce((a, b) => a + b, 0),
     publish: (job: 'limited.call' | 'limited.rated', key: string, seq: number, ms: number) =>
       publisher.publish(job, { key, seq, ms }),
     /** One `publishMany` of a rated job per key: 1,000 keys a tick cost the bench one batch, not 1,000 calls. */
@@ -164,9 +168,15 @@ async function rate(): Promise<void> {
     };
     const alone = await steady(0);
     const hotFrom = f.events.length;
+    const deferredAlone = f.deferred();
     const backlog = 3 * RATE * SECONDS;
     for (let seq = 0; seq < backlog; seq++) await f.publishRated(hot, seq);
     const beside = await steady(100_000);
+    await sleep(600);
+    const deferredBeside = f.deferred() - deferredAlone;
+    const hotStarts = f.events
+      .slice(hotFrom)
+      .filter((e) => e.kind === 'start' && e.key.startsWith('hot-')).length;
     // the light keys' start lag beside the saturated keys (start - the time their tick was due): a window
     // where it is high is one where the machine was behind (publisher or workers at their concurrency), and
     // a saturated key's job waits for a worker slot like any other
@@ -207,6 +217,9 @@ async function rate(): Promise<void> {
     );
     say(
       `- unsaturated keys, share of their jobs completed within their ${SECONDS} s (+2 s): alone ${(alone * 100).toFixed(1)} %, beside the saturated keys ${(beside * 100).toFixed(1)} % (ratio ${(beside / alone).toFixed(3)})`,
+    );
+    say(
+      `- re-delays for a key's limit: ${deferredAlone} while the light keys ran alone; ${deferredBeside} beside the saturated keys, while these started ${hotStarts} jobs of their backlog of ${SATURATED * backlog} (one per job not waiting aside is the floor; more is jobs going round again)`,
     );
     say(
       `- publishing: ${late} of ${2 * SECONDS * RATE} ticks of ${KEYS} jobs began after their time (the publisher behind)`,
