@@ -56,9 +56,9 @@ export class KeyLimits {
   private deferredCount = 0;
 
   /**
-   * @param delayUnitMs the delay levels' unit: a job re-delayed for its key's rate is sent to come back LEAD_UNITS
-   *   (± half a unit) before its slot (the levels take whole units, and the trip adds the broker's latency), and waits
-   *   aside for the slot, so that a saturated key starts on its slots, not after.
+   * @param delayUnitMs the delay levels' unit: a job re-delayed for its key's rate is sent to come back
+   *   LEAD_UNITS (± half a unit) before its slot (the levels take whole units, and the trip adds the broker's
+   *   latency), and waits aside for the slot, so that a saturated key starts on its slots, not after.
    */
   constructor(
     private readonly limits: ReadonlyMap<string, PlannedKeyLimits>,
@@ -69,9 +69,9 @@ export class KeyLimits {
   }
 
   /**
-   * Whether a job over its key's rate gets its slot within LEAD_UNITS + 1 delay units: the window a re-delayed job comes
-   * back early in, so it waits aside for its slot (within the partition's bound for them) instead of going
-   * round the levels again.
+   * Whether a job over its key's rate gets its slot within LEAD_UNITS + 1 delay units: the window a re-delayed
+   * job comes back early in, so it waits aside for its slot (within the partition's bound for them) instead of
+   * going round the levels again.
    */
   isDueSoon(verdict: KeyLimitVerdict, now: number): boolean {
     return (
@@ -151,14 +151,14 @@ export class KeyLimits {
 
   /**
    * How long to re-delay a job that is over its key's limit and cannot wait aside: its key's jobs re-delayed
-   * before it are spread one slot apart (a rate limit's interval, or a run time shared by the key's concurrency),
+   * before it get successive slots (the key's next rate slots, or a run time shared by the key's concurrency),
    * so a backlog comes back about when the key can take it instead of all at once; behind the `waitingAside`
-   * jobs of the key that wait in the process already, which the key takes first. A rate's re-delay ends LEAD_UNITS
-   * (± half a unit) before the slot (see the constructor); a concurrency's at the estimate. A job back from a
-   * rate re-delay (`slotted`: it was given a slot) whose slot is due soon but finds no room aside is sent round
-   * once more by the least delay and keeps its claim, instead of a slot at the end of the key's backlog: the slot
-   * it came for is then taken by it late, not lost to the key; one not due soon yet (the key's slots moved on,
-   * after a stall) is given the key's next slot behind the jobs waiting aside.
+   * jobs of the key that wait in the process already, which the key takes first. A rate's re-delay ends
+   * LEAD_UNITS (± half a unit) before the slot (see the constructor); a concurrency's at the estimate. A job
+   * back from a rate re-delay (`slotted`: it was given a slot) whose slot is due soon but finds no room aside is
+   * sent round once more by the least delay and keeps its claim, instead of a slot at the end of the key's
+   * backlog: the slot it came for is then taken by it late, not lost to the key; one not due soon yet (the
+   * key's slots moved on, after a stall) is given the key's next slot behind the jobs waiting aside.
    */
   deferDelayMs(
     of: {
