@@ -14,6 +14,11 @@
  *
  *   npm run bench -- per-key [--keys 1000] [--rate 10] [--saturated 20] [--seconds 10] [--jobs 100000]
  *                            [--drain 20000] [--rounds 3] [--only=rate,concurrency,cost] [--quick]
+ *                            [--dump <file>: the saturated keys' start and end stamps, as JSON]
+ *
+ * The broker is `AMQP_URL` (default 3.10 on 5672; `AMQP_URL=amqp://guest:guest@127.0.0.1:5673` for the 4.3 node,
+ * with `WARREN_TEST_SERVER=4.3` so the test profile agrees). At 1,000 keys the light keys are 10,000 jobs/s: each
+ * tick of them is one `publishMany`, and the workers send their stamps in batches every 50 ms.
  */
 import { randomBytes } from 'node:crypto';
 import { mkdirSync, writeFileSync } from 'node:fs';
@@ -27,6 +32,7 @@ import { ChildWorkers } from '../../test/fixtures/child-workers';
 import {
   keyLimitJobs,
   keyLimitTopology,
+  type KeyLimitRunEvent,
   type KeyLimitWorkerMessage,
   type KeyLimitWorkerSettings,
 } from '../../test/fixtures/key-limit-worker';
@@ -45,6 +51,7 @@ const { values } = parseArgs({
     rounds: { type: 'string', default: '3' },
     only: { type: 'string', default: 'rate,concurrency,cost' },
     quick: { type: 'boolean', default: false },
+    dump: { type: 'string' },
   },
 });
 const QUICK = values.quick;
@@ -58,7 +65,9 @@ const ROUNDS = QUICK ? 1 : Number(values.rounds);
 const ONLY = new Set(values.only.split(','));
 const AMQP_URL = process.env.AMQP_URL ?? 'amqp://guest:guest@127.0.0.1:5672';
 const PARTITIONS = 6;
-type RunEvent = Extract<KeyLimitWorkerMessage, { kind: 'start' | 'end' }>;
+/** A window where the light keys started within this of their tick, at the median, is one the machine kept up in. */
+const KEPT_UP_MS = 500;
+type RunEvent = KeyLimitRunEvent;
 
 const lines: string[] = [];
 const say = (line: string) => {
@@ -81,6 +90,7 @@ async function fleet(overrides: Partial<KeyLimitWorkerSettings>) {
     rateMs: 1000,
     heartbeatMs: 500,
     url: AMQP_URL,
+    batchEventsMs: 50,
     ...overrides,
   };
   // the workers' profile (test delay levels), so that both declare the same plan
@@ -93,10 +103,13 @@ async function fleet(overrides: Partial<KeyLimitWorkerSettings>) {
   const workers = new ChildWorkers<KeyLimitWorkerMessage>('../fixtures/key-limit-worker');
   const events: RunEvent[] = [];
   const owned = new Map<number, readonly number[]>();
+  const deferred = new Map<number, number>();
   for (let i = 0; i < 3; i++) {
     const worker = workers.fork([namespace, JSON.stringify(settings)]);
     worker.child.on('message', (m: KeyLimitWorkerMessage) => {
       if (m.kind === 'owned') owned.set(m.pid, m.owned);
+      else if (m.kind === 'batch') for (const e of m.events) events.push(e);
+      else if (m.kind === 'deferred') deferred.set(m.pid, m.deferred);
       else if (m.kind !== 'ready') events.push(m);
     });
   }
@@ -108,8 +121,18 @@ async function fleet(overrides: Partial<KeyLimitWorkerSettings>) {
   }
   return {
     events,
+    /** Jobs re-delayed for their key's limit so far, over the 3 processes (as last reported, 500 ms at most old). */
+    deferred: () => [...deferred.values()].reduce((a, b) => a + b, 0),
     publish: (job: 'limited.call' | 'limited.rated', key: string, seq: number, ms: number) =>
       publisher.publish(job, { key, seq, ms }),
+    /** One `publishMany` of a rated job per key: 1,000 keys a tick cost the bench one batch, not 1,000 calls. */
+    publishRated: async (keys: readonly string[], seq: number) => {
+      const results = await publisher.publishMany(
+        keys.map((key) => ({ job: 'limited.rated', data: { key, seq, ms: 0 } })),
+      );
+      const failed = results.find((r) => r.status === 'failed');
+      if (failed?.status === 'failed') throw failed.error;
+    },
     stop: async () => {
       await workers.killAll();
       await publisher.close({ graceMs: 200 });
@@ -124,13 +147,17 @@ async function rate(): Promise<void> {
     const light = Array.from({ length: KEYS }, (_, i) => `light-${i}`);
     const hot = Array.from({ length: SATURATED }, (_, i) => `hot-${i}`);
     /** Publishes each light key at RATE/s for SECONDS (spread over each second); seq from seq0. */
+    let late = 0;
+    const startedAt = new Map<number, number>();
     const steady = async (seq0: number) => {
       const started = Date.now();
+      startedAt.set(seq0, started);
       for (let s = 0; s < SECONDS; s++)
         for (let r = 0; r < RATE; r++) {
           const at = started + s * 1000 + (r * 1000) / RATE;
           if (at > Date.now()) await sleep(at - Date.now());
-          await Promise.all(light.map((key) => f.publish('limited.rated', key, seq0 + s * RATE + r, 0)));
+          else late += 1;
+          await f.publishRated(light, seq0 + s * RATE + r);
         }
       await sleep(2000);
       const ends = f.events.filter(
@@ -141,10 +168,28 @@ async function rate(): Promise<void> {
     };
     const alone = await steady(0);
     const hotFrom = f.events.length;
+    const deferredAlone = f.deferred();
     const backlog = 3 * RATE * SECONDS;
-    for (let seq = 0; seq < backlog; seq++)
-      await Promise.all(hot.map((key) => f.publish('limited.rated', key, seq, 0)));
+    for (let seq = 0; seq < backlog; seq++) await f.publishRated(hot, seq);
     const beside = await steady(100_000);
+    await sleep(600);
+    const deferredBeside = f.deferred() - deferredAlone;
+    const hotStarts = f.events
+      .slice(hotFrom)
+      .filter((e) => e.kind === 'start' && e.key.startsWith('hot-')).length;
+    // the light keys' start lag beside the saturated keys (start - the time their tick was due): a window
+    // where it is high is one where the machine was behind (publisher or workers at their concurrency), and
+    // a saturated key's job waits for a worker slot like any other
+    const besideAt = startedAt.get(100_000)!;
+    const lags = f.events
+      .filter((e) => e.kind === 'start' && e.key.startsWith('light-') && e.seq >= 100_000)
+      .map((e) => ({ at: e.at, lag: e.at - (besideAt + ((e.seq - 100_000) * 1000) / RATE) }))
+      .sort((a, b) => a.at - b.at);
+    const lagIn = (w: number) => {
+      const inside = lags.filter((l) => l.at >= w && l.at < w + 1000).map((l) => l.lag);
+      return inside.length === 0 ? 0 : inside.sort((a, b) => a - b)[Math.floor(inside.length / 2)]!;
+    };
+    const keptUp: number[] = [];
     // the saturated keys' starts per whole window while their backlog lasted
     const errors: number[] = [];
     for (const key of hot) {
@@ -154,9 +199,17 @@ async function rate(): Promise<void> {
         .map((e) => e.at)
         .sort((a, b) => a - b);
       if (starts.length < 2) continue;
-      for (let w = starts[0]! + 1000; w + 1000 <= starts[starts.length - 1]!; w += 1000)
-        errors.push(starts.filter((s) => s >= w && s < w + 1000).length - RATE);
+      for (let w = starts[0]! + 1000; w + 1000 <= starts[starts.length - 1]!; w += 1000) {
+        const error = starts.filter((s) => s >= w && s < w + 1000).length - RATE;
+        errors.push(error);
+        if (lagIn(w) < KEPT_UP_MS) keptUp.push(error);
+      }
     }
+    if (values.dump !== undefined)
+      writeFileSync(
+        values.dump,
+        JSON.stringify(f.events.slice(hotFrom).filter((e) => e.key.startsWith('hot-'))),
+      );
     errors.sort((a, b) => a - b);
     const within = errors.filter((e) => Math.abs(e) <= 1).length;
     say(
@@ -166,7 +219,18 @@ async function rate(): Promise<void> {
       `- unsaturated keys, share of their jobs completed within their ${SECONDS} s (+2 s): alone ${(alone * 100).toFixed(1)} %, beside the saturated keys ${(beside * 100).toFixed(1)} % (ratio ${(beside / alone).toFixed(3)})`,
     );
     say(
+      `- re-delays for a key's limit: ${deferredAlone} while the light keys ran alone; ${deferredBeside} beside the saturated keys, while these started ${hotStarts} jobs of their backlog of ${SATURATED * backlog} (one per job not waiting aside is the floor; more is jobs going round again)`,
+    );
+    say(
+      `- publishing: ${late} of ${2 * SECONDS * RATE} ticks of ${KEYS} jobs began after their time (the publisher behind)`,
+    );
+    say(
       `- saturated keys, starts per whole window minus the limit, over ${errors.length} windows: min ${errors[0]}, median ${errors[Math.floor(errors.length / 2)]}, max ${errors[errors.length - 1]}; within +-1: ${within} (${((within / Math.max(1, errors.length)) * 100).toFixed(1)} %)`,
+    );
+    keptUp.sort((a, b) => a - b);
+    const keptWithin = keptUp.filter((e) => Math.abs(e) <= 1).length;
+    say(
+      `- of those, the ${keptUp.length} windows where the light keys' median start lag was under ${KEPT_UP_MS} ms (the machine keeping up): min ${keptUp[0]}, median ${keptUp[Math.floor(keptUp.length / 2)]}, max ${keptUp[keptUp.length - 1]}; within +-1: ${keptWithin} (${((keptWithin / Math.max(1, keptUp.length)) * 100).toFixed(1)} %)`,
     );
   } finally {
     await f.stop();

@@ -49,8 +49,14 @@ export interface PartitionedOptions {
 /** Per-key limits as a partitioned consumer applies them (docs/guide/per-key-limits.md). */
 export interface PartitionKeyLimits {
   readonly limits: KeyLimits;
-  /** Deliveries over their key's limit a partition keeps waiting aside; more are re-delayed. */
+  /** Deliveries over their key's limit a partition keeps waiting aside, in arrival order; more are re-delayed. */
   readonly heldPerPartition: number;
+  /**
+   * Besides those, deliveries whose key's rate frees a slot within 11 delay units (re-delayed jobs back early
+   * for their slot) a partition keeps waiting aside; the partition's prefetch is the queue's concurrency
+   * plus both bounds.
+   */
+  readonly dueHeldPerPartition: number;
   /** Re-delays a delivery over its key's limit through the delay levels, spending no attempt. */
   readonly defer: (delivery: Delivery, delayMs: number, limit: KeyLimitKind) => Promise<void>;
 }

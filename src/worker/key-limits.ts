@@ -1,5 +1,6 @@
 import type { BusyKey } from '../core';
 import type { PlannedKeyLimits } from '../topology';
+import { StartLog } from './start-log';
 
 /** Which per-key limit a job is over. */
 export type KeyLimitKind = 'concurrency' | 'rate';
@@ -25,39 +26,14 @@ export const MAX_CONCURRENCY_DEFER_MS = 60_000;
 /** Until a job type's run time is measured, a deferred job of a key at its concurrency waits this long. */
 const DEFAULT_RUN_MS = 1_000;
 const MIN_DEFER_MS = 50;
-
-/** The start times of one key within its window, oldest first (a ring that only grows to `max`). */
-class StartLog {
-  private times: number[] = [];
-  private head = 0;
-
-  count(now: number, durationMs: number): number {
-    this.prune(now, durationMs);
-    return this.times.length - this.head;
-  }
-
-  /** When the oldest start in the window leaves it: the next start's earliest time at the cap. */
-  oldestExpiry(durationMs: number): number {
-    return (this.times[this.head] ?? 0) + durationMs;
-  }
-
-  add(now: number): void {
-    this.times.push(now);
-  }
-
-  isIdle(now: number, durationMs: number): boolean {
-    return this.count(now, durationMs) === 0;
-  }
-
-  private prune(now: number, durationMs: number): void {
-    const times = this.times;
-    while (this.head < times.length && times[this.head]! <= now - durationMs) this.head++;
-    if (this.head > 64 && this.head * 2 > times.length) {
-      this.times = times.slice(this.head);
-      this.head = 0;
-    }
-  }
-}
+/**
+ * A job re-delayed for its key's rate comes back this many delay units (± half a unit; 1 s at the default
+ * 100 ms) before its slot: the broker's trip through the levels ran up to 700 ms late at load 10 on the bench's
+ * 2-core machine, and the key's slot must find the job waiting aside, not on its way.
+ */
+export const LEAD_UNITS = 10;
+/** A job whose key's rate frees a slot within this many delay units may wait aside for it (isDueSoon). */
+const DUE_UNITS = LEAD_UNITS + 1;
 
 /**
  * The per-key limits of one partitioned queue's jobs (docs/guide/per-key-limits.md), counted in the one process
@@ -72,14 +48,37 @@ export class KeyLimits {
   private readonly logs = new Map<string, StartLog>();
   private readonly durationOf = new Map<string, number>();
   private readonly reservations = new Map<string, number>();
+  /** Per (limit scope, key): the slot given to the last job re-delayed for the key's rate, and its place. */
+  private readonly slotsGiven = new Map<string, { at: number; sameAt: number }>();
   private readonly runMs = new Map<string, number>();
   private readonly overrides = new Map<string, KeyLimitOverride>();
   private starts = 0;
   private deferredCount = 0;
 
-  constructor(private readonly limits: ReadonlyMap<string, PlannedKeyLimits>) {
+  /**
+   * @param delayUnitMs the delay levels' unit: a job re-delayed for its key's rate is sent to come back
+   *   LEAD_UNITS (± half a unit) before its slot (the levels take whole units, and the trip adds the broker's
+   *   latency), and waits aside for the slot, so that a saturated key starts on its slots, not after.
+   */
+  constructor(
+    private readonly limits: ReadonlyMap<string, PlannedKeyLimits>,
+    private readonly delayUnitMs = 100,
+  ) {
     for (const limit of limits.values())
       if (limit.rate) this.durationOf.set(limit.rate.scope, limit.rate.durationMs);
+  }
+
+  /**
+   * Whether a job over its key's rate gets its slot within LEAD_UNITS + 1 delay units: the window a re-delayed
+   * job comes back early in, so it waits aside for its slot (within the partition's bound for them) instead of
+   * going round the levels again.
+   */
+  isDueSoon(verdict: KeyLimitVerdict, now: number): boolean {
+    return (
+      verdict.kind === 'capped' &&
+      verdict.freeAt !== undefined &&
+      verdict.freeAt - now <= DUE_UNITS * this.delayUnitMs
+    );
   }
 
   /** Whether the job type has per-key limits. */
@@ -152,12 +151,22 @@ export class KeyLimits {
 
   /**
    * How long to re-delay a job that is over its key's limit and cannot wait aside: its key's jobs re-delayed
-   * before it are spread one slot apart (a rate limit's interval, or a run time shared by the key's concurrency),
+   * before it get successive slots (the key's next rate slots, or a run time shared by the key's concurrency),
    * so a backlog comes back about when the key can take it instead of all at once; behind the `waitingAside`
-   * jobs of the key that wait in the process already, which the key takes first.
+   * jobs of the key that wait in the process already, which the key takes first. A rate's re-delay ends
+   * LEAD_UNITS (± half a unit) before the slot (see the constructor); a concurrency's at the estimate. A job
+   * back from a rate re-delay (`slotted`: it was given a slot) whose slot is due soon but finds no room aside is
+   * sent round once more by the least delay and keeps its claim, instead of a slot at the end of the key's
+   * backlog: the slot it came for is then taken by it late, not lost to the key; one not due soon yet (the
+   * key's slots moved on, after a stall) is given the key's next slot behind the jobs waiting aside.
    */
   deferDelayMs(
-    of: { readonly jobName: string; readonly key: string; readonly waitingAside?: number },
+    of: {
+      readonly jobName: string;
+      readonly key: string;
+      readonly waitingAside?: number;
+      readonly slotted?: boolean;
+    },
     verdict: KeyLimitVerdict,
     now: number,
   ): number {
@@ -166,15 +175,14 @@ export class KeyLimits {
     const limit = this.limits.get(jobName);
     if (verdict.kind !== 'capped' || limit === undefined) return MIN_DEFER_MS;
     if (verdict.limit === 'rate' && limit.rate !== undefined) {
-      const id = `rate\u0000${slot(limit.rate.scope, key)}`;
-      const max = this.overrides.get(slot(limit.rate.scope, key))?.max ?? limit.rate.max;
-      const interval = limit.rate.durationMs / max;
-      const at = Math.max(
-        (verdict.freeAt ?? now) + waitingAside * interval,
-        (this.reservations.get(id) ?? 0) + interval,
-      );
-      this.reservations.set(id, at);
-      return Math.max(MIN_DEFER_MS, Math.ceil(at - now));
+      if (of.slotted === true && this.isDueSoon(verdict, now)) return MIN_DEFER_MS;
+      // a job given a slot before keeps its claim: the key's next slot behind the jobs waiting aside, not one
+      // at the end of the key's backlog (a stall that moved the key's slots on must not make it a straggler)
+      const at = this.rateSlot(limit.rate, key, { waitingAside, claimed: of.slotted === true }, now);
+      // whole units that end LEAD_UNITS (± half a unit) before the slot: the levels take a delay in
+      // whole units, so it comes back early by that (less the broker's latency) and waits aside for the slot
+      const unit = this.delayUnitMs;
+      return Math.max(MIN_DEFER_MS, Math.floor((at - now - (LEAD_UNITS - 0.5) * unit) / unit) * unit);
     }
     const cap = this.overrides.get(slot(jobName, key))?.concurrency ?? limit.concurrency ?? 1;
     const runMs = this.runMs.get(jobName) ?? DEFAULT_RUN_MS;
@@ -185,6 +193,43 @@ export class KeyLimits {
     );
     this.reservations.set(id, at);
     return Math.min(MAX_CONCURRENCY_DEFER_MS, Math.max(MIN_DEFER_MS, Math.ceil(at - now)));
+  }
+
+  /**
+   * The slot a job re-delayed for its key's rate is given: the key's next slot after the `waitingAside` jobs
+   * waiting in the process and after the slots given to the key's jobs re-delayed before it (the index of the
+   * last one given is kept per key while it lies ahead). A `claimed` job (given a slot before) gets the key's
+   * next slot after the jobs waiting aside, and moves the chain of the slots given on by nothing.
+   */
+  private rateSlot(
+    rate: { readonly scope: string; readonly max: number; readonly durationMs: number },
+    key: string,
+    place: { readonly waitingAside: number; readonly claimed: boolean },
+    now: number,
+  ): number {
+    const { waitingAside } = place;
+    const id = slot(rate.scope, key);
+    const max = this.overrides.get(id)?.max ?? rate.max;
+    const log = this.logs.get(id);
+    if (log === undefined) return now;
+    if (place.claimed) return log.slot(waitingAside, max, now, rate.durationMs);
+    const given = this.slotsGiven.get(id);
+    let n = waitingAside;
+    // the log moves on as the key starts jobs: the slot given last is found again by its time, and the next
+    // one is past it and past the slots of the same time given before it (a burst's)
+    if (given !== undefined && given.at >= now) {
+      let after = log.firstSlotAtOrAfter(given.at, max, now, rate.durationMs);
+      for (
+        let same = 0;
+        same < given.sameAt && log.slot(after, max, now, rate.durationMs) === given.at;
+        same++
+      )
+        after++;
+      n = Math.max(n, after);
+    }
+    const at = log.slot(n, max, now, rate.durationMs);
+    this.slotsGiven.set(id, { at, sameAt: log.sameBefore(n, max, now, rate.durationMs) });
+    return at;
   }
 
   /** The `top` keys with the most jobs running, then the most recent starts. */
@@ -213,6 +258,7 @@ export class KeyLimits {
     for (const [id, log] of this.logs)
       if (log.isIdle(now, this.durationOf.get(scopeOf(id)) ?? 0)) this.logs.delete(id);
     for (const [id, at] of this.reservations) if (at < now) this.reservations.delete(id);
+    for (const [id, given] of this.slotsGiven) if (given.at < now) this.slotsGiven.delete(id);
   }
 }
 

@@ -3,7 +3,7 @@ import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import { PartitionLostError, type KeyLimitStats } from '../core';
 import { assignPartitions, membershipTiming, PartitionMembership } from '../coordination';
-import { DEFAULT_KEY, deliveredKey } from '../message';
+import { DEFAULT_KEY, deliveredKey, HEADERS } from '../message';
 import type { PlannedJobQueue } from '../topology';
 import type { Delivery } from './delivery';
 import { handlersEnded } from './handlers-ended';
@@ -196,7 +196,8 @@ export class PartitionedConsumer {
     let owned!: Owned;
     // per-key limits: room in each partition's prefetch for the deliveries waiting aside, so that a key at its
     // limit never fills the window the partition's other keys arrive through
-    const held = this.options.keyLimits?.heldPerPartition ?? 0;
+    const keyLimits = this.options.keyLimits;
+    const held = keyLimits === undefined ? 0 : keyLimits.heldPerPartition + keyLimits.dueHeldPerPartition;
     const settings = { ...this.settings, concurrency: this.settings.concurrency + held };
     const consumer = new QueueConsumer(this.partitions[index]!, settings, {
       ...this.deps,
@@ -338,6 +339,7 @@ export class PartitionedConsumer {
     const keyLimits = this.options.keyLimits;
     const now = Date.now();
     const aside = new Map<Owned, number>();
+    const asideDue = new Map<Owned, number>();
     const asideOfKey = new Map<string, number>();
     let wakeAt = Number.POSITIVE_INFINITY;
     this.held = 0;
@@ -357,33 +359,51 @@ export class PartitionedConsumer {
         } else i++;
         continue;
       }
+      // a job due within 11 delay units (a re-delayed one back early for its slot) waits aside in its own
+      // bound first, so that the jobs held in arrival order never make it go round the levels again, late
+      const due = keyLimits!.dueHeldPerPartition > 0 && keyLimits!.limits.isDueSoon(verdict, now);
+      const dueCount = due ? (asideDue.get(waiting.owned) ?? 0) + 1 : 0;
       const count = (aside.get(waiting.owned) ?? 0) + 1;
-      if (count > keyLimits!.heldPerPartition) {
+      if (due && dueCount <= keyLimits!.dueHeldPerPartition) asideDue.set(waiting.owned, dueCount);
+      else if (count <= keyLimits!.heldPerPartition) aside.set(waiting.owned, count);
+      else {
         this.waiting.splice(i, 1);
-        const delayMs = keyLimits!.limits.deferDelayMs(
-          { jobName: waiting.jobName!, key: waiting.key, waitingAside: asideOfKey.get(waiting.key) ?? 0 },
-          verdict,
-          now,
-        );
-        void keyLimits!
-          .defer(waiting.delivery, delayMs, verdict.limit)
-          .catch((err: unknown) => {
-            this.deps.log.warn(
-              { err, queue: this.queue.name },
-              're-delaying a job over its key limit failed',
-            );
-            waiting.delivery.requeue();
-          })
-          .finally(waiting.done);
+        this.defer(waiting, verdict, asideOfKey.get(waiting.key) ?? 0, now);
         continue;
       }
-      aside.set(waiting.owned, count);
       asideOfKey.set(waiting.key, (asideOfKey.get(waiting.key) ?? 0) + 1);
       this.held += 1;
       if (verdict.freeAt !== undefined) wakeAt = Math.min(wakeAt, verdict.freeAt);
       i++;
     }
     this.wakeFor(wakeAt);
+  }
+
+  /** Re-delays a waiting delivery over its key's limit that finds no room aside, spending no attempt. */
+  private defer(
+    waiting: Waiting,
+    verdict: Extract<KeyLimitVerdict, { kind: 'capped' }>,
+    waitingAside: number,
+    now: number,
+  ): void {
+    const keyLimits = this.options.keyLimits!;
+    const delayMs = keyLimits.limits.deferDelayMs(
+      {
+        jobName: waiting.jobName!,
+        key: waiting.key,
+        waitingAside,
+        slotted: waiting.delivery.message.properties.headers?.[HEADERS.limited] === 'rate',
+      },
+      verdict,
+      now,
+    );
+    void keyLimits
+      .defer(waiting.delivery, delayMs, verdict.limit)
+      .catch((err: unknown) => {
+        this.deps.log.warn({ err, queue: this.queue.name }, 're-delaying a job over its key limit failed');
+        waiting.delivery.requeue();
+      })
+      .finally(waiting.done);
   }
 
   /** Pumps again when the earliest key held for its rate may start. */

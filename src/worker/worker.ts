@@ -88,7 +88,10 @@ export class Worker {
             heartbeatMs: deps.options.partitionHeartbeatMs,
             handoverGraceMs: deps.options.shutdownGraceMs,
             membershipProof: deps.membershipProof?.(partitions.membersExchange),
-            ...partitionKeyLimits(queue, deps.jobs.values(), settings, processor),
+            ...partitionKeyLimits(queue, deps.jobs.values(), settings, {
+              processor,
+              delayUnitMs: deps.plan.delay.unitMs,
+            }),
           }),
         );
         continue;
@@ -200,14 +203,17 @@ const CONSUMER_TIMEOUT_MARGIN_MS = 60_000;
 /** The lanes of a queue with fairness, current then draining. */
 /**
  * The per-key limits of the jobs of a queue with `order: 'none'` partitions (none when no job has any): up to
- * `concurrency` deliveries over their key's limit wait aside per partition, the rest are re-delayed.
+ * `concurrency` deliveries over their key's limit wait aside per partition, and (with a per-key rate) up to 4 ×
+ * `concurrency` more whose key's rate frees a slot within 11 delay units (re-delayed jobs back early for it); the
+ * rest are re-delayed.
  */
 function partitionKeyLimits(
   queue: PlannedJobQueue,
   jobs: Iterable<RegisteredJob>,
   settings: ConsumerSettings,
-  processor: Pick<JobProcessor, 'defer'>,
+  using: { readonly processor: Pick<JobProcessor, 'defer'>; readonly delayUnitMs: number },
 ): { keyLimits?: PartitionKeyLimits } {
+  const { processor, delayUnitMs } = using;
   if (queue.partitions?.ordered !== false) return {};
   const limits = new Map<string, PlannedKeyLimits>();
   for (const job of jobs)
@@ -216,8 +222,12 @@ function partitionKeyLimits(
   if (limits.size === 0) return {};
   return {
     keyLimits: {
-      limits: new KeyLimits(limits),
+      limits: new KeyLimits(limits, delayUnitMs),
       heldPerPartition: settings.concurrency,
+      // only a rate frees slots at known times for a re-delayed job to come back early for
+      dueHeldPerPartition: [...limits.values()].some((l) => l.rate !== undefined)
+        ? 4 * settings.concurrency
+        : 0,
       defer: (delivery, delayMs, limit) => processor.defer(delivery, delayMs, limit),
     },
   };
