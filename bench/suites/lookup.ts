@@ -61,6 +61,8 @@ interface ChildResult {
   readonly ms: number;
   readonly found: number;
   readonly rssMb: number;
+  /** The child's CPU time over the timed query, ms (modes `job`, `trace`, `bound`). */
+  readonly cpuMs?: number;
   /** Mode `trace`: ms from the lookup's start to each step of its reads. */
   readonly phases?: Record<string, number>;
 }
@@ -209,7 +211,10 @@ async function main(): Promise<void> {
     // The builds' lookups and the floor alternate, id by id: the machine's load moves between seconds, not
     // between them.
     const timings = Object.fromEntries(
-      [...Object.keys(builds), 'floor'].map((b) => [b, { ms: [] as number[], rss: [] as number[] }]),
+      [...Object.keys(builds), 'floor'].map((b) => [
+        b,
+        { ms: [] as number[], rss: [] as number[], cpu: [] as number[] },
+      ]),
     );
     for (const id of ids) {
       for (const [build, root] of Object.entries(builds)) {
@@ -217,17 +222,19 @@ async function main(): Promise<void> {
         if (r.found !== 3) throw new Error(`${build}: ${id} has ${r.found} events`);
         timings[build]!.ms.push(r.ms);
         timings[build]!.rss.push(r.rssMb);
+        if (r.cpuMs !== undefined) timings[build]!.cpu.push(r.cpuMs);
       }
       const f = await child(OWN_DIST, 'floor', namespace, naming.jobHistoryCheckpoints());
       timings.floor!.ms.push(f.ms);
       timings.floor!.rss.push(f.rssMb);
     }
-    for (const [build, { ms, rss }] of Object.entries(timings)) {
+    for (const [build, { ms, rss, cpu }] of Object.entries(timings)) {
       const key = build === 'floor' ? 'one cold read of one record (floor)' : `job ${build}`;
       results[key] = {
         p50Ms: round(percentile(ms, 50)),
         p99Ms: round(percentile(ms, 99)),
         maxRssMb: round(Math.max(...rss)),
+        ...(cpu.length > 0 ? { cpuP50Ms: round(percentile(cpu, 50)) } : {}),
       };
       console.log(`${key}:`, results[key]);
     }
@@ -277,6 +284,12 @@ async function main(): Promise<void> {
             percentile(
               rs.map((r) => r.ms),
               99,
+            ),
+          ),
+          cpuP50Ms: round(
+            percentile(
+              rs.map((r) => r.cpuMs ?? 0),
+              50,
             ),
           ),
           ...Object.fromEntries(steps.map((s) => [s, round(percentile(stepTimes(rs, s), 50))])),
