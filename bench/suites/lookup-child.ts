@@ -10,8 +10,12 @@
  *
  * Mode `trace`: a `job` lookup with its timeline (traceReads).
  *
- *   node dist/bench/suites/lookup-child.js <dist root> <job|trace|search|replay|floor> <url> <namespace> <arg>
+ * Mode `bound`: the lower bound of a lookup design (bare amqplib, no parsing past what picks the next
+ * offset), its arg `<design>:<job id>` (see {@link bound}).
+ *
+ *   node dist/bench/suites/lookup-child.js <dist root> <job|trace|search|replay|floor|bound> <url> <namespace> <arg>
  */
+import { randomBytes } from 'node:crypto';
 import { dirname, join } from 'node:path';
 import * as amqp from 'amqplib';
 import { defineTopology } from '../../src';
@@ -20,6 +24,7 @@ import type { createOps as CreateOps } from '../../src/ops';
 async function main(): Promise<void> {
   const [root, mode, url, namespace, arg] = process.argv.slice(2) as [string, string, string, string, string];
   if (mode === 'floor') return floor(url, arg);
+  if (mode === 'bound') return bound(url, namespace, arg);
   const trace = mode === 'trace' ? traceReads() : undefined;
   const { createOps } = require(join(root, 'src', 'ops')) as { createOps: typeof CreateOps };
   const topology = defineTopology({ queues: { bench: {} } });
@@ -32,6 +37,7 @@ async function main(): Promise<void> {
   });
   try {
     await ops.queues().catch(() => undefined); // connect first: the query is what is timed
+    const cpu = process.cpuUsage();
     const started = process.hrtime.bigint();
     trace?.start();
     let found: number;
@@ -39,13 +45,20 @@ async function main(): Promise<void> {
     else if (mode === 'search') found = (await ops.dead.search(JSON.parse(arg), 50)).length;
     else found = (await ops.dead.replay(JSON.parse(arg), { ratePerSecond: 0 })).replayed;
     const ms = Number(process.hrtime.bigint() - started) / 1e6;
+    const cpuMs = cpuMsSince(cpu);
     const phases = trace?.phases();
     process.stdout.write(
-      `${JSON.stringify({ ms, found, rssMb: process.resourceUsage().maxRSS / 1024, ...(phases ? { phases } : {}) })}\n`,
+      `${JSON.stringify({ ms, found, rssMb: process.resourceUsage().maxRSS / 1024, cpuMs, ...(phases ? { phases } : {}) })}\n`,
     );
   } finally {
     await ops.close();
   }
+}
+
+/** The process's CPU time (user and system) since `from`, ms: what a lookup costs the machine. */
+function cpuMsSince(from: NodeJS.CpuUsage): number {
+  const used = process.cpuUsage(from);
+  return (used.user + used.system) / 1000;
 }
 
 /** amqplib's channel internals the trace wraps (lib/channel.js). */
@@ -138,6 +151,134 @@ async function floor(url: string, stream: string): Promise<void> {
     const ms = Number(process.hrtime.bigint() - started) / 1e6;
     process.stdout.write(
       `${JSON.stringify({ ms, found: 1, rssMb: process.resourceUsage().maxRSS / 1024 })}\n`,
+    );
+  } finally {
+    await connection.close();
+  }
+}
+
+/** amqplib's channel internals a consume without its reply needs (as src/streams/nowait-consume.ts). */
+interface NoWaitChannel {
+  registerConsumer(tag: string, callback: (m: amqp.ConsumeMessage | null) => void): void;
+  sendImmediately(method: number, fields: object): void;
+}
+
+/** A stream consumer joining `channel` without waiting for its consume-ok (as the lookup's kept channel). */
+function consumeNoWait(
+  channel: amqp.Channel,
+  queue: string,
+  offset: unknown,
+  callback: (m: amqp.ConsumeMessage) => void,
+): void {
+  const internals = channel as unknown as NoWaitChannel;
+  const consumerTag = `bound.${randomBytes(6).toString('hex')}`;
+  internals.registerConsumer(consumerTag, (m) => (m === null ? undefined : callback(m)));
+  internals.sendImmediately((60 << 16) | 20, {
+    ticket: 0,
+    queue,
+    consumerTag,
+    noLocal: false,
+    noAck: false,
+    exclusive: false,
+    nowait: true,
+    arguments: { 'x-stream-offset': offset },
+  });
+}
+
+/** The history index's key hash (src/history/index-state.ts historyKeyHash). */
+function fnv1a(id: string): number {
+  let h = 0x811c9dc5;
+  for (let i = 0; i < id.length; i += 1) {
+    h ^= id.charCodeAt(i);
+    h = Math.imul(h, 0x01000193);
+  }
+  return h >>> 0;
+}
+
+/**
+ * Mode `bound`: how fast a lookup of one design could be at best, from a fresh process, timed like `job`
+ * (after connecting): only the design's stream reads, in its order, with bare amqplib on a kept channel
+ * (prefetch 1, each read's consumer joining without its consume-ok, as the lookup does) and the history's
+ * last chunk on a channel beside it. Designs (`arg` = `<design>:<job id>`; the bench's history, where job
+ * N's events are in batch ⌊3N/1000⌋, indexed into a base):
+ * - `r3`: today's chain: the newest checkpoint (at `last`), the job's shard (at its offset), the batch (at
+ *   its offset); beside them, the history's last chunk, ended by 10 ms without a record;
+ * - `r2`: no batch read (the job's events in its index entry);
+ * - `r1`: nothing but reads at `last` (the checkpoint and the history's last chunk): every design's floor;
+ * - suffix `m` (`r1m`, `r2m`, `r3m`): the history's end found by a marker this process appends (waits for
+ *   it, no quiet); suffix `q3`: a quiet of 3 ms instead of 10.
+ * Prints the ms of each step from the start.
+ */
+async function bound(url: string, namespace: string, arg: string): Promise<void> {
+  const [design, job] = arg.split(':') as [string, string];
+  const history = `${namespace}.warren.history`;
+  const connection = await amqp.connect(url, { noDelay: true });
+  try {
+    await (await connection.createChannel()).checkQueue(history);
+    const cpu = process.cpuUsage();
+    const t0 = process.hrtime.bigint();
+    const at = () => Math.round(Number(process.hrtime.bigint() - t0) / 1e5) / 10;
+    const phases: Record<string, number> = {};
+    const open = (prefetch: number) =>
+      connection.createChannel().then(async (c) => {
+        await c.prefetch(prefetch);
+        return c;
+      });
+    const keptP = open(1);
+    const tailP = open(1000);
+    const quietMs = design.includes('q3') ? 3 : 10;
+    const marker = design.includes('m') ? `bound.${randomBytes(6).toString('hex')}` : undefined;
+    const publisher = marker === undefined ? undefined : connection.createConfirmChannel();
+    const tail = tailP
+      .then(
+        (c) =>
+          new Promise<void>((resolve) => {
+            let n = 0;
+            let timer = setTimeout(resolve, 500);
+            consumeNoWait(c, history, 'last', (m) => {
+              n += 1;
+              phases['tail first record'] ??= at();
+              if (marker !== undefined) {
+                if (m.properties.messageId === marker) resolve();
+                return;
+              }
+              clearTimeout(timer);
+              const seen = n;
+              timer = setTimeout(() => setImmediate(() => (n === seen ? resolve() : undefined)), quietMs);
+            });
+            if (marker !== undefined)
+              void publisher!.then((p) => p.publish('', history, Buffer.from('{}'), { messageId: marker }));
+          }),
+      )
+      .then(() => {
+        phases['tail end'] = at();
+      });
+    const read = (c: amqp.Channel, queue: string, offset: number | 'last') =>
+      new Promise<amqp.ConsumeMessage>((resolve) =>
+        consumeNoWait(c, queue, offset, (m) => {
+          if (offset === 'last' || Number(m.properties.headers?.['x-stream-offset']) >= offset) resolve(m);
+          else c.ack(m);
+        }),
+      );
+    const kept = await keptP;
+    phases['kept channel ready'] = at();
+    const cp = JSON.parse((await read(kept, `${history}.checkpoints`, 'last')).content.toString()) as {
+      d: { base: { n: number; runs: [number, number][] } };
+    };
+    phases.checkpoint = at();
+    if (!design.startsWith('r1')) {
+      const { n, runs } = cp.d.base;
+      await read(kept, `${history}.index`, runs[0]![0] + (fnv1a(job) % n));
+      phases.shard = at();
+      if (design.startsWith('r3')) {
+        await read(kept, history, Math.floor((Number(job.slice('job-'.length)) * 3) / 1000));
+        phases.batch = at();
+      }
+    }
+    await tail;
+    const ms = at();
+    process.stdout.write(
+      `${JSON.stringify({ ms, found: 3, rssMb: process.resourceUsage().maxRSS / 1024, cpuMs: cpuMsSince(cpu), phases })}\n`,
     );
   } finally {
     await connection.close();

@@ -11,7 +11,12 @@
  * letters in flight (the collector's prefetch): a stream's chunks form from what arrives together, and a
  * read at an offset starts at its chunk.
  *
- *   npm run bench -- lookup [--events 1000000] [--letters 100000] [--lookups 20] [--traces 0] [--baseline DIR] [--dead-baseline no]
+ * `--bounds N`: after the lookups, N fresh processes per lookup design read only what that design would
+ * (lookup-child `bound`: today's three reads in turn, two, one; the history's end by a 10 ms quiet, a 3 ms
+ * one or a marker), alternating design by design: the lower bound of each on this machine at this moment.
+ * The marker designs append small records to the bench's history, so they run after every lookup.
+ *
+ *   npm run bench -- lookup [--events 1000000] [--letters 100000] [--lookups 20] [--traces 0] [--bounds 0] [--baseline DIR] [--dead-baseline no]
  *   env: AMQP_URL (default amqp://guest:guest@127.0.0.1:5672)
  */
 import { execFile, execFileSync } from 'node:child_process';
@@ -32,6 +37,8 @@ const { values } = parseArgs({
     lookups: { type: 'string', default: '20' },
     /** Traced lookups per build after the timed ones: the median timeline of the reads (lookup-child `trace`). */
     traces: { type: 'string', default: '0' },
+    /** Fresh processes per lookup design after the lookups: the designs' lower bounds (lookup-child `bound`). */
+    bounds: { type: 'string', default: '0' },
     baseline: { type: 'string' },
     /** Run the baseline's log queries too (at 1,000,000 letters its index needs ~3 GB and minutes). */
     'dead-baseline': { type: 'string', default: 'yes' },
@@ -41,6 +48,9 @@ const EVENTS = Number(values.events);
 const LETTERS = Number(values.letters);
 const LOOKUPS = Number(values.lookups);
 const TRACES = Number(values.traces);
+const BOUNDS = Number(values.bounds);
+/** The designs `--bounds` compares (lookup-child.ts `bound`). */
+const DESIGNS = ['r3', 'r2', 'r1', 'r3q3', 'r1q3', 'r3m', 'r2m', 'r1m'];
 const AMQP_URL = process.env.AMQP_URL ?? 'amqp://guest:guest@127.0.0.1:5672';
 const BATCH = 1000;
 const SELECTED = 1000;
@@ -51,6 +61,8 @@ interface ChildResult {
   readonly ms: number;
   readonly found: number;
   readonly rssMb: number;
+  /** The child's CPU time over the timed query, ms (modes `job`, `trace`, `bound`). */
+  readonly cpuMs?: number;
   /** Mode `trace`: ms from the lookup's start to each step of its reads. */
   readonly phases?: Record<string, number>;
 }
@@ -105,6 +117,11 @@ function percentile(xs: readonly number[], p: number): number {
 }
 
 const round = (x: number) => Math.round(x * 10) / 10;
+
+/** The ms of one step in the runs that have it. */
+function stepTimes(runs: readonly ChildResult[], step: string): number[] {
+  return runs.map((r) => r.phases?.[step]).filter((x): x is number => x !== undefined);
+}
 
 /** The commit of the tree the bench runs from, marked when it has uncommitted changes. */
 function commitOf(): string {
@@ -194,7 +211,10 @@ async function main(): Promise<void> {
     // The builds' lookups and the floor alternate, id by id: the machine's load moves between seconds, not
     // between them.
     const timings = Object.fromEntries(
-      [...Object.keys(builds), 'floor'].map((b) => [b, { ms: [] as number[], rss: [] as number[] }]),
+      [...Object.keys(builds), 'floor'].map((b) => [
+        b,
+        { ms: [] as number[], rss: [] as number[], cpu: [] as number[] },
+      ]),
     );
     for (const id of ids) {
       for (const [build, root] of Object.entries(builds)) {
@@ -202,17 +222,19 @@ async function main(): Promise<void> {
         if (r.found !== 3) throw new Error(`${build}: ${id} has ${r.found} events`);
         timings[build]!.ms.push(r.ms);
         timings[build]!.rss.push(r.rssMb);
+        if (r.cpuMs !== undefined) timings[build]!.cpu.push(r.cpuMs);
       }
       const f = await child(OWN_DIST, 'floor', namespace, naming.jobHistoryCheckpoints());
       timings.floor!.ms.push(f.ms);
       timings.floor!.rss.push(f.rssMb);
     }
-    for (const [build, { ms, rss }] of Object.entries(timings)) {
+    for (const [build, { ms, rss, cpu }] of Object.entries(timings)) {
       const key = build === 'floor' ? 'one cold read of one record (floor)' : `job ${build}`;
       results[key] = {
         p50Ms: round(percentile(ms, 50)),
         p99Ms: round(percentile(ms, 99)),
         maxRssMb: round(Math.max(...rss)),
+        ...(cpu.length > 0 ? { cpuP50Ms: round(percentile(cpu, 50)) } : {}),
       };
       console.log(`${key}:`, results[key]);
     }
@@ -242,6 +264,39 @@ async function main(): Promise<void> {
         );
       }
       results.loadavgAfterTraces = os.loadavg();
+    }
+    if (BOUNDS > 0) {
+      // each design's lower bound, alternating design by design, on the branch's history
+      const runs = Object.fromEntries(DESIGNS.map((d) => [d, [] as ChildResult[]]));
+      for (let i = 0; i < BOUNDS; i += 1)
+        for (const d of DESIGNS)
+          runs[d]!.push(await child(OWN_DIST, 'bound', namespace, `${d}:${ids[i % ids.length]!}`));
+      for (const [d, rs] of Object.entries(runs)) {
+        const steps = [...new Set(rs.flatMap((r) => Object.keys(r.phases ?? {})))];
+        results[`bound ${d} (p50 / p99 ms, median step ms)`] = {
+          p50Ms: round(
+            percentile(
+              rs.map((r) => r.ms),
+              50,
+            ),
+          ),
+          p99Ms: round(
+            percentile(
+              rs.map((r) => r.ms),
+              99,
+            ),
+          ),
+          cpuP50Ms: round(
+            percentile(
+              rs.map((r) => r.cpuMs ?? 0),
+              50,
+            ),
+          ),
+          ...Object.fromEntries(steps.map((s) => [s, round(percentile(stepTimes(rs, s), 50))])),
+        };
+        console.log(`bound ${d}:`, results[`bound ${d} (p50 / p99 ms, median step ms)`]);
+      }
+      results.loadavgAfterBounds = os.loadavg();
     }
 
     // The dead-letter log: LETTERS letters; SELECTED of them carry customer.id "selected".
