@@ -269,7 +269,15 @@ async function concurrency(): Promise<void> {
   }
 }
 
-async function drainOnce(limited: boolean): Promise<{ jobsPerSecond: number; cpuUsPerJob: number }> {
+/** The cost runs: no per-key limit, a per-key concurrency never reached, a per-key rate never reached. */
+type CostVariant = 'off' | 'concurrency' | 'rate';
+const LIMITS_OF: Record<CostVariant, object> = {
+  off: {},
+  concurrency: { perKeyConcurrency: 1000 },
+  rate: { limiter: { max: 10_000, durationMs: 1000, per: 'key' } },
+};
+
+async function drainOnce(variant: CostVariant): Promise<{ jobsPerSecond: number; cpuUsPerJob: number }> {
   const job = defineJob(
     'bench.step',
     {
@@ -277,7 +285,7 @@ async function drainOnce(limited: boolean): Promise<{ jobsPerSecond: number; cpu
       concurrency: 10,
       attempts: 1,
       key: (row: { key: string }) => row.key,
-      ...(limited ? { perKeyConcurrency: 1000 } : {}),
+      ...LIMITS_OF[variant],
     },
     () => undefined,
   );
@@ -318,24 +326,32 @@ async function drainOnce(limited: boolean): Promise<{ jobsPerSecond: number; cpu
 }
 
 async function cost(): Promise<void> {
-  const on: { jobsPerSecond: number; cpuUsPerJob: number }[] = [];
-  const off: { jobsPerSecond: number; cpuUsPerJob: number }[] = [];
-  for (let round = 0; round < ROUNDS; round++) {
-    const order = round % 2 === 0 ? [false, true] : [true, false];
-    for (const limited of order) (limited ? on : off).push(await drainOnce(limited));
-  }
+  const variants: CostVariant[] = ['off', 'concurrency', 'rate'];
+  const runs = new Map<CostVariant, { jobsPerSecond: number; cpuUsPerJob: number }[]>(
+    variants.map((v) => [v, []]),
+  );
+  for (let round = 0; round < ROUNDS; round++)
+    for (let i = 0; i < variants.length; i++) {
+      const variant = variants[(i + round) % variants.length]!; // the order rotates every round
+      runs.get(variant)!.push(await drainOnce(variant));
+    }
   const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
-  const rateOn = median(on.map((r) => r.jobsPerSecond));
-  const rateOff = median(off.map((r) => r.jobsPerSecond));
+  const rateOf = (v: CostVariant) => median(runs.get(v)!.map((r) => r.jobsPerSecond));
   say(
     `\n## cost: ${DRAIN} no-op jobs over 1,000 keys, 6 unordered partitions, one worker at concurrency 10, ${ROUNDS} interleaved rounds (load ${load()})`,
   );
-  say(
-    `- off: ${rateOff.toFixed(0)} jobs/s (${off.map((r) => r.jobsPerSecond.toFixed(0)).join(', ')}), ${median(off.map((r) => r.cpuUsPerJob)).toFixed(0)} worker CPU-us/job`,
-  );
-  say(
-    `- on (perKeyConcurrency 1000, never reached): ${rateOn.toFixed(0)} jobs/s (${on.map((r) => r.jobsPerSecond.toFixed(0)).join(', ')}), ${median(on.map((r) => r.cpuUsPerJob)).toFixed(0)} worker CPU-us/job; ratio on/off ${(rateOn / rateOff).toFixed(3)}`,
-  );
+  const label: Record<CostVariant, string> = {
+    off: 'off',
+    concurrency: 'perKeyConcurrency 1000, never reached',
+    rate: 'limiter per key, 10,000 a second, never reached',
+  };
+  for (const v of variants) {
+    const all = runs.get(v)!;
+    const ratio = v === 'off' ? '' : `; ratio to off ${(rateOf(v) / rateOf('off')).toFixed(3)}`;
+    say(
+      `- ${label[v]}: ${rateOf(v).toFixed(0)} jobs/s (${all.map((r) => r.jobsPerSecond.toFixed(0)).join(', ')}), ${median(all.map((r) => r.cpuUsPerJob)).toFixed(0)} worker CPU-us/job${ratio}`,
+    );
+  }
 }
 
 export async function run(): Promise<void> {
