@@ -19,6 +19,7 @@ import { randomBytes } from 'node:crypto';
 import { dirname, join } from 'node:path';
 import * as amqp from 'amqplib';
 import { defineTopology } from '../../src';
+import { consumeNoWait } from '../../src/streams/nowait-consume';
 import type { createOps as CreateOps } from '../../src/ops';
 
 async function main(): Promise<void> {
@@ -157,32 +158,17 @@ async function floor(url: string, stream: string): Promise<void> {
   }
 }
 
-/** amqplib's channel internals a consume without its reply needs (as src/streams/nowait-consume.ts). */
-interface NoWaitChannel {
-  registerConsumer(tag: string, callback: (m: amqp.ConsumeMessage | null) => void): void;
-  sendImmediately(method: number, fields: object): void;
-}
-
 /** A stream consumer joining `channel` without waiting for its consume-ok (as the lookup's kept channel). */
-function consumeNoWait(
+function consumeBound(
   channel: amqp.Channel,
   queue: string,
   offset: unknown,
   callback: (m: amqp.ConsumeMessage) => void,
 ): void {
-  const internals = channel as unknown as NoWaitChannel;
-  const consumerTag = `bound.${randomBytes(6).toString('hex')}`;
-  internals.registerConsumer(consumerTag, (m) => (m === null ? undefined : callback(m)));
-  internals.sendImmediately((60 << 16) | 20, {
-    ticket: 0,
-    queue,
-    consumerTag,
-    noLocal: false,
-    noAck: false,
-    exclusive: false,
-    nowait: true,
-    arguments: { 'x-stream-offset': offset },
+  const joined = consumeNoWait(channel, queue, (m) => (m === null ? undefined : callback(m)), {
+    'x-stream-offset': offset,
   });
+  if (!joined) throw new Error(`could not join a consumer on ${queue} without its consume-ok`);
 }
 
 /** The history index's key hash (src/history/index-state.ts historyKeyHash). */
@@ -235,7 +221,7 @@ async function bound(url: string, namespace: string, arg: string): Promise<void>
           new Promise<void>((resolve) => {
             let n = 0;
             let timer = setTimeout(resolve, 500);
-            consumeNoWait(c, history, 'last', (m) => {
+            consumeBound(c, history, 'last', (m) => {
               n += 1;
               phases['tail first record'] ??= at();
               if (marker !== undefined) {
@@ -255,7 +241,7 @@ async function bound(url: string, namespace: string, arg: string): Promise<void>
       });
     const read = (c: amqp.Channel, queue: string, offset: number | 'last') =>
       new Promise<amqp.ConsumeMessage>((resolve) =>
-        consumeNoWait(c, queue, offset, (m) => {
+        consumeBound(c, queue, offset, (m) => {
           if (offset === 'last' || Number(m.properties.headers?.['x-stream-offset']) >= offset) resolve(m);
           else c.ack(m);
         }),

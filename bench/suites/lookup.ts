@@ -67,6 +67,19 @@ interface ChildResult {
   readonly phases?: Record<string, number>;
 }
 
+/** Whether a queue or stream of this name exists (a passive declare, on a channel of its own). */
+async function streamExists(connection: amqp.ChannelModel, name: string): Promise<boolean> {
+  const channel = await connection.createChannel();
+  channel.on('error', () => undefined);
+  try {
+    await channel.checkQueue(name);
+    await channel.close();
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 function child(root: string, mode: string, namespace: string, arg: string): Promise<ChildResult> {
   return new Promise((resolve, reject) => {
     execFile(
@@ -216,6 +229,10 @@ async function main(): Promise<void> {
         { ms: [] as number[], rss: [] as number[], cpu: [] as number[] },
       ]),
     );
+    // A small history (--quick) has no checkpoint yet, so no checkpoint stream: its floor reads the history.
+    const floorStream = (await streamExists(connection, naming.jobHistoryCheckpoints()))
+      ? naming.jobHistoryCheckpoints()
+      : naming.jobHistory();
     for (const id of ids) {
       for (const [build, root] of Object.entries(builds)) {
         const r = await child(root, 'job', historyOf[build]!, id);
@@ -224,7 +241,7 @@ async function main(): Promise<void> {
         timings[build]!.rss.push(r.rssMb);
         if (r.cpuMs !== undefined) timings[build]!.cpu.push(r.cpuMs);
       }
-      const f = await child(OWN_DIST, 'floor', namespace, naming.jobHistoryCheckpoints());
+      const f = await child(OWN_DIST, 'floor', namespace, floorStream);
       timings.floor!.ms.push(f.ms);
       timings.floor!.rss.push(f.rssMb);
     }
@@ -265,7 +282,11 @@ async function main(): Promise<void> {
       }
       results.loadavgAfterTraces = os.loadavg();
     }
-    if (BOUNDS > 0) {
+    if (BOUNDS > 0 && floorStream === naming.jobHistory())
+      console.log(
+        '--bounds skipped: the history is too small to have a checkpoint, which the designs read first',
+      );
+    else if (BOUNDS > 0) {
       // each design's lower bound, alternating design by design, on the branch's history
       const runs = Object.fromEntries(DESIGNS.map((d) => [d, [] as ChildResult[]]));
       for (let i = 0; i < BOUNDS; i += 1)
