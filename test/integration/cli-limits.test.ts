@@ -4,7 +4,7 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ChildWorkers } from '../fixtures/child-workers';
-import { keyLimitFleet } from '../fixtures/key-limit-ledger';
+import { keyLimitFleet, startsOf } from '../fixtures/key-limit-ledger';
 import type { KeyLimitWorkerMessage } from '../fixtures/key-limit-worker';
 import { ROOT, runCli } from '../support/run-cli';
 import { BROKER_URL, cleanup } from '../support/test-broker';
@@ -60,11 +60,7 @@ describe('the warren limits command', () => {
 
     // at the planned 2 per second first: 20 jobs of the key
     for (let seq = 0; seq < 20; seq++) await publish('limited.rated', { key, seq, ms: 0 });
-    const starts = () =>
-      events
-        .filter((e) => e.kind === 'start' && e.key === key)
-        .map((e) => e.at)
-        .sort((a, b) => a - b);
+    const starts = () => startsOf(events, key);
     await waitFor(() => starts().length >= 4, { timeoutMs: 30_000, what: 'two windows at the planned rate' });
     const mostIn = (from: number) => {
       const s = starts().filter((at) => at >= from);

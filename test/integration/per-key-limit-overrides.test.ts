@@ -7,7 +7,7 @@ import { WarrenError } from '../../src';
 import { warrenMetrics } from '../../src/observability';
 import { createOps, type WarrenOps } from '../../src/ops';
 import { ChildWorkers } from '../fixtures/child-workers';
-import { endedOf, keyLimitFleet, mostAtOnce, type RunEvent } from '../fixtures/key-limit-ledger';
+import { endedOf, keyLimitFleet, mostAtOnce, type RunEvent, startsOf } from '../fixtures/key-limit-ledger';
 import { keyLimitJobs, keyLimitTopology, type KeyLimitWorkerMessage } from '../fixtures/key-limit-worker';
 import { createBrokerUser, DEFAULT_EXCHANGE_ONLY, deleteBrokerUser } from '../support/broker-user';
 import { BROKER_URL, cleanup, testNamespace, testWarren } from '../support/test-broker';
@@ -39,11 +39,7 @@ describe('per-key limit overrides', () => {
     });
     const key = 'api-raised';
     for (let seq = 0; seq < 40; seq++) await publish('limited.rated', { key, seq, ms: 0 });
-    const starts = () =>
-      events
-        .filter((e) => e.kind === 'start' && e.key === key)
-        .map((e) => e.at)
-        .sort((a, b) => a - b);
+    const starts = () => startsOf(events, key);
     await waitFor(() => starts().length >= 4, { timeoutMs: 30_000, what: 'two windows at the planned rate' });
     const ops = opsFor(namespace);
     await assert.rejects(
