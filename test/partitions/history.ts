@@ -51,6 +51,18 @@ export type HistoryEvent = { readonly t: number; readonly p: string } & (
       readonly role: 'job' | 'delay' | 'parking' | 'other';
       readonly messages: number;
     }
+  /**
+   * after the heal and the drain: what a quorum queue of the run's namespace holds beyond its ready messages
+   * (Cluster.quorumHeld): checked out to a consumer, or dead-lettered and not yet handed on; -1: unread
+   */
+  | {
+      readonly e: 'queue-held';
+      readonly queue: string;
+      readonly role: 'job' | 'delay' | 'parking' | 'other';
+      readonly ready: number;
+      readonly checkedOut: number;
+      readonly deadLettering: number;
+    }
 );
 
 export type HistoryEventOf<E extends HistoryEvent['e']> = Extract<HistoryEvent, { e: E }>;
