@@ -102,12 +102,18 @@ export function check(history: readonly HistoryEvent[]): CheckResult {
       ...depths
         .filter((d) => (d.role === 'job' || d.role === 'delay') && d.messages > 0)
         .map((d) => ({ queue: d.queue, messages: d.messages })),
-      ...group(history, 'queue-held')
-        .filter((h) => (h.role === 'job' || h.role === 'delay') && h.checkedOut + h.deadLettering > 0)
-        .map((h) => ({
-          queue: `${h.queue} (checked out ${h.checkedOut}, dead-lettering ${h.deadLettering})`,
-          messages: h.checkedOut + h.deadLettering,
-        })),
+      ...group(history, 'queue-held').flatMap((h) => {
+        const held = [h.checkedOut, h.deadLetterWaiting, h.deadLetterUnconfirmed].filter((n) => n > 0);
+        const messages = held.reduce((a, b) => a + b, 0);
+        return (h.role === 'job' || h.role === 'delay') && messages > 0
+          ? [
+              {
+                queue: `${h.queue} (checked out ${h.checkedOut}, dead-lettered and waiting ${h.deadLetterWaiting}, unconfirmed ${h.deadLetterUnconfirmed})`,
+                messages,
+              },
+            ]
+          : [];
+      }),
     ],
     deadWithoutReason: letters.filter((l) => l.reason === '').map((l) => l.id),
     strangers: [...completions.keys()].filter((id) => !kinds.has(id)),

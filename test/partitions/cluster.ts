@@ -49,8 +49,10 @@ export interface QuorumHeld {
   readonly ready: number;
   /** delivered to a consumer, not yet settled */
   readonly checkedOut: number;
-  /** dead-lettered at-least-once, not yet confirmed by the dead-letter target */
-  readonly deadLettering: number;
+  /** dead-lettered at-least-once, not yet taken by the queue's dead-letter worker */
+  readonly deadLetterWaiting: number;
+  /** dead-lettered at-least-once, taken by the dead-letter worker, not yet confirmed by the target */
+  readonly deadLetterUnconfirmed: number;
 }
 
 export class Cluster {
@@ -153,7 +155,7 @@ export class Cluster {
       'case catch rpc:call(Nd, ra, local_query, [{RN, Nd}, fun rabbit_fifo:overview/1], 10000) of ' +
       '{ok, {_, O}, _} when is_map(O) -> io:format("qq-held ~s ~b ~b ~b ~b~n", [Name, ' +
       'maps:get(num_ready_messages, O, -1), maps:get(num_checked_out, O, -1), ' +
-      'maps:get(num_discarded, O, 0), maps:get(num_discard_checked_out, O, 0)]); ' +
+      'maps:get(num_discarded, O, -1), maps:get(num_discard_checked_out, O, -1)]); ' +
       '_ -> io:format("qq-held ~s -1 -1 -1 -1~n", [Name]) end end, ' +
       `[Q || Q <- rabbit_amqqueue:list(<<"/">>), amqqueue:get_type(Q) =:= rabbit_quorum_queue, ` +
       `binary:longest_common_prefix([element(4, amqqueue:get_name(Q)), <<"${prefix}">>]) =:= ${Buffer.byteLength(prefix)}]).`;
@@ -169,7 +171,8 @@ export class Cluster {
             queue: queue!,
             ready: Number(ready),
             checkedOut: Number(checkedOut),
-            deadLettering: Number(discarded) + Number(discardCheckedOut),
+            deadLetterWaiting: Number(discarded),
+            deadLetterUnconfirmed: Number(discardCheckedOut),
           };
         });
     }

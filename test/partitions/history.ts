@@ -61,7 +61,10 @@ export type HistoryEvent = { readonly t: number; readonly p: string } & (
       readonly role: 'job' | 'delay' | 'parking' | 'other';
       readonly ready: number;
       readonly checkedOut: number;
-      readonly deadLettering: number;
+      /** dead-lettered at-least-once, not taken by the dead-letter worker yet */
+      readonly deadLetterWaiting: number;
+      /** taken by the dead-letter worker, not confirmed by its target yet */
+      readonly deadLetterUnconfirmed: number;
     }
 );
 

@@ -74,13 +74,18 @@ describe('the partition checker', () => {
   });
 
   it('flags what a quorum queue holds beyond its message count: checked out, or dead-lettered and not handed on', () => {
-    const held = (
-      queue: string,
-      role: 'job' | 'delay' | 'parking',
-      checkedOut: number,
-      deadLettering: number,
-    ) =>
-      ({ t: 20_010, p: 'drain', e: 'queue-held', queue, role, ready: 0, checkedOut, deadLettering }) as const;
+    const held = (queue: string, role: 'job' | 'delay' | 'parking', checkedOut: number, waiting: number) =>
+      ({
+        t: 20_010,
+        p: 'drain',
+        e: 'queue-held',
+        queue,
+        role,
+        ready: 0,
+        checkedOut,
+        deadLetterWaiting: waiting,
+        deadLetterUnconfirmed: waiting > 0 ? 1 : waiting,
+      }) as const;
     const history: HistoryEvent[] = [
       ...cleanHistory(),
       held('ns.work', 'job', 0, 0),
@@ -91,7 +96,10 @@ describe('the partition checker', () => {
     ];
     const { verdicts } = check(history);
     assert.deepEqual(verdicts.stuck, [
-      { queue: 'ns.warren.delay.00 (checked out 0, dead-lettering 3)', messages: 3 },
+      {
+        queue: 'ns.warren.delay.00 (checked out 0, dead-lettered and waiting 3, unconfirmed 1)',
+        messages: 4,
+      },
     ]);
     assert.equal(verdicts.ok, false);
   });
