@@ -8,7 +8,9 @@
  *   did not catch. Copies it caught (`duplicate` events) are counted, not faults: at-least-once allows them.
  * - double ticks: a cron tick that ran more than once (the same rule for the ticks, reported apart).
  * - early: an attempt of a delayed job that started before the job's due time by the checker's clock.
- * - stuck: a job queue or delay level still holding messages after the drain.
+ * - stuck: a job queue or delay level still holding messages after the drain: ready ones (the message count
+ *   a declaration reports) or, read from the quorum queue's leader, ones checked out to a consumer or
+ *   dead-lettered and not yet handed on, which that count leaves out.
  * - dead letters without a reason, and completions of ids nobody published (a sign the counts are wrong).
  *
  * {@link plantFaults} doctors a real history with one fault of each kind; a run's verdicts count only when the
@@ -96,9 +98,23 @@ export function check(history: readonly HistoryEvent[]): CheckResult {
     duplicates: [...completions].filter(([, n]) => n > 1).map(([id]) => id),
     doubleTicks: [...ticks].filter(([, n]) => n > 1).map(([id]) => id),
     early,
-    stuck: depths
-      .filter((d) => (d.role === 'job' || d.role === 'delay') && d.messages > 0)
-      .map((d) => ({ queue: d.queue, messages: d.messages })),
+    stuck: [
+      ...depths
+        .filter((d) => (d.role === 'job' || d.role === 'delay') && d.messages > 0)
+        .map((d) => ({ queue: d.queue, messages: d.messages })),
+      ...group(history, 'queue-held').flatMap((h) => {
+        const held = [h.checkedOut, h.deadLetterWaiting, h.deadLetterUnconfirmed].filter((n) => n > 0);
+        const messages = held.reduce((a, b) => a + b, 0);
+        return (h.role === 'job' || h.role === 'delay') && messages > 0
+          ? [
+              {
+                queue: `${h.queue} (checked out ${h.checkedOut}, dead-lettered and waiting ${h.deadLetterWaiting}, unconfirmed ${h.deadLetterUnconfirmed})`,
+                messages,
+              },
+            ]
+          : [];
+      }),
+    ],
     deadWithoutReason: letters.filter((l) => l.reason === '').map((l) => l.id),
     strangers: [...completions.keys()].filter((id) => !kinds.has(id)),
     drained: depths.length > 0,

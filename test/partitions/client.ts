@@ -13,7 +13,9 @@
  */
 import { clockSkew, realNow, setClockSkew } from './clock-skew';
 import { createInterface } from 'node:readline';
+import { join } from 'node:path';
 import { Pool } from 'pg';
+import pino from 'pino';
 import {
   Cron,
   createWarren,
@@ -98,7 +100,17 @@ async function main(): Promise<void> {
   const random = seededRandom(config.seed);
   const pool = new Pool({ ...config.pg, max: 12 });
   pool.on('error', () => undefined);
+  // WARREN_PARTITION_LOG_DIR: warren's own log, debug level, one file per process (tracing a lost job)
+  const logDir = process.env.WARREN_PARTITION_LOG_DIR;
   const warren = await createWarren({
+    ...(logDir
+      ? {
+          logger: pino(
+            { level: 'debug' },
+            pino.destination({ dest: join(logDir, `${config.name}.log`), sync: true }),
+          ),
+        }
+      : {}),
     url: config.urls,
     namespace: config.namespace,
     topology: partitionTopology,

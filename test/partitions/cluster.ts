@@ -43,6 +43,18 @@ export function cleanSync(): void {
   spawnSync('bash', [SCRIPT, 'clean'], { stdio: 'inherit', timeout: 120_000 });
 }
 
+/** A quorum queue's messages beyond its ready ones (Cluster.quorumHeld); -1 where its leader did not answer. */
+export interface QuorumHeld {
+  readonly queue: string;
+  readonly ready: number;
+  /** delivered to a consumer, not yet settled */
+  readonly checkedOut: number;
+  /** dead-lettered at-least-once, not yet taken by the queue's dead-letter worker */
+  readonly deadLetterWaiting: number;
+  /** dead-lettered at-least-once, taken by the dead-letter worker, not yet confirmed by the target */
+  readonly deadLetterUnconfirmed: number;
+}
+
 export class Cluster {
   constructor(
     readonly server: string,
@@ -127,6 +139,49 @@ export class Cluster {
       .map((line) => JSON.parse(line) as { queue: string; messages: number })
       .filter((row) => row.messages >= 0)
       .map((row) => ({ name: row.queue, messages: row.messages }));
+  }
+
+  /**
+   * What each quorum queue whose name starts with `prefix` holds beyond its ready messages, read from its
+   * leader's state (rabbit_fifo's overview, through `rabbitmqctl eval` on the first node that answers):
+   * deliveries checked out to a consumer, and messages dead-lettered at-least-once that the queue's
+   * dead-letter worker has not handed on yet. Neither counts in the message count a queue declaration
+   * reports, so a job held there after the drain looked lost rather than stuck (issue 40's 3.10 losses).
+   * Undefined when no node answered.
+   */
+  async quorumHeld(prefix: string): Promise<QuorumHeld[] | undefined> {
+    const expression =
+      'lists:foreach(fun(Q) -> {RN, Nd} = amqqueue:get_pid(Q), Name = element(4, amqqueue:get_name(Q)), ' +
+      'case catch rpc:call(Nd, ra, local_query, [{RN, Nd}, fun rabbit_fifo:overview/1], 10000) of ' +
+      '{ok, {_, O}, _} when is_map(O) -> io:format("qq-held ~s ~b ~b ~b ~b~n", [Name, ' +
+      'maps:get(num_ready_messages, O, -1), maps:get(num_checked_out, O, -1), ' +
+      'maps:get(num_discarded, O, -1), maps:get(num_discard_checked_out, O, -1)]); ' +
+      '_ -> io:format("qq-held ~s -1 -1 -1 -1~n", [Name]) end end, ' +
+      `[Q || Q <- rabbit_amqqueue:list(<<"/">>), amqqueue:get_type(Q) =:= rabbit_quorum_queue, ` +
+      `binary:longest_common_prefix([element(4, amqqueue:get_name(Q)), <<"${prefix}">>]) =:= ${Buffer.byteLength(prefix)}]).`;
+    for (let node = 1; node <= this.nodes; node++) {
+      const result = await netsplit(this.server, ['ctl', String(node), 'eval', expression], 60_000);
+      if (!result.ok) continue;
+      return result.out
+        .split('\n')
+        .filter((line) => line.startsWith('qq-held '))
+        .map((line) => {
+          const [, queue, ready, checkedOut, discarded, discardCheckedOut] = line.trim().split(' ');
+          return {
+            queue: queue!,
+            ready: Number(ready),
+            checkedOut: Number(checkedOut),
+            deadLetterWaiting: Number(discarded),
+            deadLetterUnconfirmed: Number(discardCheckedOut),
+          };
+        });
+    }
+    return undefined;
+  }
+
+  /** Copies every node's log folder to `folder`/nK (before a clean removes them). */
+  async keepLogs(folder: string): Promise<void> {
+    await netsplit(this.server, ['logs', folder]);
   }
 
   private async must(args: readonly string[]): Promise<void> {

@@ -51,6 +51,21 @@ export type HistoryEvent = { readonly t: number; readonly p: string } & (
       readonly role: 'job' | 'delay' | 'parking' | 'other';
       readonly messages: number;
     }
+  /**
+   * after the heal and the drain: what a quorum queue of the run's namespace holds beyond its ready messages
+   * (Cluster.quorumHeld): checked out to a consumer, or dead-lettered and not yet handed on; -1: unread
+   */
+  | {
+      readonly e: 'queue-held';
+      readonly queue: string;
+      readonly role: 'job' | 'delay' | 'parking' | 'other';
+      readonly ready: number;
+      readonly checkedOut: number;
+      /** dead-lettered at-least-once, not taken by the dead-letter worker yet */
+      readonly deadLetterWaiting: number;
+      /** taken by the dead-letter worker, not confirmed by its target yet */
+      readonly deadLetterUnconfirmed: number;
+    }
 );
 
 export type HistoryEventOf<E extends HistoryEvent['e']> = Extract<HistoryEvent, { e: E }>;

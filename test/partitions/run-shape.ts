@@ -188,6 +188,9 @@ export async function runShape(cluster: Cluster, options: ShapeOptions): Promise
       role: roleOf(namespace, queue.name),
       messages: queue.messages,
     });
+  // what a message count leaves out: deliveries still checked out, and dead letters not yet handed on
+  for (const held of (await cluster.quorumHeld(`${namespace}.`)) ?? [])
+    record('drain', { e: 'queue-held', ...held, role: roleOf(namespace, held.queue) });
   await new Promise<void>((resolve) => out.end(() => resolve()));
   await pool
     .query(`DROP TABLE IF EXISTS ${tables.idempotencyTable}, ${tables.outboxTable}`)

@@ -125,6 +125,7 @@ async function main(): Promise<void> {
             );
             result = erroredRun(options, error);
             runs.push(result);
+            await cluster.keepLogs(join(folder, `broker-${server}-${shape}-${options.seed}`));
             await cluster.up();
             continue;
           }
@@ -137,6 +138,8 @@ async function main(): Promise<void> {
         else failed++;
       }
       results.push({ server, version: server, runs });
+      // the brokers' own account of the runs, kept beside the histories (a clean removes it)
+      await cluster.keepLogs(join(folder, `broker-${server}`));
       await cluster.clean();
     }
   } finally {

@@ -17,6 +17,7 @@
 #   netsplit.sh exec cK CMD...  run CMD inside client namespace K (what the harness starts its processes with)
 #   netsplit.sh url K           amqp://guest:guest@10.213.0.1K:5672
 #   netsplit.sh status          namespaces, nodes running, rules
+#   netsplit.sh logs DIR        copy every node's log folder to DIR/nK (a clean removes them)
 #   WARREN_TEST_SERVER=4.3 runs the nodes from the RabbitMQ 4.3 chroot (test/support/rabbit-server.sh), else
 #   the machine's 3.10.
 #
@@ -285,5 +286,9 @@ case "${1:-}" in
   exec) [ $# -ge 3 ] || die "exec cK CMD..."; e=$2; shift 2; exec ip netns exec "$(ns "$e")" "$@" ;;
   url) echo "amqp://guest:guest@$(addr "n${2:?node index}"):5672" ;;
   status) chroot_root; status ;;
+  logs) [ $# -ge 2 ] || die "logs DIR"; chroot_root
+        for e in $(endpoints | grep '^n'); do
+          [ ! -d "$BASE/$e/log" ] || { mkdir -p "$2/$e"; cp -r "$BASE/$e/log/." "$2/$e/"; }
+        done ;;
   *) sed -n '6,20p' "$0" >&2; exit 2 ;;
 esac

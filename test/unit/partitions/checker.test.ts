@@ -72,6 +72,37 @@ describe('the partition checker', () => {
     assert.deepEqual(verdicts.deadWithoutReason, ['c9-9']);
     assert.equal(check(cleanHistory().filter((e) => e.e !== 'queue-depth')).verdicts.ok, false);
   });
+
+  it('flags what a quorum queue holds beyond its message count: checked out, or dead-lettered and not handed on', () => {
+    const held = (queue: string, role: 'job' | 'delay' | 'parking', checkedOut: number, waiting: number) =>
+      ({
+        t: 20_010,
+        p: 'drain',
+        e: 'queue-held',
+        queue,
+        role,
+        ready: 0,
+        checkedOut,
+        deadLetterWaiting: waiting,
+        deadLetterUnconfirmed: waiting > 0 ? 1 : waiting,
+      }) as const;
+    const history: HistoryEvent[] = [
+      ...cleanHistory(),
+      held('ns.work', 'job', 0, 0),
+      held('ns.warren.delay.00', 'delay', 0, 3),
+      held('ns.work.dead', 'parking', 2, 0),
+      // unread (its leader did not answer): not counted either way
+      held('ns.ticks', 'job', -1, -1),
+    ];
+    const { verdicts } = check(history);
+    assert.deepEqual(verdicts.stuck, [
+      {
+        queue: 'ns.warren.delay.00 (checked out 0, dead-lettered and waiting 3, unconfirmed 1)',
+        messages: 4,
+      },
+    ]);
+    assert.equal(verdicts.ok, false);
+  });
 });
 
 describe('the partition nemesis', () => {
