@@ -2,7 +2,7 @@ import { afterEach, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { defineJob, WarrenError } from '../../src';
 import { ChildWorkers } from '../fixtures/child-workers';
-import { ended, keyLimitFleet, mostAtOnce } from '../fixtures/key-limit-ledger';
+import { ended, keyLimitFleet, mostAtOnce, startsOf } from '../fixtures/key-limit-ledger';
 import { keyLimitJobs, keyLimitTopology, type KeyLimitWorkerMessage } from '../fixtures/key-limit-worker';
 import { cleanup, testWarren } from '../support/test-broker';
 import { waitFor } from '../support/wait-for';
@@ -45,7 +45,11 @@ describe('per-key limits across worker processes', () => {
     );
   });
   it('starts at most max jobs of a key per window, and about max while it has a backlog', async () => {
-    const { events, publish } = await keyLimitFleet(workers, { rateMax: 5, rateMs: 1000, concurrency: 4 });
+    const { events, moves, publish } = await keyLimitFleet(workers, {
+      rateMax: 5,
+      rateMs: 1000,
+      concurrency: 4,
+    });
     const keys = ['api-a', 'api-b', 'api-c'];
     for (let seq = 0; seq < 20; seq++)
       await Promise.all(keys.map((key) => publish('limited.rated', { key, seq, ms: 0 })));
@@ -53,21 +57,26 @@ describe('per-key limits across worker processes', () => {
       timeoutMs: 60_000,
       what: () => `60 rated jobs to end (${ended(events).size})`,
     });
+    // the guide's exception: a partition's new owner starts with an empty window; none moved here
+    assert.equal(moves(), 0, 'no partition changed owner during the run');
     for (const key of keys) {
-      const starts = events
-        .filter((e) => e.kind === 'start' && e.key === key)
-        .map((e) => e.at)
-        .sort((a, b) => a - b);
+      const starts = startsOf(events, key);
       assert.equal(starts.length, 20, `key ${key} started each job once`);
-      // any window of 1 s: at most max (+1 for the stamp taken in the handler, a few ms after the limiter's)
-      const most = Math.max(...starts.map((t) => starts.filter((s) => s >= t && s < t + 1000).length));
-      assert.ok(most <= 6, `key ${key} started ${most} jobs within 1 s (max 5, +-1)`);
+      const shown = `starts, ms after the first: ${starts.map((s) => Math.round(s - starts[0]!)).join(' ')}`;
+      // The limiter's own stamps (taken as it lets a job start) never hold max + 1 within 1 s. The stamps here
+      // are the handler's, a little later, by however long the process took to reach it: 200 ms is allowed for
+      // that on a loaded machine, so max + 1 starts never fall within 800 ms. One over, at once, would.
+      for (let i = 0; i + 5 < starts.length; i++)
+        assert.ok(
+          starts[i + 5]! - starts[i]! >= 800,
+          `key ${key}: 6 starts within 800 ms (max 5 per 1 s); ${shown}`,
+        );
       // while its backlog lasts (4 whole windows of 20 jobs at 5/s): at least max - 1 per window
       for (let w = 0; w < 3; w++) {
         const inWindow = starts.filter((s) => s >= starts[0]! + w * 1000 && s < starts[0]! + (w + 1) * 1000);
         assert.ok(
           inWindow.length >= 4,
-          `key ${key} started ${inWindow.length} jobs in window ${w} (max 5, +-1)`,
+          `key ${key} started ${inWindow.length} jobs in window ${w} (max 5, +-1); ${shown}`,
         );
       }
     }
