@@ -41,7 +41,8 @@ export async function collectMachineInfo(
   };
 }
 
-async function rabbitmqVersion(env: ContenderEnv): Promise<string> {
+/** The version the broker at `amqpUrl` reports. */
+export async function rabbitmqVersion(env: Pick<ContenderEnv, 'amqpUrl'>): Promise<string> {
   const connection = await connectAmqp(env.amqpUrl);
   try {
     return String(connection.connection.serverProperties.version);

@@ -37,6 +37,7 @@ import {
   type KeyLimitWorkerSettings,
 } from '../../test/fixtures/key-limit-worker';
 import { testProfile } from '../../test/support/test-broker';
+import { rabbitmqVersion } from '../lib/machine-info';
 import { RESULTS_DIR } from '../lib/paths';
 import { deletePlan } from '../lib/warren-drain';
 
@@ -362,7 +363,10 @@ export async function run(): Promise<void> {
   if (ONLY.has('concurrency')) await concurrency();
   if (ONLY.has('cost')) await cost();
   mkdirSync(RESULTS_DIR, { recursive: true });
-  const file = join(RESULTS_DIR, `per-key-${new Date().toISOString().slice(0, 16).replace(':', '-')}Z.md`);
+  // the broker's version in the name: a run on each broker in the same minute keeps both files
+  const version = await rabbitmqVersion({ amqpUrl: AMQP_URL }).catch(() => 'unknown');
+  const stamp = new Date().toISOString().slice(0, 16).replace(':', '-');
+  const file = join(RESULTS_DIR, `per-key-${stamp}Z-rabbitmq-${version}.md`);
   writeFileSync(file, `${lines.join('\n')}\n`);
   console.log(`\nwritten ${file}`);
 }

@@ -54,9 +54,16 @@ export interface PartitionKeyLimits {
   /**
    * Besides those, deliveries whose key's rate frees a slot within 11 delay units (re-delayed jobs back early
    * for their slot) a partition keeps waiting aside; the partition's prefetch is the queue's concurrency
-   * plus both bounds.
+   * plus both bounds and the parked ones'.
    */
   readonly dueHeldPerPartition: number;
+  /**
+   * Besides both, deliveries over their key's rate whose slot is within `parkHorizonMs` that a partition parks
+   * until the slot (RateParking): a saturated key's backlog waits in its owner instead of going round the delay
+   * levels. 0 without a per-key rate. The partition's prefetch has room for them too.
+   */
+  readonly parkedPerPartition: number;
+  readonly parkHorizonMs: number;
   /** Re-delays a delivery over its key's limit through the delay levels, spending no attempt. */
   readonly defer: (delivery: Delivery, delayMs: number, limit: KeyLimitKind) => Promise<void>;
 }

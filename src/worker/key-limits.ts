@@ -117,6 +117,19 @@ export class KeyLimits {
     return RUN;
   }
 
+  /**
+   * When the key's `n`th next start under its job type's per-key rate may be (0: the next), ms since epoch; now
+   * for a key with no start in its window, undefined for a job type without a per-key rate.
+   */
+  nextSlot(jobName: string, key: string, n: number, now: number): number | undefined {
+    const rate = this.limits.get(jobName)?.rate;
+    if (rate === undefined) return undefined;
+    const id = slot(rate.scope, key);
+    const log = this.logs.get(id);
+    if (log === undefined) return now;
+    return log.slot(n, this.overrides.get(id)?.max ?? rate.max, now, rate.durationMs);
+  }
+
   /** A job of the key started (after `check` said run). */
   started(jobName: string | undefined, key: string, now: number): void {
     const limit = jobName === undefined ? undefined : this.limits.get(jobName);

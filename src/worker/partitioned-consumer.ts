@@ -10,6 +10,7 @@ import { handlersEnded } from './handlers-ended';
 import type { ConsumerSettings, PartitionedOptions, QueueConsumerDeps } from './consumer-settings';
 import type { KeyLimitOverride, KeyLimitVerdict } from './key-limits';
 import { QueueConsumer } from './queue-consumer';
+import { RateParking, type ParkedDecision } from './rate-parking';
 
 /** One partition this process owns: its consumer and where it stands. */
 interface Owned {
@@ -44,6 +45,9 @@ export interface PartitionStats {
   readonly limits?: KeyLimitStats;
 }
 
+/** A parked delivery held by its key's concurrency (no slot time known) is looked at again after this. */
+const MIN_PARKED_RECHECK_MS = 50;
+
 /** How many busiest keys a queue reports: a bound on the metric's cardinality. */
 export const BUSIEST_KEYS = 10;
 
@@ -71,6 +75,8 @@ export class PartitionedConsumer {
   private held = 0;
   private wakeTimer: NodeJS.Timeout | undefined;
   private wakeAt = Number.POSITIVE_INFINITY;
+  /** Deliveries over their key's rate waiting here for the key's slot (queues with a per-key rate). */
+  private readonly parking: RateParking<Waiting> | undefined;
 
   constructor(
     readonly queue: PlannedJobQueue,
@@ -80,6 +86,11 @@ export class PartitionedConsumer {
   ) {
     this.partitions = options.partitions;
     this.ordered = queue.partitions!.ordered;
+    const keyLimits = options.keyLimits;
+    this.parking =
+      keyLimits !== undefined && keyLimits.parkedPerPartition > 0
+        ? new RateParking(keyLimits.parkedPerPartition, keyLimits.parkHorizonMs)
+        : undefined;
     const member = `${hostname()}/${process.pid}/${randomBytes(3).toString('hex')}`;
     this.membership = new PartitionMembership(
       deps.manager,
@@ -120,6 +131,7 @@ export class PartitionedConsumer {
     const keyLimits = this.options.keyLimits;
     if (keyLimits === undefined) return;
     keyLimits.limits.setOverride(target, key, override);
+    this.parking?.wakeAll();
     this.pump();
   }
 
@@ -133,7 +145,7 @@ export class PartitionedConsumer {
         ? {}
         : {
             limits: {
-              held: this.held,
+              held: this.held + (this.parking?.size ?? 0),
               deferred: this.options.keyLimits.limits.deferred,
               busiestKeys: this.options.keyLimits.limits.busiest(BUSIEST_KEYS, Date.now()),
             },
@@ -197,7 +209,10 @@ export class PartitionedConsumer {
     // per-key limits: room in each partition's prefetch for the deliveries waiting aside, so that a key at its
     // limit never fills the window the partition's other keys arrive through
     const keyLimits = this.options.keyLimits;
-    const held = keyLimits === undefined ? 0 : keyLimits.heldPerPartition + keyLimits.dueHeldPerPartition;
+    const held =
+      keyLimits === undefined
+        ? 0
+        : keyLimits.heldPerPartition + keyLimits.dueHeldPerPartition + keyLimits.parkedPerPartition;
     const settings = { ...this.settings, concurrency: this.settings.concurrency + held };
     const consumer = new QueueConsumer(this.partitions[index]!, settings, {
       ...this.deps,
@@ -334,16 +349,27 @@ export class PartitionedConsumer {
     });
   }
 
-  /** Starts what may start, in arrival order; re-delays what is over its key's limit beyond the bound. */
+  /**
+   * Starts what may start: the parked keys whose slot came first, then the waiting deliveries in arrival order
+   * until the slots are taken (what lies behind is looked at when one frees: O(what waits aside) a start, not
+   * O(everything held)); parks or re-delays what is over its key's limit beyond the bounds.
+   */
   private pump(): void {
     const keyLimits = this.options.keyLimits;
     const now = Date.now();
+    this.releaseParked(now);
     const aside = new Map<Owned, number>();
     const asideDue = new Map<Owned, number>();
     const asideOfKey = new Map<string, number>();
-    let wakeAt = Number.POSITIVE_INFINITY;
+    // parked keys due already wait for a free slot, which a run's end pumps for: no timer for them
+    const parkedWake = () => {
+      const at = this.parking?.nextDueAt ?? Number.POSITIVE_INFINITY;
+      return at > now ? at : Number.POSITIVE_INFINITY;
+    };
+    let wakeAt = parkedWake();
     this.held = 0;
     for (let i = 0; i < this.waiting.length; ) {
+      if (this.running >= this.settings.concurrency) break;
       const waiting = this.waiting[i]!;
       if (this.isStale(waiting)) {
         this.waiting.splice(i, 1);
@@ -353,10 +379,13 @@ export class PartitionedConsumer {
       const verdict: KeyLimitVerdict =
         keyLimits === undefined ? { kind: 'run' } : keyLimits.limits.check(waiting.jobName, waiting.key, now);
       if (verdict.kind === 'run') {
-        if (this.running < this.settings.concurrency) {
-          this.waiting.splice(i, 1);
-          void this.run(waiting.delivery, waiting.owned, waiting.key, waiting.jobName).then(waiting.done);
-        } else i++;
+        this.waiting.splice(i, 1);
+        void this.run(waiting.delivery, waiting.owned, waiting.key, waiting.jobName).then(waiting.done);
+        continue;
+      }
+      if (this.park(waiting, verdict, now)) {
+        this.waiting.splice(i, 1);
+        wakeAt = Math.min(wakeAt, parkedWake());
         continue;
       }
       // a job due within 11 delay units (a re-delayed one back early for its slot) waits aside in its own
@@ -368,7 +397,8 @@ export class PartitionedConsumer {
       else if (count <= keyLimits!.heldPerPartition) aside.set(waiting.owned, count);
       else {
         this.waiting.splice(i, 1);
-        this.defer(waiting, verdict, asideOfKey.get(waiting.key) ?? 0, now);
+        const parked = this.parking?.ofKey(waiting.jobName, waiting.key) ?? 0;
+        this.defer(waiting, verdict, (asideOfKey.get(waiting.key) ?? 0) + parked, now);
         continue;
       }
       asideOfKey.set(waiting.key, (asideOfKey.get(waiting.key) ?? 0) + 1);
@@ -377,6 +407,39 @@ export class PartitionedConsumer {
       i++;
     }
     this.wakeFor(wakeAt);
+  }
+
+  /**
+   * Parks a delivery over its key's rate whose slot (after the key's parked ones) is within the parking's
+   * horizon, if its partition has room: it starts on that slot from here, with no trip through the broker.
+   */
+  private park(
+    waiting: Waiting,
+    verdict: Extract<KeyLimitVerdict, { kind: 'capped' }>,
+    now: number,
+  ): boolean {
+    if (this.parking === undefined || verdict.limit !== 'rate' || verdict.freeAt === undefined) return false;
+    const n = this.parking.ofKey(waiting.jobName, waiting.key);
+    const slotAt = this.options.keyLimits!.limits.nextSlot(waiting.jobName!, waiting.key, n, now);
+    return slotAt !== undefined && this.parking.park(waiting, slotAt, verdict.freeAt, now);
+  }
+
+  /** Starts the parked deliveries whose key's slot has come, while the process has free slots. */
+  private releaseParked(now: number): void {
+    const parking = this.parking;
+    if (parking === undefined || now < parking.nextDueAt) return;
+    const limits = this.options.keyLimits!.limits;
+    parking.release(now, (waiting): ParkedDecision => {
+      if (this.isStale(waiting)) {
+        waiting.done();
+        return 'taken';
+      }
+      if (this.running >= this.settings.concurrency) return 'full';
+      const verdict = limits.check(waiting.jobName, waiting.key, now);
+      if (verdict.kind === 'capped') return { until: verdict.freeAt ?? now + MIN_PARKED_RECHECK_MS };
+      void this.run(waiting.delivery, waiting.owned, waiting.key, waiting.jobName).then(waiting.done);
+      return 'taken';
+    });
   }
 
   /** Re-delays a waiting delivery over its key's limit that finds no room aside, spending no attempt. */
@@ -478,6 +541,7 @@ export class PartitionedConsumer {
 
   /** Lets go of the deliveries of partitions handed over or of closed channels (the broker has them back). */
   private dropStale(): void {
+    for (const parked of this.parking?.drop((waiting) => this.isStale(waiting)) ?? []) parked.done();
     for (let i = 0; i < this.waiting.length; ) {
       const waiting = this.waiting[i]!;
       if (this.isStale(waiting)) {

@@ -44,7 +44,7 @@ describe('per-key limits across worker processes', () => {
       [],
     );
   });
-  it('starts at most max jobs of a key per window, and about max while it has a backlog', async () => {
+  it('starts at most max jobs of a key per window, and about max while it has a backlog parked in its owner', async () => {
     const { events, moves, publish } = await keyLimitFleet(workers, {
       rateMax: 5,
       rateMs: 1000,
@@ -59,6 +59,11 @@ describe('per-key limits across worker processes', () => {
     });
     // the guide's exception: a partition's new owner starts with an empty window; none moved here
     assert.equal(moves(), 0, 'no partition changed owner during the run');
+    // a backlog of 4 windows is parked in its owner until its slots: none went round the delay levels
+    assert.deepEqual(
+      events.filter((e) => e.kind === 'start' && e.limited !== undefined).map((e) => `${e.key}/${e.seq}`),
+      [],
+    );
     for (const key of keys) {
       const starts = startsOf(events, key);
       assert.equal(starts.length, 20, `key ${key} started each job once`);
