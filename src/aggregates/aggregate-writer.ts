@@ -1,5 +1,5 @@
 import type * as amqp from 'amqplib';
-import type { Logger } from '../core';
+import { closeChannel, type Logger } from '../core';
 import type { RecordTrust } from '../records';
 import { encodeAggregate, type AggregateRecord, type QueueCounts } from './aggregate-record';
 import type { BucketCollector, QueueTally } from './bucket-collector';
@@ -173,7 +173,7 @@ export class AggregateWriter {
     await this.closeBucket(align(Date.now(), this.options.bucketMs), true).catch(this.warn);
     const channel = this.channel;
     this.channel = undefined;
-    await channel?.close().catch(() => undefined);
+    await closeChannel(channel);
   }
 }
 

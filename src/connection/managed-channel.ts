@@ -1,5 +1,5 @@
 import type * as amqp from 'amqplib';
-import { jitteredBackoff, type Logger } from '../core';
+import { closeChannel, jitteredBackoff, type Logger } from '../core';
 import type { ConnectionManager } from './connection-manager';
 
 export interface ManagedChannelOptions<C extends amqp.Channel> {
@@ -67,7 +67,7 @@ export class ManagedChannel<C extends amqp.Channel = amqp.Channel> {
     if (this.reopenTimer) clearTimeout(this.reopenTimer);
     const channel = this.channel;
     this.channel = undefined;
-    if (channel) await channel.close().catch(() => undefined);
+    await closeChannel(channel);
   }
 
   private handleClose(channel: C, generation: number): void {

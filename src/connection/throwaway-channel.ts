@@ -1,5 +1,6 @@
 import type * as amqp from 'amqplib';
 import { isAmqpReply } from './amqp-reply';
+import { closeChannel } from '../core';
 
 /** Opens a plain channel: `() => manager.openChannel()`. */
 export type OpenChannel = () => Promise<amqp.Channel>;
@@ -24,7 +25,7 @@ export async function withThrowawayChannel<T>(
   try {
     return await work(channel);
   } finally {
-    const closed = channel.close().catch(() => undefined);
+    const closed = closeChannel(channel);
     if (waitForClose) await closed;
   }
 }

@@ -1,5 +1,5 @@
 import type * as amqp from 'amqplib';
-import type { Logger } from '../core';
+import { closeChannel, type Logger } from '../core';
 import { ManagedChannel, type ConnectionManager } from '../connection';
 import { consumerTimeoutArguments, MAX_CONSUMER_TIMEOUT_MS } from '../topology';
 
@@ -183,7 +183,7 @@ export class LeaderElection {
         { err: error, queue: this.queueName },
         'rejoining the election failed; re-opening the channel',
       );
-      await channel.close().catch(() => undefined);
+      await closeChannel(channel);
     }
   }
 

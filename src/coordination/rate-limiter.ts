@@ -1,5 +1,5 @@
 import type * as amqp from 'amqplib';
-import type { Logger } from '../core';
+import { closeChannel, type Logger } from '../core';
 import { ManagedChannel, type ConnectionManager } from '../connection';
 import { LeaderElection } from './leader-election';
 import type { ResolvedLimiter } from './limiter-options';
@@ -159,7 +159,7 @@ export class RateLimiter implements PermitGate {
         { err: error, queue: this.permitQueue },
         're-subscribing to permits failed; re-opening the channel',
       );
-      await channel.close().catch(() => undefined);
+      await closeChannel(channel);
     }
   }
 

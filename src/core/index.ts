@@ -18,3 +18,4 @@ export { MAX_DELAY_MS, KEY_MAX_BYTES, jobKeyProblem } from './limits';
 export { lostCreateRace } from './create-race';
 export * from './instrumentation';
 export { parseJsonObject } from './json-object';
+export { closeChannel, type ClosableChannel } from './close-channel';

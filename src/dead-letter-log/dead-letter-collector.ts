@@ -1,5 +1,5 @@
 import type * as amqp from 'amqplib';
-import type { Logger } from '../core';
+import { closeChannel, type Logger } from '../core';
 import { withThrowawayChannel, type OutgoingMessage } from '../connection';
 import { letterProperties, signedFields } from './log-record';
 import type { RecordTrust } from '../records';
@@ -66,7 +66,7 @@ export class DeadLetterCollector {
 
   async close(): Promise<void> {
     const channels = this.channels.splice(0);
-    await Promise.all(channels.map((c) => c.close().catch(() => undefined)));
+    await Promise.all(channels.map((c) => closeChannel(c)));
   }
 
   /**

@@ -1,5 +1,5 @@
 import type * as amqp from 'amqplib';
-import type { Logger } from '../core';
+import { closeChannel, type Logger } from '../core';
 import type { RecordTrust } from '../records';
 import { HEADERS } from '../message';
 import { eventWeight, MAX_BATCH_WEIGHT, type HistoryBatch, type HistoryEvent } from './history-event';
@@ -78,7 +78,7 @@ export class HistoryWriter {
     this.flush();
     const channel = this.channel;
     this.channel = undefined;
-    await channel?.close().catch(() => undefined);
+    await closeChannel(channel);
   }
 }
 

@@ -1,5 +1,5 @@
 import type * as amqp from 'amqplib';
-import type { Logger, WarrenEvents } from '../core';
+import { closeChannel, type Logger, type WarrenEvents } from '../core';
 import { firstLine } from '../history';
 import { HEADERS } from '../message';
 import type { RecordReader, RecordTrust } from '../records';
@@ -184,7 +184,7 @@ export class EventRelay {
     this.channel = undefined;
     for (const byValue of Object.values(this.interests)) byValue.clear();
     this.filters = 0;
-    await channel?.close().catch(() => undefined);
+    await closeChannel(channel);
   }
 
   private fieldsOf(kind: LiveEventKind, e: Record<string, unknown>): Partial<EventRecord> {

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import type * as amqp from 'amqplib';
-import type { Logger } from '../core';
+import { closeChannel, type Logger } from '../core';
 import { HEADERS } from '../message';
 import type { RecordReader, RecordTrust } from '../records';
 import { eventSubscriberQueueArguments, headersBindingArguments, type TopologyNaming } from '../topology';
@@ -129,7 +129,7 @@ export class JobEventSubscription implements AsyncIterable<SubscriptionMessage> 
     const channel = this.channel;
     this.channel = undefined;
     await channel?.waitForConfirms().catch(() => undefined);
-    await channel?.close().catch(() => undefined);
+    await closeChannel(channel);
     for (const waiter of this.waiters.splice(0)) waiter(undefined);
     this.deps.onClose(this);
   }

@@ -9,6 +9,7 @@ import {
 import type { TopologyNaming } from '../topology';
 import { exchangeExists } from '../connection';
 import type { RecordTrust } from '../records';
+import { closeChannel } from '../core';
 
 const DIRECT_REPLY_TO = 'amq.rabbitmq.reply-to';
 
@@ -69,7 +70,7 @@ export class ControlClient {
         (a, b) => a.process.host.localeCompare(b.process.host) || a.process.pid - b.process.pid,
       );
     } finally {
-      await channel.close().catch(() => undefined);
+      await closeChannel(channel);
     }
   }
 

@@ -1,5 +1,6 @@
 import type { ConfirmChannel, ConsumeMessage } from 'amqplib';
 import {
+  closeChannel,
   ConfigurationError,
   JobResultError,
   PublishError,
@@ -76,7 +77,7 @@ export class ResultChannel {
   async close(): Promise<void> {
     const channel = this.channel;
     this.lost();
-    if (channel) await (await channel.catch(() => undefined))?.close().catch(() => undefined);
+    if (channel) await closeChannel(await channel.catch(() => undefined));
   }
 
   private wait(job: PublishedJob): Waiting {

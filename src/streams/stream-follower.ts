@@ -2,6 +2,7 @@ import type * as amqp from 'amqplib';
 import { X_ARGS } from '../topology';
 import type { StreamRecord } from './stream-reader';
 import { visitSafely } from './visit-safely';
+import { closeChannel } from '../core';
 
 /** A consumer that stays on a stream and hands every new record to `visit`. */
 export interface StreamFollower {
@@ -64,7 +65,7 @@ export async function followStream(
     },
     close: async () => {
       isClosed = true;
-      await channel.close().catch(() => undefined);
+      await closeChannel(channel);
     },
   };
 }

@@ -2,7 +2,10 @@ import type * as amqp from 'amqplib';
 import { X_ARGS } from '../topology';
 import { consumeNoWait } from './nowait-consume';
 import { KEPT, PREFETCH_SET, type ReadChannel } from './read-channel';
+import { offsetArgument, type ReadOptions, type StreamRecord, type StreamStart } from './read-options';
 import { visitSafely } from './visit-safely';
+
+export type { ReadOptions, StreamRecord, StreamStart } from './read-options';
 
 const FIRST_RECORD_WAIT_FACTOR = 5;
 const FIRST_RECORD_MIN_WAIT_MS = 1000;
@@ -16,45 +19,12 @@ const LAST_CHUNK_QUIET_MS = 10;
 export const LAST_CHUNK_PREFETCH = 1000;
 /** No record for this long after a read at `last` starts means the stream is empty. */
 const LAST_CHUNK_FIRST_WAIT_MS = 500;
-
-/** One record read from a stream, with its offset. */
-export interface StreamRecord {
-  readonly offset: number;
-  readonly content: Buffer;
-  readonly properties: amqp.MessageProperties;
-}
-
 /**
- * Where a read starts: an offset, the first or the last chunk, or the first chunk written at or after a
- * time (ms; the broker keeps chunk times in seconds, so a read may start up to a second early).
+ * A read whose consume-ok has not come this long after it asked fails (ReadStalledError) instead of waiting on:
+ * a loaded broker answers within seconds, and a channel that ended without a word must not hold the read, and
+ * the process with its timer, for ever.
  */
-export type StreamStart = number | 'first' | 'last' | { readonly timestampMs: number };
-
-/** The `x-stream-offset` argument of a start: a timestamp goes as AMQP type `T`, in seconds. */
-function offsetArgument(from: StreamStart): unknown {
-  if (typeof from === 'object') return { '!': 'timestamp', value: Math.floor(from.timestampMs / 1000) };
-  return from;
-}
-
-export interface ReadOptions {
-  /** Stop after this many records. */
-  readonly max: number;
-  /**
-   * Stop after the record at this offset (inclusive). A promise is an end still being found (see
-   * readToEnd): until it settles the read goes on; undefined (an empty stream) ends it.
-   */
-  readonly until?: number | Promise<number | undefined>;
-  /**
-   * No record for this long after the last one means the end of the stream, ms. The first record may take
-   * longer (the broker opens the segment and seeks): up to FIRST_RECORD_WAIT_FACTOR times this, at least
-   * a second.
-   */
-  readonly idleMs: number;
-  /** Records in flight (basic.qos): bigger scans faster, a page needs no more than it shows. */
-  readonly prefetch: number;
-  /** How long to wait for the first record, ms; default FIRST_RECORD_WAIT_FACTOR × idleMs, at least 1 s. */
-  readonly firstWaitMs?: number;
-}
+export const CONSUME_OK_WAIT_MS = 30_000;
 
 /**
  * Reads a stream from an offset without consuming anything: a stream consumer on its own channel with
@@ -100,11 +70,14 @@ export async function readStream(
       // round trip alone can outlast a first wait): that one waits again (the heartbeat bounds a dead broker).
       let arrivals = 0;
       let consuming = release !== undefined; // a kept channel's consume has no consume-ok
+      const askedAt = Date.now();
       const quietAfter = (ms: number): NodeJS.Timeout => {
         const seen = arrivals;
         const look = () => {
           if (arrivals !== seen) return;
           if (consuming) finish();
+          else if (Date.now() - askedAt >= CONSUME_OK_WAIT_MS)
+            failed(new Error(`no consume-ok from the broker in ${CONSUME_OK_WAIT_MS} ms reading ${stream}`));
           else timer = quietAfter(ms);
         };
         return setTimeout(() => setImmediate(look), ms);
@@ -163,20 +136,22 @@ export async function readStream(
         timer = quietAfter(options.idleMs);
       };
       const args = { [X_ARGS.streamOffset]: offsetArgument(from) };
+      // A channel that closes mid-read (the broker refused, the connection went) ends the read with why, on
+      // either path: a consume the channel took down with it may never settle.
+      let closedWith: unknown;
+      const onError = (error: unknown) => {
+        closedWith = error;
+      };
+      const onClose = () => failed(closedWith ?? new Error(`channel closed reading ${stream}`));
+      channel.on('error', onError);
+      channel.once('close', onClose);
+      unwatch = () => {
+        channel.off('error', onError);
+        channel.off('close', onClose);
+      };
       // On a kept channel the consumer joins without waiting for its consume-ok (nowait-consume.ts); a
       // refusal closes the channel, which ends the read with the broker's error.
       if (release !== undefined) {
-        let closedWith: unknown;
-        const onError = (error: unknown) => {
-          closedWith = error;
-        };
-        const onClose = () => failed(closedWith ?? new Error(`channel closed reading ${stream}`));
-        channel.on('error', onError);
-        channel.once('close', onClose);
-        unwatch = () => {
-          channel.off('error', onError);
-          channel.off('close', onClose);
-        };
         try {
           if (consumeNoWait(channel, stream, onMessage, args)) return;
         } catch (error) {

@@ -1,5 +1,5 @@
 import type { Channel } from 'amqplib';
-import { TopologyConflictError } from '../core';
+import { closeChannel, TopologyConflictError } from '../core';
 import type { NamespaceRemoval } from './plan-removal';
 import type { TopologyPlan } from './topology-plan';
 
@@ -113,6 +113,6 @@ async function runPipelined(steps: readonly Step[], openChannel: () => Promise<C
       throw error;
     }
   } finally {
-    await channel.close().catch(() => undefined);
+    await closeChannel(channel);
   }
 }

@@ -1,6 +1,6 @@
 // size-exception: one queue's consumer state machine (subscribe, hold ahead, settle, pause, shutdown and a partition's handover share its fields and its channel)
 import type * as amqp from 'amqplib';
-import type { Logger } from '../core';
+import { closeChannel, type Logger } from '../core';
 import { isConsumerTimeout, ManagedChannel } from '../connection';
 import { consumerTimeoutArguments, type PlannedJobQueue } from '../topology';
 import { AckBatcher } from './ack-batcher';
@@ -295,7 +295,7 @@ export class QueueConsumer {
       if (this.state === 'consuming' && this.managed.current === channel) await this.subscribe();
     } catch (error) {
       this.log.warn({ err: error, queue: this.queue.name }, 're-subscribing failed; re-opening the channel');
-      await channel.close().catch(() => undefined);
+      await closeChannel(channel);
     }
   }
 

@@ -14,6 +14,9 @@ import { Charge, ChargeSwitch, deadLogOptions, Refund, StalePing } from '../fixt
 import { cleanup, testNamespace, testWarren } from '../support/test-broker';
 import { waitFor } from '../support/wait-for';
 import { launchChromium, screenshotFolder } from '../support/browser';
+import { reportLingering, trackTimers } from '../support/lingering';
+
+trackTimers();
 
 // The README's screenshots: rewritten only when asked, so a test run leaves the tree clean.
 const DOCS = screenshotFolder();
@@ -54,10 +57,17 @@ describe('dashboard in a browser', () => {
   });
 
   after(async () => {
+    // this file twice passed its tests in CI and then did not exit (120 s): say where, and what was still open
+    let step = 'browser.close';
+    reportLingering(() => `ui-dashboard.test, teardown at ${step}`);
     await browser?.close();
+    step = 'server.close';
     await server?.close();
+    step = 'ops.close';
     await ops?.close();
+    step = 'cleanup';
     await cleanup();
+    step = 'done';
   });
 
   async function open(role: 'admin' | 'operator' | 'viewer'): Promise<Page> {
