@@ -15,6 +15,8 @@ import { RecordTrust } from '../../../src/records';
 function recordingChannel(appended: { stream: string; record: AggregateRecord; headers: unknown }[]) {
   return {
     on: () => undefined,
+    once: () => undefined,
+    off: () => undefined,
     close: async () => undefined,
     publish: (_exchange: string, stream: string, content: Buffer, options: { headers?: unknown }) => {
       const record = decodeAggregate(content);

@@ -73,6 +73,8 @@ describe('what the history keeps of a payload and a result', () => {
     const sent: Buffer[] = [];
     const channel = {
       on: () => channel,
+      once: () => channel,
+      off: () => channel,
       publish: (_exchange: string, _queue: string, content: Buffer) => sent.push(content) > 0,
       close: async () => undefined,
     };
