@@ -20,7 +20,7 @@ export const LAST_CHUNK_PREFETCH = 1000;
 /** No record for this long after a read at `last` starts means the stream is empty. */
 const LAST_CHUNK_FIRST_WAIT_MS = 500;
 /**
- * A read whose consume-ok has not come this long after it asked fails (ReadStalledError) instead of waiting on:
+ * A read whose consume-ok has not come this long after it asked fails (a plain Error) instead of waiting on:
  * a loaded broker answers within seconds, and a channel that ended without a word must not hold the read, and
  * the process with its timer, for ever.
  */
