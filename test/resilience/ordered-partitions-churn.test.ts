@@ -1,6 +1,7 @@
 import { after, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { ChildWorkers, type ChildWorker } from '../fixtures/child-workers';
+import { laneOf } from '../../src/message';
 import { checkLedger } from '../fixtures/partition-ledger';
 import { ledgerJob, partitionTopology, type PartitionWorkerMessage } from '../fixtures/partition-worker';
 import { cleanup, testNamespace, testWarren } from '../support/test-broker';
@@ -16,6 +17,29 @@ const HEARTBEAT_MS = 200;
 const AMQP_HEARTBEAT_S = 1;
 
 type RunEvent = Extract<PartitionWorkerMessage, { kind: 'start' | 'end' | 'abort' }>;
+
+/**
+ * What a timed-out drain says: how many jobs are left, the first of them with their partition and their key's
+ * last ledger events, and who owns each partition, so a stall can be told from a slow machine.
+ */
+function leftOver(
+  events: readonly RunEvent[],
+  jobs: ReadonlyMap<string, number>,
+  workers: readonly ChildWorker<PartitionWorkerMessage>[],
+  owned: ReadonlyMap<number, readonly number[]>,
+): string {
+  const { lost } = checkLedger(events, jobs);
+  const first = lost.slice(0, 8).map((job) => {
+    const key = job.split('#')[0]!;
+    const last = events
+      .filter((e) => e.key === key)
+      .slice(-3)
+      .map((e) => `${e.kind} ${e.seq}@${e.attempt} pid ${e.pid} ${(Date.now() - e.at).toFixed(0)} ms ago`);
+    return `${job} (partition ${laneOf(key, PARTITIONS)}: ${last.join(', ') || 'never started'})`;
+  });
+  const owners = workers.map((w) => `${w.pid}: [${owned.get(w.pid)?.join(',') ?? ''}]`).join(' ');
+  return `${lost.length} left: ${first.join('; ')}; owners ${owners}`;
+}
 type Change = 'join' | 'sigterm' | 'sigkill' | 'freeze-short' | 'freeze-long';
 
 /**
@@ -156,7 +180,7 @@ describe('ordered partitions under churn (20,000 jobs, 500 keys, 20 joins and le
     const jobs = new Map(Array.from({ length: KEYS }, (_, k) => [`key-${k}`, ROUNDS] as const));
     await waitFor(() => checkLedger(events, jobs).lost.length === 0, {
       timeoutMs: 120_000,
-      what: () => `every job to complete (${checkLedger(events, jobs).lost.length} left)`,
+      what: () => `every job to complete (${leftOver(events, jobs, running(), owned)})`,
     });
     const report = checkLedger(events, jobs);
     console.log(
