@@ -1,4 +1,5 @@
 import type * as amqp from 'amqplib';
+import { ConnectionError } from '../core';
 import { X_ARGS } from '../topology';
 import { consumeNoWait } from './nowait-consume';
 import { KEPT, PREFETCH_SET, type ReadChannel } from './read-channel';
@@ -20,7 +21,7 @@ export const LAST_CHUNK_PREFETCH = 1000;
 /** No record for this long after a read at `last` starts means the stream is empty. */
 const LAST_CHUNK_FIRST_WAIT_MS = 500;
 /**
- * A read whose consume-ok has not come this long after it asked fails (a plain Error) instead of waiting on:
+ * A read whose consume-ok has not come this long after it asked fails (ConnectionError, CONNECTION_LOST) instead of waiting on:
  * a loaded broker answers within seconds, and a channel that ended without a word must not hold the read, and
  * the process with its timer, for ever.
  */
@@ -77,7 +78,12 @@ export async function readStream(
           if (arrivals !== seen) return;
           if (consuming) finish();
           else if (Date.now() - askedAt >= CONSUME_OK_WAIT_MS)
-            failed(new Error(`no consume-ok from the broker in ${CONSUME_OK_WAIT_MS} ms reading ${stream}`));
+            failed(
+              new ConnectionError(
+                'CONNECTION_LOST',
+                `no consume-ok from the broker in ${CONSUME_OK_WAIT_MS} ms reading ${stream}: the broker did not answer`,
+              ),
+            );
           else timer = quietAfter(ms);
         };
         return setTimeout(() => setImmediate(look), ms);
@@ -142,7 +148,14 @@ export async function readStream(
       const onError = (error: unknown) => {
         closedWith = error;
       };
-      const onClose = () => failed(closedWith ?? new Error(`channel closed reading ${stream}`));
+      const onClose = () =>
+        failed(
+          closedWith ??
+            new ConnectionError(
+              'CONNECTION_LOST',
+              `the channel closed reading ${stream} (its connection closed)`,
+            ),
+        );
       channel.on('error', onError);
       channel.once('close', onClose);
       unwatch = () => {

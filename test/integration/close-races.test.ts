@@ -2,8 +2,9 @@ import { after, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { defineTopology } from '../../src';
-import { closeChannel } from '../../src/core';
+import { closeChannel, ConnectionError } from '../../src/core';
 import { createOps } from '../../src/ops';
+import { readStream } from '../../src/streams';
 import { BROKER_URL, cleanup, rawConnection, testNamespace, testWarren } from '../support/test-broker';
 
 /** Resolves to 'settled' when `promise` settles within `ms`, else to 'hung'. */
@@ -42,6 +43,39 @@ describe('a connection closed while its channels are busy', () => {
     await channel.close();
     assert.equal(await settlesWithin(closeChannel(channel), 1000), 'settled');
     await connection.close();
+  });
+
+  it('a stream read whose connection closes mid-read fails with a typed ConnectionError', async () => {
+    const stream = `${testNamespace('close-read')}.stream`;
+    const connection = await rawConnection();
+    connection.on('error', () => undefined);
+    const setup = await connection.createChannel();
+    await setup.assertQueue(stream, { durable: true, arguments: { 'x-queue-type': 'stream' } });
+    // an empty stream read from its first record: the read waits for records until its connection closes
+    const read = readStream(
+      () => connection.createChannel(),
+      stream,
+      'first',
+      {
+        max: 1000,
+        idleMs: 60_000,
+        prefetch: 10,
+      },
+      () => true,
+    );
+    const outcome = read.then(
+      () => 'resolved',
+      (error: unknown) => error,
+    );
+    await sleep(300);
+    const other = await rawConnection();
+    await connection.close().catch(() => undefined);
+    const error = await Promise.race([outcome, sleep(5000).then(() => 'hung')]);
+    assert.ok(error instanceof ConnectionError, `the read ended with ${String(error)}`);
+    assert.equal(error.code, 'CONNECTION_LOST');
+    const cleanupChannel = await other.createChannel();
+    await cleanupChannel.deleteQueue(stream);
+    await other.close();
   });
 
   it('ops.close() during searches, lookups and queue reads: every call settles', async () => {
