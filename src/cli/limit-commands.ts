@@ -69,12 +69,15 @@ export const LIMIT_COMMANDS: Readonly<globalThis.Record<string, (ctx: LimitConte
   },
 
   async 'limits set'({ ops, args, values }) {
+    // the positionals first: `limits set job --max 3` lacks its key, whatever its options say
+    const target = arg(args, 0, 'target');
+    const key = arg(args, 1, 'key');
     const concurrency = overrideOf('concurrency', values.concurrency);
     const max = overrideOf('max', values.max);
     if (concurrency === undefined && max === undefined) throw new CliError('give --concurrency and/or --max');
     const record = await ops.limits.set({
-      target: arg(args, 0, 'target'),
-      key: arg(args, 1, 'key'),
+      target,
+      key,
       ...(concurrency !== undefined ? { concurrency } : {}),
       ...(max !== undefined ? { max } : {}),
     });

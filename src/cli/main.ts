@@ -162,10 +162,13 @@ export function argumentProblem(error: unknown): string {
       ?.replace(/ <value>$/, '')
       .replace(/^-\w, /, '') ?? '?';
   if (code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION') return `unknown option '${option}'`;
-  if (code === 'ERR_PARSE_ARGS_INVALID_OPTION_VALUE')
-    return /argument missing/.test(message)
-      ? `option '${option}' needs a value`
-      : `option '${option}' takes no value`;
+  if (code === 'ERR_PARSE_ARGS_INVALID_OPTION_VALUE') {
+    if (/argument missing/.test(message)) return `option '${option}' needs a value`;
+    // the value given starts with a dash (`--max -3`): parseArgs takes it for an option
+    if (/ambiguous/.test(message))
+      return `option '${option}' needs a value; one that starts with '-' goes as ${option}=<value>`;
+    return `option '${option}' takes no value`;
+  }
   return firstLine(error);
 }
 

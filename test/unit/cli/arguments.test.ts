@@ -24,6 +24,10 @@ describe('warren command line: flag errors', () => {
     [['queues', '-x'], "unknown option '-x'"],
     [['queues', '--url'], "option '--url' needs a value"],
     [['queues', '--yes=1'], "option '--yes' takes no value"],
+    [
+      ['limits', 'set', 'job', 'key', '--max', '-3'],
+      "option '--max' needs a value; one that starts with '-' goes as --max=<value>",
+    ],
   ] as const) {
     it(`exits 1 with one line naming the reason and the code for ${argv.join(' ')}`, async () => {
       const { code, stderr } = await run(argv);
