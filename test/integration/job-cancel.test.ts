@@ -93,9 +93,10 @@ describe('cancel reports at the call', () => {
     await worker.publish(
       'email.send',
       { id: 'a', ms: 0 },
-      { jobId: 'cli-cancel', delayMs: 6000, controllable: true },
+      // two runs of the command come before the due time: at load 13 they took more than 6 s
+      { jobId: 'cli-cancel', delayMs: 10_000, controllable: true },
     );
-    await worker.publish('email.send', { id: 'b', ms: 0 }, { jobId: 'ops-cancel', delayMs: 6000 });
+    await worker.publish('email.send', { id: 'b', ms: 0 }, { jobId: 'ops-cancel', delayMs: 10_000 });
     const run = await runCli(['job', 'cancel', 'cli-cancel', '--json'], { cwd: configDir(namespace) });
     assert.equal(run.code, 0, run.stderr);
     const printed = JSON.parse(run.stdout) as { jobId: string; action: string; dueAt: string };
@@ -116,7 +117,7 @@ describe('cancel reports at the call', () => {
     }
     await waitFor(() => discarded.includes('cli-cancel') && discarded.includes('ops-cancel'), {
       what: 'both held messages to come due and be discarded',
-      timeoutMs: 10_000,
+      timeoutMs: 15_000,
     });
     assert.equal(log.length, 0, 'neither ran');
   });

@@ -1,3 +1,4 @@
+import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -17,6 +18,13 @@ export interface CliRun {
   readonly code: number;
   readonly stdout: string;
   readonly stderr: string;
+}
+
+/** The run failed with exit code `code` and one line on stderr matching `pattern`. */
+export function failsWith(run: CliRun, pattern: RegExp, code = 1): void {
+  assert.equal(run.code, code, `exit code (stderr: ${run.stderr})`);
+  assert.match(run.stderr, pattern);
+  assert.equal(run.stderr.trim().split('\n').length, 1, 'one line');
 }
 
 /** Runs the compiled `warren` command as a subprocess (no TTY: stdin is closed). */
