@@ -20,8 +20,23 @@ class BenchJob implements JobHandler<Job> {
   }
 }
 
-/** The retry scenarios: two attempts, the first always fails; the backoff (ms) is the scenario's. */
+/**
+ * The retry scenarios' job classes, one per backoff for the life of the process, as an application defines its
+ * job classes once: a class made anew for each run gave every run's handler a new map, and the worker's
+ * optimized code deoptimized on it each run (V8 `wrong map`), a cost an application never pays.
+ */
+const FAIL_ONCE_JOBS = new Map<number, ReturnType<typeof makeFailOnceJob>>();
+
 function failOnceJob(backoffMs: number) {
+  const known = FAIL_ONCE_JOBS.get(backoffMs);
+  if (known !== undefined) return known;
+  const job = makeFailOnceJob(backoffMs);
+  FAIL_ONCE_JOBS.set(backoffMs, job);
+  return job;
+}
+
+/** The retry scenarios: two attempts, the first always fails; the backoff (ms) is the scenario's. */
+function makeFailOnceJob(backoffMs: number) {
   @JobDecorator('bench.retry', { queue: 'jobs', attempts: 2, backoff: { type: 'fixed', delayMs: backoffMs } })
   class FailOnceJob implements JobHandler<Job> {
     constructor(private readonly onCompleted: (job: Job) => void) {}

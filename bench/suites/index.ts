@@ -217,7 +217,7 @@ export const SUITES: readonly Suite[] = [
     name: 'profile',
     summary: 'one hot path of one contender, optionally under the V8 profiler (no rounds, no report)',
     usage:
-      'consume|publish|bulk [--contender=warren] [--jobs=N] [--concurrency=N] [--callers=N] [--cpu-prof=FILE] [--tracing|--context-only]',
+      'consume|publish|bulk|retry [--contender=warren] [--jobs=N] [--concurrency=N] [--callers=N] [--backoff=MS] [--queues=classic|quorum] [--exchange] [--cpu-prof=FILE] [--tracing|--context-only]',
     quickArgs: ['--jobs=500'],
     load: () => import('./profile'),
   },

@@ -6,6 +6,8 @@
 //   npm run bench -- profile bulk --jobs=20000 --contender=warren
 //   npm run bench -- profile retry --concurrency=100 --jobs=10000 --backoff=0 --contender=warren
 // (retry: every job fails once and is retried after --backoff ms; the profile covers both runs of each)
+// --queues=classic|quorum: the job queue's type (default quorum); --exchange: warren publishes through a
+// direct exchange of its topology, as the throughput suite's scenarios do
 // The profile covers the timed part only (not connecting, not the consume scenario's prefill);
 // then: npm run bench -- profile-summary /tmp/consume.cpuprofile
 // --tracing (warren only): with warrenTracing(), every span sampled, to a no-op exporter through the SDK's
@@ -20,7 +22,7 @@ import { CONTENDER_NAMES, ContenderName, createContender } from '../adapters';
 import { runCallers } from '../lib/callers';
 import { makeJob, makeJobs } from '../lib/job';
 
-const USAGE = `usage: npm run bench -- profile consume|publish|bulk|retry [--contender=${CONTENDER_NAMES.join('|')}] [--jobs=N] [--concurrency=N] [--callers=N] [--backoff=MS] [--cpu-prof=FILE] [--tracing|--context-only]`;
+const USAGE = `usage: npm run bench -- profile consume|publish|bulk|retry [--contender=${CONTENDER_NAMES.join('|')}] [--jobs=N] [--concurrency=N] [--callers=N] [--backoff=MS] [--queues=classic|quorum] [--exchange] [--cpu-prof=FILE] [--tracing|--context-only]`;
 
 async function main(): Promise<void> {
   const [mode, ...rest] = process.argv.slice(2);
@@ -53,7 +55,10 @@ async function main(): Promise<void> {
     : await createContender(name, env);
   const queue = `bench-profile-${randomBytes(4).toString('hex')}`;
   const backoffMs = Number(flags.get('backoff') ?? 0);
-  await contender.setup(queue, mode === 'retry' ? { retryBackoffMs: backoffMs } : {});
+  const queueType = (flags.get('queues') ?? 'quorum') as 'classic' | 'quorum';
+  if (queueType !== 'classic' && queueType !== 'quorum') throw new Error(USAGE);
+  const features = { queueType, jobsExchange: flags.has('exchange') };
+  await contender.setup(queue, mode === 'retry' ? { ...features, retryBackoffMs: backoffMs } : features);
   try {
     const start = performance.now();
     const cpuStart = process.cpuUsage();

@@ -126,7 +126,9 @@ export class OutcomeSettler {
     }
     if (this.deps.log.isLevelEnabled?.('info') !== false)
       this.deps.log.info({ ...base, err: error, delayMs: decision.delayMs }, 'attempt failed; retrying');
+    // built only for someone to read, like `failed`: on every retry, as many objects as the republish
     const retried = () =>
+      this.deps.listens('retried', job.jobId, job.name, delivery.queue.key) &&
       this.deps.emit('retried', {
         ...base,
         ...ran,
@@ -147,8 +149,8 @@ export class OutcomeSettler {
       retried();
       return;
     }
-    const headers = { ...carried, [HEADERS.attempt]: decision.nextAttempt };
-    if (await republisher.delayed(delivery, decision.delayMs, headers)) retried();
+    carried[HEADERS.attempt] = decision.nextAttempt;
+    if (await republisher.delayed(delivery, decision.delayMs, carried)) retried();
   }
 
   /** An open breaker's failure: the job waits out the breaker, its attempt not spent. */

@@ -83,6 +83,16 @@ describe('the wire format', () => {
     assert.equal(props.messageId, 'm');
   });
 
+  it('removes the headers the changes set to undefined and keeps any other, whatever its name', () => {
+    const props = republishProperties(
+      {
+        headers: { 'warren-deliver-at': 5, 'warren-attempt': 1, toString: 'foreign', CC: ['q'] },
+      } as never,
+      { 'warren-deliver-at': undefined, 'warren-attempt': 2, constructor: undefined },
+    );
+    assert.deepEqual(props.headers, { toString: 'foreign', 'warren-attempt': 2 });
+  });
+
   it('never republishes reply_to: a direct reply-to address moves to warren-reply-to, any other is dropped', () => {
     // RabbitMQ 3.10 closes the channel (406) of a publish whose reply_to is direct reply-to when that
     // channel does not consume it: a retry or dead letter keeping it would kill the worker's channel.
