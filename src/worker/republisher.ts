@@ -41,14 +41,13 @@ export class Republisher {
     const { message, queue } = delivery;
     const delay = this.deps.delay;
     // added to the caller's own object: a spread with a computed key is built on V8's slow path, every retry
-    const changes = headers;
-    changes[HEADERS.deliverAt] = delayMs > delay.maxDelayMs ? Date.now() + delayMs : undefined;
+    headers[HEADERS.deliverAt] = delayMs > delay.maxDelayMs ? Date.now() + delayMs : undefined;
     const route =
       delayMs > 0 ? delayRoute(delay, delayMs, queue.name) : { exchange: '', routingKey: queue.name };
     const sent = await this.republish(
       delivery,
       route,
-      republishProperties(message.properties, changes),
+      republishProperties(message.properties, headers),
       delivery.eventBase(),
     );
     if (typeof sent === 'boolean') return sent;

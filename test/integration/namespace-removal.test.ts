@@ -8,7 +8,7 @@ import { NamespaceInUseError } from '../../src';
 import { createOps, type WarrenOps } from '../../src/ops';
 import { ChildWorkers } from '../fixtures/child-workers';
 import { removalAppOptions, type NamespaceWorkerMessage } from '../fixtures/namespace-worker';
-import { ROOT, runCli } from '../support/run-cli';
+import { failsWith, ROOT, runCli } from '../support/run-cli';
 import { cleanup, MANAGEMENT_URL, rawConnection, testNamespace, testWarren } from '../support/test-broker';
 import { passTime, waitFor } from '../support/wait-for';
 
@@ -370,11 +370,9 @@ describe('warren namespace remove', () => {
     );
     assert.ok(result.queues.includes(`${a}.warren.dead-log`));
     assert.deepEqual(within(await brokerNames(), a), []);
-    failsWithUsage(await runCli(['namespace', 'remove', '--wait', 'soon', '--yes'], { cwd }));
+    failsWith(
+      await runCli(['namespace', 'remove', '--wait', 'soon', '--yes'], { cwd }),
+      /--wait must be a whole number.*\[CLI_USAGE\]/,
+    );
   });
 });
-
-function failsWithUsage(run: { code: number; stderr: string }): void {
-  assert.equal(run.code, 1, run.stderr);
-  assert.match(run.stderr, /--wait must be a whole number.*\[CLI_USAGE\]/);
-}

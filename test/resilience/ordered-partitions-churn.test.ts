@@ -40,6 +40,7 @@ function leftOver(
   const owners = workers.map((w) => `${w.pid}: [${owned.get(w.pid)?.join(',') ?? ''}]`).join(' ');
   return `${lost.length} left: ${first.join('; ')}; owners ${owners}`;
 }
+
 type Change = 'join' | 'sigterm' | 'sigkill' | 'freeze-short' | 'freeze-long';
 
 /**
