@@ -8,7 +8,7 @@ import {
 import {
   combineInstrumentation,
   ConfigurationError,
-  createSilentLogger,
+  resolveLogger,
   resolveJobDefaults,
   type EmitEvent,
   type Instrumentation,
@@ -83,7 +83,7 @@ export function resolveWarrenConfig(
   emit: EmitEvent = IGNORE_EVENTS,
 ): WarrenConfig {
   checkWarrenOptionKeys(options);
-  const log = options.logger ?? createSilentLogger();
+  const log = resolveLogger('logger', options.logger);
   const connection = resolveWarrenConnectionOptions(options);
   const topologyOptions = resolveWarrenTopologyOptions(options);
   const publisher = resolvePublisherOptions(options.publisher);

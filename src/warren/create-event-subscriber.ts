@@ -1,6 +1,6 @@
 import 'reflect-metadata';
 import { ConnectionManager } from '../connection';
-import { createSilentLogger } from '../core';
+import { resolveLogger } from '../core';
 import { resolveJobLimiters } from '../coordination';
 import { readJobDefinition } from '../decorators';
 import { JobEventSubscriber } from '../job-events';
@@ -34,7 +34,7 @@ export type EventSubscriberOptions = Pick<
 export async function createEventSubscriber(
   options: EventSubscriberOptions = {},
 ): Promise<JobEventSubscriber> {
-  const log = options.logger ?? createSilentLogger();
+  const log = resolveLogger('logger', options.logger);
   const definitions = (options.jobs ?? []).map((job) => readJobDefinition(job));
   const cron = readCronDeclarations({ enabled: false }, options.jobs ?? []);
   const plan = planWarrenTopology(options, definitions, cron, resolveJobLimiters(definitions));

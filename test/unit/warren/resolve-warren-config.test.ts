@@ -109,6 +109,16 @@ describe('resolveWarrenConfig', () => {
     );
   });
 
+  it("refuses a logger without pino's methods with a ConfigurationError naming them", () => {
+    for (const logger of [false, 'pino', { info() {}, warn() {}, error() {}, debug() {} }])
+      assert.throws(
+        () => resolveWarrenConfig({ logger: logger as never }),
+        (error: unknown) =>
+          error instanceof ConfigurationError && /^logger must be a pino logger .*child/.test(error.message),
+        String(logger),
+      );
+  });
+
   it("names the job's path when its own setting is invalid", () => {
     assert.throws(
       () => resolveWarrenConfig({ url: NOWHERE, topology, handlers: [new BadAttempts()] }),
