@@ -179,6 +179,28 @@ export class Cluster {
     return undefined;
   }
 
+  /**
+   * How many of the quorum queues whose name starts with `prefix` each node leads now, as the cluster's metadata
+   * says (read through the first node that answers): node number -> queues led. Undefined when no node answered.
+   */
+  async quorumLeaders(prefix: string): Promise<Map<number, number> | undefined> {
+    const expression =
+      'lists:foreach(fun(Q) -> {_, Nd} = amqqueue:get_pid(Q), io:format("qq-leader ~s~n", [Nd]) end, ' +
+      `[Q || Q <- rabbit_amqqueue:list(<<"/">>), amqqueue:get_type(Q) =:= rabbit_quorum_queue, ` +
+      `binary:longest_common_prefix([element(4, amqqueue:get_name(Q)), <<"${prefix}">>]) =:= ${Buffer.byteLength(prefix)}]).`;
+    for (let node = 1; node <= this.nodes; node++) {
+      const result = await netsplit(this.server, ['ctl', String(node), 'eval', expression], 30_000);
+      if (!result.ok) continue;
+      const led = new Map<number, number>();
+      for (const match of result.out.matchAll(/^qq-leader wsplit(\d+)@/gm)) {
+        const leader = Number(match[1]);
+        led.set(leader, (led.get(leader) ?? 0) + 1);
+      }
+      return led;
+    }
+    return undefined;
+  }
+
   /** Copies every node's log folder to `folder`/nK (before a clean removes them). */
   async keepLogs(folder: string): Promise<void> {
     await netsplit(this.server, ['logs', folder]);

@@ -10,6 +10,8 @@ export interface ControlEvent {
   readonly e: string;
   readonly id?: string;
   readonly t: number;
+  /** control-delays: when a published message is due out of its delay */
+  readonly due?: number;
 }
 
 export interface ControlClient {

@@ -21,7 +21,7 @@
  * is dead-lettered (at most once, by the broker) instead of delivered again.
  *
  *   node dist/test/partitions/control-delays.js [--shape random-node] [--seed 20261205] [--duration 180] [--nodes 5]
- *     [--topology holds|levels] [--target plain|warren]
+ *     [--topology holds|levels] [--target plain|warren] [--chase]
  *   (as root; WARREN_TEST_SERVER=3.10|4.3, default 4.3; builds and removes its cluster)
  */
 import { join } from 'node:path';
@@ -39,7 +39,7 @@ import { delayLevelAssertion } from '../../src/topology/queue-arguments';
 import { Cluster, cleanSync, netsplit } from './cluster';
 import { startControlClient, type ControlClient } from './control-client';
 import { PARTITION_DELAY } from './workload-config';
-import { CLIENTS, planNemesis, SHAPES, type Shape } from './nemesis';
+import { CLIENTS, cutGroups, type NemesisOp, planNemesis, SHAPES, type Shape, withClients } from './nemesis';
 
 const HOLD_1 = 'split-control-hold-8s';
 const HOLD_2 = 'split-control-hold-7s';
@@ -71,6 +71,7 @@ const QUEUES = [
   TARGET,
   ...(TARGET_KIND === 'warren' ? [TARGET_DEAD] : []),
 ];
+const iso = (t: number | undefined) => (t === undefined ? '-' : new Date(t).toISOString());
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 const log = (event: Record<string, unknown>) => console.log(JSON.stringify({ ...event, t: Date.now() }));
 
@@ -159,11 +160,10 @@ async function publish(client: string, urls: readonly string[]): Promise<void> {
       void closed.then(() => (lost = true));
       while (!stop && !lost) {
         const id = `${client}-${++n}`;
-        log({ e: 'publish', id });
+        const delayMs = TOPOLOGY === 'levels' ? 1_000 + Math.floor(Math.random() * 15_000) : 15_000;
+        log({ e: 'publish', id, due: Date.now() + delayMs });
         const route =
-          TOPOLOGY === 'levels'
-            ? delayRoute(LEVELS, 1_000 + Math.floor(Math.random() * 15_000), TARGET)
-            : { exchange: '', routingKey: HOLD_1 };
+          TOPOLOGY === 'levels' ? delayRoute(LEVELS, delayMs, TARGET) : { exchange: '', routingKey: HOLD_1 };
         channel.publish(
           route.exchange,
           route.routingKey,
@@ -224,6 +224,34 @@ async function depths(server: string, cluster: Cluster): Promise<Record<string, 
   return Object.fromEntries(rows.map((row) => [row.queue, row.messages]));
 }
 
+/**
+ * `--chase`: the fault of a random-node, one-way or pause step falls on the node that leads the most of the
+ * control's quorum queues at that moment, instead of the seed's node, so that every fault makes delay levels
+ * with messages in flight elect a new leader (what the suite's 3.10 losses had in common: a level led by the
+ * faulted node when a message expired there).
+ */
+async function chased(cluster: Cluster, shape: Shape, op: NemesisOp): Promise<NemesisOp> {
+  if (op.op !== 'cut' && op.op !== 'pause') return op;
+  const led = await cluster.quorumLeaders('split-control');
+  if (led === undefined || led.size === 0) return op;
+  const node = [...led.entries()].sort((a, b) => b[1] - a[1] || a[0] - b[0])[0]![0];
+  const others = Array.from({ length: cluster.nodes }, (_, i) => `n${i + 1}`).filter((n) => n !== `n${node}`);
+  if (op.op === 'pause') return { op: 'pause', node };
+  if (shape === 'random-node')
+    return {
+      op: 'cut',
+      label: `n${node} isolated (leads ${led.get(node)})`,
+      grudges: cutGroups([[`n${node}`], others], cluster.nodes),
+    };
+  if (shape === 'one-way')
+    return {
+      op: 'cut',
+      label: `n${node} deaf to the others (leads ${led.get(node)})`,
+      grudges: withClients({ [`n${node}`]: others.map((from) => ({ from, p: 1 })) }, cluster.nodes),
+    };
+  throw new Error(`--chase takes random-node, one-way or pause, not ${shape}`);
+}
+
 async function orchestrate(): Promise<void> {
   const { values } = parseArgs({
     args: process.argv.slice(2),
@@ -234,6 +262,7 @@ async function orchestrate(): Promise<void> {
       nodes: { type: 'string', default: '5' },
       topology: { type: 'string', default: 'holds' },
       target: { type: 'string', default: 'plain' },
+      chase: { type: 'boolean', default: false },
     },
   });
   const shape = values.shape as Shape;
@@ -250,14 +279,19 @@ async function orchestrate(): Promise<void> {
     const publishers = CLIENTS.map((c) => start(server, c, 'publish', cluster.urlsFor(c)));
     const consumers = CLIENTS.map((c) => start(server, c, 'consume', cluster.urlsFor(c)));
     const began = Date.now();
+    let paused: number | undefined;
     for (const step of planNemesis(shape, cluster.nodes, durationMs, Number(values.seed))) {
       await sleep(began + step.atMs - Date.now());
-      if (step.op.op === 'cut') await cluster.cut(step.op.grudges);
-      else if (step.op.op === 'heal') await cluster.heal();
-      else throw new Error(`control-delays runs cuts and heals only, not ${step.op.op}`);
-      console.log(
-        `control: ${step.op.op === 'cut' ? step.op.label : 'healed'} at ${new Date().toISOString()}`,
-      );
+      const op = values.chase ? await chased(cluster, shape, step.op) : step.op;
+      if (op.op === 'cut') await cluster.cut(op.grudges);
+      else if (op.op === 'heal') await cluster.heal();
+      else if (op.op === 'pause') {
+        paused = op.node;
+        await cluster.signal(op.node, 'pause');
+      } else if (op.op === 'resume') await cluster.signal(paused ?? op.node, 'resume');
+      else throw new Error(`control-delays runs cuts, heals and pauses only, not ${op.op}`);
+      const label = op.op === 'cut' ? op.label : op.op === 'pause' ? `n${op.node} paused` : op.op;
+      console.log(`control: ${label} at ${new Date().toISOString()}`);
     }
     await sleep(began + durationMs - Date.now());
     await cluster.heal();
@@ -281,9 +315,21 @@ async function orchestrate(): Promise<void> {
     );
     const published = publishers.flatMap((p) => p.events.filter((e) => e.e === 'publish'));
     const lost = confirmed.filter((id) => !received.has(id));
+    const when = (id: string, e: string) =>
+      publishers.flatMap((p) => p.events).find((event) => event.id === id && event.e === e);
+    for (const id of lost)
+      console.log(
+        `control-delays: lost ${id}: published ${iso(when(id, 'publish')?.t)}, confirmed ${iso(when(id, 'confirmed')?.t)}, due ${iso(when(id, 'publish')?.due)}`,
+      );
     const after = await depths(server, cluster);
+    const backlog = (await cluster.quorumHeld('split-control'))?.filter(
+      (q) => q.checkedOut + q.deadLetterWaiting + q.deadLetterUnconfirmed > 0,
+    );
     console.log(
-      `control-delays (${TOPOLOGY}, ${TARGET_KIND} target): RabbitMQ ${server}, ${shape}, seed ${values.seed}, ${cluster.nodes} nodes, ${values.duration} s: published ${published.length}, confirmed ${confirmed.length}, received ${received.size}, lost ${lost.length}${lost.length > 0 ? ` (${lost.join(' ')})` : ''}; queues after: ${JSON.stringify(after)}`,
+      `control-delays: held beyond the message counts (queue ready/checked-out/dead-letter waiting/unconfirmed): ${backlog === undefined ? 'not read' : backlog.map((q) => `${q.queue} ${q.ready}/${q.checkedOut}/${q.deadLetterWaiting}/${q.deadLetterUnconfirmed}`).join(', ') || 'none'}`,
+    );
+    console.log(
+      `control-delays (${TOPOLOGY}, ${TARGET_KIND} target${values.chase ? ", chasing the levels' leaders" : ''}): RabbitMQ ${server}, ${shape}, seed ${values.seed}, ${cluster.nodes} nodes, ${values.duration} s: published ${published.length}, confirmed ${confirmed.length}, received ${received.size}, lost ${lost.length}${lost.length > 0 ? ` (${lost.join(' ')})` : ''}; queues after: ${JSON.stringify(after)}`,
     );
   } finally {
     cleanSync();
