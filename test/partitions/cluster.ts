@@ -150,53 +150,60 @@ export class Cluster {
    * Undefined when no node answered.
    */
   async quorumHeld(prefix: string): Promise<QuorumHeld[] | undefined> {
-    const expression =
-      'lists:foreach(fun(Q) -> {RN, Nd} = amqqueue:get_pid(Q), Name = element(4, amqqueue:get_name(Q)), ' +
-      'case catch rpc:call(Nd, ra, local_query, [{RN, Nd}, fun rabbit_fifo:overview/1], 10000) of ' +
-      '{ok, {_, O}, _} when is_map(O) -> io:format("qq-held ~s ~b ~b ~b ~b~n", [Name, ' +
-      'maps:get(num_ready_messages, O, -1), maps:get(num_checked_out, O, -1), ' +
-      'maps:get(num_discarded, O, -1), maps:get(num_discard_checked_out, O, -1)]); ' +
-      '_ -> io:format("qq-held ~s -1 -1 -1 -1~n", [Name]) end end, ' +
-      `[Q || Q <- rabbit_amqqueue:list(<<"/">>), amqqueue:get_type(Q) =:= rabbit_quorum_queue, ` +
-      `binary:longest_common_prefix([element(4, amqqueue:get_name(Q)), <<"${prefix}">>]) =:= ${Buffer.byteLength(prefix)}]).`;
-    for (let node = 1; node <= this.nodes; node++) {
-      const result = await netsplit(this.server, ['ctl', String(node), 'eval', expression], 60_000);
-      if (!result.ok) continue;
-      return result.out
-        .split('\n')
-        .filter((line) => line.startsWith('qq-held '))
-        .map((line) => {
-          const [, queue, ready, checkedOut, discarded, discardCheckedOut] = line.trim().split(' ');
-          return {
-            queue: queue!,
-            ready: Number(ready),
-            checkedOut: Number(checkedOut),
-            deadLetterWaiting: Number(discarded),
-            deadLetterUnconfirmed: Number(discardCheckedOut),
-          };
-        });
-    }
-    return undefined;
+    const out = await this.evalOnEachQuorumQueue(
+      prefix,
+      '{RN, Nd} = amqqueue:get_pid(Q), Name = element(4, amqqueue:get_name(Q)), ' +
+        'case catch rpc:call(Nd, ra, local_query, [{RN, Nd}, fun rabbit_fifo:overview/1], 10000) of ' +
+        '{ok, {_, O}, _} when is_map(O) -> io:format("qq-held ~s ~b ~b ~b ~b~n", [Name, ' +
+        'maps:get(num_ready_messages, O, -1), maps:get(num_checked_out, O, -1), ' +
+        'maps:get(num_discarded, O, -1), maps:get(num_discard_checked_out, O, -1)]); ' +
+        '_ -> io:format("qq-held ~s -1 -1 -1 -1~n", [Name]) end',
+    );
+    return out
+      ?.split('\n')
+      .filter((line) => line.startsWith('qq-held '))
+      .map((line) => {
+        const [, queue, ready, checkedOut, discarded, discardCheckedOut] = line.trim().split(' ');
+        return {
+          queue: queue!,
+          ready: Number(ready),
+          checkedOut: Number(checkedOut),
+          deadLetterWaiting: Number(discarded),
+          deadLetterUnconfirmed: Number(discardCheckedOut),
+        };
+      });
   }
 
   /**
    * How many of the quorum queues whose name starts with `prefix` each node leads now, as the cluster's metadata
-   * says (read through the first node that answers): node number -> queues led. Undefined when no node answered.
+   * says: node number -> queues led. Undefined when no node answered.
    */
   async quorumLeaders(prefix: string): Promise<Map<number, number> | undefined> {
+    const out = await this.evalOnEachQuorumQueue(
+      prefix,
+      '{_, Nd} = amqqueue:get_pid(Q), io:format("qq-leader ~s~n", [Nd])',
+    );
+    if (out === undefined) return undefined;
+    const led = new Map<number, number>();
+    for (const match of out.matchAll(/^qq-leader wsplit(\d+)@/gm)) {
+      const leader = Number(match[1]);
+      led.set(leader, (led.get(leader) ?? 0) + 1);
+    }
+    return led;
+  }
+
+  /**
+   * Runs the Erlang `body` (with `Q` bound) for each quorum queue whose name starts with `prefix`, through
+   * `rabbitmqctl eval` on the first node that answers; its output, or undefined when no node answered.
+   */
+  private async evalOnEachQuorumQueue(prefix: string, body: string): Promise<string | undefined> {
     const expression =
-      'lists:foreach(fun(Q) -> {_, Nd} = amqqueue:get_pid(Q), io:format("qq-leader ~s~n", [Nd]) end, ' +
+      `lists:foreach(fun(Q) -> ${body} end, ` +
       `[Q || Q <- rabbit_amqqueue:list(<<"/">>), amqqueue:get_type(Q) =:= rabbit_quorum_queue, ` +
       `binary:longest_common_prefix([element(4, amqqueue:get_name(Q)), <<"${prefix}">>]) =:= ${Buffer.byteLength(prefix)}]).`;
     for (let node = 1; node <= this.nodes; node++) {
-      const result = await netsplit(this.server, ['ctl', String(node), 'eval', expression], 30_000);
-      if (!result.ok) continue;
-      const led = new Map<number, number>();
-      for (const match of result.out.matchAll(/^qq-leader wsplit(\d+)@/gm)) {
-        const leader = Number(match[1]);
-        led.set(leader, (led.get(leader) ?? 0) + 1);
-      }
-      return led;
+      const result = await netsplit(this.server, ['ctl', String(node), 'eval', expression], 60_000);
+      if (result.ok) return result.out;
     }
     return undefined;
   }
