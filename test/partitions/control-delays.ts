@@ -224,6 +224,8 @@ async function depths(server: string, cluster: Cluster): Promise<Record<string, 
   return Object.fromEntries(rows.map((row) => [row.queue, row.messages]));
 }
 
+const CHASED_SHAPES: readonly Shape[] = ['random-node', 'one-way', 'pause'];
+
 /**
  * `--chase`: the fault of a random-node, one-way or pause step falls on the node that leads the most of the
  * control's quorum queues at that moment, instead of the seed's node, so that every fault makes delay levels
@@ -249,7 +251,7 @@ async function chased(cluster: Cluster, shape: Shape, op: NemesisOp): Promise<Ne
       label: `n${node} deaf to the others (leads ${led.get(node)})`,
       grudges: withClients({ [`n${node}`]: others.map((from) => ({ from, p: 1 })) }, cluster.nodes),
     };
-  throw new Error(`--chase takes random-node, one-way or pause, not ${shape}`);
+  throw new Error(`--chase takes ${CHASED_SHAPES.join(', ')}, not ${shape}`);
 }
 
 async function orchestrate(): Promise<void> {
@@ -267,6 +269,8 @@ async function orchestrate(): Promise<void> {
   });
   const shape = values.shape as Shape;
   if (!SHAPES.includes(shape)) throw new Error(`unknown shape '${shape}'`);
+  if (values.chase && !CHASED_SHAPES.includes(shape))
+    throw new Error(`--chase takes ${CHASED_SHAPES.join(', ')}, not ${shape}`);
   const server = process.env.WARREN_TEST_SERVER ?? '4.3';
   const cluster = new Cluster(server, Number(values.nodes));
   const durationMs = Number(values.duration) * 1_000;
