@@ -40,3 +40,17 @@ export function startControlClient(
   const exited = new Promise((resolve) => child.once('exit', resolve));
   return { events, stop: () => child.stdin!.write('stop\n'), exited };
 }
+
+/**
+ * Ends a control's process when `main` (its role or its orchestration) settles: a role's stdin, its stop line,
+ * stays open, so the process would not end when its event loop empties.
+ */
+export function exitWhenSettled(main: Promise<unknown>): void {
+  main.then(
+    () => process.exit(0),
+    (error: unknown) => {
+      console.error(error);
+      process.exit(1);
+    },
+  );
+}

@@ -37,7 +37,7 @@ import {
 import { createNaming } from '../../src/topology/naming';
 import { delayLevelAssertion } from '../../src/topology/queue-arguments';
 import { Cluster, cleanSync, netsplit } from './cluster';
-import { startControlClient, type ControlClient } from './control-client';
+import { exitWhenSettled, startControlClient, type ControlClient } from './control-client';
 import { PARTITION_DELAY } from './workload-config';
 import { CLIENTS, cutGroups, type NemesisOp, planNemesis, SHAPES, type Shape, withClients } from './nemesis';
 
@@ -347,11 +347,4 @@ const main =
     : role === 'consume'
       ? consume(urls!.split(','))
       : orchestrate();
-// a role's stdin (its stop line) stays open: it ends here, not when the event loop empties
-main.then(
-  () => process.exit(0),
-  (error: unknown) => {
-    console.error(error);
-    process.exit(1);
-  },
-);
+exitWhenSettled(main);

@@ -14,7 +14,7 @@ import * as amqp from 'amqplib';
 import { createInterface } from 'node:readline';
 import { join } from 'node:path';
 import { Cluster, cleanSync, netsplit } from './cluster';
-import { startControlClient } from './control-client';
+import { exitWhenSettled, startControlClient } from './control-client';
 import { withClients } from './nemesis';
 
 const QUEUE = 'split-control';
@@ -36,7 +36,7 @@ async function publish(url: string): Promise<void> {
   }
   // confirms still held by the broker after the heal must not keep this process (and the control) waiting
   await Promise.race([channel.waitForConfirms().catch(() => undefined), sleep(10_000)]);
-  // so can the close (seen on 4.3: the control waited on it for minutes after the heal)
+  // nor must the close, which waits for the broker's close-ok
   await Promise.race([connection.close().catch(() => undefined), sleep(5_000)]);
 }
 
@@ -124,11 +124,4 @@ async function orchestrate(): Promise<void> {
 
 const [role, url] = process.argv.slice(2);
 const main = role === 'publish' ? publish(url!) : role === 'consume' ? consume(url!) : orchestrate();
-// a role's stdin (its stop line) stays open: it ends here, not when the event loop empties
-main.then(
-  () => process.exit(0),
-  (error: unknown) => {
-    console.error(error);
-    process.exit(1);
-  },
-);
+exitWhenSettled(main);
