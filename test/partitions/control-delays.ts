@@ -22,6 +22,7 @@
  *
  *   node dist/test/partitions/control-delays.js [--shape random-node] [--seed 20261205] [--duration 180] [--nodes 5]
  *     [--topology holds|levels] [--target plain|warren] [--chase]
+ *   (isolated-leader and clock-skew only with --chase)
  *   (as root; WARREN_TEST_SERVER=3.10|4.3, default 4.3; builds and removes its cluster)
  */
 import { join } from 'node:path';
@@ -39,7 +40,16 @@ import { delayLevelAssertion } from '../../src/topology/queue-arguments';
 import { Cluster, cleanSync, netsplit } from './cluster';
 import { exitWhenSettled, startControlClient, type ControlClient } from './control-client';
 import { PARTITION_DELAY } from './workload-config';
-import { CLIENTS, cutGroups, type NemesisOp, planNemesis, SHAPES, type Shape, withClients } from './nemesis';
+import {
+  CLIENTS,
+  cutGroups,
+  nodeNames,
+  type NemesisOp,
+  planNemesis,
+  SHAPES,
+  type Shape,
+  withClients,
+} from './nemesis';
 
 const HOLD_1 = 'split-control-hold-8s';
 const HOLD_2 = 'split-control-hold-7s';
@@ -224,22 +234,32 @@ async function depths(server: string, cluster: Cluster): Promise<Record<string, 
   return Object.fromEntries(rows.map((row) => [row.queue, row.messages]));
 }
 
-const CHASED_SHAPES: readonly Shape[] = ['random-node', 'one-way', 'pause'];
+const CHASED_SHAPES: readonly Shape[] = ['random-node', 'one-way', 'pause', 'isolated-leader', 'clock-skew'];
+/** Shapes whose fault is "the leader's node": a control has no cron leader, so it runs them only chasing. */
+const LEADER_SHAPES: readonly Shape[] = ['isolated-leader', 'clock-skew'];
 
 /**
  * `--chase`: the fault of a random-node, one-way or pause step falls on the node that leads the most of the
  * control's quorum queues at that moment, instead of the seed's node, so that every fault makes delay levels
  * with messages in flight elect a new leader (what the suite's 3.10 losses had in common: a level led by the
- * faulted node when a message expired there).
+ * faulted node when a message expired there). The isolated-leader and clock-skew shapes isolate the cron
+ * leader's node in the suite; here that node is the levels' leader, on the same schedule (same seed, same
+ * times); clock skew's skewed client clock has no counterpart in a control (it moves cron ticks, not expiries).
  */
 async function chased(cluster: Cluster, shape: Shape, op: NemesisOp): Promise<NemesisOp> {
-  if (op.op !== 'cut' && op.op !== 'pause') return op;
+  if (op.op !== 'cut' && op.op !== 'pause' && op.op !== 'isolate-leader') return op;
   const led = await cluster.quorumLeaders('split-control');
+  if ((led === undefined || led.size === 0) && op.op === 'isolate-leader')
+    return {
+      op: 'cut',
+      label: 'n1 isolated (leaders not read)',
+      grudges: cutGroups([['n1'], nodeNames(cluster.nodes).slice(1)], cluster.nodes),
+    };
   if (led === undefined || led.size === 0) return op;
   const node = [...led.entries()].sort((a, b) => b[1] - a[1] || a[0] - b[0])[0]![0];
-  const others = Array.from({ length: cluster.nodes }, (_, i) => `n${i + 1}`).filter((n) => n !== `n${node}`);
+  const others = nodeNames(cluster.nodes).filter((n) => n !== `n${node}`);
   if (op.op === 'pause') return { op: 'pause', node };
-  if (shape === 'random-node')
+  if (shape === 'random-node' || op.op === 'isolate-leader')
     return {
       op: 'cut',
       label: `n${node} isolated (leads ${led.get(node)})`,
@@ -271,6 +291,10 @@ async function orchestrate(): Promise<void> {
   if (!SHAPES.includes(shape)) throw new Error(`unknown shape '${shape}'`);
   if (values.chase && !CHASED_SHAPES.includes(shape))
     throw new Error(`--chase takes ${CHASED_SHAPES.join(', ')}, not ${shape}`);
+  if (!values.chase && LEADER_SHAPES.includes(shape))
+    throw new Error(
+      `${shape} isolates a leader's node: a control has no cron leader, so run it with --chase`,
+    );
   const server = process.env.WARREN_TEST_SERVER ?? '4.3';
   const cluster = new Cluster(server, Number(values.nodes));
   const durationMs = Number(values.duration) * 1_000;
@@ -293,6 +317,7 @@ async function orchestrate(): Promise<void> {
         paused = op.node;
         await cluster.signal(op.node, 'pause');
       } else if (op.op === 'resume') await cluster.signal(paused ?? op.node, 'resume');
+      else if (op.op === 'skew') continue;
       else throw new Error(`control-delays runs cuts, heals and pauses only, not ${op.op}`);
       const label = op.op === 'cut' ? op.label : op.op === 'pause' ? `n${op.node} paused` : op.op;
       console.log(`control: ${label} at ${new Date().toISOString()}`);

@@ -55,7 +55,7 @@ export function homeNode(client: string, nodes: number): number {
   return client === 'c1' ? 1 : client === 'c2' ? 2 : nodes;
 }
 
-const nodeNames = (nodes: number) => Array.from({ length: nodes }, (_, i) => `n${i + 1}`);
+export const nodeNames = (nodes: number) => Array.from({ length: nodes }, (_, i) => `n${i + 1}`);
 
 /**
  * Node grudges extended to the clients: a client drops what its home node drops, and a node that drops a node
