@@ -41,7 +41,8 @@ const ACTIONS: ReadonlySet<string> = new Set([
 
 /** A control record larger than this is skipped unread (a stored copy holds a job body: publisher.maxBodyBytes). */
 export const MAX_CONTROL_RECORD_BYTES = 16 * 1024 ** 2;
-const MAX_ID_CHARS = 512;
+/** The longest job or copy id a record may carry. */
+export const MAX_ID_CHARS = 512;
 /** How far ahead of this process's clock a record's time may be (clock skew between processes). */
 const MAX_CLOCK_AHEAD_MS = 3_600_000;
 

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type * as amqp from 'amqplib';
-import { JobControlError } from '../core';
+import { ConfigurationError, JobControlError, validationMessage } from '../core';
 import { withThrowawayChannel, type OutgoingMessage } from '../connection';
 import { JSON_CONTENT_TYPE } from '../message';
 import type { RecordTrust } from '../records';
@@ -10,7 +10,22 @@ import { dueTimeOf, knownOfJob, type CancelledJob } from './cancelled-job';
 import { storedCopyMessage } from './stored-copy';
 import { controlCheckpoints } from './control-checkpoints';
 import { ControlView } from './control-view';
-import { copyId, judge, judgeDebounced, type ControlRecord, type JobVerdict } from './control-record';
+import {
+  copyId,
+  judge,
+  judgeDebounced,
+  MAX_ID_CHARS,
+  type ControlRecord,
+  type JobVerdict,
+} from './control-record';
+
+/** An action's job id, checked as every reader checks it (a record they would drop must not be confirmed). */
+function checkJobId(action: string, jobId: unknown): void {
+  if (typeof jobId !== 'string' || jobId.length === 0 || jobId.length > MAX_ID_CHARS)
+    throw new ConfigurationError(
+      validationMessage(`${action} jobId`, `must be a string of 1 to ${MAX_ID_CHARS} characters`, jobId),
+    );
+}
 
 /** A `controllable` job waiting for its due time (`ops.delayed.dueNext`). */
 export interface DelayedJob {
@@ -157,6 +172,7 @@ export class JobControl {
 
   /** Records the cancel, with what is known of the job (knownOfJob); an unreadable stream leaves it unknown. */
   async cancel(jobId: string): Promise<CancelledJob> {
+    checkJobId('cancel', jobId);
     const known = await this.view
       .follow()
       .then(async () =>
@@ -173,6 +189,7 @@ export class JobControl {
    * `controllable` job: a copy delayed to `runAt`, earlier or later, and the original is dropped.
    */
   async reschedule(jobId: string, runAt: number): Promise<void> {
+    checkJobId('reschedule', jobId);
     await this.view.follow();
     const stored = await this.view.storedCopy(jobId);
     if (stored === undefined) return this.append({ j: jobId, a: 'reschedule', t: Date.now(), u: runAt });
@@ -185,6 +202,7 @@ export class JobControl {
 
   /** Runs a `controllable` job now: its stored copy goes straight to its queue; the original is dropped. */
   async promote(jobId: string): Promise<void> {
+    checkJobId('promote', jobId);
     await this.view.follow();
     const stored = await this.view.storedCopy(jobId);
     if (stored === undefined)

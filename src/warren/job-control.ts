@@ -1,5 +1,5 @@
 import type { ConfirmPublisher, ConnectionManager } from '../connection';
-import { ConfigurationError, MAX_DELAY_MS, validationMessage } from '../core';
+import { checkKnownKeys, ConfigurationError, MAX_DELAY_MS, validationMessage } from '../core';
 import { JobControl } from '../job-control';
 import type { RecordTrust } from '../records';
 import { requireStream, type TopologyPlan } from '../topology';
@@ -33,13 +33,31 @@ export function createJobControl(
   });
 }
 
-/** The new due time (ms since epoch) of `reschedule`, checked. */
+/**
+ * The new due time (ms since epoch) of `reschedule`, checked as `publish` checks its delay: one of `runAt` (a
+ * valid Date) or `delayMs` (a finite number >= 0), no other key. Whole milliseconds, rounded up: the
+ * job-control record holds an integer, and a fraction would make every reader drop the record (and the
+ * job run at its old time as well).
+ */
 export function rescheduleAt(jobId: string, options: RescheduleOptions): number {
-  const at = `reschedule('${jobId}')`;
-  const runAt =
-    'runAt' in options ? options.runAt?.getTime() : Date.now() + (options as { delayMs: number }).delayMs;
-  if (runAt === undefined || !Number.isFinite(runAt))
-    throw new ConfigurationError(validationMessage(at, 'needs runAt (a Date) or delayMs (a number)', runAt));
+  const at = `reschedule('${String(jobId)}')`;
+  checkKnownKeys(at, options, { runAt: true, delayMs: true });
+  const given = (options ?? {}) as { runAt?: unknown; delayMs?: unknown };
+  if (given.runAt !== undefined && given.delayMs !== undefined)
+    throw new ConfigurationError(`${at}: give delayMs or runAt, not both`);
+  let runAt: number;
+  if (given.runAt !== undefined) {
+    if (!(given.runAt instanceof Date) || Number.isNaN(given.runAt.getTime()))
+      throw new ConfigurationError(validationMessage(`${at} runAt`, 'must be a valid Date', given.runAt));
+    runAt = given.runAt.getTime();
+  } else if (given.delayMs !== undefined) {
+    const delayMs = given.delayMs;
+    if (typeof delayMs !== 'number' || !Number.isFinite(delayMs) || delayMs < 0)
+      throw new ConfigurationError(
+        validationMessage(`${at} delayMs`, 'must be a finite number >= 0', delayMs),
+      );
+    runAt = Math.ceil(Date.now() + delayMs);
+  } else throw new ConfigurationError(`${at} needs { runAt: Date } or { delayMs: number }`);
   if (runAt - Date.now() > MAX_DELAY_MS)
     throw new ConfigurationError(
       validationMessage(`${at} delay`, 'must be at most 366 days', runAt - Date.now()),

@@ -36,12 +36,12 @@ export class WarrenDelayed {
   }
 
   /** Runs a delayed job published with `{ controllable: true }` now; the delayed original is dropped. */
-  promote(jobId: string): Promise<void> {
+  async promote(jobId: string): Promise<void> {
     return this.jobControl.promote(jobId);
   }
 
   /** Moves a delayed job to `runAt` or `delayMs` from now (earlier only if it was published `controllable`). */
-  reschedule(jobId: string, options: RescheduleOptions): Promise<void> {
+  async reschedule(jobId: string, options: RescheduleOptions): Promise<void> {
     return this.jobControl.reschedule(jobId, rescheduleAt(jobId, options));
   }
 }
