@@ -1,4 +1,10 @@
-import type { PlannedBinding, PlannedExchange, PlannedQueue, TopologyPlan } from '../topology';
+import {
+  sideStreamsOf,
+  type PlannedBinding,
+  type PlannedExchange,
+  type PlannedQueue,
+  type TopologyPlan,
+} from '../topology';
 import type { BrokerBinding, BrokerExchange, BrokerQueue, BrokerState } from './management-api';
 
 export type DriftKind = 'missing' | 'extra' | 'different';
@@ -40,7 +46,11 @@ export function diffTopology(plan: TopologyPlan, broker: BrokerState): TopologyD
     if (!actual) drift.push({ kind: 'missing', entity: 'queue', name: planned.name, differences: [] });
     else pushDifferent(drift, 'queue', planned.name, queueDifferences(planned, actual));
   }
-  const plannedNames = new Set([...plan.queues, ...plan.exchanges].map((e) => e.name));
+  // the indexes beside a planned history or dead-letter log are declared on first use, not planned
+  const plannedNames = new Set([
+    ...[...plan.queues, ...plan.exchanges].map((e) => e.name),
+    ...sideStreamsOf(plan),
+  ]);
   for (const e of broker.exchanges)
     if (ours(e.name) && !plannedNames.has(e.name))
       drift.push({ kind: 'extra', entity: 'exchange', name: e.name, differences: [] });

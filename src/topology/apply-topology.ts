@@ -1,6 +1,6 @@
 import type { Channel } from 'amqplib';
 import { closeChannel, TopologyConflictError } from '../core';
-import type { NamespaceRemoval } from './plan-removal';
+import { sideStreamsOf, type NamespaceRemoval } from './plan-removal';
 import type { TopologyPlan } from './topology-plan';
 
 type Step = {
@@ -59,6 +59,7 @@ export async function applyTopology(plan: TopologyPlan, openChannel: () => Promi
 export async function deleteTopology(plan: TopologyPlan, openChannel: () => Promise<Channel>): Promise<void> {
   const steps = [
     ...plan.queues.map((q) => deletion('queue', q.name)),
+    ...sideStreamsOf(plan).map((name) => deletion('queue', name)),
     ...plan.exchanges.map((ex) => deletion('exchange', ex.name)),
   ];
   await runPipelined(steps, openChannel);

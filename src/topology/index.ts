@@ -39,7 +39,7 @@ export { MAX_PER_KEY_CONCURRENCY, MAX_PER_KEY_RATE } from './plan-key-limits';
 export { isJobQueue, isDeclaredJobQueue, isStream, plannedStream, requireStream } from './topology-plan';
 export { delayRoute, type DelayPlan, type DelayLevel, type DelayRoute } from './delay-levels';
 export { applyTopology, deleteTopology, deleteNamespaceEntities } from './apply-topology';
-export { planNamespaceRemoval, type NamespaceRemoval } from './plan-removal';
+export { planNamespaceRemoval, sideStreamsOf, type NamespaceRemoval } from './plan-removal';
 export { requireBrokerFeatures } from './broker-features';
 export type { BrokerIdentity } from './broker-identity';
 export {

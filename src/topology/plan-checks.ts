@@ -16,8 +16,59 @@ export function checkQueueCount(path: string, count: unknown, key: string, min: 
     );
 }
 
+/**
+ * A declaration object's keys against the ones its type has: a typo (`maxPriorty`, `fairnes`) is refused, not
+ * planned as if absent.
+ */
+export function checkDeclarationKeys(
+  path: string,
+  value: unknown,
+  known: readonly string[],
+  queue?: string,
+): void {
+  if (typeof value !== 'object' || value === null || Array.isArray(value))
+    throw new TopologyError(
+      `${path} must be an object (got ${JSON.stringify(value)})`,
+      queue ? { queue } : {},
+    );
+  for (const key of Object.keys(value))
+    if (!known.includes(key))
+      throw new TopologyError(
+        `${path}.${key} is not an option (known: ${known.join(', ')})`,
+        queue ? { queue } : {},
+      );
+}
+
+const QUEUE_KEYS = [
+  'type',
+  'maxPriority',
+  'messageTtlMs',
+  'maxLength',
+  'overflow',
+  'singleActiveConsumer',
+  'deliveryLimit',
+  'inPlaceRetryMs',
+  'durable',
+  'bind',
+  'fairness',
+  'partitions',
+  'arguments',
+] as const satisfies readonly (keyof QueueDeclaration)[];
+const BINDING_KEYS = [
+  'exchange',
+  'pattern',
+  'arguments',
+] as const satisfies readonly (keyof BindingDeclaration)[];
+
 /** Validates a queue declaration and returns its type: quorum unless it says classic or has maxPriority alone. */
 export function queueType(decl: QueueDeclaration, path: string): QueueType {
+  checkDeclarationKeys(path, decl, QUEUE_KEYS);
+  for (const [i, binding] of bindingsOf(decl).entries())
+    checkDeclarationKeys(
+      Array.isArray(decl.bind) ? `${path}.bind[${i}]` : `${path}.bind`,
+      binding,
+      BINDING_KEYS,
+    );
   if (decl.type !== undefined && decl.type !== 'quorum' && decl.type !== 'classic') {
     throw new TopologyError(`${path}.type must be 'quorum' or 'classic' (got ${JSON.stringify(decl.type)})`);
   }

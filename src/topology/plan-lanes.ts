@@ -1,7 +1,7 @@
 import { jobKeyProblem, TopologyError } from '../core';
 import type { QueueDeclaration } from './define-topology';
 import { delayDeliveryPattern, type DelayPlan } from './delay-levels';
-import { checkQueueCount } from './plan-checks';
+import { checkDeclarationKeys, checkQueueCount } from './plan-checks';
 import type { TopologyNaming } from './naming';
 import type { PlannedBinding, PlannedFairness, PlannedJobQueue, PlannedQueue } from './topology-plan';
 
@@ -29,6 +29,7 @@ export function planFairness(
       queue: key,
     });
   const options = fairness === true ? {} : fairness;
+  checkDeclarationKeys(path, options, ['lanes', 'previousLanes', 'weights'], key);
   if (decl.maxPriority !== undefined)
     throw new TopologyError(
       `${path} cannot be combined with maxPriority: the fair-share scheduler picks jobs by key, which would silently override their priorities; use two queues (one with priorities, one fair)`,

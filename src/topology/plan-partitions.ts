@@ -1,7 +1,7 @@
 import { TopologyError } from '../core';
 import type { QueueDeclaration } from './define-topology';
 import { delayDeliveryPattern, type DelayPlan } from './delay-levels';
-import { checkQueueCount } from './plan-checks';
+import { checkDeclarationKeys, checkQueueCount } from './plan-checks';
 import type { TopologyNaming } from './naming';
 import type { ResolvedTopologyOptions } from './options';
 import { jobQueueAssertion } from './queue-arguments';
@@ -37,6 +37,8 @@ export function planPartitions(
         queue: key,
       },
     );
+  if (typeof partitions !== 'number')
+    checkDeclarationKeys(path, options, ['count', 'previous', 'order'], key);
   const refuse = (what: string, why: string) => {
     throw new TopologyError(`${path} cannot be combined with ${what}: ${why}`, { queue: key });
   };

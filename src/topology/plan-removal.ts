@@ -1,6 +1,6 @@
 import { planDelayLevels } from './delay-levels';
 import { MAX_DELAY_LEVELS } from './options';
-import type { StreamKind, TopologyPlan } from './topology-plan';
+import { plannedStream, type StreamKind, type TopologyPlan } from './topology-plan';
 
 /**
  * Every broker entity a namespace's removal deletes, by exact name: never a name prefix, so removing
@@ -25,6 +25,18 @@ const STREAM_NAMES: { readonly [K in StreamKind]: (plan: TopologyPlan) => string
   'job-control-checkpoints': (plan) => plan.naming.checkpoints('job-control'),
   'schedules-checkpoints': (plan) => plan.naming.checkpoints('schedules'),
 };
+
+/**
+ * The streams a process declares beside a planned stream on first use, not in the plan itself: the
+ * history's index and checkpoints, the dead-letter log's index. `deleteTopology` deletes them with it.
+ */
+export function sideStreamsOf(plan: TopologyPlan): string[] {
+  const { naming } = plan;
+  return [
+    ...(plannedStream(plan, 'history') ? [naming.jobHistoryIndex(), naming.jobHistoryCheckpoints()] : []),
+    ...(plannedStream(plan, 'dead-letter-log') ? [naming.deadLetterLogIndex()] : []),
+  ];
+}
 
 /**
  * What removing a plan's namespace deletes. Pure. The rule: every entity of the plan, plus the names

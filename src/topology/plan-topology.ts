@@ -3,7 +3,14 @@ import type { ExchangeDeclaration, TopologyDeclaration } from './define-topology
 import { planDelayLevels } from './delay-levels';
 import { createNaming, type TopologyNaming } from './naming';
 import type { ResolvedTopologyOptions } from './options';
-import { defaultPattern, KEY_PATTERN, queueType, requireDurable, requireExchange } from './plan-checks';
+import {
+  checkDeclarationKeys,
+  defaultPattern,
+  KEY_PATTERN,
+  queueType,
+  requireDurable,
+  requireExchange,
+} from './plan-checks';
 import { planJobs } from './plan-jobs';
 import {
   fanoutExchange,
@@ -48,6 +55,7 @@ export interface PlanInput extends CoordinationInput {
  */
 export function planTopology(input: PlanInput): TopologyPlan {
   const { topology, options } = input;
+  checkDeclarationKeys('topology', topology, ['exchanges', 'queues', 'exchangeBindings']);
   const naming = createNaming(options.namespace);
   const exchangeDecls = topology.exchanges ?? {};
   const queueDecls = topology.queues ?? {};
@@ -91,7 +99,8 @@ function planDeclaredExchanges(
   const exchangeDecls = topology.exchanges ?? {};
   for (const [key, decl] of Object.entries(exchangeDecls))
     parts.exchanges.push(planExchange(key, decl, exchangeDecls, naming));
-  for (const binding of topology.exchangeBindings ?? []) {
+  for (const [i, binding] of (topology.exchangeBindings ?? []).entries()) {
+    checkDeclarationKeys(`topology.exchangeBindings[${i}]`, binding, ['from', 'to', 'pattern', 'arguments']);
     for (const end of [binding.from, binding.to])
       requireExchange(end, exchangeDecls, `exchangeBindings (${binding.from} -> ${binding.to})`);
     parts.bindings.push({
@@ -111,6 +120,14 @@ function planExchange(
   naming: TopologyNaming,
 ): PlannedExchange {
   const path = `topology.exchanges.${key}`;
+  checkDeclarationKeys(path, decl, [
+    'type',
+    'durable',
+    'autoDelete',
+    'internal',
+    'alternateExchange',
+    'arguments',
+  ]);
   if (!KEY_PATTERN.test(key) || key.startsWith('amq.'))
     throw new TopologyError(
       `${path}: an exchange key may contain only letters, digits and . _ : - and may not start with amq.`,
