@@ -180,3 +180,37 @@ export type ListensTo = (event: keyof WarrenEvents, jobId?: string, name?: strin
 
 /** How parts report events to the instance without depending on it. */
 export type EmitEvent = <K extends keyof WarrenEvents>(event: K, ...args: WarrenEvents[K]) => void;
+
+/**
+ * Every event name of {@link WarrenEvents}, for what a type cannot check: a listener on another name (a typo
+ * from plain JavaScript, `warren.on('complete', ...)`) would never fire, so it is refused.
+ */
+export const WARREN_EVENT_NAMES: ReadonlySet<string> = new Set(
+  Object.keys({
+    published: true,
+    started: true,
+    progress: true,
+    completed: true,
+    failed: true,
+    retried: true,
+    batchSettled: true,
+    postponed: true,
+    rateLimited: true,
+    deadLettered: true,
+    cancelled: true,
+    discarded: true,
+    duplicate: true,
+    connected: true,
+    disconnected: true,
+    blocked: true,
+    unblocked: true,
+    breakerStateChanged: true,
+    leadershipChanged: true,
+    outboxRelayed: true,
+    activityCompleted: true,
+    slipCompleted: true,
+    slipFaulted: true,
+    slipCompensated: true,
+    slipCompensationFailed: true,
+  } satisfies Record<keyof WarrenEvents, true>),
+);

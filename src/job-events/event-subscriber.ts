@@ -1,5 +1,12 @@
 import type * as amqp from 'amqplib';
-import { ConfigurationError, UnknownJobError, UnknownQueueError, type Logger } from '../core';
+import {
+  checkKnownKeys,
+  ConfigurationError,
+  ShutdownError,
+  UnknownJobError,
+  UnknownQueueError,
+  type Logger,
+} from '../core';
 import type { RecordTrust } from '../records';
 import { isJobQueue, type TopologyPlan } from '../topology';
 import type { EventFilter } from './event-record';
@@ -26,6 +33,7 @@ export interface EventSubscriberDeps {
  */
 export class JobEventSubscriber {
   private readonly subscriptions = new Set<JobEventSubscription>();
+  private closed = false;
 
   constructor(private readonly deps: EventSubscriberDeps) {}
 
@@ -43,6 +51,7 @@ export class JobEventSubscriber {
    * }
    */
   async subscribe(filter: EventFilter, options: SubscribeOptions = {}): Promise<JobEventSubscription> {
+    if (this.closed) throw new ShutdownError('the event subscriber is closed; subscribe refused');
     this.check(filter);
     const subscription = new JobEventSubscription(filter, resolveSubscribeOptions(options), {
       naming: this.deps.plan.naming,
@@ -78,11 +87,13 @@ export class JobEventSubscriber {
 
   /** Closes every subscription (and the connection of a subscriber made by `createEventSubscriber`). */
   async close(): Promise<void> {
+    this.closed = true;
     await Promise.all([...this.subscriptions].map((s) => s.close()));
     await this.deps.release?.();
   }
 
   private check(filter: EventFilter): void {
+    checkKnownKeys('subscribe filter', filter, { jobId: true, name: true, queue: true });
     const given = (['jobId', 'name', 'queue'] as const).filter((field) => filter?.[field] !== undefined);
     if (given.length !== 1)
       throw new ConfigurationError(

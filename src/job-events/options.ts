@@ -1,4 +1,4 @@
-import { checkInteger, ConfigurationError, validationMessage } from '../core';
+import { checkInteger, checkKnownKeys, ConfigurationError, validationMessage } from '../core';
 
 /**
  * The live job events this process sends to subscribers in other processes (docs/guide/events.md).
@@ -23,6 +23,7 @@ export const EVENTS_DEFAULTS = Object.freeze({ publish: true, maxValueBytes: 16_
 export type ResolvedEventsOptions = Readonly<Required<EventsOptions>>;
 
 export function resolveEventsOptions(input: EventsOptions = {}, path = 'events'): ResolvedEventsOptions {
+  checkKnownKeys(path, input, { publish: true, maxValueBytes: true });
   const publish = input.publish ?? EVENTS_DEFAULTS.publish;
   if (typeof publish !== 'boolean')
     throw new ConfigurationError(validationMessage(`${path}.publish`, 'must be a boolean', publish));
@@ -58,6 +59,7 @@ export interface ResolvedSubscribeOptions {
 }
 
 export function resolveSubscribeOptions(input: SubscribeOptions = {}): ResolvedSubscribeOptions {
+  checkKnownKeys('subscribe options', input, { maxLength: true });
   return Object.freeze({
     maxLength: checkInteger(
       'subscribe.maxLength',

@@ -6,6 +6,7 @@ export { LimitsStream, limitId, type LimitsStreamDeps } from './limits-stream';
 export {
   decodeLimitRecord,
   encodeLimitRecord,
+  checkLimitTarget,
   limitRecordOf,
   MAX_OVERRIDE,
   type LimitOverrideInput,

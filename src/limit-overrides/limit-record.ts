@@ -1,4 +1,5 @@
 import { jobKeyProblem, LimitError } from '../core';
+import type { PlannedJob } from '../topology';
 
 /**
  * A record of the limits stream (`<namespace>.warren.limits`, docs/guide/per-key-limits.md#changing-limits-at-run-time):
@@ -66,20 +67,45 @@ export function decodeLimitRecord(content: Buffer): LimitRecord | undefined {
   };
 }
 
+/**
+ * Whether `plan`'s jobs have the limit an override names: `concurrency` on a job with `perKeyConcurrency`,
+ * `max` on a per-key rate limit's key. A LimitError naming the ones there are otherwise; nothing to check
+ * against when the caller planned no jobs (an ops made with only a namespace).
+ */
+export function checkLimitTarget(jobs: Iterable<PlannedJob>, input: LimitOverrideInput): void {
+  const all = [...jobs];
+  if (all.length === 0 || typeof input !== 'object' || input === null) return; // limitRecordOf says what is wrong
+  const withConcurrency = all.filter((j) => j.keyLimits?.concurrency !== undefined).map((j) => j.name);
+  const rateKeys = [...new Set(all.flatMap((j) => (j.keyLimits?.rate ? [j.keyLimits.rate.scope] : [])))];
+  const refuse = (what: string, known: string[]) => {
+    throw new LimitError(
+      `ops.limits.set: '${input.target}' ${what} (${known.length > 0 ? `known: ${known.join(', ')}` : 'none is planned'})`,
+    );
+  };
+  if (input.concurrency !== undefined && !withConcurrency.includes(input.target))
+    refuse('is not a job with perKeyConcurrency', withConcurrency);
+  if (input.max !== undefined && !rateKeys.includes(input.target))
+    refuse('is not a per-key rate limit', rateKeys);
+}
+
 /** An override's input as a record, checked: a LimitError (LIMIT_INVALID) naming the field otherwise. */
 export function limitRecordOf(
   input: LimitOverrideInput,
   current: LimitRecord | undefined,
   now: number,
 ): LimitRecord {
-  const fail = (why: string, value: unknown): never => {
-    throw new LimitError(`ops.limits.set: ${why} (got ${JSON.stringify(value)})`);
+  const fail = (why: string, ...value: [unknown] | []): never => {
+    throw new LimitError(
+      `ops.limits.set: ${why}${value.length > 0 ? ` (got ${JSON.stringify(value[0])})` : ''}`,
+    );
   };
   if (typeof input !== 'object' || input === null) fail('give { target, key, concurrency?, max? }', input);
   if (typeof input.target !== 'string' || !TARGET_PATTERN.test(input.target))
     fail('target must be a job name or a limiter key (1 to 200 letters, digits or . _ : -)', input.target);
   const problem = jobKeyProblem(input.key);
-  if (problem !== undefined) fail(`key ${problem}`, input.key);
+  if (problem !== undefined) fail(`key ${problem}`);
+  if (input.concurrency === undefined && input.max === undefined)
+    fail('give concurrency or max (null puts back the planned value)');
   const pick = (name: 'concurrency' | 'max'): number | undefined => {
     const value = input[name];
     if (value === undefined) return current?.[name];

@@ -1,4 +1,5 @@
 import {
+  checkLimitTarget,
   limitId,
   limitRecordOf,
   LimitsStream,
@@ -42,6 +43,7 @@ export function limitOps(plan: TopologyPlan, connection: OpsConnection, trust: R
     list: async () => [...(await (await open()).read()).values()].sort((a, b) => a.at - b.at),
     get: async (target, key) => (await (await open()).read()).get(limitId(target, key)),
     set: async (input) => {
+      checkLimitTarget(plan.jobs.values(), input);
       const stream = await open();
       const current = (await stream.read()).get(limitId(input?.target, input?.key));
       const record = limitRecordOf(input, current, Date.now());

@@ -4,6 +4,7 @@ import {
   PublishError,
   UnknownJobError,
   validatePayload,
+  validationMessage,
   WarrenError,
   type Instrumentation,
   type PublishOrigin,
@@ -14,7 +15,7 @@ import type { ConfirmPublisher, OutgoingMessage } from '../connection';
 import type { TopologyPlan } from '../topology';
 import { JobIds } from './job-ids';
 import type { ResolvedPublisherOptions } from './options';
-import { checkPublishOptions } from './publish-checks';
+import { checkBatchEntry, checkPublishOptions } from './publish-checks';
 import { publishDebounced, type Debouncer } from './debounced-publish';
 import { buildPublish, type Prepared } from './publish-message';
 import type { ResultChannel, ResultHandle } from './result-channel';
@@ -176,6 +177,10 @@ export class JobPublisher {
     jobs: readonly BatchJob<J>[],
     nameOf: (job: J) => string = String,
   ): Promise<BatchResult[]> {
+    if (!Array.isArray(jobs))
+      throw new ConfigurationError(
+        validationMessage('publishMany', 'takes an array of { job, data, options? }', jobs),
+      );
     const now = Date.now();
     const count = jobs.length;
     // Only what is needed until the confirms is kept: a batch's jobs all live that long.
@@ -184,7 +189,7 @@ export class JobPublisher {
     // with an instrumentation, its hooks need each job's Prepared, once every job is valid
     const kept = this.instrumentation?.publish ? new Array<Prepared>(count) : undefined;
     for (let i = 0; i < count; i++) {
-      const { job, data, options } = jobs[i]!;
+      const { job, data, options } = checkBatchEntry(jobs[i]!, i);
       const ready = this.prepare(nameOf(job), data, options ?? NO_OPTIONS, now, i);
       const prepared = ready instanceof Promise ? await ready : ready;
       messages[i] = prepared.message;

@@ -3,16 +3,48 @@ import type { PlannedJob } from '../topology';
 
 const RESERVED_HEADER = /^(x-|warren-)/i;
 
+/** Every key of PublishOptions: any other is a typo, refused rather than ignored. */
+const PUBLISH_OPTION_KEYS: Readonly<Record<keyof PublishOptions, true>> = {
+  jobId: true,
+  priority: true,
+  delayMs: true,
+  runAt: true,
+  headers: true,
+  correlationId: true,
+  attempts: true,
+  key: true,
+  timeoutMs: true,
+  deduplicate: true,
+  controllable: true,
+  debounce: true,
+};
+
+/**
+ * One entry of a `publishMany` call, checked for its shape (a plain-JavaScript caller may pass anything):
+ * an object with a `job` (a name or a job class) and optional `data` and `options`.
+ */
+export function checkBatchEntry<T extends { readonly job: unknown }>(entry: T, batchIndex: number): T {
+  const job = (entry as { job?: unknown } | null | undefined)?.job;
+  const isJob =
+    typeof job === 'string' || typeof job === 'function' || (typeof job === 'object' && job !== null);
+  if (typeof entry !== 'object' || entry === null || !isJob)
+    throw new ConfigurationError(
+      validationMessage(`publishMany job [${batchIndex}]`, 'must be { job, data, options? }', entry),
+      { batchIndex },
+    );
+  return entry;
+}
+
 /**
  * The checks of a publish's options against its job, before anything is built: each failure is a
  * ConfigurationError naming the call (`publish('a.b')` or `publishMany job [2] ('a.b')`), the option and
  * its value.
  */
 export function checkPublishOptions(job: PlannedJob, options: PublishOptions, batchIndex?: number): void {
+  if (!hasOnlyOptionKeys(options)) refuseOptionKeys(job, options, batchIndex);
   // Most publishes set none: nothing below is built for them (a batch checks every job).
   if (!setsCheckedOption(options)) return;
-  const at =
-    batchIndex === undefined ? `publish('${job.name}')` : `publishMany job [${batchIndex}] ('${job.name}')`;
+  const at = callName(job, batchIndex);
   const fail = (message: string) =>
     new ConfigurationError(message, batchIndex === undefined ? {} : { batchIndex });
   if (
@@ -67,6 +99,37 @@ export function checkPublishOptions(job: PlannedJob, options: PublishOptions, ba
         `${at}: header '${key}' is reserved (names starting with x- or warren- belong to the broker and to warren)`,
       );
   }
+}
+
+/** How errors name the call: `publish('a.b')` or `publishMany job [2] ('a.b')`. */
+function callName(job: PlannedJob, batchIndex: number | undefined): string {
+  return batchIndex === undefined
+    ? `publish('${job.name}')`
+    : `publishMany job [${batchIndex}] ('${job.name}')`;
+}
+
+/** Whether the options are an object of PublishOptions' keys only. */
+function hasOnlyOptionKeys(options: PublishOptions): boolean {
+  if (typeof options !== 'object' || options === null || Array.isArray(options)) return false;
+  for (const key in options) if (!Object.hasOwn(PUBLISH_OPTION_KEYS, key)) return false;
+  return true;
+}
+
+/** Says what is wrong with options that are not an object of PublishOptions' keys: a typo is not ignored. */
+function refuseOptionKeys(job: PlannedJob, options: PublishOptions, batchIndex?: number): never {
+  const at = callName(job, batchIndex);
+  const context = batchIndex === undefined ? {} : { batchIndex };
+  if (typeof options !== 'object' || options === null || Array.isArray(options))
+    throw new ConfigurationError(validationMessage(`${at} options`, 'must be an object', options), context);
+  const key = Object.keys(options).find((k) => !Object.hasOwn(PUBLISH_OPTION_KEYS, k))!;
+  throw new ConfigurationError(
+    validationMessage(
+      `${at} options.${key}`,
+      `is not an option (known: ${Object.keys(PUBLISH_OPTION_KEYS).join(', ')})`,
+      (options as Record<string, unknown>)[key],
+    ),
+    context,
+  );
 }
 
 /** Whether the call sets any option checkPublishOptions checks. */

@@ -1,5 +1,12 @@
 import { EventEmitter } from 'node:events';
-import type { EmitEvent, ListensTo, Logger, WarrenEvents } from '../core';
+import {
+  ConfigurationError,
+  WARREN_EVENT_NAMES,
+  type EmitEvent,
+  type ListensTo,
+  type Logger,
+  type WarrenEvents,
+} from '../core';
 import type { EventRelay } from '../job-events';
 
 /**
@@ -25,11 +32,7 @@ export class WarrenEventSink {
   }
 
   readonly emit: EmitEvent = (event, ...args) => {
-    try {
-      (this.#target as EventEmitter | undefined)?.emit(event, ...(args as unknown[]));
-    } catch (error) {
-      this.#log?.error({ err: error, event }, 'an event listener threw; ignored');
-    }
+    if (this.#target !== undefined) emitToEach(this.#target as EventEmitter, event, args, this.#log);
     const relay = this.#relay;
     if (relay === undefined || !relay.wants(event)) return;
     // only an event of a job a subscriber's filter matches is built into a record and sent
@@ -44,6 +47,43 @@ export class WarrenEventSink {
    */
   readonly listens: ListensTo = (event, jobId, name, queue) =>
     (this.#target?.listenerCount(event) ?? 0) > 0 || this.#relay?.wants(event, jobId, name, queue) === true;
+}
+
+/**
+ * Calls each of `emitter`'s listeners of `event` in turn, as `emit` would, except that one that throws or
+ * rejects is logged on `log` and the others still run (`emit` stops at the first that throws).
+ */
+export function emitToEach(
+  emitter: EventEmitter,
+  event: string,
+  args: readonly unknown[],
+  log: Logger | undefined,
+): void {
+  for (const listener of emitter.rawListeners(event) as ((...args: unknown[]) => unknown)[]) {
+    try {
+      const result = listener.apply(emitter, args as unknown[]);
+      if (typeof (result as PromiseLike<unknown> | undefined)?.then === 'function')
+        (result as PromiseLike<unknown>).then(undefined, (error: unknown) =>
+          log?.error({ err: error, event }, 'an event listener rejected; ignored'),
+        );
+    } catch (error) {
+      log?.error({ err: error, event }, 'an event listener threw; ignored');
+    }
+  }
+}
+
+/**
+ * A listener added to `emitter` for a name that is not one of warren's events (nor EventEmitter's own
+ * `newListener`/`removeListener`) is refused with a ConfigurationError: it would never be called.
+ */
+export function refuseUnknownEvents(emitter: EventEmitter): void {
+  emitter.on('newListener', (event: string | symbol) => {
+    if (typeof event !== 'string' || WARREN_EVENT_NAMES.has(event)) return;
+    if (event === 'newListener' || event === 'removeListener') return;
+    throw new ConfigurationError(
+      `'${event}' is not a warren event, so a listener would never be called (events: ${[...WARREN_EVENT_NAMES].join(', ')})`,
+    );
+  });
 }
 
 /**

@@ -1,4 +1,4 @@
-import type { PublishOptions } from '../core';
+import { ConfigurationError, validationMessage, type PublishOptions } from '../core';
 import { readJobDefinition, type JobRef, type JobData } from '../decorators';
 import type { BatchResult } from '../publisher';
 
@@ -34,7 +34,21 @@ export type PublishManyResult = BatchResult;
 
 /** The job name of a `publish`-like call's first argument: the name itself, or its class's `@Job` name. */
 export function jobNameOf(job: string | JobRef): string {
-  return typeof job === 'string' ? job : readJobDefinition(job).name;
+  if (typeof job === 'string') return job;
+  if ((typeof job !== 'function' && typeof job !== 'object') || job === null)
+    throw new ConfigurationError(
+      validationMessage('the job', 'must be a job name, a @Job class or a defineJob job', job),
+    );
+  return readJobDefinition(job).name;
+}
+
+/** {@link jobNameOf} for a call that returns a promise: a bad job rejects it instead of throwing. */
+export function nameOrRejection(job: string | JobRef): string | Promise<never> {
+  try {
+    return jobNameOf(job);
+  } catch (error) {
+    return Promise.reject(error);
+  }
 }
 
 /** {@link jobNameOf} for the jobs of one `publishMany` call: one metadata read per class, not per job. */

@@ -17,7 +17,7 @@ import type { ScheduleInfo, TriggeredSchedule } from '../scheduler';
 import type { DeadLetters } from '../worker';
 import { SlipBuilder } from '../workflow';
 import { DeprecationWarnings } from './deprecated-aliases';
-import { ignoreListenerRejections } from './event-sink';
+import { emitToEach, ignoreListenerRejections, refuseUnknownEvents } from './event-sink';
 import { reportHealth, type HealthReport } from './health';
 import { announcePublished } from './history';
 import type { RescheduleOptions } from './job-control';
@@ -31,7 +31,7 @@ import { closeOnSignals, shutDown } from './shutdown';
 import { WarrenCron } from './warren-cron';
 import { WarrenDelayed } from './warren-delayed';
 import {
-  jobNameOf,
+  nameOrRejection,
   jobNameResolver,
   type JobName,
   type JobPayload,
@@ -68,6 +68,7 @@ export class Warren<TJobs extends object = WarrenJobs> extends EventEmitter<Warr
   constructor(parts: WarrenParts) {
     super({ captureRejections: true }); // a listener's rejection is logged, see ignoreListenerRejections
     ignoreListenerRejections(this, parts.log);
+    refuseUnknownEvents(this);
     this.#parts = parts;
     this.#deprecations = new DeprecationWarnings(parts.log);
     this.cron = new WarrenCron(parts.scheduling, () => this.isClosing);
@@ -127,7 +128,9 @@ export class Warren<TJobs extends object = WarrenJobs> extends EventEmitter<Warr
   publishWithResult(job: string | JobClass, data: unknown, options?: PublishOptions): Promise<ResultHandle>;
   publishWithResult(job: string | JobRef, data: unknown, options?: PublishOptions): Promise<ResultHandle> {
     if (this.isClosing) return Promise.reject(new ShutdownError('warren is closed; publish refused'));
-    return this.#parts.publisher.publishWithResult(jobNameOf(job), data, options);
+    const name = nameOrRejection(job);
+    if (typeof name !== 'string') return name;
+    return this.#parts.publisher.publishWithResult(name, data, options);
   }
 
   /**
@@ -145,10 +148,12 @@ export class Warren<TJobs extends object = WarrenJobs> extends EventEmitter<Warr
   publish<C extends JobRef>(job: C, data: JobData<C>, options?: PublishOptions): Promise<PublishedJob>;
   publish(job: string | JobRef, data: unknown, options?: PublishOptions): Promise<PublishedJob> {
     if (this.isClosing) return Promise.reject(new ShutdownError('warren is closed; publish refused'));
+    const name = nameOrRejection(job);
+    if (typeof name !== 'string') return name;
     return announcePublished(
-      this.#parts.publisher.publish(jobNameOf(job), data, options),
+      this.#parts.publisher.publish(name, data, options),
       options,
-      (event, ...args) => (this as EventEmitter).emit(event, ...(args as unknown[])),
+      (event, ...args) => emitToEach(this, event, args, this.#parts.log),
       () => this.listenerCount('published') > 0,
     );
   }
