@@ -11,7 +11,7 @@ import {
   type JobHandler,
 } from '../../src';
 import { createOps } from '../../src/ops';
-import { BROKER_URL, cleanup, rawConnection, testNamespace, testWarren } from '../support/test-broker';
+import { BROKER_URL, cleanup, presentQueues, testNamespace, testWarren } from '../support/test-broker';
 import { passTime, waitFor } from '../support/wait-for';
 
 /**
@@ -227,18 +227,7 @@ describe('bad input at the call, against the broker', () => {
       jobs: [BuildReport],
       history: { flushMs: 20 },
     });
-    const connection = await rawConnection();
-    const exists = async (name: string) => {
-      const channel = await connection.createChannel();
-      channel.on('error', () => undefined);
-      try {
-        await channel.checkQueue(name);
-        await channel.close();
-        return true;
-      } catch {
-        return false;
-      }
-    };
+    const exists = async (name: string) => (await presentQueues([name])).length === 1;
     try {
       await waitFor(async () => (await ops.job('indexed')).events.some((e) => e.kind === 'completed'), {
         what: 'the job in the history',
@@ -252,7 +241,6 @@ describe('bad input at the call, against the broker', () => {
       assert.equal(await exists(`${namespace}.warren.history`), false);
     } finally {
       await ops.close();
-      await connection.close();
     }
   });
 });

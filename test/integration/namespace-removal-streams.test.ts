@@ -7,32 +7,10 @@ import { afterEach, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { createOps, type WarrenOps } from '../../src/ops';
 import { removalAppOptions } from '../fixtures/namespace-worker';
-import { cleanup, rawConnection, testNamespace, testWarren } from '../support/test-broker';
+import { cleanup, presentQueues as present, testNamespace, testWarren } from '../support/test-broker';
 import { waitFor } from '../support/wait-for';
 
 const opened: WarrenOps[] = [];
-
-/** Which of `names` the broker has (a passive declare each, on a channel of its own). */
-async function present(names: readonly string[]): Promise<string[]> {
-  const connection = await rawConnection();
-  try {
-    const found = await Promise.all(
-      names.map(async (name) => {
-        const channel = await connection.createChannel();
-        channel.on('error', () => undefined);
-        const exists = await channel.checkQueue(name).then(
-          () => true,
-          () => false,
-        );
-        if (exists) await channel.close().catch(() => undefined);
-        return exists ? name : undefined;
-      }),
-    );
-    return found.filter((n): n is string => n !== undefined);
-  } finally {
-    await connection.close().catch(() => undefined);
-  }
-}
 
 describe('removing a namespace with graphs', () => {
   afterEach(async () => {

@@ -96,6 +96,28 @@ export async function rawConnection(): Promise<amqp.ChannelModel> {
   return connection;
 }
 
+/** Which of `names` the broker has, queues or streams (a passive declare each, on a channel of its own). */
+export async function presentQueues(names: readonly string[]): Promise<string[]> {
+  const connection = await rawConnection();
+  try {
+    const found = await Promise.all(
+      names.map(async (name) => {
+        const channel = await connection.createChannel();
+        channel.on('error', () => undefined);
+        const exists = await channel.checkQueue(name).then(
+          () => true,
+          () => false,
+        );
+        if (exists) await channel.close().catch(() => undefined);
+        return exists ? name : undefined;
+      }),
+    );
+    return found.filter((n): n is string => n !== undefined);
+  } finally {
+    await connection.close().catch(() => undefined);
+  }
+}
+
 /** Messages ready in a queue, read over a fresh connection. */
 export async function messageCount(queueName: string): Promise<number> {
   const connection = await rawConnection();
