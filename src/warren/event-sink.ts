@@ -74,12 +74,13 @@ export function emitToEach(
 
 /**
  * A listener added to `emitter` for a name that is not one of warren's events (nor EventEmitter's own
- * `newListener`/`removeListener`) is refused with a ConfigurationError: it would never be called.
+ * `error`, `newListener`, `removeListener`) is refused with a ConfigurationError: it would never be called.
  */
 export function refuseUnknownEvents(emitter: EventEmitter): void {
   emitter.on('newListener', (event: string | symbol) => {
     if (typeof event !== 'string' || WARREN_EVENT_NAMES.has(event)) return;
-    if (event === 'newListener' || event === 'removeListener') return;
+    // EventEmitter's own: `events.once(warren, 'completed')` and `events.on` listen to 'error' as well
+    if (event === 'newListener' || event === 'removeListener' || event === 'error') return;
     throw new ConfigurationError(
       `'${event}' is not a warren event, so a listener would never be called (events: ${[...WARREN_EVENT_NAMES].join(', ')})`,
     );

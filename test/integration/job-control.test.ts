@@ -121,7 +121,10 @@ describe('cancel, promote and reschedule delayed jobs', () => {
     await waitFor(() => handler.runs.length === 1, { what: 'the promoted job' });
     assert.equal(handler.runs[0]!.jobId, 'alias-now');
     await nextEvent<{ jobId: string }>(worker, 'discarded', (e) => e.jobId === 'alias-gone', 6000);
-    assert.throws(() => other.reschedule('alias-now', { delayMs: Number.NaN }), /needs runAt/);
+    await assert.rejects(
+      other.reschedule('alias-now', { delayMs: Number.NaN }),
+      /delayMs must be a finite number >= 0 \(got NaN\)/,
+    );
   });
 
   it('promote refuses a job published without controllable', async () => {
