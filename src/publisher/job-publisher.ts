@@ -4,7 +4,6 @@ import {
   PublishError,
   UnknownJobError,
   validatePayload,
-  validationMessage,
   WarrenError,
   type Instrumentation,
   type PublishOrigin,
@@ -15,7 +14,7 @@ import type { ConfirmPublisher, OutgoingMessage } from '../connection';
 import type { TopologyPlan } from '../topology';
 import { JobIds } from './job-ids';
 import type { ResolvedPublisherOptions } from './options';
-import { checkBatchEntry, checkPublishOptions } from './publish-checks';
+import { checkBatchArray, checkBatchEntry, checkPublishOptions, optionsObject } from './publish-checks';
 import { publishDebounced, type Debouncer } from './debounced-publish';
 import { buildPublish, type Prepared } from './publish-message';
 import type { ResultChannel, ResultHandle } from './result-channel';
@@ -74,7 +73,8 @@ export class JobPublisher {
   ) {}
 
   /** Publishes on the result channel, with `reply_to` set to direct reply-to (docs/guide/results.md). */
-  async publishWithResult(name: string, data: unknown, options: PublishOptions = {}): Promise<ResultHandle> {
+  async publishWithResult(name: string, data: unknown, given: PublishOptions = {}): Promise<ResultHandle> {
+    const options = optionsObject('publishWithResult', name, given);
     if (options.deduplicate || options.controllable || options.debounce)
       throw new ConfigurationError(
         `publishWithResult('${name}'): deduplicate, controllable and debounce work with publish only`,
@@ -93,9 +93,10 @@ export class JobPublisher {
   async publish(
     name: string,
     data: unknown,
-    options: PublishOptions = {},
+    given: PublishOptions = {},
     origin: PublishOrigin = 'user',
   ): Promise<PublishedJob> {
+    const options = optionsObject('publish', name, given);
     const now = Date.now();
     if (options.debounce !== undefined) {
       const job = this.plan.jobs.get(name);
@@ -134,7 +135,8 @@ export class JobPublisher {
    * job's schema), without sending: the outbox checks a job when it is written, not when it is relayed.
    * Returns the payload as the schema output it and the job id (the given one or a new one).
    */
-  async validate(name: string, data: unknown, options: PublishOptions = {}): Promise<ValidatedJob> {
+  async validate(name: string, data: unknown, given: PublishOptions = {}): Promise<ValidatedJob> {
+    const options = optionsObject('outbox.publish', name, given);
     // The relay sends the row later with `send`, which neither reserves an id nor stores a copy.
     if (options.deduplicate || options.controllable || options.debounce)
       throw new ConfigurationError(
@@ -177,10 +179,7 @@ export class JobPublisher {
     jobs: readonly BatchJob<J>[],
     nameOf: (job: J) => string = String,
   ): Promise<BatchResult[]> {
-    if (!Array.isArray(jobs))
-      throw new ConfigurationError(
-        validationMessage('publishMany', 'takes an array of { job, data, options? }', jobs),
-      );
+    checkBatchArray(jobs);
     const now = Date.now();
     const count = jobs.length;
     // Only what is needed until the confirms is kept: a batch's jobs all live that long.

@@ -19,6 +19,14 @@ const PUBLISH_OPTION_KEYS: Readonly<Record<keyof PublishOptions, true>> = {
   debounce: true,
 };
 
+/** The argument of a `publishMany` call is an array (a plain-JavaScript caller may pass anything). */
+export function checkBatchArray(jobs: unknown): void {
+  if (!Array.isArray(jobs))
+    throw new ConfigurationError(
+      validationMessage('publishMany', 'takes an array of { job, data, options? }', jobs),
+    );
+}
+
 /**
  * One entry of a `publishMany` call, checked for its shape (a plain-JavaScript caller may pass anything):
  * an object with a `job` (a name or a job class) and optional `data` and `options`.
@@ -99,6 +107,15 @@ export function checkPublishOptions(job: PlannedJob, options: PublishOptions, ba
         `${at}: header '${key}' is reserved (names starting with x- or warren- belong to the broker and to warren)`,
       );
   }
+}
+
+/**
+ * The options argument of a publish-like call (`kind('name')`) as an object: `null`, a string or an array
+ * from plain JavaScript is a ConfigurationError here, before any option is read.
+ */
+export function optionsObject(kind: string, name: string, options: PublishOptions): PublishOptions {
+  if (typeof options === 'object' && options !== null && !Array.isArray(options)) return options;
+  throw new ConfigurationError(validationMessage(`${kind}('${name}') options`, 'must be an object', options));
 }
 
 /** How errors name the call: `publish('a.b')` or `publishMany job [2] ('a.b')`. */

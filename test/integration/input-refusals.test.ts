@@ -114,9 +114,14 @@ describe('bad input at the call, against the broker', () => {
       rejected(() => loose.publish('report.build', { n: 1 }, { delay: 5000 })),
       isConfiguration(/^publish\('report.build'\) options.delay is not an option/),
     );
+    for (const options of ['x', null, [1]])
+      await assert.rejects(
+        rejected(() => loose.publish('report.build', { n: 1 }, options)),
+        isConfiguration(/^publish\('report.build'\) options must be an object/),
+      );
     await assert.rejects(
-      rejected(() => loose.publish('report.build', { n: 1 }, 'x')),
-      isConfiguration(/options must be an object/),
+      rejected(() => loose.publishWithResult('report.build', { n: 1 }, null)),
+      isConfiguration(/^publishWithResult\('report.build'\) options must be an object \(got null\)/),
     );
     await assert.rejects(
       rejected(() => loose.publishWithResult('report.build', { n: 1 }, { timeout: 100 })),
