@@ -1,7 +1,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { defineTopology } from '../../../src';
-import { planTopology, resolveTopologyOptions } from '../../../src/topology';
+import { planTopology, resolveTopologyOptions, sideStreamsOf } from '../../../src/topology';
 import { diffTopology, verifyTopology, type BrokerState } from '../../../src/ops';
 
 const plan = planTopology({
@@ -17,43 +17,37 @@ const plan = planTopology({
   },
 });
 
+/** A queue as the management API lists it: durable, not exclusive, empty, unless `fields` say otherwise. */
+function brokerQueue(name: string, fields: Partial<BrokerState['queues'][number]> = {}) {
+  return {
+    name,
+    type: 'quorum',
+    durable: true,
+    autoDelete: false,
+    exclusive: false,
+    arguments: {},
+    ready: 0,
+    unacked: 0,
+    consumers: 0,
+    ...fields,
+  };
+}
+
 /** The broker exactly as the plan says, plus a process's control queue and a pause marker. */
 function brokerOfPlan(): BrokerState {
   return {
     queues: [
-      ...plan.queues.map((q) => ({
-        name: q.name,
-        type: q.type,
-        durable: q.assertion.durable,
-        autoDelete: false,
-        exclusive: false,
-        arguments: q.assertion.arguments,
-        ready: 0,
-        unacked: 0,
-        consumers: 0,
-      })),
-      {
-        name: 'amq.gen-1',
+      ...plan.queues.map((q) =>
+        brokerQueue(q.name, { type: q.type, durable: q.assertion.durable, arguments: q.assertion.arguments }),
+      ),
+      brokerQueue('amq.gen-1', {
         type: 'classic',
         durable: false,
         autoDelete: true,
         exclusive: true,
-        arguments: {},
-        ready: 0,
-        unacked: 0,
         consumers: 1,
-      },
-      {
-        name: 'app.warren.paused.email',
-        type: 'quorum',
-        durable: true,
-        autoDelete: false,
-        exclusive: false,
-        arguments: {},
-        ready: 0,
-        unacked: 0,
-        consumers: 0,
-      },
+      }),
+      brokerQueue('app.warren.paused.email'),
     ],
     exchanges: plan.exchanges.map((e) => ({ ...e })),
     bindings: [
@@ -144,6 +138,38 @@ describe('diffTopology and verifyTopology', () => {
     assert.deepEqual(
       failed.map((c) => `${c.subject} ${c.check}`),
       ['email delivery limit', 'email dead-letter wiring', 'email binding'],
+    );
+  });
+});
+
+describe('the indexes beside the history and the dead-letter log', () => {
+  const withLogs = planTopology({
+    topology: { queues: { email: {} } },
+    jobs: [],
+    options: resolveTopologyOptions({ namespace: 'app', delay: { levels: 2 } }),
+    streams: { 'job-control': {}, schedules: {}, history: {}, 'dead-letter-log': {} },
+  });
+
+  it('are deleted with the plan, and are not drift', () => {
+    assert.deepEqual(sideStreamsOf(withLogs), [
+      'app.warren.history.index',
+      'app.warren.history.checkpoints',
+      'app.warren.dead-log.index',
+    ]);
+    assert.deepEqual(sideStreamsOf(plan), []);
+    const broker: BrokerState = {
+      queues: [
+        ...withLogs.queues.map((q) =>
+          brokerQueue(q.name, { type: q.type, arguments: q.assertion.arguments }),
+        ),
+        ...sideStreamsOf(withLogs).map((name) => brokerQueue(name, { type: 'stream' })),
+      ],
+      exchanges: withLogs.exchanges.map((e) => ({ ...e })),
+      bindings: withLogs.bindings.map((b) => ({ ...b, arguments: {} })),
+    };
+    assert.deepEqual(
+      diffTopology(withLogs, broker).drift.filter((d) => d.kind === 'extra'),
+      [],
     );
   });
 });

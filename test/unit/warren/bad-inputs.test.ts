@@ -4,14 +4,8 @@ import { EventEmitter, once } from 'node:events';
 import { ConfigurationError, TopologyError, WarrenError, type Logger } from '../../../src';
 import { resolveSubscribeOptions } from '../../../src/job-events/options';
 import { checkLimitTarget } from '../../../src/limit-overrides';
-import { diffTopology, type BrokerState } from '../../../src/ops';
 import { checkBatchEntry, checkPublishOptions } from '../../../src/publisher/publish-checks';
-import {
-  planTopology,
-  resolveTopologyOptions,
-  sideStreamsOf,
-  type TopologyDeclaration,
-} from '../../../src/topology';
+import { planTopology, resolveTopologyOptions, type TopologyDeclaration } from '../../../src/topology';
 import { rescheduleAt } from '../../../src/warren';
 import { emitToEach, refuseUnknownEvents } from '../../../src/warren/event-sink';
 import { jobNameOf } from '../../../src/warren/warren-jobs';
@@ -193,51 +187,6 @@ describe('ops.limits.set: targets the planned jobs have', () => {
 
   it('checks nothing when the caller planned no jobs (an ops made with a namespace only)', () => {
     checkLimitTarget([], { target: 'anything', key: 'c', concurrency: 2 });
-  });
-});
-
-describe('the indexes beside the history and the dead-letter log', () => {
-  const withLogs = planTopology({
-    topology: { queues: { email: {} } },
-    jobs: [],
-    options,
-    streams: { 'job-control': {}, schedules: {}, history: {}, 'dead-letter-log': {} },
-  });
-
-  it('are deleted with the plan, and are not drift', () => {
-    assert.deepEqual(sideStreamsOf(withLogs), [
-      'app.warren.history.index',
-      'app.warren.history.checkpoints',
-      'app.warren.dead-log.index',
-    ]);
-    assert.deepEqual(sideStreamsOf(plan({ queues: { email: {} } })), []);
-    const stream = (name: string) => ({
-      name,
-      type: 'stream',
-      durable: true,
-      autoDelete: false,
-      exclusive: false,
-      arguments: {},
-      ready: 0,
-      unacked: 0,
-      consumers: 0,
-    });
-    const broker: BrokerState = {
-      queues: [
-        ...withLogs.queues.map((q) => ({
-          ...stream(q.name),
-          type: q.type,
-          arguments: q.assertion.arguments,
-        })),
-        ...sideStreamsOf(withLogs).map(stream),
-      ],
-      exchanges: withLogs.exchanges.map((e) => ({ ...e })),
-      bindings: withLogs.bindings.map((b) => ({ ...b, arguments: {} })),
-    };
-    assert.deepEqual(
-      diffTopology(withLogs, broker).drift.filter((d) => d.kind === 'extra'),
-      [],
-    );
   });
 });
 
