@@ -11,9 +11,9 @@ const MAX_EVENTS_PER_JOB = 10_000;
 /**
  * Where job X is. Without `index` (or one this process cannot trust): reads the history from its oldest
  * kept record and keeps the events of one job. With it: reads the batches the index names and what no
- * trusted block covers (history-index.ts). Either way a batch is parsed only when its bytes contain the id,
- * and every event shown comes from a batch read, proven and parsed here: a wrong index entry costs a read,
- * never an event.
+ * trusted block covers (history-index.ts). With `served` (a lookup server's answer): those records alone.
+ * Either way a batch is parsed only when its bytes contain the id, and every event shown comes from a batch
+ * read, proven and parsed here: a wrong index entry costs a read, never an event.
  */
 export async function findJob(
   openChannel: () => Promise<amqp.Channel>,
@@ -22,6 +22,8 @@ export async function findJob(
   idleMs: number,
   reader: RecordReader,
   index?: HistoryIndex,
+  /** The job's records as a lookup server handed them (served-lookup.ts): proven here like any other. */
+  served?: readonly StreamRecord[],
 ): Promise<JobStatus> {
   const needle = Buffer.from(JSON.stringify(jobId));
   const events: JobEvent[] = [];
@@ -41,7 +43,8 @@ export async function findJob(
       else if (events.push(event) > MAX_EVENTS_PER_JOB) events.shift();
     }
   };
-  if (index === undefined || !index.isUsable)
+  if (served !== undefined) for (const record of served) onRecord(record);
+  else if (index === undefined || !index.isUsable)
     await readToEnd(openChannel, stream, 'first', { idleMs, prefetch: 200 }, onRecord);
   else await index.lookUp(jobId, onRecord);
   // Batches from several processes interleave: order by time, then by the lifecycle's order.

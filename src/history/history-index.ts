@@ -20,7 +20,6 @@
  * comes from a batch read, proven and matched by job id there: a wrong entry costs a read, never an answer.
  */
 import type * as amqp from 'amqplib';
-import { HEADERS } from '../message';
 import { CheckpointCodec, type Checkpoint } from '../records';
 import {
   decodeBlock,
@@ -35,6 +34,7 @@ import {
   type StreamRecord,
 } from '../streams';
 import { IndexRound, type IndexReader } from './index-round';
+import { isVouched } from './lookup-protocol';
 import {
   historyKeyHash,
   isStale,
@@ -262,11 +262,7 @@ export class HistoryIndex implements IndexReader {
 
   /** An index record whose writer the broker (`user_id`) and, with a key, the signature vouch for. */
   acceptIndex(r: StreamRecord): boolean {
-    const user = this.deps.username();
-    if (user === undefined && !this.deps.trust.isSigning) return false;
-    if (user !== undefined && r.properties.userId !== user) return false;
-    if (this.deps.trust.isSigning && r.properties.headers?.[HEADERS.proof] === undefined) return false;
-    return this.deps.trust.check('history', r.content, r.properties.headers, 'index', undefined, {
+    return isVouched(this.deps.trust, 'history', this.deps.username(), r, 'index', {
       stream: this.deps.indexStream,
       offset: r.offset,
     });

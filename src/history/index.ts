@@ -32,3 +32,6 @@ export {
   type HistoryOptions,
   type ResolvedHistoryOptions,
 } from './options';
+export { LiveHistory } from './live-history';
+export { LookupServer } from './lookup-server';
+export { askLookupServer, SERVED_LOOKUP_TIMEOUT_MS } from './served-lookup';

@@ -34,6 +34,18 @@ export interface HistoryOptions {
   readonly maxPayloadBytes?: number;
   /** A result's JSON longer than this is kept cut to its first bytes, with its full size, bytes. Default 1024. */
   readonly maxResultBytes?: number;
+  /**
+   * Serve lookups: this process follows the whole history and answers `ops.job(id)` for every process of the
+   * namespace from memory (docs/operating/cli.md#a-lookup-server), in about a third of the time of reading the
+   * streams. Default false: following costs this process a read of every batch any process writes. Turn it
+   * on in one or two long-running processes (a second stands by).
+   */
+  readonly serveLookups?: boolean;
+  /**
+   * A lookup server keeps the newest batches whole up to this size, so a lookup of a recent job reads
+   * nothing; older ones are read from the stream at their offsets, bytes. Default 64 MiB.
+   */
+  readonly lookupCacheBytes?: number;
 }
 
 export const HISTORY_DEFAULTS = Object.freeze({
@@ -46,6 +58,8 @@ export const HISTORY_DEFAULTS = Object.freeze({
   results: true,
   maxPayloadBytes: 1024,
   maxResultBytes: 1024,
+  serveLookups: false,
+  lookupCacheBytes: 64 * 1024 ** 2,
 });
 
 /** The largest payload or result a history event may keep, bytes (readers accept text up to this). */
@@ -80,6 +94,12 @@ export function resolveHistoryOptions(input: HistoryOptions = {}, path = 'histor
       input.maxResultBytes ?? d.maxResultBytes,
       1,
       MAX_HISTORY_VALUE_BYTES,
+    ),
+    serveLookups: checkBoolean(`${path}.serveLookups`, input.serveLookups ?? d.serveLookups),
+    lookupCacheBytes: checkInteger(
+      `${path}.lookupCacheBytes`,
+      input.lookupCacheBytes ?? d.lookupCacheBytes,
+      0,
     ),
   });
 }

@@ -59,6 +59,8 @@ export const HEADERS = {
   indexAppend: 'warren-index-append',
   /** On a history batch: the hashes of the job ids it holds events of (history/index-state.ts). */
   indexKeys: 'warren-index-keys',
+  /** On an empty history batch a lookup server appends: its token, seen back when it has read that far. */
+  lookupMarker: 'warren-lookup-marker',
   event: 'warren-event',
   jobId: 'warren-job-id',
   jobName: 'warren-job-name',

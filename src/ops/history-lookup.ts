@@ -1,5 +1,6 @@
 import { isAmqpReply } from '../connection';
 import {
+  askLookupServer,
   findJob,
   jobStatus,
   recentJobs,
@@ -16,7 +17,8 @@ import type { OpsConnection } from './ops-connection';
 /**
  * `ops.job(id)`: the job's events from the history, through its index (history-index.ts: an index stream
  * and a checkpoint stream beside the history, declared with the history's retention and the checkpoints'
- * on first use, beside an existing history only). `unknown` when no history stream exists.
+ * on first use, beside an existing history only), or from a lookup server's answer when one serves the
+ * namespace (docs/operating/cli.md#a-lookup-server). `unknown` when no history stream exists.
  */
 export async function lookupJob(
   plan: TopologyPlan,
@@ -31,8 +33,10 @@ export async function lookupJob(
   const stream =
     plannedStream(plan, 'history') ?? planStream('history', resolveHistoryOptions(history), plan.naming);
   const index = historyIndex({ plan, stream, manager, trust, idleMs, send: (m) => confirms.send(m) });
+  const queue = plan.naming.historyLookups();
+  const served = await askLookupServer(openChannel, queue, jobId, trust, manager.username);
   try {
-    return await findJob(openChannel, stream.name, jobId, idleMs, trust.reader('history'), index);
+    return await findJob(openChannel, stream.name, jobId, idleMs, trust.reader('history'), index, served);
   } catch (error) {
     if (isAmqpReply(error, 'NOT_FOUND')) return jobStatus(jobId, [], Date.now());
     throw error;

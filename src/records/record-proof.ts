@@ -27,6 +27,9 @@ export type RecordRole =
   | 'limits'
   | 'control-request'
   | 'control-reply'
+  /** A history lookup asked of a lookup server, and its answer (docs/operating/cli.md#a-lookup-server). */
+  | 'lookup-request'
+  | 'lookup-reply'
   | 'job-result'
   | 'slip'
   | 'checkpoint'

@@ -57,6 +57,7 @@ export {
   eventSubscriberQueueArguments,
   memberQueueArguments,
   headersBindingArguments,
+  lookupQueueAssertion,
   pauseMarkerAssertion,
   streamAssertion,
   type QueueAssertion,

@@ -67,6 +67,8 @@ export interface TopologyNaming {
   jobHistoryCheckpoints(): string;
   /** The stream of job lifecycle events (published, started, completed, retrying, dead) of the namespace. */
   jobHistory(): string;
+  /** The queue the history's lookup servers answer `ops.job(id)` from (docs/operating/cli.md#a-lookup-server). */
+  historyLookups(): string;
   /** The job-control stream: cancel, promote and reschedule records for delayed jobs. */
   jobControl(): string;
   /**
@@ -125,6 +127,7 @@ export function createNaming(namespace: string): TopologyNaming {
     jobHistoryIndex: () => `${prefix}warren.history.index`,
     jobHistoryCheckpoints: () => `${prefix}warren.history.checkpoints`,
     jobHistory: () => `${prefix}warren.history`,
+    historyLookups: () => `${prefix}warren.history.lookups`,
     jobControl: () => `${prefix}warren.job-control`,
     aggregates: (level: 'bucket' | 'hour' | 'day') =>
       level === 'bucket' ? `${prefix}warren.aggregates` : `${prefix}warren.aggregates.${level}s`,

@@ -27,13 +27,15 @@ const STREAM_NAMES: { readonly [K in StreamKind]: (plan: TopologyPlan) => string
 };
 
 /**
- * The streams a process declares beside a planned stream on first use, not in the plan itself: the
- * history's index and checkpoints, the dead-letter log's index. `deleteTopology` deletes them with it.
+ * The streams (and the queue) a process declares beside a planned stream on first use, not in the plan
+ * itself: the history's index and checkpoints and its lookup servers' queue, the dead-letter log's index. `deleteTopology` deletes them with it.
  */
 export function sideStreamsOf(plan: TopologyPlan): string[] {
   const { naming } = plan;
   return [
-    ...(plannedStream(plan, 'history') ? [naming.jobHistoryIndex(), naming.jobHistoryCheckpoints()] : []),
+    ...(plannedStream(plan, 'history')
+      ? [naming.jobHistoryIndex(), naming.jobHistoryCheckpoints(), naming.historyLookups()]
+      : []),
     ...(plannedStream(plan, 'dead-letter-log') ? [naming.deadLetterLogIndex()] : []),
   ];
 }
@@ -55,6 +57,7 @@ export function planNamespaceRemoval(plan: TopologyPlan): NamespaceRemoval {
   queues.add(naming.deadLetterLogIndex());
   queues.add(naming.jobHistoryIndex());
   queues.add(naming.jobHistoryCheckpoints());
+  queues.add(naming.historyLookups());
   queues.add(naming.leaderQueue());
   queues.add(naming.cronLedgerQueue());
   const everyLevel = planDelayLevels(naming, 1, MAX_DELAY_LEVELS, 'classic');

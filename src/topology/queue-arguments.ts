@@ -203,6 +203,23 @@ export function leaderQueueAssertion(expiresMs?: number): QueueAssertion {
   );
 }
 
+/** How long an unserved lookup request waits before the broker drops it, ms (the asker gave up long before). */
+export const LOOKUP_REQUEST_TTL_MS = 10_000;
+/** The lookup queue outlives its last server by this long, ms: a lookup sees no consumer and reads the streams. */
+export const LOOKUP_QUEUE_EXPIRES_MS = 3_600_000;
+
+/**
+ * The history's lookup queue (docs/operating/cli.md#a-lookup-server): the processes that serve lookups
+ * consume it, one active at a time, so one warm index answers; a request nobody takes expires.
+ */
+export function lookupQueueAssertion(): QueueAssertion {
+  return plainQueueAssertion(
+    'classic',
+    { [X_ARGS.singleActiveConsumer]: true, [X_ARGS.messageTtl]: LOOKUP_REQUEST_TTL_MS },
+    LOOKUP_QUEUE_EXPIRES_MS,
+  );
+}
+
 /**
  * The cron ledger: one message, the latest record wins (a new one pushes the old one out at the
  * head). Quorum, like the token queue, so that it outlives a node and a broker restart.

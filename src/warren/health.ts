@@ -1,4 +1,5 @@
 import type { BrokerVersion, ConnectionManager } from '../connection';
+import type { LookupServer } from '../history';
 import type { RecordSkips, RecordTrust } from '../records';
 import type { ConsumerHealth, Worker } from '../worker';
 
@@ -19,10 +20,21 @@ export interface HealthReport {
    * someone writing where only warren should (docs/reference/trust.md).
    */
   readonly records: RecordSkips;
+  /**
+   * With `history.serveLookups`: the lookups this process answered with their records, those it sent back
+   * to read the streams (still reading the history, its marker late, a request it cannot trust), and the
+   * history batches its index holds (docs/operating/cli.md#a-lookup-server). Undefined otherwise.
+   */
+  readonly lookupServer?: { readonly answered: number; readonly declined: number; readonly batches: number };
 }
 
 /** A warren's health now, from its connection and its worker's consumers. */
-export function reportHealth(manager: ConnectionManager, worker: Worker, trust: RecordTrust): HealthReport {
+export function reportHealth(
+  manager: ConnectionManager,
+  worker: Worker,
+  trust: RecordTrust,
+  lookupServer?: LookupServer,
+): HealthReport {
   const consumers = worker.health();
   const connected = manager.isConnected;
   const healthy = connected && (!worker.isStarted || consumers.every((c) => c.paused || c.consuming));
@@ -33,5 +45,6 @@ export function reportHealth(manager: ConnectionManager, worker: Worker, trust: 
     consumers,
     healthy,
     records: trust.skipped(),
+    ...(lookupServer === undefined ? {} : { lookupServer: lookupServer.counts() }),
   };
 }

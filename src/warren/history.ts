@@ -6,6 +6,8 @@ import {
   HistoryIndex,
   HistoryIndexer,
   HistoryWriter,
+  LiveHistory,
+  LookupServer,
   keptPayload,
   keptResult,
   resolveHistoryOptions,
@@ -15,6 +17,7 @@ import {
 import type { RecordTrust } from '../records';
 import {
   CHECKPOINT_RETENTION,
+  lookupQueueAssertion,
   requireStream,
   streamAssertion,
   type PlannedStream,
@@ -32,8 +35,13 @@ export interface WarrenHistory {
   readonly options: ResolvedHistoryOptions;
   /** Indexes what the writer appends, in the background. */
   readonly indexer: HistoryIndexer;
-  /** What a close stops, in order: the indexer (a round in progress ends on a live connection), the writer. */
-  readonly parts: readonly [HistoryIndexer, HistoryWriter];
+  /** Answers lookups from memory (`serveLookups`); undefined when this process does not. */
+  readonly server: LookupServer | undefined;
+  /**
+   * What a close stops, in order: the lookup server, the indexer (a round in progress ends on a live
+   * connection), the writer.
+   */
+  readonly parts: readonly { stop(): Promise<void> }[];
   /** Opens the writer's channel (a step of reconnect-steps.ts, after the topology step declared the stream). */
   readonly open: () => Promise<void>;
 }
@@ -76,14 +84,47 @@ export function createHistory(
     log.debug({ err: error }, 'indexing the history failed: the next append tries again'),
   );
   writer.onAppended = () => indexer.appended();
+  const origin = { p: processId, h: hostname(), pid: process.pid };
+  const server = options.serveLookups
+    ? lookupServer(deps, stream.name, origin, options.lookupCacheBytes, log)
+    : undefined;
   // The stream is in the plan (planWarrenTopology): the topology step before this one declares it.
   return {
     writer,
     options,
     indexer,
-    parts: [indexer, writer],
-    open: () => writer.open(() => manager.openChannel()),
+    server,
+    parts: server === undefined ? [indexer, writer] : [server, indexer, writer],
+    open: async () => {
+      await writer.open(() => manager.openChannel());
+      // lookups fall back to reading the streams: a server that cannot open never fails a reconnect
+      await server
+        ?.open()
+        .catch((error: unknown) => log.warn({ err: error }, 'not serving lookups until the next connect'));
+    },
   };
+}
+
+/** `history.serveLookups`: the lookup server of this process, following the history in memory. */
+function lookupServer(
+  deps: Parameters<typeof createHistory>[1],
+  stream: string,
+  origin: { p: string; h: string; pid: number },
+  cacheBytes: number,
+  log: Logger,
+): LookupServer {
+  const { plan, manager, publishing } = deps;
+  const openChannel = () => manager.openChannel();
+  return new LookupServer({
+    stream,
+    queue: { name: plan.naming.historyLookups(), assertion: lookupQueueAssertion() },
+    live: new LiveHistory({ stream, openChannel, cacheBytes }),
+    openChannel,
+    trust: publishing.trust,
+    username: () => manager.username,
+    origin,
+    log,
+  });
 }
 
 /** The background indexer's reads: no record for this long means the end (as ops' reads by default), ms. */

@@ -219,7 +219,8 @@ export class Warren<TJobs extends object = WarrenJobs> extends EventEmitter<Warr
   }
 
   health(): HealthReport {
-    return reportHealth(this.#parts.manager, this.#parts.worker, this.#parts.trust);
+    const { manager, worker, trust, history } = this.#parts;
+    return reportHealth(manager, worker, trust, history?.server);
   }
 
   /**

@@ -67,12 +67,13 @@ export async function deletePlanEntities(plan: TopologyPlan): Promise<void> {
     const markers = plan.queues.flatMap((q) =>
       q.role === 'job' ? [{ name: plan.naming.pauseMarker(q.key) }] : [],
     );
-    // the offset indexes a query declares beside the history and the dead-letter log, and the history
-    // index's checkpoints
+    // the offset indexes a query declares beside the history and the dead-letter log, the history
+    // index's checkpoints and the history's lookup queue
     const indexes = [
       plan.naming.deadLetterLogIndex(),
       plan.naming.jobHistoryIndex(),
       plan.naming.jobHistoryCheckpoints(),
+      plan.naming.historyLookups(),
     ].map((name) => ({ name }));
     for (const queue of [...plan.queues, ...markers, ...indexes]) {
       const ch = await connection.createChannel();

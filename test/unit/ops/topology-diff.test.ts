@@ -142,7 +142,7 @@ describe('diffTopology and verifyTopology', () => {
   });
 });
 
-describe('the indexes beside the history and the dead-letter log', () => {
+describe('the indexes and the lookup queue beside the history and the dead-letter log', () => {
   const withLogs = planTopology({
     topology: { queues: { email: {} } },
     jobs: [],
@@ -154,6 +154,7 @@ describe('the indexes beside the history and the dead-letter log', () => {
     assert.deepEqual(sideStreamsOf(withLogs), [
       'app.warren.history.index',
       'app.warren.history.checkpoints',
+      'app.warren.history.lookups',
       'app.warren.dead-log.index',
     ]);
     assert.deepEqual(sideStreamsOf(plan), []);
