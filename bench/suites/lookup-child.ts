@@ -13,6 +13,10 @@
  * Mode `bound`: the lower bound of a lookup design (bare amqplib, no parsing past what picks the next
  * offset), its arg `<design>:<job id>` (see {@link bound}).
  *
+ * Mode `serve`: a lookup server (`history.serveLookups`) on the namespace's history: prints one line when it
+ * has read the history once (the time that took, its CPU and RSS), another with its counts when its stdin
+ * closes, then exits.
+ *
  *   node dist/bench/suites/lookup-child.js <dist root> <job|trace|search|replay|floor|bound> <url> <namespace> <arg>
  */
 import { randomBytes } from 'node:crypto';
@@ -26,6 +30,7 @@ async function main(): Promise<void> {
   const [root, mode, url, namespace, arg] = process.argv.slice(2) as [string, string, string, string, string];
   if (mode === 'floor') return floor(url, arg);
   if (mode === 'bound') return bound(url, namespace, arg);
+  if (mode === 'serve') return serve(root, url, namespace);
   const trace = mode === 'trace' ? traceReads() : undefined;
   const { createOps } = require(join(root, 'src', 'ops')) as { createOps: typeof CreateOps };
   const topology = defineTopology({ queues: { bench: {} } });
@@ -269,6 +274,24 @@ async function bound(url: string, namespace: string, arg: string): Promise<void>
   } finally {
     await connection.close();
   }
+}
+
+/** Mode `serve`: a process that only serves lookups, until its stdin closes. */
+async function serve(root: string, url: string, namespace: string): Promise<void> {
+  const { createWarren } = require(join(root, 'src')) as typeof import('../../src');
+  const topology = defineTopology({ queues: { bench: {} } });
+  const cpu = process.cpuUsage();
+  const started = Date.now();
+  const warren = await createWarren({ url, namespace, topology, history: { serveLookups: true } });
+  await warren.start();
+  while (warren.health().lookupServer?.ready !== true) await new Promise((r) => setTimeout(r, 20));
+  const rssMb = () => Math.round(process.memoryUsage().rss / 1024 ** 2);
+  const ready = { warmMs: Date.now() - started, warmCpuMs: cpuMsSince(cpu), rssMb: rssMb() };
+  process.stdout.write(`${JSON.stringify({ ...ready, ...warren.health().lookupServer })}\n`);
+  process.stdin.resume();
+  await new Promise((resolve) => process.stdin.on('end', resolve));
+  process.stdout.write(`${JSON.stringify({ ...warren.health().lookupServer, rssMb: rssMb() })}\n`);
+  await warren.close();
 }
 
 main().catch((error: unknown) => {

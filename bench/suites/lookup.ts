@@ -16,10 +16,14 @@
  * one or a marker), alternating design by design: the lower bound of each on this machine at this moment.
  * The marker designs append small records to the bench's history, so they run after every lookup.
  *
- *   npm run bench -- lookup [--events 1000000] [--letters 100000] [--lookups 20] [--traces 0] [--bounds 0] [--baseline DIR] [--dead-baseline no]
+ * `--served`: a third copy of the history with a lookup server on it (lookup-child `serve`, a process of its
+ * own, started after the fill: its first read of the whole history is timed), and the branch's lookups of
+ * that copy (`job served`) in the same alternation, answered by the server.
+ *
+ *   npm run bench -- lookup [--events 1000000] [--letters 100000] [--lookups 20] [--traces 0] [--bounds 0] [--served] [--baseline DIR] [--dead-baseline no]
  *   env: AMQP_URL (default amqp://guest:guest@127.0.0.1:5672)
  */
-import { execFile, execFileSync } from 'node:child_process';
+import { execFile, execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import * as os from 'node:os';
@@ -27,6 +31,7 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import * as amqp from 'amqplib';
 import { resolveDeadLetterLogOptions } from '../../src/dead-letter-log';
+import { resolveHistoryOptions } from '../../src/history';
 import { createNaming, planStream } from '../../src/topology';
 import { RESULTS_DIR } from '../lib/paths';
 
@@ -39,6 +44,8 @@ const { values } = parseArgs({
     traces: { type: 'string', default: '0' },
     /** Fresh processes per lookup design after the lookups: the designs' lower bounds (lookup-child `bound`). */
     bounds: { type: 'string', default: '0' },
+    /** Also time lookups answered by a lookup server (`history.serveLookups`), on a copy of the history. */
+    served: { type: 'boolean', default: false },
     baseline: { type: 'string' },
     /** Run the baseline's log queries too (at 1,000,000 letters its index needs ~3 GB and minutes). */
     'dead-baseline': { type: 'string', default: 'yes' },
@@ -92,6 +99,46 @@ function child(root: string, mode: string, namespace: string, arg: string): Prom
       },
     );
   });
+}
+
+/** A lookup server on a namespace (lookup-child `serve`), once it has read the history; `stop` gives its counts. */
+async function startServer(
+  namespace: string,
+): Promise<{ ready: Record<string, unknown>; stop(): Promise<Record<string, unknown>> }> {
+  const server: ChildProcess = spawn(process.execPath, [CHILD, OWN_DIST, 'serve', AMQP_URL, namespace, ''], {
+    stdio: ['pipe', 'pipe', 'inherit'],
+  });
+  const lines: string[] = [];
+  let waiting: (() => void) | undefined;
+  let buffered = '';
+  server.stdout!.on('data', (chunk: Buffer) => {
+    buffered += chunk.toString();
+    for (let at = buffered.indexOf('\n'); at >= 0; at = buffered.indexOf('\n')) {
+      lines.push(buffered.slice(0, at));
+      buffered = buffered.slice(at + 1);
+      waiting?.();
+    }
+  });
+  let exited = false;
+  server.on('exit', () => {
+    exited = true;
+    waiting?.();
+  });
+  const nextLine = async () => {
+    while (lines.length === 0) {
+      if (exited) throw new Error('the lookup server exited');
+      await new Promise<void>((resolve) => (waiting = resolve));
+    }
+    return JSON.parse(lines.shift()!) as Record<string, unknown>;
+  };
+  const ready = await nextLine();
+  return {
+    ready,
+    stop: async () => {
+      server.stdin!.end();
+      return nextLine();
+    },
+  };
 }
 
 /** Bytes published (bodies and properties as JSON): about what the broker keeps, for the memory ratio. */
@@ -181,14 +228,14 @@ async function main(): Promise<void> {
 
     // The history: EVENTS events in batches of BATCH, each job a published, a started and a completed; one
     // copy per build.
-    const historyOf = Object.fromEntries(
+    const historyOf: Record<string, string> = Object.fromEntries(
       Object.keys(builds).map((b, i) => [b, i === 0 ? namespace : `${namespace}-${b}`]),
     );
+    if (values.served) historyOf.served = `${namespace}-served`;
     const fill = async (ns: string) => {
-      await setup.assertQueue(createNaming(ns).jobHistory(), {
-        durable: true,
-        arguments: { 'x-queue-type': 'stream', 'x-stream-max-segment-size-bytes': 16 * 1024 ** 2 },
-      });
+      // as a warren declares it (a lookup server's process declares it too)
+      const stream = planStream('history', resolveHistoryOptions({}), createNaming(ns));
+      await setup.assertQueue(stream.name, stream.assertion);
       return publishAll(
         connection,
         createNaming(ns).jobHistory(),
@@ -212,6 +259,13 @@ async function main(): Promise<void> {
     const before = published.bytes;
     for (const ns of Object.values(historyOf)) results.historyFillSeconds = round(await fill(ns));
     const historyBytes = (published.bytes - before) / Object.keys(historyOf).length;
+    const server = values.served ? await startServer(historyOf.served!) : undefined;
+    if (server) {
+      results['lookup server, after its first read of the history'] = server.ready;
+      console.log('lookup server ready:', server.ready);
+    }
+    // the served lookups: the branch's build, on the copy the server follows
+    const lookupsOf: Record<string, string> = { ...builds, ...(server ? { served: OWN_DIST } : {}) };
     results.historyMb = round(historyBytes / 1024 ** 2);
 
     const jobs = Math.floor(EVENTS / 3);
@@ -224,7 +278,7 @@ async function main(): Promise<void> {
     // The builds' lookups and the floor alternate, id by id: the machine's load moves between seconds, not
     // between them.
     const timings = Object.fromEntries(
-      [...Object.keys(builds), 'floor'].map((b) => [
+      [...Object.keys(lookupsOf), 'floor'].map((b) => [
         b,
         { ms: [] as number[], rss: [] as number[], cpu: [] as number[] },
       ]),
@@ -234,7 +288,7 @@ async function main(): Promise<void> {
       ? naming.jobHistoryCheckpoints()
       : naming.jobHistory();
     for (const id of ids) {
-      for (const [build, root] of Object.entries(builds)) {
+      for (const [build, root] of Object.entries(lookupsOf)) {
         const r = await child(root, 'job', historyOf[build]!, id);
         if (r.found !== 3) throw new Error(`${build}: ${id} has ${r.found} events`);
         timings[build]!.ms.push(r.ms);
@@ -256,6 +310,10 @@ async function main(): Promise<void> {
       console.log(`${key}:`, results[key]);
     }
     results.loadavgAfterLookups = os.loadavg();
+    if (server) {
+      results['lookup server, at the end'] = await server.stop();
+      console.log('lookup server:', results['lookup server, at the end']);
+    }
     if (TRACES > 0) {
       // the timeline of each build's lookups, alternating as above: the median ms of each step
       const traced = Object.fromEntries(Object.keys(builds).map((b) => [b, [] as Record<string, number>[]]));
@@ -379,9 +437,9 @@ async function main(): Promise<void> {
     console.log('replay, branch:', results['replay of the field selection branch']);
   } finally {
     const streams = [log.name, naming.queue('bench'), naming.deadLetterLogIndex()];
-    for (const ns of [namespace, ...Object.keys(builds).map((b) => `${namespace}-${b}`)]) {
+    for (const ns of [namespace, ...['baseline', 'served'].map((b) => `${namespace}-${b}`)]) {
       const n = createNaming(ns);
-      streams.push(n.jobHistory(), n.jobHistoryIndex(), n.jobHistoryCheckpoints());
+      streams.push(n.jobHistory(), n.jobHistoryIndex(), n.jobHistoryCheckpoints(), n.historyLookups());
     }
     for (const q of streams) await setup.deleteQueue(q).catch(() => undefined);
     await connection.close();

@@ -84,9 +84,13 @@ export class LookupServer {
     });
   }
 
-  /** Requests answered with their records (`ok`), those sent back to read the streams, batches indexed. */
-  counts(): { answered: number; declined: number; batches: number } {
-    return { answered: this.answered, declined: this.declined, batches: this.deps.live.size };
+  /**
+   * Whether it has read the history once (before that it answers `warming`), the requests answered with
+   * their records (`ok`), those sent back to read the streams, and the batches its index holds.
+   */
+  counts(): { ready: boolean; answered: number; declined: number; batches: number } {
+    const { answered, declined } = this;
+    return { ready: this.isWarm, answered, declined, batches: this.deps.live.size };
   }
 
   async stop(): Promise<void> {

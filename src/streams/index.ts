@@ -26,6 +26,7 @@ export {
 } from './stream-reader';
 export { appendAndLocate } from './located-append';
 export { readLastChunk, readOffsets } from './offset-reads';
+export { consumeNoWait } from './nowait-consume';
 export { openReadChannel } from './read-channel';
 export { ReadChannels } from './read-channels';
 export {

@@ -25,6 +25,8 @@ export function consumeNoWait(
   queue: string,
   callback: (message: amqp.ConsumeMessage | null) => void,
   args: Record<string, unknown>,
+  /** Consume without acks (RabbitMQ's direct reply-to takes no other consumer). */
+  noAck = false,
 ): boolean {
   const internals = channel as unknown as Partial<ConsumeInternals>;
   if (
@@ -40,7 +42,7 @@ export function consumeNoWait(
     queue,
     consumerTag,
     noLocal: false,
-    noAck: false,
+    noAck,
     exclusive: false,
     nowait: true,
     arguments: args,

@@ -21,11 +21,17 @@ export interface HealthReport {
    */
   readonly records: RecordSkips;
   /**
-   * With `history.serveLookups`: the lookups this process answered with their records, those it sent back
-   * to read the streams (still reading the history, its marker late, a request it cannot trust), and the
-   * history batches its index holds (docs/operating/cli.md#a-lookup-server). Undefined otherwise.
+   * With `history.serveLookups` (docs/operating/cli.md#a-lookup-server): whether it has read the whole
+   * history once (`ready`), the lookups it answered with their records, those it sent back to read the
+   * streams (still reading the history, its marker late, a request it cannot trust), and the history
+   * batches its index holds. Undefined otherwise.
    */
-  readonly lookupServer?: { readonly answered: number; readonly declined: number; readonly batches: number };
+  readonly lookupServer?: {
+    readonly ready: boolean;
+    readonly answered: number;
+    readonly declined: number;
+    readonly batches: number;
+  };
 }
 
 /** A warren's health now, from its connection and its worker's consumers. */
