@@ -13,7 +13,8 @@
  * Mode `bound`: the lower bound of a lookup design (bare amqplib, no parsing past what picks the next
  * offset), its arg `<design>:<job id>` (see {@link bound}).
  *
- * Mode `serve`: a lookup server (`history.serveLookups`) on the namespace's history: prints one line when it
+ * Mode `serve`: a lookup server (`history.serveLookups`, its arg the `lookupCacheBytes` or empty for the
+ * default) on the namespace's history: prints one line when it
  * has read the history once (the time that took, its CPU and RSS), another with its counts when its stdin
  * closes, then exits.
  *
@@ -30,7 +31,7 @@ async function main(): Promise<void> {
   const [root, mode, url, namespace, arg] = process.argv.slice(2) as [string, string, string, string, string];
   if (mode === 'floor') return floor(url, arg);
   if (mode === 'bound') return bound(url, namespace, arg);
-  if (mode === 'serve') return serve(root, url, namespace);
+  if (mode === 'serve') return serve(root, url, namespace, arg);
   const trace = mode === 'trace' ? traceReads() : undefined;
   const { createOps } = require(join(root, 'src', 'ops')) as { createOps: typeof CreateOps };
   const topology = defineTopology({ queues: { bench: {} } });
@@ -277,12 +278,16 @@ async function bound(url: string, namespace: string, arg: string): Promise<void>
 }
 
 /** Mode `serve`: a process that only serves lookups, until its stdin closes. */
-async function serve(root: string, url: string, namespace: string): Promise<void> {
+async function serve(root: string, url: string, namespace: string, cacheBytes: string): Promise<void> {
   const { createWarren } = require(join(root, 'src')) as typeof import('../../src');
   const topology = defineTopology({ queues: { bench: {} } });
   const cpu = process.cpuUsage();
   const started = Date.now();
-  const warren = await createWarren({ url, namespace, topology, history: { serveLookups: true } });
+  const history = {
+    serveLookups: true,
+    ...(cacheBytes === '' ? {} : { lookupCacheBytes: Number(cacheBytes) }),
+  };
+  const warren = await createWarren({ url, namespace, topology, history });
   await warren.start();
   while (warren.health().lookupServer?.ready !== true) await new Promise((r) => setTimeout(r, 20));
   const rssMb = () => Math.round(process.memoryUsage().rss / 1024 ** 2);

@@ -20,7 +20,7 @@
  * own, started after the fill: its first read of the whole history is timed), and the branch's lookups of
  * that copy (`job served`) in the same alternation, answered by the server.
  *
- *   npm run bench -- lookup [--events 1000000] [--letters 100000] [--lookups 20] [--traces 0] [--bounds 0] [--served] [--baseline DIR] [--dead-baseline no]
+ *   npm run bench -- lookup [--events 1000000] [--letters 100000] [--lookups 20] [--traces 0] [--bounds 0] [--served [--served-cache BYTES]] [--baseline DIR] [--dead-baseline no]
  *   env: AMQP_URL (default amqp://guest:guest@127.0.0.1:5672)
  */
 import { execFile, execFileSync, spawn, type ChildProcess } from 'node:child_process';
@@ -46,6 +46,8 @@ const { values } = parseArgs({
     bounds: { type: 'string', default: '0' },
     /** Also time lookups answered by a lookup server (`history.serveLookups`), on a copy of the history. */
     served: { type: 'boolean', default: false },
+    /** The lookup server's `history.lookupCacheBytes` (default: warren's); 0 reads every batch at its offset. */
+    'served-cache': { type: 'string', default: '' },
     baseline: { type: 'string' },
     /** Run the baseline's log queries too (at 1,000,000 letters its index needs ~3 GB and minutes). */
     'dead-baseline': { type: 'string', default: 'yes' },
@@ -105,9 +107,14 @@ function child(root: string, mode: string, namespace: string, arg: string): Prom
 async function startServer(
   namespace: string,
 ): Promise<{ ready: Record<string, unknown>; stop(): Promise<Record<string, unknown>> }> {
-  const server: ChildProcess = spawn(process.execPath, [CHILD, OWN_DIST, 'serve', AMQP_URL, namespace, ''], {
-    stdio: ['pipe', 'pipe', 'inherit'],
-  });
+  const cache = values['served-cache'];
+  const server: ChildProcess = spawn(
+    process.execPath,
+    [CHILD, OWN_DIST, 'serve', AMQP_URL, namespace, cache],
+    {
+      stdio: ['pipe', 'pipe', 'inherit'],
+    },
+  );
   const lines: string[] = [];
   let waiting: (() => void) | undefined;
   let buffered = '';

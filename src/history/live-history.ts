@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type * as amqp from 'amqplib';
 import { HEADERS } from '../message';
 import { followStream, type StreamFollower, type StreamRecord } from '../streams';
+import { BatchDirectory, type DirectoryRetention } from './batch-directory';
 import { parseHistoryBatch } from './history-batch';
 import { decodeKeyHashes, historyKeyHash, jobIdsOf } from './index-state';
 
@@ -11,12 +12,14 @@ export interface LiveHistoryDeps {
   readonly openChannel: () => Promise<amqp.Channel>;
   /** The newest records kept whole, so most answers need no read, bytes. */
   readonly cacheBytes: number;
+  /** The history's retention: batches the stream has dropped leave the directory too. */
+  readonly retention: DirectoryRetention;
 }
 
 /**
  * The whole history followed in one process (a lookup server's, lookup-server.ts): every batch's offset with
- * the hashes of the job ids it holds (4 bytes an id, from the batch's `warren-index-keys` header, parsed only
- * when a batch has none) and the newest records whole up to `cacheBytes`. Nothing is proven here: an entry is
+ * the hashes of the job ids it holds (batch-directory.ts: 4 bytes an id, from the batch's `warren-index-keys`
+ * header, parsed only when a batch has none) and the newest records whole up to `cacheBytes`. Nothing is proven here: an entry is
  * only where to look, and the asker proves and parses every record it is handed.
  *
  * Its marker: {@link marker} gives a token to append to the history (an empty batch); {@link reached}
@@ -25,8 +28,7 @@ export interface LiveHistoryDeps {
  * known (AMQP 0-9-1 never announces it).
  */
 export class LiveHistory {
-  private readonly offsets: number[] = [];
-  private readonly hashes: Uint32Array[] = [];
+  private readonly directory: BatchDirectory;
   private readonly cache = new Map<number, StreamRecord>();
   private cachedBytes = 0;
   /** The offset the follower reads next: a reconnect follows on from there. */
@@ -35,11 +37,13 @@ export class LiveHistory {
   private following: Promise<void> | undefined;
   private readonly markers = new Map<string, () => void>();
 
-  constructor(private readonly deps: LiveHistoryDeps) {}
+  constructor(private readonly deps: LiveHistoryDeps) {
+    this.directory = new BatchDirectory(deps.retention);
+  }
 
-  /** Batches indexed so far. */
+  /** Batches the directory holds. */
   get size(): number {
-    return this.offsets.length;
+    return this.directory.size;
   }
 
   /** Follows the history from where it stopped (its first record the first time): a step of every (re)connect. */
@@ -76,11 +80,7 @@ export class LiveHistory {
 
   /** The offsets of the batches that may hold events of the job (oldest first). */
   offsetsOf(jobId: string): number[] {
-    const hash = historyKeyHash(jobId);
-    const found: number[] = [];
-    for (let i = 0; i < this.hashes.length; i += 1)
-      if (this.hashes[i]!.includes(hash)) found.push(this.offsets[i]!);
-    return found;
+    return this.directory.offsetsOf(historyKeyHash(jobId));
   }
 
   /** The record at an offset, when it is still kept whole. */
@@ -102,8 +102,7 @@ export class LiveHistory {
     if (typeof token === 'string') this.markers.delete(token);
     const hashes = hashesOf(record);
     if (hashes === undefined || hashes.length === 0) return;
-    this.offsets.push(record.offset);
-    this.hashes.push(hashes);
+    this.directory.add(record.offset, hashes, record.content.length);
     this.cache.set(record.offset, record);
     this.cachedBytes += record.content.length;
     for (const [offset, old] of this.cache) {

@@ -85,9 +85,7 @@ export function createHistory(
   );
   writer.onAppended = () => indexer.appended();
   const origin = { p: processId, h: hostname(), pid: process.pid };
-  const server = options.serveLookups
-    ? lookupServer(deps, stream.name, origin, options.lookupCacheBytes, log)
-    : undefined;
+  const server = options.serveLookups ? lookupServer(deps, stream.name, origin, options, log) : undefined;
   // The stream is in the plan (planWarrenTopology): the topology step before this one declares it.
   return {
     writer,
@@ -110,7 +108,7 @@ function lookupServer(
   deps: Parameters<typeof createHistory>[1],
   stream: string,
   origin: { p: string; h: string; pid: number },
-  cacheBytes: number,
+  options: ResolvedHistoryOptions,
   log: Logger,
 ): LookupServer {
   const { plan, manager, publishing } = deps;
@@ -118,7 +116,13 @@ function lookupServer(
   return new LookupServer({
     stream,
     queue: { name: plan.naming.historyLookups(), assertion: lookupQueueAssertion() },
-    live: new LiveHistory({ stream, openChannel, cacheBytes }),
+    live: new LiveHistory({
+      stream,
+      openChannel,
+      cacheBytes: options.lookupCacheBytes,
+      // the stream drops a whole segment only once past maxBytes: keep what it may still hold
+      retention: { maxAgeMs: options.maxAgeMs, maxBytes: options.maxBytes + 2 * options.segmentBytes },
+    }),
     openChannel,
     trust: publishing.trust,
     username: () => manager.username,
