@@ -103,7 +103,9 @@ export class LiveHistory {
     const hashes = hashesOf(record);
     if (hashes === undefined || hashes.length === 0) return;
     this.directory.add(record.offset, hashes, record.content.length);
-    this.cache.set(record.offset, record);
+    // a copy of its own: the delivery's bytes may be a slice of a larger read, which would stay alive with it
+    const content = Buffer.from(record.content);
+    this.cache.set(record.offset, { ...record, content });
     this.cachedBytes += record.content.length;
     for (const [offset, old] of this.cache) {
       if (this.cachedBytes <= this.deps.cacheBytes) break;

@@ -36,7 +36,7 @@ export interface HistoryOptions {
   readonly maxResultBytes?: number;
   /**
    * Serve lookups: this process follows the whole history and answers `ops.job(id)` for every process of the
-   * namespace from memory (docs/operating/cli.md#a-lookup-server), in about a third of the time of reading the
+   * namespace from memory (docs/operating/cli.md#a-lookup-server), in about half the time of reading the
    * streams. Default false: following costs this process a read of every batch any process writes. Turn it
    * on in one or two long-running processes (a second stands by).
    */
