@@ -71,20 +71,14 @@ export function createHistory(
   if (input === undefined) return undefined;
   const options = resolveHistoryOptions(input);
   const stream = requireStream(plan, 'history');
-  const writer = new HistoryWriter(
-    stream.name,
-    options,
-    { p: processId, h: hostname(), pid: process.pid },
-    log,
-    trust,
-  );
+  const origin = { p: processId, h: hostname(), pid: process.pid };
+  const writer = new HistoryWriter(stream.name, options, origin, log, trust);
   const send = (message: OutgoingMessage) => confirms.send(message);
   const index = historyIndex({ plan, stream, manager, trust, idleMs: INDEXER_IDLE_MS, send });
   const indexer = new HistoryIndexer(index, (error) =>
     log.debug({ err: error }, 'indexing the history failed: the next append tries again'),
   );
   writer.onAppended = () => indexer.appended();
-  const origin = { p: processId, h: hostname(), pid: process.pid };
   const server = options.serveLookups ? lookupServer(deps, stream.name, origin, options, log) : undefined;
   // The stream is in the plan (planWarrenTopology): the topology step before this one declares it.
   return {
