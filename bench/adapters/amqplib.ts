@@ -221,7 +221,7 @@ export class AmqplibContender implements Contender {
  * The retry scenarios' handler as an application writes it, the same as warren's and Rascal's: an async
  * function whose first attempt fails with an Error (its stack captured, as every thrown Error's is).
  */
-async function failFirstAttempt(_job: Job, attempt: number): Promise<void> {
+export async function failFirstAttempt(_job: Job, attempt: number): Promise<void> {
   if (attempt === 1) throw new Error('first attempt fails');
 }
 

@@ -17,7 +17,8 @@ export type ContenderName = (typeof CONTENDER_NAMES)[number];
  * `delay.queueType: 'classic'`) only matters to the delay scenarios, `warren-in-place` (its quorum queue
  * retrying in place, RabbitMQ 4.3) to the throughput suite's retries with a backoff, `warren-ahead` (warren
  * with `worker.prefetchAhead` at the concurrency, prefetch = twice the concurrency) to the consume scenarios, and `amqplib-warren-wire` (raw
- * amqplib publishing warren's messages) to the throughput suite's publish scenarios, so they are asked for by name.
+ * amqplib publishing, consuming and retrying warren's messages) to the throughput suite's publish, consume and
+ * retry scenarios, so they are asked for by name.
  */
 export const DEFAULT_CONTENDERS: readonly ContenderName[] = CONTENDER_NAMES.filter(
   (name) =>

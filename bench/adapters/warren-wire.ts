@@ -1,10 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import type * as amqp from 'amqplib';
-import { jobProperties } from '../../src/message';
+import { HEADERS, jobProperties, republishProperties } from '../../src/message';
 import { createNaming } from '../../src/topology';
 import type { Job } from '../lib/job';
-import { AmqplibContender } from './amqplib';
-import type { ContenderEnv, ContenderFeatures } from './contender';
+import { AmqplibContender, failFirstAttempt } from './amqplib';
+import type { Consumer, ContenderEnv, ContenderFeatures } from './contender';
 import { WarrenContender } from './warren';
 
 /**
@@ -13,12 +13,20 @@ import { WarrenContender } from './warren';
  * the queue warren declared, through its jobs exchange when the scenario routes through one. Its figures
  * beside `amqplib` are the wire contract's cost at the broker; beside `warren`, warren's client-side cost.
  * The topology is warren's own (declared and deleted by a warren instance); the rest is the raw floor.
+ *
+ * In the retry scenarios it fails each job's first attempt as warren's worker does at the broker: the copy
+ * carries warren's republished properties (`warren-attempt` 2, the rest as delivered) to warren's route
+ * (its queue at once, or the hold of the backoff, `warren.delay.hold.<queue>.<ms>ms`), confirmed before the
+ * ack. Beside `amqplib` (its own attempt header, its own TTL queue) that is the broker's cost of warren's
+ * contract and topology on the retry path; beside `warren`, warren's client cost there.
  */
 export class WarrenWireContender extends AmqplibContender {
   override readonly name = 'amqplib-warren-wire';
   private readonly warren: WarrenContender;
   private exchange = '';
   private routingKey = '';
+  /** Where a failed first attempt goes: warren's queue, or its hold for the scenario's backoff. */
+  private retryRoute = '';
 
   constructor(env: ContenderEnv) {
     super(env, true); // warren's socket: noDelay
@@ -32,7 +40,45 @@ export class WarrenWireContender extends AmqplibContender {
     // the route warren's publisher takes: its jobs exchange, else the default exchange to the queue
     this.exchange = features.jobsExchange ? naming.exchange('jobs') : '';
     this.routingKey = features.jobsExchange ? 'bench.job' : queue;
+    const backoffMs = features.retryBackoffMs;
+    this.retryRoute = backoffMs ? naming.delayHold(naming.queue('jobs'), backoffMs) : naming.queue('jobs');
     await super.setup(queue, { ...features, retryBackoffMs: undefined });
+  }
+
+  override prefillRetryable(jobs: Job[]): Promise<void> {
+    return this.prefill(jobs);
+  }
+
+  override async consumeFailingOnce(concurrency: number, onCompleted: (job: Job) => void): Promise<Consumer> {
+    const connection = this.requireConnection();
+    const channel = await connection.createChannel();
+    const republisher = await connection.createConfirmChannel();
+    await channel.prefetch(concurrency);
+    const route = this.retryRoute;
+    const { consumerTag } = await channel.consume(this.queue, (msg) => {
+      if (!msg) return;
+      const job = JSON.parse(msg.content.toString()) as Job;
+      const attempt = Number(msg.properties.headers?.[HEADERS.attempt] ?? 1);
+      failFirstAttempt(job, attempt).then(
+        () => {
+          onCompleted(job);
+          channel.ack(msg);
+        },
+        () => {
+          const properties = republishProperties(msg.properties, { [HEADERS.attempt]: attempt + 1 });
+          republisher.publish('', route, msg.content, properties, (err) =>
+            err ? channel.nack(msg) : channel.ack(msg),
+          );
+        },
+      );
+    });
+    return {
+      async stop() {
+        await channel.cancel(consumerTag);
+        await channel.close();
+        await republisher.close();
+      },
+    };
   }
 
   /** warren declared the queue already (with its own arguments), so this declares nothing. */

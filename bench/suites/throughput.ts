@@ -44,11 +44,12 @@ const DEFAULT_CONTENDERS: readonly ContenderName[] = [
 /** warren with its quorum queue retrying in place: only the quorum retries with a backoff. */
 const IN_PLACE_CONTENDER: ContenderName = 'warren-in-place';
 /**
- * raw amqplib with warren's exact messages: where publishing is measured it publishes them, and where consuming
- * is, it consumes a queue pre-filled with them (the broker's cost of the wire contract on either side).
+ * raw amqplib with warren's exact messages: where publishing is measured it publishes them, where consuming is,
+ * it consumes a queue pre-filled with them, and where retrying is, it republishes them as warren's worker does
+ * (the broker's cost of the wire contract on each path).
  */
 const WIRE_CONTENDER: ContenderName = 'amqplib-warren-wire';
-const WIRE_GROUPS: readonly Group[] = ['batch', 'serial', 'consume'];
+const WIRE_GROUPS: readonly Group[] = ['batch', 'serial', 'consume', 'retry'];
 const PROBE_TIMEOUT_MS = 5_000;
 
 export interface ThroughputSizes extends Sizes {
