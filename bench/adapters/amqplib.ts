@@ -167,19 +167,18 @@ export class AmqplibContender implements Contender {
     const channel = await connection.createChannel();
     const republisher = await connection.createConfirmChannel();
     await channel.prefetch(concurrency);
-    const backoffMs = this.features.retryBackoffMs;
-    const target = backoffMs ? this.holdingQueue(backoffMs) : this.queue;
+    const target = this.retryTarget();
     const { consumerTag } = await channel.consume(this.queue, (msg) => {
       if (!msg) return;
       const job = JSON.parse(msg.content.toString()) as Job;
-      const attempt = msg.properties.headers?.[ATTEMPT_HEADER] === undefined ? 1 : 2;
+      const attempt = this.attemptOf(msg);
       failFirstAttempt(job, attempt).then(
         () => {
           onCompleted(job);
           channel.ack(msg);
         },
         () => {
-          const properties = { ...PUBLISH_OPTIONS, headers: { [ATTEMPT_HEADER]: attempt + 1 } };
+          const properties = this.retryProperties(msg, attempt);
           republisher.sendToQueue(target, msg.content, properties, (err) =>
             err ? channel.nack(msg) : channel.ack(msg),
           );
@@ -193,6 +192,22 @@ export class AmqplibContender implements Contender {
         await republisher.close();
       },
     };
+  }
+
+  /** Where a failed first attempt's copy goes: the TTL queue of the backoff, or straight back. */
+  protected retryTarget(): string {
+    const backoffMs = this.features.retryBackoffMs;
+    return backoffMs ? this.holdingQueue(backoffMs) : this.queue;
+  }
+
+  /** The attempt a delivery is (this contender's own header). */
+  protected attemptOf(msg: amqp.ConsumeMessage): number {
+    return msg.properties.headers?.[ATTEMPT_HEADER] === undefined ? 1 : 2;
+  }
+
+  /** The copy's properties: this contender's own attempt header. */
+  protected retryProperties(_msg: amqp.ConsumeMessage, attempt: number): amqp.Options.Publish {
+    return { ...PUBLISH_OPTIONS, headers: { [ATTEMPT_HEADER]: attempt + 1 } };
   }
 
   async teardown(opts: { deleteQueue: boolean }): Promise<void> {
@@ -221,7 +236,7 @@ export class AmqplibContender implements Contender {
  * The retry scenarios' handler as an application writes it, the same as warren's and Rascal's: an async
  * function whose first attempt fails with an Error (its stack captured, as every thrown Error's is).
  */
-export async function failFirstAttempt(_job: Job, attempt: number): Promise<void> {
+async function failFirstAttempt(_job: Job, attempt: number): Promise<void> {
   if (attempt === 1) throw new Error('first attempt fails');
 }
 

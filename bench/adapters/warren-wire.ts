@@ -3,8 +3,8 @@ import type * as amqp from 'amqplib';
 import { HEADERS, jobProperties, republishProperties } from '../../src/message';
 import { createNaming } from '../../src/topology';
 import type { Job } from '../lib/job';
-import { AmqplibContender, failFirstAttempt } from './amqplib';
-import type { Consumer, ContenderEnv, ContenderFeatures } from './contender';
+import { AmqplibContender } from './amqplib';
+import type { ContenderEnv, ContenderFeatures } from './contender';
 import { WarrenContender } from './warren';
 
 /**
@@ -45,40 +45,18 @@ export class WarrenWireContender extends AmqplibContender {
     await super.setup(queue, { ...features, retryBackoffMs: undefined });
   }
 
-  override prefillRetryable(jobs: Job[]): Promise<void> {
-    return this.prefill(jobs);
+  /** warren's route for the copy: its queue, or its hold for the backoff. */
+  protected override retryTarget(): string {
+    return this.retryRoute;
   }
 
-  override async consumeFailingOnce(concurrency: number, onCompleted: (job: Job) => void): Promise<Consumer> {
-    const connection = this.requireConnection();
-    const channel = await connection.createChannel();
-    const republisher = await connection.createConfirmChannel();
-    await channel.prefetch(concurrency);
-    const route = this.retryRoute;
-    const { consumerTag } = await channel.consume(this.queue, (msg) => {
-      if (!msg) return;
-      const job = JSON.parse(msg.content.toString()) as Job;
-      const attempt = Number(msg.properties.headers?.[HEADERS.attempt] ?? 1);
-      failFirstAttempt(job, attempt).then(
-        () => {
-          onCompleted(job);
-          channel.ack(msg);
-        },
-        () => {
-          const properties = republishProperties(msg.properties, { [HEADERS.attempt]: attempt + 1 });
-          republisher.publish('', route, msg.content, properties, (err) =>
-            err ? channel.nack(msg) : channel.ack(msg),
-          );
-        },
-      );
-    });
-    return {
-      async stop() {
-        await channel.cancel(consumerTag);
-        await channel.close();
-        await republisher.close();
-      },
-    };
+  protected override attemptOf(msg: amqp.ConsumeMessage): number {
+    return Number(msg.properties.headers?.[HEADERS.attempt] ?? 1);
+  }
+
+  /** warren's republished properties: as delivered, `warren-attempt` the next. */
+  protected override retryProperties(msg: amqp.ConsumeMessage, attempt: number): amqp.Options.Publish {
+    return republishProperties(msg.properties, { [HEADERS.attempt]: attempt + 1 });
   }
 
   /** warren declared the queue already (with its own arguments), so this declares nothing. */
