@@ -19,8 +19,8 @@ export interface LiveHistoryDeps {
 /**
  * The whole history followed in one process (a lookup server's, lookup-server.ts): every batch's offset with
  * the hashes of the job ids it holds (batch-directory.ts: 4 bytes an id, from the batch's `warren-index-keys`
- * header, parsed only when a batch has none) and the newest records whole up to `cacheBytes`. Nothing is proven here: an entry is
- * only where to look, and the asker proves and parses every record it is handed.
+ * header, parsed only when a batch has none) and the newest records whole up to `cacheBytes`. Nothing is
+ * proven here: an entry is only where to look, and the asker proves and parses every record it is handed.
  *
  * Its marker: {@link marker} gives a token to append to the history (an empty batch); {@link reached}
  * resolves once the follower delivered it, so everything appended before is in the index by then. That is
