@@ -249,14 +249,19 @@ export class Warren<TJobs extends object = WarrenJobs> extends EventEmitter<Warr
    * Deletes every queue, stream and exchange of this instance's plan, messages and records included
    * (the job-control, schedule, dead-letter-log and history streams are in the plan). For tests and
    * tooling. Stops this instance's consumers first (running jobs get the grace period): they would
-   * otherwise re-declare the queues they lost. Publishing still works until `close()`. It does not stop
+   * otherwise re-declare the queues they lost; and the history's background indexing and lookup server,
+   * whose reads of the history would race its deletion (a round in progress declared the index streams
+   * again, and on RabbitMQ 3.10 a consume of a stream being deleted crashed its channel, which closes the
+   * connection). Publishing still works until `close()`. It does not stop
    * cron, other processes or a reconnect from declaring the plan again, and leaves what this configuration
    * does not plan: to remove an application's namespace, use {@link Warren.removeNamespace}.
    */
   async deleteTopology(): Promise<void> {
-    const { worker, jobControl, plan, manager, shutdownGraceMs } = this.#parts;
+    const { worker, jobControl, plan, manager, shutdownGraceMs, history } = this.#parts;
     await worker.stop(shutdownGraceMs);
     await jobControl.stop();
+    await history?.server?.stop();
+    await history?.indexer.stop();
     await deleteTopology(plan, () => manager.openChannel());
   }
 
