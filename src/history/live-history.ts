@@ -98,8 +98,10 @@ export class LiveHistory {
     this.next = record.offset + 1;
     const headers = record.properties.headers;
     const token = headers?.[HEADERS.lookupMarker];
-    if (typeof token === 'string') this.markers.get(token)?.();
-    if (typeof token === 'string') this.markers.delete(token);
+    if (typeof token === 'string') {
+      this.markers.get(token)?.();
+      this.markers.delete(token);
+    }
     const hashes = hashesOf(record);
     if (hashes === undefined || hashes.length === 0) return;
     this.directory.add(record.offset, hashes, record.content.length);

@@ -1,6 +1,6 @@
 import type * as amqp from 'amqplib';
 import { closeChannel, type Logger } from '../core';
-import { HEADERS } from '../message';
+import { HEADERS, isDirectReplyAddress } from '../message';
 import type { RecordReader, RecordTrust } from '../records';
 import { readOffsets, type StreamRecord } from '../streams';
 import type { HistoryBatch } from './history-event';
@@ -22,8 +22,6 @@ const MARKER_WAIT_MS = 2000;
 const WARM_WAIT_MS = 10 * 60_000;
 /** Requests taken at once from the lookup queue. */
 const PREFETCH = 16;
-/** A reply address RabbitMQ's direct reply-to gives. */
-const REPLY_ADDRESS = /^amq\.rabbitmq\.reply-to\.[A-Za-z0-9+/=._-]{1,500}$/;
 /** A record no longer kept whole is read back; no record for this long ends that read, ms. */
 const READ_IDLE_MS = 200;
 
@@ -105,7 +103,7 @@ export class LookupServer {
     channel.ack(message);
     const { replyTo, correlationId } = message.properties;
     const where = { queue: this.deps.queue.name };
-    if (typeof replyTo !== 'string' || !REPLY_ADDRESS.test(replyTo))
+    if (typeof replyTo !== 'string' || !isDirectReplyAddress(replyTo))
       return void this.reader.skip('malformed', where);
     if (typeof correlationId !== 'string' || correlationId.length > MAX_CORRELATION_CHARS)
       return void this.reader.skip('malformed', where);
