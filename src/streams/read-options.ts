@@ -39,4 +39,10 @@ export interface ReadOptions {
   readonly prefetch: number;
   /** How long to wait for the first record, ms; default FIRST_RECORD_WAIT_FACTOR × idleMs, at least 1 s. */
   readonly firstWaitMs?: number;
+  /**
+   * The quiet of `idleMs` ends the read only once the broker answered a basic.qos sent after the consume:
+   * it answers after every record it read for the consume, so a broker that pauses in the middle of a
+   * chunk (a loaded one) does not cut the read short. What a read at `last` needs, whose quiet is 10 ms.
+   */
+  readonly quietAfterBarrier?: boolean;
 }

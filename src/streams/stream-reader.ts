@@ -71,13 +71,14 @@ export async function readStream(
       // round trip alone can outlast a first wait): that one waits again (the heartbeat bounds a dead broker).
       let arrivals = 0;
       let consuming = release !== undefined; // a kept channel's consume has no consume-ok
+      let barrierPassed = options.quietAfterBarrier !== true;
       const askedAt = Date.now();
       const quietAfter = (ms: number): NodeJS.Timeout => {
         const seen = arrivals;
         const look = () => {
           if (arrivals !== seen) return;
-          if (consuming) finish();
-          else if (Date.now() - askedAt >= CONSUME_OK_WAIT_MS)
+          if (consuming && barrierPassed) finish();
+          else if (!consuming && Date.now() - askedAt >= CONSUME_OK_WAIT_MS)
             failed(
               new ConnectionError(
                 'CONNECTION_LOST',
@@ -158,6 +159,16 @@ export async function readStream(
         );
       channel.on('error', onError);
       channel.once('close', onClose);
+      // The broker answers a basic.qos sent after the consume once it has sent every record it read for
+      // that consume (the whole last chunk, for a read at `last`): a pause of its in the middle of them
+      // does not end the read. A refusal closes the channel, which ends the read.
+      const raiseBarrier = () => {
+        if (!barrierPassed)
+          channel.prefetch(options.prefetch, false).then(
+            () => (barrierPassed = true),
+            () => undefined,
+          );
+      };
       unwatch = () => {
         channel.off('error', onError);
         channel.off('close', onClose);
@@ -166,13 +177,14 @@ export async function readStream(
       // refusal closes the channel, which ends the read with the broker's error.
       if (release !== undefined) {
         try {
-          if (consumeNoWait(channel, stream, onMessage, args)) return;
+          if (consumeNoWait(channel, stream, onMessage, args)) return raiseBarrier();
         } catch (error) {
           return failed(error);
         }
       }
       channel.consume(stream, onMessage, { noAck: false, arguments: args }).then(() => {
         consuming = true;
+        raiseBarrier();
         if (done || arrivals > 0) return;
         clearTimeout(timer); // the first wait counts from here
         timer = quietAfter(firstWaitMs);
@@ -197,10 +209,9 @@ const KNOWN_END_IDLE_MS = 5000;
  * chunk, delivered whole) while it reads, and stops there. Unlike a read that stops at the first quiet
  * `idleMs`, a pause of a loaded broker mid-read does not cut it short; and since the end is found beside
  * the read rather than before it, a short stream is read in the time of two round trips and quiets of
- * LAST_CHUNK_QUIET_MS, not of `idleMs`. The end is found twice, one read at `last` after the other, and the
- * later one kept: a broker that pauses mid-way through sending the last chunk (a loaded one, CI at load 8)
- * makes one read take an earlier offset for the end, and a read that stopped there would miss the stream's
- * newest records (a schedule of the registry, a limit override).
+ * LAST_CHUNK_QUIET_MS, not of `idleMs` (the end's read is fenced by a basic.qos round trip, so a broker that
+ * pauses mid-way through sending the last chunk does not give an earlier end: a read that stopped there
+ * would miss the stream's newest records, a schedule of the registry, a limit override).
  */
 export async function readToEnd(
   openChannel: () => Promise<amqp.Channel>,
@@ -209,13 +220,7 @@ export async function readToEnd(
   options: Omit<ReadOptions, 'max' | 'until'>,
   visit: (record: StreamRecord) => void,
 ): Promise<{ count: number; lastOffset: number | undefined }> {
-  const firstEnd = lastOffset(openChannel, stream, options.idleMs);
-  // an empty stream is not asked again: that answer costs a first wait, and records arriving override it
-  const end = firstEnd.then(async (first) => {
-    if (first === undefined) return undefined;
-    const again = await lastOffset(openChannel, stream, options.idleMs).catch(() => first);
-    return again === undefined ? first : Math.max(first, again);
-  });
+  const end = lastOffset(openChannel, stream, options.idleMs);
   // The read's own failure is the one to report; the end's is reported through `until`.
   end.catch(() => undefined);
   const read = await readStream(
@@ -267,6 +272,7 @@ export async function readLast(
       idleMs: Math.min(idleMs, LAST_CHUNK_QUIET_MS),
       firstWaitMs: Math.max(idleMs, LAST_CHUNK_FIRST_WAIT_MS),
       prefetch: LAST_CHUNK_PREFETCH,
+      quietAfterBarrier: true,
     },
     visit,
   );

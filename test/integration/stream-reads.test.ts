@@ -10,8 +10,15 @@ import * as amqp from 'amqplib';
 import { lastOffset, readStream, readToEnd } from '../../src/streams';
 import { BROKER_URL, rawConnection, testNamespace } from '../support/test-broker';
 
-/** A TCP proxy to the broker that holds every chunk the broker sends for `delayMs` (in order). */
-async function slowProxy(delayMs: number): Promise<{ url: string; close(): Promise<void> }> {
+/**
+ * A TCP proxy to the broker that holds every chunk the broker sends for `delayMs` (in order). With `pause`,
+ * it also cuts what the broker sends into pieces of `bytes` and sends them `gapMs` apart: a broker that
+ * pauses in the middle of a stream's chunk, as a loaded one does.
+ */
+async function slowProxy(
+  delayMs: number,
+  pause?: { bytes: number; gapMs: number },
+): Promise<{ url: string; close(): Promise<void> }> {
   const broker = new URL(BROKER_URL);
   const sockets = new Set<Socket>();
   const server: Server = createServer((client) => {
@@ -22,8 +29,15 @@ async function slowProxy(delayMs: number): Promise<{ url: string; close(): Promi
       s.on('close', () => sockets.delete(s));
     }
     client.pipe(upstream);
+    let nextSendAt = 0;
+    const sendAt = (at: number, piece: Buffer) =>
+      setTimeout(() => client.destroyed || client.write(piece), at - Date.now());
     upstream.on('data', (chunk: Buffer) => {
-      setTimeout(() => client.destroyed || client.write(chunk), delayMs);
+      if (!pause) return sendAt(Date.now() + delayMs, chunk);
+      for (let start = 0; start < chunk.length; start += pause.bytes) {
+        nextSendAt = Math.max(Date.now() + delayMs, nextSendAt + pause.gapMs);
+        sendAt(nextSendAt, chunk.subarray(start, start + pause.bytes));
+      }
     });
     upstream.on('close', () => setTimeout(() => client.destroy(), delayMs));
     client.on('close', () => upstream.destroy());
@@ -65,6 +79,29 @@ describe('reading a stream from a slow broker', () => {
 
   it('finds the end of a stream whose replies come 700 ms late, past the 500 ms first wait', async () => {
     const proxy = await slowProxy(700);
+    const connection = await amqp.connect(proxy.url);
+    try {
+      assert.equal(await lastOffset(() => connection.createChannel(), stream, 100), records - 1);
+      const seen: number[] = [];
+      await readToEnd(
+        () => connection.createChannel(),
+        stream,
+        'first',
+        { idleMs: 100, prefetch: 100 },
+        (r) => {
+          seen.push(Number(r.content.toString()));
+        },
+      );
+      assert.equal(seen.length, records);
+    } finally {
+      await connection.close().catch(() => undefined);
+      await proxy.close();
+    }
+  });
+
+  it('finds the end of a stream whose last chunk the broker sends with pauses in the middle', async () => {
+    // 40 ms between pieces of 400 bytes: about five records a piece, four quiets of a last-chunk read each
+    const proxy = await slowProxy(0, { bytes: 400, gapMs: 40 });
     const connection = await amqp.connect(proxy.url);
     try {
       assert.equal(await lastOffset(() => connection.createChannel(), stream, 100), records - 1);
