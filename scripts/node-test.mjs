@@ -59,7 +59,13 @@ for (const target of targets) {
   if (files.length === 0) fail(`no *.test.js files under ${target}`);
   const label = Object.keys(TIERS).find((name) => TIERS[name] === tier) ?? 'other';
   if (!passes.has(label))
-    passes.set(label, { label, files: [], timeoutMs: tier?.timeoutMs, concurrency: tier?.concurrency ?? 1 });
+    passes.set(label, {
+      label,
+      files: [],
+      timeoutMs: tier?.timeoutMs,
+      concurrency: tier?.concurrency ?? 1,
+      sharesPrivateNodes: tier?.sharesPrivateNodes === true,
+    });
   const pass = passes.get(label);
   for (const file of files) {
     if (sourceName(file) in SERIAL) serial.push(file);
@@ -79,6 +85,12 @@ passes.set('serial', {
   concurrency: 1,
 });
 
+function cleanSingleNode() {
+  spawnSync('bash', [join(root, 'test', 'support', 'rabbit-node.sh'), 'single', 'clean'], {
+    stdio: 'inherit',
+  });
+}
+
 function run(pass) {
   if (pass.files.length === 0) return 0;
   const width =
@@ -93,9 +105,15 @@ function run(pass) {
     ...(has('--test-timeout') || pass.timeoutMs === undefined ? [] : [`--test-timeout=${pass.timeoutMs}`]),
   ];
   const started = Date.now();
+  const env = pass.sharesPrivateNodes ? { ...process.env, WARREN_SHARED_NODES: '1' } : process.env;
+  // the standalone node the files share starts fresh (a killed run may have left one up) and goes with
+  // its data when they end, however they ended
+  if (pass.sharesPrivateNodes) cleanSingleNode();
   const result = spawnSync(process.execPath, ['--test', ...options, ...own, ...pass.files], {
     stdio: 'inherit',
+    env,
   });
+  if (pass.sharesPrivateNodes) cleanSingleNode();
   const seconds = Math.round((Date.now() - started) / 1000);
   console.log(`# node-test: ${pass.label}: ${pass.files.length} files, ${options.join(' ')}, ${seconds} s`);
   return result.status ?? 1;

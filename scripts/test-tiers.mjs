@@ -19,13 +19,14 @@
  * runs 3 at a time: on a 2-core machine shared with other load (load average 1 to 12), its 39 concurrent
  * files took 67, 84 and 128 s 3 at a time, 101 and 120 s 4 at a time, 118 s 2 at a time and 251 s one at a
  * time; the tests mostly wait on the broker, and 4 gained nothing over 3. Unit files run 2 at a time (one
- * per core): 7-11 s instead of 14 s, three runs alike.
+ * per core): 7-11 s instead of 14 s, three runs alike. The fault files share one standalone private node
+ * (`sharesPrivateNodes`, test/support/private-broker.ts), which the pass cleans when it ends.
  */
 export const TIERS = {
   unit: { folder: 'unit', timeoutMs: 120_000, concurrency: 2 },
   integration: { folder: 'integration', timeoutMs: 120_000, concurrency: 3 },
   packaging: { folder: 'packaging', timeoutMs: 600_000, concurrency: 1 },
-  faults: { folder: 'resilience', timeoutMs: 600_000, concurrency: 1 },
+  faults: { folder: 'resilience', timeoutMs: 600_000, concurrency: 1, sharesPrivateNodes: true },
 };
 
 /** Integration files that run alone, after the concurrent pass, each with its reason. */

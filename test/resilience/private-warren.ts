@@ -5,7 +5,13 @@
  */
 import { after, before } from 'node:test';
 import { createWarren, type Warren, type WarrenOptions } from '../../src';
-import { cleanSingleNode, startSingleNode, type PrivateNode } from '../support/private-broker';
+import {
+  cleanSingleNode,
+  privateNodesShared,
+  reuseSingleNode,
+  startSingleNode,
+  type PrivateNode,
+} from '../support/private-broker';
 import { testProfile } from '../support/test-broker';
 
 const open: Warren<object>[] = [];
@@ -50,17 +56,22 @@ export async function closePrivateWarrens(): Promise<void> {
 
 /**
  * Registers the suite's hooks for the private single node: a fresh node before (a run killed before
- * its after hook may have left one up, alarm and all), closed warrens and a cleaned node after.
+ * its after hook may have left one up, alarm and all), closed warrens and a cleaned node after. In the
+ * fault tier (`privateNodesShared`) the node an earlier file left up is used again if it takes
+ * connections, and the tier cleans it at its end.
  */
 export function useSingleNode(): PrivateNode {
   let node: PrivateNode | undefined;
   before(async () => {
-    await cleanSingleNode();
-    node = await startSingleNode();
+    if (privateNodesShared()) node = await reuseSingleNode();
+    else {
+      await cleanSingleNode();
+      node = await startSingleNode();
+    }
   });
   after(async () => {
     await closePrivateWarrens();
-    await cleanSingleNode();
+    if (!privateNodesShared()) await cleanSingleNode();
   });
   const current = (): PrivateNode => {
     if (!node) throw new Error('the private node is not started yet');

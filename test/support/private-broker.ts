@@ -210,6 +210,44 @@ export async function startSingleNode(): Promise<PrivateNode> {
   return singleNode();
 }
 
+/**
+ * The fault tier runs its files one after another on one standalone node (scripts/node-test.mjs sets
+ * `WARREN_SHARED_NODES=1` and cleans the node when the tier ends, also when it fails): a fresh node per
+ * file cost a stop, a wipe and a boot each time, 15-25 s of a core on RabbitMQ 4.3. Every test has a
+ * namespace of its own, so what an earlier file left behind is not in its way.
+ */
+export function privateNodesShared(): boolean {
+  return process.env.WARREN_SHARED_NODES === '1';
+}
+
+/**
+ * The standalone node an earlier file of the tier left up, if it still takes an AMQP connection within
+ * 5 s (a file that failed may have left it stopped, frozen or alarmed: then a fresh one).
+ */
+export async function reuseSingleNode(): Promise<PrivateNode> {
+  const node = await startSingleNode();
+  if (await acceptsConnection(node.port, 5_000)) return node;
+  await cleanSingleNode();
+  return startSingleNode();
+}
+
+/** True when the port answers the AMQP protocol header with a connection.start frame in time. */
+function acceptsConnection(port: number, timeoutMs: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = net.connect(port, '127.0.0.1');
+    const done = (ok: boolean) => {
+      clearTimeout(timer);
+      socket.destroy();
+      resolve(ok);
+    };
+    const timer = setTimeout(() => done(false), timeoutMs);
+    socket.once('error', () => done(false));
+    socket.once('connect', () => socket.write(Buffer.from('AMQP\x00\x00\x09\x01', 'latin1')));
+    // a method frame (type 1) on channel 0: connection.start
+    socket.once('data', (data) => done(data[0] === 1));
+  });
+}
+
 /** Stops the standalone node gracefully (`rabbitmqctl stop`); its data stays for the next start. */
 export async function stopSingleNode(): Promise<void> {
   await runScript(['single', 'stop'], TIMEOUT_MS.stop);
