@@ -10,6 +10,7 @@ export const CONTENDER_NAMES = [
   'warren-in-place',
   'warren-ahead',
   'amqplib-warren-wire',
+  'amqplib-warren-topology',
 ] as const;
 export type ContenderName = (typeof CONTENDER_NAMES)[number];
 /**
@@ -25,7 +26,8 @@ export const DEFAULT_CONTENDERS: readonly ContenderName[] = CONTENDER_NAMES.filt
     name !== 'warren-classic-levels' &&
     name !== 'warren-in-place' &&
     name !== 'warren-ahead' &&
-    name !== 'amqplib-warren-wire',
+    name !== 'amqplib-warren-wire' &&
+    name !== 'amqplib-warren-topology',
 );
 export type BrokerKind = 'rabbitmq' | 'redis';
 
@@ -39,6 +41,7 @@ export const BROKER_OF: Record<ContenderName, BrokerKind> = {
   'warren-in-place': 'rabbitmq',
   'warren-ahead': 'rabbitmq',
   'amqplib-warren-wire': 'rabbitmq',
+  'amqplib-warren-topology': 'rabbitmq',
 };
 
 /** The baseline every ratio is computed against. */
@@ -70,6 +73,8 @@ export async function createContender(name: ContenderName, env: ContenderEnv): P
       );
     case 'amqplib-warren-wire':
       return new (await import('./warren-wire')).WarrenWireContender(env);
+    case 'amqplib-warren-topology':
+      return new (await import('./warren-wire')).WarrenWireContender(env, true);
   }
 }
 

@@ -19,17 +19,25 @@ import { WarrenContender } from './warren';
  * (its queue at once, or the hold of the backoff, `warren.delay.hold.<queue>.<ms>ms`), confirmed before the
  * ack. Beside `amqplib` (its own attempt header, its own TTL queue) that is the broker's cost of warren's
  * contract and topology on the retry path; beside `warren`, warren's client cost there.
+ *
+ * As `amqplib-warren-topology` (`ownMessages`) it sends raw amqplib's own messages (its two properties, its
+ * attempt header) through warren's topology (warren's queue with its arguments, warren's hold): beside
+ * `amqplib` and `amqplib-warren-wire` it tells the topology's broker cost from the messages'.
  */
 export class WarrenWireContender extends AmqplibContender {
-  override readonly name = 'amqplib-warren-wire';
+  override readonly name: string;
   private readonly warren: WarrenContender;
   private exchange = '';
   private routingKey = '';
   /** Where a failed first attempt goes: warren's queue, or its hold for the scenario's backoff. */
   private retryRoute = '';
 
-  constructor(env: ContenderEnv) {
+  constructor(
+    env: ContenderEnv,
+    private readonly ownMessages = false,
+  ) {
     super(env, true); // warren's socket: noDelay
+    this.name = ownMessages ? 'amqplib-warren-topology' : 'amqplib-warren-wire';
     this.warren = new WarrenContender(env);
   }
 
@@ -51,11 +59,13 @@ export class WarrenWireContender extends AmqplibContender {
   }
 
   protected override attemptOf(msg: amqp.ConsumeMessage): number {
+    if (this.ownMessages) return super.attemptOf(msg);
     return Number(msg.properties.headers?.[HEADERS.attempt] ?? 1);
   }
 
   /** warren's republished properties: as delivered, `warren-attempt` the next. */
   protected override retryProperties(msg: amqp.ConsumeMessage, attempt: number): amqp.Options.Publish {
+    if (this.ownMessages) return super.retryProperties(msg, attempt);
     return republishProperties(msg.properties, { [HEADERS.attempt]: attempt + 1 });
   }
 
@@ -67,6 +77,7 @@ export class WarrenWireContender extends AmqplibContender {
     job: Job,
     onConfirm: (err: unknown) => void,
   ): boolean {
+    if (this.ownMessages) return super.send(channel, job, onConfirm);
     const body = Buffer.from(JSON.stringify(job));
     const properties = jobProperties({
       name: 'bench.job',

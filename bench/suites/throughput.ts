@@ -50,6 +50,8 @@ const IN_PLACE_CONTENDER: ContenderName = 'warren-in-place';
  */
 const WIRE_CONTENDER: ContenderName = 'amqplib-warren-wire';
 const WIRE_GROUPS: readonly Group[] = ['batch', 'serial', 'consume', 'retry'];
+/** raw amqplib's own messages through warren's topology: asked for by name, for the retry rows only. */
+const TOPOLOGY_CONTENDER: ContenderName = 'amqplib-warren-topology';
 const PROBE_TIMEOUT_MS = 5_000;
 
 export interface ThroughputSizes extends Sizes {
@@ -252,6 +254,7 @@ async function runOnBroker(broker: Broker, options: ThroughputOptions, argv: str
     options.contenders.filter(
       (name) =>
         (name !== WIRE_CONTENDER || WIRE_GROUPS.includes(groupOf(scenario))) &&
+        (name !== TOPOLOGY_CONTENDER || groupOf(scenario) === 'retry') &&
         (name !== IN_PLACE_CONTENDER ||
           (groupOf(scenario) === 'retry' &&
             scenario.features?.queueType === 'quorum' &&
