@@ -9,6 +9,7 @@ export const CONTENDER_NAMES = [
   'warren-classic-levels',
   'warren-in-place',
   'warren-ahead',
+  'warren-nagle',
   'amqplib-warren-wire',
   'amqplib-warren-topology',
 ] as const;
@@ -26,6 +27,7 @@ export const DEFAULT_CONTENDERS: readonly ContenderName[] = CONTENDER_NAMES.filt
     name !== 'warren-classic-levels' &&
     name !== 'warren-in-place' &&
     name !== 'warren-ahead' &&
+    name !== 'warren-nagle' &&
     name !== 'amqplib-warren-wire' &&
     name !== 'amqplib-warren-topology',
 );
@@ -40,6 +42,7 @@ export const BROKER_OF: Record<ContenderName, BrokerKind> = {
   'warren-classic-levels': 'rabbitmq',
   'warren-in-place': 'rabbitmq',
   'warren-ahead': 'rabbitmq',
+  'warren-nagle': 'rabbitmq',
   'amqplib-warren-wire': 'rabbitmq',
   'amqplib-warren-topology': 'rabbitmq',
 };
@@ -69,6 +72,13 @@ export async function createContender(name: ContenderName, env: ContenderEnv): P
         env,
         // capped at each queue's concurrency: as many held as run
         { worker: { prefetchAhead: 1_000 } },
+        name,
+      );
+    case 'warren-nagle':
+      // Nagle's algorithm on, as amqplib's own default: what warren's noDelay costs where nothing waits
+      return new (await import('./warren')).WarrenContender(
+        env,
+        { connection: { socket: { noDelay: false } } },
         name,
       );
     case 'amqplib-warren-wire':
