@@ -20,7 +20,9 @@ export type ContenderName = (typeof CONTENDER_NAMES)[number];
  * retrying in place, RabbitMQ 4.3) to the throughput suite's retries with a backoff, `warren-ahead` (warren
  * with `worker.prefetchAhead` at the concurrency, prefetch = twice the concurrency) to the consume scenarios, and `amqplib-warren-wire` (raw
  * amqplib publishing, consuming and retrying warren's messages) to the throughput suite's publish, consume and
- * retry scenarios, so they are asked for by name.
+ * retry scenarios, `warren-nagle` (warren with Nagle's algorithm on, amqplib's default) and
+ * `amqplib-warren-topology` (raw amqplib's messages through warren's queue and hold) to the retry rows, so they
+ * are asked for by name.
  */
 export const DEFAULT_CONTENDERS: readonly ContenderName[] = CONTENDER_NAMES.filter(
   (name) =>
