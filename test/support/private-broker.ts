@@ -223,7 +223,7 @@ export function privateNodesShared(): boolean {
 /**
  * The standalone node an earlier file of the tier left up, if it still takes an AMQP connection within
  * 5 s (a file that failed may have left it stopped or frozen: then a fresh one). The memory-alarm file,
- * whose alarm would outlive it, starts and cleans a node of its own.
+ * whose alarm would outlive it, wipes the node before and after itself.
  */
 export async function reuseSingleNode(): Promise<PrivateNode> {
   const node = await startSingleNode();
