@@ -68,8 +68,10 @@ export async function deletePlanEntities(plan: TopologyPlan): Promise<void> {
       q.role === 'job' ? [{ name: plan.naming.pauseMarker(q.key) }] : [],
     );
     // the offset indexes a query declares beside the history and the dead-letter log, the history
-    // index's checkpoints and the history's lookup queue
+    // index's checkpoints and the history's lookup queue; and the dead-letter log itself, which `ops.dead`
+    // reads (declaring it) in a namespace whose config does not plan it
     const indexes = [
+      plan.naming.deadLetterLog(),
       plan.naming.deadLetterLogIndex(),
       plan.naming.jobHistoryIndex(),
       plan.naming.jobHistoryCheckpoints(),
