@@ -9,16 +9,18 @@
  */
 import * as amqp from 'amqplib';
 import { createWarren } from '../../src';
+import { createNaming } from '../../src/topology';
 import { benchTopology } from '../adapters/warren';
 
 const JOBS = 30_000;
 const ATTEMPT = 'probe-attempt';
 const PLAIN_QUEUE = 'probe-plain';
 
-/** One round on `queue` (declared with `args`); a queue of warren's namespace is left to its warren (empty). */
-async function failOnceRound(connection: amqp.ChannelModel, queue: string, args: object): Promise<number> {
+/** One round on `queue`: the plain queue is declared here and deleted after, warren's is its warren's. */
+async function failOnceRound(connection: amqp.ChannelModel, queue: string): Promise<number> {
   const setup = await connection.createConfirmChannel();
-  await setup.assertQueue(queue, { durable: true, arguments: { 'x-queue-type': 'classic', ...args } });
+  if (queue === PLAIN_QUEUE)
+    await setup.assertQueue(queue, { durable: true, arguments: { 'x-queue-type': 'classic' } });
   const body = (i: number) => Buffer.from(JSON.stringify({ i, pad: 'x'.repeat(60) }));
   for (let i = 0; i < JOBS; i++)
     if (!setup.sendToQueue(queue, body(i), { persistent: true, contentType: 'application/json' }))
@@ -68,24 +70,23 @@ function namespaceWarren(url: string, namespace: string) {
 async function main(): Promise<void> {
   const url = process.argv[2] ?? 'amqp://guest:guest@127.0.0.1:5672';
   const rounds = Number(process.argv[3] ?? 3);
+  if (!Number.isInteger(rounds) || rounds < 1) {
+    console.error(`rounds must be a whole number of at least 1, not '${process.argv[3]}'`);
+    console.error('usage: node dist/bench/probes/fail-once-loop.js [amqp-url] [rounds]');
+    process.exitCode = 2;
+    return;
+  }
   const connection = await amqp.connect(url);
   const kept = await namespaceWarren(url, 'probe-kept');
   const results = { plain: [] as number[], keptNamespace: [] as number[], freshNamespace: [] as number[] };
   try {
     for (let round = 0; round < rounds; round++) {
-      results.plain.push(await failOnceRound(connection, PLAIN_QUEUE, {}));
-      const keptQueue = 'probe-kept.jobs';
-      results.keptNamespace.push(
-        await failOnceRound(connection, keptQueue, { 'x-dead-letter-exchange': `${keptQueue}.dlx` }),
-      );
+      results.plain.push(await failOnceRound(connection, PLAIN_QUEUE));
+      results.keptNamespace.push(await failOnceRound(connection, createNaming('probe-kept').queue('jobs')));
       const namespace = `probe-fresh-${round}`;
       const fresh = await namespaceWarren(url, namespace);
       try {
-        results.freshNamespace.push(
-          await failOnceRound(connection, `${namespace}.jobs`, {
-            'x-dead-letter-exchange': `${namespace}.jobs.dlx`,
-          }),
-        );
+        results.freshNamespace.push(await failOnceRound(connection, createNaming(namespace).queue('jobs')));
       } finally {
         await fresh.deleteTopology();
         await fresh.close();
@@ -99,4 +100,7 @@ async function main(): Promise<void> {
   console.log(`fail-once jobs/s per round on ${new URL(url).host}: ${JSON.stringify(results)}`);
 }
 
-void main();
+main().catch((error: unknown) => {
+  console.error(`fail-once probe: ${error instanceof Error ? error.message : String(error)}`);
+  process.exitCode = 1;
+});
