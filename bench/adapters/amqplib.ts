@@ -33,11 +33,18 @@ export class AmqplibContender implements Contender {
   protected features: ContenderFeatures = {};
   private readonly holdingQueues = new Set<string>();
 
+  /**
+   * `name`: `amqplib-control` is the same contender again, the noise floor of a run. `atLeastOnce`: a quorum
+   * TTL queue dead-letters at-least-once (with reject-publish overflow, as RabbitMQ requires), the guarantee
+   * of warren's quorum holds, where RabbitMQ's default is at-most-once.
+   */
   constructor(
     private readonly env: ContenderEnv,
     private readonly noDelay = false,
+    name?: string,
+    private readonly atLeastOnce = false,
   ) {
-    this.name = noDelay ? 'amqplib-nodelay' : 'amqplib';
+    this.name = name ?? (noDelay ? 'amqplib-nodelay' : 'amqplib');
   }
 
   async setup(queue: string, features: ContenderFeatures = {}): Promise<void> {
@@ -89,6 +96,9 @@ export class AmqplibContender implements Contender {
           'x-message-ttl': delayMs,
           'x-dead-letter-exchange': '',
           'x-dead-letter-routing-key': this.queue,
+          ...(this.atLeastOnce && (this.features.queueType ?? 'quorum') === 'quorum'
+            ? { 'x-dead-letter-strategy': 'at-least-once', 'x-overflow': 'reject-publish' }
+            : {}),
         }),
       );
       this.holdingQueues.add(holding);

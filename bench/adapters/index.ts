@@ -3,6 +3,8 @@ import type { Contender, ContenderEnv } from './contender';
 export const CONTENDER_NAMES = [
   'amqplib',
   'amqplib-nodelay',
+  'amqplib-control',
+  'amqplib-at-least-once',
   'rascal',
   'bullmq',
   'warren',
@@ -21,11 +23,15 @@ export type ContenderName = (typeof CONTENDER_NAMES)[number];
  * with `worker.prefetchAhead` at the concurrency, prefetch = twice the concurrency) to the consume scenarios, and `amqplib-warren-wire` (raw
  * amqplib publishing, consuming and retrying warren's messages) to the throughput suite's publish, consume and
  * retry scenarios, `warren-nagle` (warren with Nagle's algorithm on, amqplib's default) and
- * `amqplib-warren-topology` (raw amqplib's messages through warren's queue and hold) to the retry rows, so they
- * are asked for by name.
+ * `amqplib-warren-topology` (raw amqplib's messages through warren's queue and hold) to the retry rows, and
+ * `amqplib-control` (raw amqplib a second time in each round: its ratio to `amqplib` is the run's noise floor)
+ * to any row, and `amqplib-at-least-once` (raw amqplib whose quorum TTL queue dead-letters at-least-once, as
+ * warren's holds) to the quorum retries with a backoff, so they are asked for by name.
  */
 export const DEFAULT_CONTENDERS: readonly ContenderName[] = CONTENDER_NAMES.filter(
   (name) =>
+    name !== 'amqplib-control' &&
+    name !== 'amqplib-at-least-once' &&
     name !== 'warren-classic-levels' &&
     name !== 'warren-in-place' &&
     name !== 'warren-ahead' &&
@@ -38,6 +44,8 @@ export type BrokerKind = 'rabbitmq' | 'redis';
 export const BROKER_OF: Record<ContenderName, BrokerKind> = {
   amqplib: 'rabbitmq',
   'amqplib-nodelay': 'rabbitmq',
+  'amqplib-control': 'rabbitmq',
+  'amqplib-at-least-once': 'rabbitmq',
   rascal: 'rabbitmq',
   bullmq: 'redis',
   warren: 'rabbitmq',
@@ -59,6 +67,10 @@ export async function createContender(name: ContenderName, env: ContenderEnv): P
       return new (await import('./amqplib')).AmqplibContender(env);
     case 'amqplib-nodelay':
       return new (await import('./amqplib')).AmqplibContender(env, true);
+    case 'amqplib-control':
+      return new (await import('./amqplib')).AmqplibContender(env, false, name);
+    case 'amqplib-at-least-once':
+      return new (await import('./amqplib')).AmqplibContender(env, false, name, true);
     case 'rascal':
       return new (await import('./rascal')).RascalContender(env);
     case 'bullmq':

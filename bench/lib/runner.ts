@@ -40,7 +40,7 @@ export async function runAll(plan: RunPlan, records: RunRecord[]): Promise<void>
     const names = plan.contendersOf?.(scenario) ?? plan.contenders;
     for (let round = 1; round <= rounds; round++) {
       for (const name of rotate(names, round - 1)) {
-        const queue = `${plan.runId}-${name}-s${scenario.key}-r${round}`;
+        const queue = queueName(plan, scenario, name, round);
         const reason = skipped.get(name);
         const started = performance.now();
         const record: RunRecord = reason
@@ -59,6 +59,20 @@ export async function runAll(plan: RunPlan, records: RunRecord[]): Promise<void>
       }
     }
   }
+}
+
+/**
+ * A run's queue (and namespace) name: as short as a user's and of the same length for every contender, e.g.
+ * `bench-7bf7178b-c02-s5-r1`. On RabbitMQ 3.10 a queue name over 64 bytes on the dead-letter path (a retry's
+ * TTL queue, whose name is the copy's routing key and its `x-death` queue) costs the broker 15–20 % more a
+ * message (over 64 bytes Erlang keeps a binary off the process heap, the likely reason; 4.3 shows no such
+ * step). Names spelled from the contender and scenario put warren's holds (the namespace + 30 bytes) and some
+ * contenders' TTL queues over that line and not others', so the retry rows measured name lengths (issue 30;
+ * `bench/probes/queue-name-length.ts`).
+ */
+function queueName(plan: RunPlan, scenario: Scenario, name: ContenderName, round: number): string {
+  const contender = plan.contenders.indexOf(name);
+  return `${plan.runId}-c${String(contender).padStart(2, '0')}-s${plan.scenarios.indexOf(scenario)}-r${round}`;
 }
 
 function rotate<T>(items: readonly T[], by: number): T[] {

@@ -41,8 +41,11 @@ const DEFAULT_CONTENDERS: readonly ContenderName[] = [
   'warren-in-place',
   'amqplib-warren-wire',
 ];
-/** warren with its quorum queue retrying in place: only the quorum retries with a backoff. */
-const IN_PLACE_CONTENDER: ContenderName = 'warren-in-place';
+/**
+ * Only the quorum retries with a backoff: warren with its quorum queue retrying in place, and raw amqplib whose
+ * quorum TTL queue dead-letters at-least-once as warren's hold does.
+ */
+const QUORUM_HOLD_CONTENDERS: readonly ContenderName[] = ['warren-in-place', 'amqplib-at-least-once'];
 /**
  * raw amqplib with warren's exact messages: where publishing is measured it publishes them, where consuming is,
  * it consumes a queue pre-filled with them, and where retrying is, it republishes them as warren's worker does
@@ -207,6 +210,14 @@ export function buildThroughputScenarios(options: ThroughputOptions): Scenario[]
   return scenarios;
 }
 
+function isQuorumRetryWithBackoff(scenario: Scenario): boolean {
+  return (
+    groupOf(scenario) === 'retry' &&
+    scenario.features?.queueType === 'quorum' &&
+    Boolean(scenario.features.retryBackoffMs)
+  );
+}
+
 function groupOf(scenario: Scenario): Group {
   return GROUPS[scenario.id - 1];
 }
@@ -256,10 +267,7 @@ async function runOnBroker(broker: Broker, options: ThroughputOptions, argv: str
       (name) =>
         (name !== WIRE_CONTENDER || WIRE_GROUPS.includes(groupOf(scenario))) &&
         (name !== TOPOLOGY_CONTENDER || groupOf(scenario) === 'retry') &&
-        (name !== IN_PLACE_CONTENDER ||
-          (groupOf(scenario) === 'retry' &&
-            scenario.features?.queueType === 'quorum' &&
-            Boolean(scenario.features.retryBackoffMs))),
+        (!QUORUM_HOLD_CONTENDERS.includes(name) || isQuorumRetryWithBackoff(scenario)),
     );
   console.log(
     `${runId}: throughput on RabbitMQ ${broker.version} (${new URL(broker.url).host}), ${options.quick ? 'quick' : 'full'}, ` +

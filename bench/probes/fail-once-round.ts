@@ -1,0 +1,70 @@
+import * as amqp from 'amqplib';
+
+/** How many jobs a probe round pre-fills and drains. */
+export const PROBE_JOBS = 30_000;
+const ATTEMPT = 'probe-attempt';
+const PROPERTIES = { persistent: true, contentType: 'application/json' };
+
+/**
+ * One bare amqplib fail-once round on `queue` (declared by the caller): PROBE_JOBS pre-filled, prefetch 100,
+ * each first attempt republished with an attempt header to `retryTo` (the queue itself, or a TTL queue that
+ * dead-letters back to it) on a confirm channel and acked on its confirm. Returns jobs/s.
+ */
+export async function failOnceRound(
+  connection: amqp.ChannelModel,
+  queue: string,
+  retryTo: string = queue,
+): Promise<number> {
+  const setup = await connection.createConfirmChannel();
+  const body = (i: number) => Buffer.from(JSON.stringify({ i, pad: 'x'.repeat(60) }));
+  for (let i = 0; i < PROBE_JOBS; i++)
+    if (!setup.sendToQueue(queue, body(i), PROPERTIES))
+      await new Promise((resolve) => setup.once('drain', resolve));
+  await setup.waitForConfirms();
+  await setup.close();
+  const consumer = await connection.createChannel();
+  await consumer.prefetch(100);
+  const republisher = await connection.createConfirmChannel();
+  const started = Date.now();
+  let completed = 0;
+  await new Promise<void>((resolve) => {
+    void consumer.consume(queue, (message) => {
+      if (!message) return;
+      const retried = message.properties.headers?.[ATTEMPT] !== undefined;
+      void Promise.resolve().then(() => {
+        if (retried) {
+          consumer.ack(message);
+          if (++completed === PROBE_JOBS) resolve();
+          return;
+        }
+        const properties = { ...PROPERTIES, headers: { [ATTEMPT]: 2 } };
+        republisher.sendToQueue(retryTo, message.content, properties, (err) =>
+          err ? consumer.nack(message) : consumer.ack(message),
+        );
+      });
+    });
+  });
+  const perSecond = Math.round(PROBE_JOBS / ((Date.now() - started) / 1000));
+  await consumer.close();
+  await republisher.close();
+  return perSecond;
+}
+
+/** The probes' arguments: an AMQP URL and a number of rounds; undefined (after printing usage) when wrong. */
+export function probeArguments(script: string): { url: string; rounds: number } | undefined {
+  const url = process.argv[2] ?? 'amqp://guest:guest@127.0.0.1:5672';
+  const rounds = Number(process.argv[3] ?? 3);
+  if (Number.isInteger(rounds) && rounds >= 1) return { url, rounds };
+  console.error(`rounds must be a whole number of at least 1, not '${process.argv[3]}'`);
+  console.error(`usage: node dist/bench/probes/${script}.js [amqp-url] [rounds]`);
+  process.exitCode = 2;
+  return undefined;
+}
+
+/** Runs a probe's main, an error as one line and exit code 1 (an unreachable broker). */
+export function runProbe(name: string, main: () => Promise<void>): void {
+  main().catch((error: unknown) => {
+    console.error(`${name}: ${error instanceof Error ? error.message : String(error)}`);
+    process.exitCode = 1;
+  });
+}
