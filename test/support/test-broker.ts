@@ -1,7 +1,6 @@
 import * as amqp from 'amqplib';
 import { createWarren, type Warren, type WarrenOptions } from '../../src';
 import type { TopologyPlan } from '../../src/ops';
-import { planNamespaceRemoval } from '../../src/topology';
 import { planOf } from '../../src/warren';
 import { testNamespace, testWarrenOptions } from '../../src/testing';
 
@@ -60,27 +59,34 @@ export async function cleanup(): Promise<void> {
   }
 }
 
-/**
- * Deletes what removing the plan's namespace deletes (`planNamespaceRemoval`: the plan's queues and exchanges,
- * every stream and side stream of warren's own, every delay level, the pause markers) over a fresh connection
- * (the warren may be closed already). One channel, opened again after a delete the broker refused.
- */
+/** Deletes a plan's queues, streams and exchanges over a fresh connection (the warren may be closed already). */
 export async function deletePlanEntities(plan: TopologyPlan): Promise<void> {
-  const removal = planNamespaceRemoval(plan);
   const connection = await amqp.connect(BROKER_URL);
   try {
-    let channel: amqp.Channel | undefined;
-    const each = async (remove: (ch: amqp.Channel) => Promise<unknown>) => {
-      if (channel === undefined) {
-        channel = await connection.createChannel();
-        channel.on('error', () => undefined);
-      }
-      await remove(channel).catch(() => {
-        channel = undefined;
-      });
-    };
-    for (const queue of removal.queues) await each((ch) => ch.deleteQueue(queue));
-    for (const exchange of removal.exchanges) await each((ch) => ch.deleteExchange(exchange));
+    // A pause leaves its marker queue, which is not in the plan (it exists only while paused).
+    const markers = plan.queues.flatMap((q) =>
+      q.role === 'job' ? [{ name: plan.naming.pauseMarker(q.key) }] : [],
+    );
+    // the offset indexes a query declares beside the history and the dead-letter log, the history
+    // index's checkpoints and the history's lookup queue; and the dead-letter log itself, which `ops.dead`
+    // reads (declaring it) in a namespace whose config does not plan it
+    const indexes = [
+      plan.naming.deadLetterLog(),
+      plan.naming.deadLetterLogIndex(),
+      plan.naming.jobHistoryIndex(),
+      plan.naming.jobHistoryCheckpoints(),
+      plan.naming.historyLookups(),
+    ].map((name) => ({ name }));
+    for (const queue of [...plan.queues, ...markers, ...indexes]) {
+      const ch = await connection.createChannel();
+      ch.on('error', () => undefined);
+      await ch.deleteQueue(queue.name).catch(() => undefined);
+      await ch.close().catch(() => undefined);
+    }
+    const ch = await connection.createChannel();
+    ch.on('error', () => undefined);
+    for (const exchange of plan.exchanges) await ch.deleteExchange(exchange.name).catch(() => undefined);
+    await ch.close().catch(() => undefined);
   } finally {
     await connection.close().catch(() => undefined);
   }
