@@ -110,13 +110,15 @@ describe('reading a stream from a slow broker', () => {
 
   it('reads on when the end it was given says "empty" after records came', async () => {
     const seen: number[] = [];
-    // an end finder that took the stream for empty once the read was under way (one record at a time)
+    // an end finder that took the stream for empty once the read was under way (one record at a time); the
+    // read then ends when nothing came for idleMs, so that is long enough that no stall of a loaded CI machine
+    // between two records passes for the end (300 ms did once: 163 of 300 records)
     const end = new Promise<undefined>((resolve) => setTimeout(() => resolve(undefined), 150));
     await readStream(
       () => direct.createChannel(),
       stream,
       'first',
-      { max: Number.POSITIVE_INFINITY, until: end, idleMs: 300, prefetch: 1 },
+      { max: Number.POSITIVE_INFINITY, until: end, idleMs: 1_500, prefetch: 1 },
       (r) => {
         seen.push(Number(r.content.toString()));
       },
