@@ -1,7 +1,7 @@
 import * as amqp from 'amqplib';
 
 /** How many jobs a probe round pre-fills and drains. */
-export const PROBE_JOBS = 30_000;
+const PROBE_JOBS = 30_000;
 const ATTEMPT = 'probe-attempt';
 const PROPERTIES = { persistent: true, contentType: 'application/json' };
 
