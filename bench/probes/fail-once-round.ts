@@ -5,20 +5,39 @@ const PROBE_JOBS = 30_000;
 const ATTEMPT = 'probe-attempt';
 const PROPERTIES = { persistent: true, contentType: 'application/json' };
 
+/** What a round's messages carry: a pre-filled job's properties, and its retry copy's. */
+export interface RoundMessages {
+  /** The properties of pre-filled job `i`. */
+  first(i: number): amqp.Options.Publish;
+  /** The retry copy's properties, from the first delivery's. */
+  retry(delivered: amqp.MessageProperties): amqp.Options.Publish;
+  /** Whether a delivery is a retry copy. */
+  isRetry(delivered: amqp.MessageProperties): boolean;
+}
+
+/** Raw amqplib's messages: two properties, and an attempt header on the copy. */
+export const RAW_MESSAGES: RoundMessages = {
+  first: () => PROPERTIES,
+  retry: () => ({ ...PROPERTIES, headers: { [ATTEMPT]: 2 } }),
+  isRetry: (delivered) => delivered.headers?.[ATTEMPT] !== undefined,
+};
+
 /**
  * One bare amqplib fail-once round on `queue` (declared by the caller): PROBE_JOBS pre-filled, prefetch 100,
  * each first attempt republished with an attempt header to `retryTo` (the queue itself, or a TTL queue that
- * dead-letters back to it) on a confirm channel and acked on its confirm. Returns jobs/s.
+ * dead-letters back to it) on a confirm channel and acked on its confirm. `messages`: what the jobs and their
+ * copies carry (raw amqplib's two properties unless given). Returns jobs/s.
  */
 export async function failOnceRound(
   connection: amqp.ChannelModel,
   queue: string,
   retryTo: string = queue,
+  messages: RoundMessages = RAW_MESSAGES,
 ): Promise<number> {
   const setup = await connection.createConfirmChannel();
   const body = (i: number) => Buffer.from(JSON.stringify({ i, pad: 'x'.repeat(60) }));
   for (let i = 0; i < PROBE_JOBS; i++)
-    if (!setup.sendToQueue(queue, body(i), PROPERTIES))
+    if (!setup.sendToQueue(queue, body(i), messages.first(i)))
       await new Promise((resolve) => setup.once('drain', resolve));
   await setup.waitForConfirms();
   await setup.close();
@@ -30,15 +49,14 @@ export async function failOnceRound(
   await new Promise<void>((resolve) => {
     void consumer.consume(queue, (message) => {
       if (!message) return;
-      const retried = message.properties.headers?.[ATTEMPT] !== undefined;
+      const retried = messages.isRetry(message.properties);
       void Promise.resolve().then(() => {
         if (retried) {
           consumer.ack(message);
           if (++completed === PROBE_JOBS) resolve();
           return;
         }
-        const properties = { ...PROPERTIES, headers: { [ATTEMPT]: 2 } };
-        republisher.sendToQueue(retryTo, message.content, properties, (err) =>
+        republisher.sendToQueue(retryTo, message.content, messages.retry(message.properties), (err) =>
           err ? consumer.nack(message) : consumer.ack(message),
         );
       });

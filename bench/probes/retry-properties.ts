@@ -1,0 +1,98 @@
+/**
+ * A probe for issue 30's retry rows on RabbitMQ 4.3: what do warren's message properties cost the broker on
+ * the retry path? Bare amqplib's fail-once loop (see fail-once-round.ts) at backoff 0 on one classic queue,
+ * each failed first attempt republished straight back to it, with the messages of raw amqplib (two
+ * properties, an attempt header), of warren's wire contract (its publisher's properties, its republished copy:
+ * src/message), and of warren's contract less one part each. The shapes alternate round by round, in an
+ * order that turns each round; prints jobs/s per round, the medians, and each median beside raw amqplib's.
+ *
+ *   npm run build && node dist/bench/probes/retry-properties.js [amqp-url] [rounds]
+ */
+import { randomUUID } from 'node:crypto';
+import * as amqp from 'amqplib';
+import { HEADERS, jobProperties, republishProperties } from '../../src/message';
+import { spread } from '../lib/stats';
+import { failOnceRound, probeArguments, RAW_MESSAGES, type RoundMessages, runProbe } from './fail-once-round';
+
+const QUEUE = 'probe-retry-properties';
+
+/** warren's messages, as its publisher and its republisher make them. */
+const WARREN_MESSAGES: RoundMessages = {
+  first: () =>
+    jobProperties({
+      name: 'bench.job',
+      jobId: randomUUID(),
+      body: Buffer.alloc(0), // jobProperties does not read it
+      attempt: 1,
+      enqueuedAt: Date.now(),
+    }),
+  retry: (delivered) => republishProperties(delivered, { [HEADERS.attempt]: 2 }),
+  isRetry: (delivered) => delivered.headers?.[HEADERS.attempt] === 2,
+};
+
+/** warren's messages with `drop` applied to both the job's and the copy's properties. */
+function warrenWithout(drop: (properties: amqp.Options.Publish) => void): RoundMessages {
+  const dropped = (properties: amqp.Options.Publish) => {
+    const copy = { ...properties, headers: { ...properties.headers } };
+    drop(copy);
+    return copy;
+  };
+  return {
+    first: (i) => dropped(WARREN_MESSAGES.first(i)),
+    retry: (delivered) => dropped(WARREN_MESSAGES.retry(delivered)),
+    isRetry: WARREN_MESSAGES.isRetry,
+  };
+}
+
+const SHAPES: ReadonlyArray<readonly [string, RoundMessages]> = [
+  ['raw amqplib', RAW_MESSAGES],
+  ["warren's contract", WARREN_MESSAGES],
+  ['warren, no mandatory', warrenWithout((p) => delete p.mandatory)],
+  [
+    'warren, no type + timestamp',
+    warrenWithout((p) => {
+      delete p.type;
+      delete p.timestamp;
+    }),
+  ],
+  ['warren, no message_id', warrenWithout((p) => delete p.messageId)],
+  ['warren, no enqueued-at', warrenWithout((p) => delete p.headers?.[HEADERS.enqueuedAt])],
+];
+
+async function roundOf(connection: amqp.ChannelModel, messages: RoundMessages): Promise<number> {
+  const channel = await connection.createChannel();
+  await channel.assertQueue(QUEUE, { durable: true, arguments: { 'x-queue-type': 'classic' } });
+  try {
+    return await failOnceRound(connection, QUEUE, QUEUE, messages);
+  } finally {
+    await channel.deleteQueue(QUEUE);
+    await channel.close();
+  }
+}
+
+async function main(): Promise<void> {
+  const args = probeArguments('retry-properties');
+  if (!args) return;
+  const connection = await amqp.connect(args.url);
+  const rates = SHAPES.map(() => [] as number[]);
+  try {
+    for (let round = 0; round < args.rounds; round++)
+      for (let step = 0; step < SHAPES.length; step++) {
+        const index = (round + step) % SHAPES.length;
+        rates[index].push(await roundOf(connection, SHAPES[index][1]));
+      }
+  } finally {
+    await connection.close();
+  }
+  const raw = spread(rates[0]).median;
+  console.log(
+    `fail-once jobs/s at backoff 0 on a classic queue of ${new URL(args.url).host}, by message shape:`,
+  );
+  SHAPES.forEach(([label], index) => {
+    const median = spread(rates[index]).median;
+    const ratio = (median / raw).toFixed(2);
+    console.log(`  ${label}: ${rates[index].join(' / ')} (median ${median}, ${ratio}x raw)`);
+  });
+}
+
+runProbe('retry-properties probe', main);
