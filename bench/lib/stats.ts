@@ -15,6 +15,12 @@ export interface Spread {
   max: number;
 }
 
+/** The median; with an even count the lower middle value, so it is always a value that was measured. */
+export function median(values: readonly number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.floor((sorted.length - 1) / 2)];
+}
+
 /** With an even count the median is the lower middle value, so it is always a value that was measured. */
 export function spread(values: number[]): Spread {
   const sorted = [...values].sort((a, b) => a - b);

@@ -20,6 +20,7 @@ import type { ProcessInfo } from '../../src/core';
 import { createNaming } from '../../src/topology';
 import { planOf } from '../../src/warren';
 import { readToEnd } from '../../src/streams';
+import { median } from '../lib/stats';
 import { deletePlan, drainMeasured } from '../lib/warren-drain';
 import * as amqp from 'amqplib';
 
@@ -133,11 +134,6 @@ async function countRecords(namespace: string) {
   } finally {
     await connection.close();
   }
-}
-
-function median(xs: readonly number[]): number {
-  const s = [...xs].sort((a, b) => a - b);
-  return s[Math.floor(s.length / 2)]!;
 }
 
 const load = () =>

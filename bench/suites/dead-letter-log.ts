@@ -12,6 +12,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import * as os from 'node:os';
 import { join } from 'node:path';
 import { RESULTS_DIR } from '../lib/paths';
+import { median } from '../lib/stats';
 import { describeRun } from '../lib/run-description';
 import { parseArgs } from 'node:util';
 import * as amqp from 'amqplib';
@@ -99,11 +100,6 @@ async function timed<T>(work: () => Promise<T>): Promise<{ ms: number; value: T 
   const started = process.hrtime.bigint();
   const value = await work();
   return { ms: Number(process.hrtime.bigint() - started) / 1e6, value };
-}
-
-function median(xs: readonly number[]): number {
-  const s = [...xs].sort((a, b) => a - b);
-  return s[Math.floor(s.length / 2)]!;
 }
 
 async function main(): Promise<void> {

@@ -22,6 +22,7 @@ import { HistoryWriter, keptPayload, keptResult, resolveHistoryOptions } from '.
 import type { Logger } from '../../src/core';
 import type { RecordTrust } from '../../src/records';
 import { planOf } from '../../src/warren';
+import { median } from '../lib/stats';
 import { drainMeasured } from '../lib/warren-drain';
 
 const { values } = parseArgs({
@@ -134,11 +135,6 @@ async function deletePlan(plan: TopologyPlan, namespace: string): Promise<void> 
   } finally {
     await connection.close();
   }
-}
-
-function median(xs: readonly number[]): number {
-  const s = [...xs].sort((a, b) => a - b);
-  return s[Math.floor(s.length / 2)]!;
 }
 
 /**

@@ -12,6 +12,7 @@ import { connectAmqp } from '../adapters/amqplib';
 import { findBrokerPids } from '../lib/broker-processes';
 import { processCpuMs } from '../lib/cpu';
 import { makeJob } from '../lib/job';
+import { median } from '../lib/stats';
 
 const WINDOW = 1_000;
 const BARE: amqp.Options.Publish = { persistent: true, contentType: 'application/json' };
@@ -159,11 +160,6 @@ async function main(argv: string[]): Promise<void> {
       `| ${name} | ${VARIANTS[name]!.what} | ${jobsPerSec.toFixed(0)} | ${(jobsPerSec / baseJobs).toFixed(2)} | ${brokerUs.toFixed(1)} | ${(brokerUs / baseBroker).toFixed(2)} |`,
     );
   }
-}
-
-function median(values: number[]): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.floor(sorted.length / 2)]!;
 }
 
 /** The suite's entry (bench/main.ts). */
