@@ -21,12 +21,8 @@ export function median(values: readonly number[]): number {
   return sorted[Math.floor((sorted.length - 1) / 2)];
 }
 
-/** With an even count the median is the lower middle value, so it is always a value that was measured. */
+/** The smallest, the median (as `median` takes it) and the largest value. */
 export function spread(values: number[]): Spread {
   const sorted = [...values].sort((a, b) => a - b);
-  return {
-    min: sorted[0],
-    median: sorted[Math.floor((sorted.length - 1) / 2)],
-    max: sorted[sorted.length - 1],
-  };
+  return { min: sorted[0], median: median(sorted), max: sorted[sorted.length - 1] };
 }

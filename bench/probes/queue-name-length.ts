@@ -10,7 +10,7 @@
  * On RabbitMQ 3.10.8 (2026-12-06, 3 rounds) 60 and 64 bytes gave 2,830 and 2,960 jobs/s, 66 bytes 2,320.
  */
 import * as amqp from 'amqplib';
-import { spread } from '../lib/stats';
+import { median } from '../lib/stats';
 import { failOnceRound, probeArguments, runProbe } from './fail-once-round';
 
 const QUEUE = `probe-${'q'.repeat(34)}`;
@@ -60,7 +60,7 @@ async function main(): Promise<void> {
   }
   console.log(`fail-once jobs/s through a 1 s TTL queue on ${new URL(args.url).host}, by its name's length:`);
   for (const [length, rates] of perLength)
-    console.log(`  ${length} bytes: ${rates.join(' / ')} (median ${spread(rates).median})`);
+    console.log(`  ${length} bytes: ${rates.join(' / ')} (median ${median(rates)})`);
 }
 
 runProbe('queue-name-length probe', main);

@@ -1,6 +1,6 @@
 /**
- * A probe for issue 30's retry rows on RabbitMQ 4.3: what do warren's message properties cost the broker on
- * the retry path? Bare amqplib's fail-once loop (see fail-once-round.ts) at backoff 0 on one classic queue,
+ * A probe for issue 30's retry rows: what do warren's message properties cost the broker on the retry path
+ * (RabbitMQ 4.3 and 3.10)? Bare amqplib's fail-once loop (see fail-once-round.ts) at backoff 0 on one classic queue,
  * each failed first attempt republished straight back to it, with the messages of raw amqplib (two
  * properties, an attempt header), of warren's wire contract (its publisher's properties, its republished copy:
  * src/message), of warren's contract less one part each or with its two headers folded into one, and of raw
@@ -12,7 +12,7 @@
 import { randomUUID } from 'node:crypto';
 import * as amqp from 'amqplib';
 import { HEADERS, jobProperties, republishProperties } from '../../src/message';
-import { spread } from '../lib/stats';
+import { median } from '../lib/stats';
 import { failOnceRound, probeArguments, RAW_MESSAGES, type RoundMessages, runProbe } from './fail-once-round';
 
 const QUEUE = 'probe-retry-properties';
@@ -120,14 +120,15 @@ async function main(): Promise<void> {
   } finally {
     await connection.close();
   }
-  const raw = spread(rates[0]).median;
+  const raw = median(rates[0]);
   console.log(
     `fail-once jobs/s at backoff 0 on a classic queue of ${new URL(args.url).host}, by message shape:`,
   );
   SHAPES.forEach(([label], index) => {
-    const median = spread(rates[index]).median;
-    const ratio = (median / raw).toFixed(2);
-    console.log(`  ${label}: ${rates[index].join(' / ')} (median ${median}, ${ratio}x raw)`);
+    const middle = median(rates[index]);
+    console.log(
+      `  ${label}: ${rates[index].join(' / ')} (median ${middle}, ${(middle / raw).toFixed(2)}x raw)`,
+    );
   });
 }
 
