@@ -10,6 +10,7 @@ export const CONTENDER_NAMES = [
   'warren',
   'warren-classic-levels',
   'warren-in-place',
+  'warren-cqv2',
   'warren-ahead',
   'warren-nagle',
   'amqplib-warren-wire',
@@ -19,7 +20,8 @@ export type ContenderName = (typeof CONTENDER_NAMES)[number];
 /**
  * What a `contenders` run without `--contenders` measures. `warren-classic-levels` (warren with
  * `delay.queueType: 'classic'`) only matters to the delay scenarios, `warren-in-place` (its quorum queue
- * retrying in place, RabbitMQ 4.3) to the throughput suite's retries with a backoff, `warren-ahead` (warren
+ * retrying in place, RabbitMQ 4.3) to the throughput suite's retries with a backoff, `warren-cqv2` (its classic
+ * job queue declared as classic queue version 2, an opt-in on RabbitMQ 3.10-3.12) to classic queues, `warren-ahead` (warren
  * with `worker.prefetchAhead` at the concurrency, prefetch = twice the concurrency) to the consume scenarios, and `amqplib-warren-wire` (raw
  * amqplib publishing, consuming and retrying warren's messages) to the throughput suite's publish, consume and
  * retry scenarios, `warren-nagle` (warren with Nagle's algorithm on, amqplib's default) and
@@ -34,6 +36,7 @@ export const DEFAULT_CONTENDERS: readonly ContenderName[] = CONTENDER_NAMES.filt
     name !== 'amqplib-at-least-once' &&
     name !== 'warren-classic-levels' &&
     name !== 'warren-in-place' &&
+    name !== 'warren-cqv2' &&
     name !== 'warren-ahead' &&
     name !== 'warren-nagle' &&
     name !== 'amqplib-warren-wire' &&
@@ -51,6 +54,7 @@ export const BROKER_OF: Record<ContenderName, BrokerKind> = {
   warren: 'rabbitmq',
   'warren-classic-levels': 'rabbitmq',
   'warren-in-place': 'rabbitmq',
+  'warren-cqv2': 'rabbitmq',
   'warren-ahead': 'rabbitmq',
   'warren-nagle': 'rabbitmq',
   'amqplib-warren-wire': 'rabbitmq',
@@ -80,7 +84,9 @@ export async function createContender(name: ContenderName, env: ContenderEnv): P
     case 'warren-classic-levels':
       return new (await import('./warren')).WarrenContender(env, { delay: { queueType: 'classic' } }, name);
     case 'warren-in-place':
-      return new (await import('./warren')).WarrenContender(env, {}, name, true);
+      return new (await import('./warren')).WarrenContender(env, {}, name, { inPlaceRetries: true });
+    case 'warren-cqv2':
+      return new (await import('./warren')).WarrenContender(env, {}, name, { classicQueueVersion: 2 });
     case 'warren-ahead':
       return new (await import('./warren')).WarrenContender(
         env,

@@ -48,21 +48,37 @@ function makeFailOnceJob(backoffMs: number) {
   return FailOnceJob;
 }
 
+/** How a contender's topology differs from warren's defaults. */
+export interface TopologyVariant {
+  /** `warren-in-place`: the quorum queue of a retry scenario with a backoff retries in place (`inPlaceRetryMs`). */
+  readonly inPlaceRetries?: boolean;
+  /**
+   * `warren-cqv2`: a classic job queue declared as RabbitMQ's classic queue version 2 (`x-queue-version`, through
+   * the queue's `arguments`), the storage 3.13+ uses for every classic queue and 3.10-3.12 have as an opt-in.
+   */
+  readonly classicQueueVersion?: 2;
+}
+
 /**
  * The bench's topology: one job queue of the scenario's type; with `jobsExchange`, bound to a direct exchange
  * `jobs` that warren publishes through (the wire contract's routing).
  */
-export function benchTopology(features: ContenderFeatures, inPlaceRetries = false) {
+export function benchTopology(features: ContenderFeatures, variant: TopologyVariant = {}) {
   const type = features.queueType ?? 'quorum';
   const inPlaceRetryMs =
-    inPlaceRetries && type === 'quorum' ? features.retryBackoffMs || undefined : undefined;
+    variant.inPlaceRetries && type === 'quorum' ? features.retryBackoffMs || undefined : undefined;
   if (inPlaceRetryMs !== undefined) return defineTopology({ queues: { jobs: { type, inPlaceRetryMs } } });
-  if (!features.jobsExchange) return defineTopology({ queues: { jobs: { type } } });
+  const version =
+    variant.classicQueueVersion && type === 'classic'
+      ? { arguments: { 'x-queue-version': variant.classicQueueVersion } }
+      : {};
+  if (!features.jobsExchange) return defineTopology({ queues: { jobs: { type, ...version } } });
   return defineTopology({
     exchanges: { jobs: { type: 'direct' } },
     queues: {
       jobs: {
         type,
+        ...version,
         bind: [
           { exchange: 'jobs', pattern: 'bench.job' },
           { exchange: 'jobs', pattern: 'bench.retry' },
@@ -100,8 +116,7 @@ export class WarrenContender implements Contender {
     readonly env: ContenderEnv,
     private readonly extra: Partial<WarrenOptions> = {},
     readonly name: string = 'warren',
-    /** `warren-in-place`: the queue of a retry scenario with a backoff retries in place (`inPlaceRetryMs`). */
-    private readonly inPlaceRetries = false,
+    private readonly variant: TopologyVariant = {},
   ) {}
 
   async setup(queue: string, features: ContenderFeatures = {}): Promise<void> {
@@ -111,7 +126,7 @@ export class WarrenContender implements Contender {
     this.options = {
       url: this.env.amqpUrl,
       namespace: queue,
-      topology: benchTopology(features, this.inPlaceRetries),
+      topology: benchTopology(features, this.variant),
       ...(defaultLevels ? {} : { delay: { queueType: 'classic' as const, levels: 4 } }),
       ...this.extra,
     };

@@ -52,7 +52,9 @@ const QUORUM_HOLD_CONTENDERS: readonly ContenderName[] = ['warren-in-place', 'am
  * (the broker's cost of the wire contract on each path).
  */
 const WIRE_CONTENDER: ContenderName = 'amqplib-warren-wire';
-const WIRE_GROUPS: readonly Group[] = ['batch', 'serial', 'consume', 'retry'];
+/** warren's classic job queue as classic queue version 2: asked for by name, on classic queues only. */
+const CQV2_CONTENDER: ContenderName = 'warren-cqv2';
+const WIRE_GROUPS: readonly Group[] = ['batch', 'serial', 'consume', 'retry', 'e2e'];
 /** raw amqplib's own messages through warren's topology: asked for by name, for the retry rows only. */
 const TOPOLOGY_CONTENDER: ContenderName = 'amqplib-warren-topology';
 const PROBE_TIMEOUT_MS = 5_000;
@@ -267,6 +269,7 @@ async function runOnBroker(broker: Broker, options: ThroughputOptions, argv: str
       (name) =>
         (name !== WIRE_CONTENDER || WIRE_GROUPS.includes(groupOf(scenario))) &&
         (name !== TOPOLOGY_CONTENDER || groupOf(scenario) === 'retry') &&
+        (name !== CQV2_CONTENDER || scenario.features?.queueType === 'classic') &&
         (!QUORUM_HOLD_CONTENDERS.includes(name) || isQuorumRetryWithBackoff(scenario)),
     );
   console.log(
