@@ -11,7 +11,7 @@ import * as amqp from 'amqplib';
 import { createWarren } from '../../src';
 import { createNaming } from '../../src/topology';
 import { benchTopology } from '../adapters/warren';
-import { failOnceRound, probeArguments, runProbe } from './fail-once-round';
+import { failOnceRound, probeArguments, roundOnClassicQueue, runProbe } from './fail-once-round';
 
 const PLAIN_QUEUE = 'probe-plain';
 
@@ -26,17 +26,6 @@ function namespaceWarren(url: string, namespace: string) {
   });
 }
 
-async function plainRound(connection: amqp.ChannelModel): Promise<number> {
-  const channel = await connection.createChannel();
-  await channel.assertQueue(PLAIN_QUEUE, { durable: true, arguments: { 'x-queue-type': 'classic' } });
-  try {
-    return await failOnceRound(connection, PLAIN_QUEUE);
-  } finally {
-    await channel.deleteQueue(PLAIN_QUEUE);
-    await channel.close();
-  }
-}
-
 async function main(): Promise<void> {
   const args = probeArguments('fail-once-loop');
   if (!args) return;
@@ -46,7 +35,7 @@ async function main(): Promise<void> {
   const results = { plain: [] as number[], keptNamespace: [] as number[], freshNamespace: [] as number[] };
   try {
     for (let round = 0; round < rounds; round++) {
-      results.plain.push(await plainRound(connection));
+      results.plain.push(await roundOnClassicQueue(connection, PLAIN_QUEUE));
       results.keptNamespace.push(await failOnceRound(connection, createNaming('probe-kept').queue('jobs')));
       const namespace = `probe-fresh-${round}`;
       const fresh = await namespaceWarren(url, namespace);

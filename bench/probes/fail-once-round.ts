@@ -1,4 +1,5 @@
 import * as amqp from 'amqplib';
+import { median } from '../lib/stats';
 
 /** How many jobs a probe round pre-fills and drains. */
 const PROBE_JOBS = 30_000;
@@ -66,6 +67,56 @@ export async function failOnceRound(
   await consumer.close();
   await republisher.close();
   return perSecond;
+}
+
+/** One fail-once round on `queue`, declared a classic queue (with `args`) for the round and deleted after it. */
+export async function roundOnClassicQueue(
+  connection: amqp.ChannelModel,
+  queue: string,
+  messages: RoundMessages = RAW_MESSAGES,
+  args: Readonly<Record<string, unknown>> = {},
+): Promise<number> {
+  const channel = await connection.createChannel();
+  await channel.assertQueue(queue, { durable: true, arguments: { 'x-queue-type': 'classic', ...args } });
+  try {
+    return await failOnceRound(connection, queue, queue, messages);
+  } finally {
+    await channel.deleteQueue(queue);
+    await channel.close();
+  }
+}
+
+/**
+ * `rounds` rounds of every shape, in an order that turns each round (no shape always runs first or after the
+ * same one); the rates by shape.
+ */
+export async function turningRounds<S>(
+  shapes: readonly S[],
+  rounds: number,
+  run: (shape: S) => Promise<number>,
+): Promise<number[][]> {
+  const rates = shapes.map(() => [] as number[]);
+  for (let round = 0; round < rounds; round++)
+    for (let step = 0; step < shapes.length; step++) {
+      const index = (round + step) % shapes.length;
+      rates[index].push(await run(shapes[index]));
+    }
+  return rates;
+}
+
+/** Prints each shape's rates and median, and the median beside the first shape's (`baseline` names it). */
+export function printBesideFirst(
+  labels: readonly string[],
+  rates: readonly number[][],
+  baseline: string,
+): void {
+  const first = median(rates[0]);
+  labels.forEach((label, index) => {
+    const middle = median(rates[index]);
+    console.log(
+      `  ${label}: ${rates[index].join(' / ')} (median ${middle}, ${(middle / first).toFixed(2)}x ${baseline})`,
+    );
+  });
 }
 
 /** The probes' arguments: an AMQP URL and a number of rounds; undefined (after printing usage) when wrong. */

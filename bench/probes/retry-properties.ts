@@ -9,27 +9,20 @@
  *
  *   npm run build && node dist/bench/probes/retry-properties.js [amqp-url] [rounds]
  */
-import { randomUUID } from 'node:crypto';
 import * as amqp from 'amqplib';
-import { HEADERS, jobProperties, republishProperties } from '../../src/message';
-import { median } from '../lib/stats';
-import { failOnceRound, probeArguments, RAW_MESSAGES, type RoundMessages, runProbe } from './fail-once-round';
+import { HEADERS, republishProperties } from '../../src/message';
+import {
+  printBesideFirst,
+  probeArguments,
+  RAW_MESSAGES,
+  type RoundMessages,
+  roundOnClassicQueue,
+  runProbe,
+  turningRounds,
+} from './fail-once-round';
+import { WARREN_MESSAGES } from './warren-messages';
 
 const QUEUE = 'probe-retry-properties';
-
-/** warren's messages, as its publisher and its republisher make them. */
-const WARREN_MESSAGES: RoundMessages = {
-  first: () =>
-    jobProperties({
-      name: 'bench.job',
-      jobId: randomUUID(),
-      body: Buffer.alloc(0), // jobProperties does not read it
-      attempt: 1,
-      enqueuedAt: Date.now(),
-    }),
-  retry: (delivered) => republishProperties(delivered, { [HEADERS.attempt]: 2 }),
-  isRetry: (delivered) => delivered.headers?.[HEADERS.attempt] === 2,
-};
 
 /** `messages` with `change` applied to both the job's and the copy's properties (a copy of them). */
 function reshaped(
@@ -95,41 +88,25 @@ const SHAPES: ReadonlyArray<readonly [string, RoundMessages]> = [
   ],
 ];
 
-async function roundOf(connection: amqp.ChannelModel, messages: RoundMessages): Promise<number> {
-  const channel = await connection.createChannel();
-  await channel.assertQueue(QUEUE, { durable: true, arguments: { 'x-queue-type': 'classic' } });
-  try {
-    return await failOnceRound(connection, QUEUE, QUEUE, messages);
-  } finally {
-    await channel.deleteQueue(QUEUE);
-    await channel.close();
-  }
-}
-
 async function main(): Promise<void> {
   const args = probeArguments('retry-properties');
   if (!args) return;
   const connection = await amqp.connect(args.url);
-  const rates = SHAPES.map(() => [] as number[]);
   try {
-    for (let round = 0; round < args.rounds; round++)
-      for (let step = 0; step < SHAPES.length; step++) {
-        const index = (round + step) % SHAPES.length;
-        rates[index].push(await roundOf(connection, SHAPES[index][1]));
-      }
+    const rates = await turningRounds(SHAPES, args.rounds, ([, messages]) =>
+      roundOnClassicQueue(connection, QUEUE, messages),
+    );
+    console.log(
+      `fail-once jobs/s at backoff 0 on a classic queue of ${new URL(args.url).host}, by message shape:`,
+    );
+    printBesideFirst(
+      SHAPES.map(([label]) => label),
+      rates,
+      'raw',
+    );
   } finally {
     await connection.close();
   }
-  const raw = median(rates[0]);
-  console.log(
-    `fail-once jobs/s at backoff 0 on a classic queue of ${new URL(args.url).host}, by message shape:`,
-  );
-  SHAPES.forEach(([label], index) => {
-    const middle = median(rates[index]);
-    console.log(
-      `  ${label}: ${rates[index].join(' / ')} (median ${middle}, ${(middle / raw).toFixed(2)}x raw)`,
-    );
-  });
 }
 
 runProbe('retry-properties probe', main);

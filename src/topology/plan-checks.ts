@@ -91,6 +91,12 @@ export function queueType(decl: QueueDeclaration, path: string): QueueType {
       `${path}.deliveryLimit applies to quorum queues only (classic queues: warren counts redeliveries itself)`,
     );
   }
+  // The storage version of a classic queue (3.10-3.12 opt in to 2; 4.x has only 2): a quorum queue refuses it
+  if (type !== 'classic' && decl.arguments?.['x-queue-version'] !== undefined) {
+    throw new TopologyError(
+      `${path}.arguments['x-queue-version'] applies to classic queues only (RabbitMQ refuses it on a ${type} queue)`,
+    );
+  }
   for (const [field, value] of [
     ['messageTtlMs', decl.messageTtlMs],
     ['maxLength', decl.maxLength],

@@ -81,6 +81,13 @@ describe('planTopology', () => {
       /contradicts a typed option/,
     );
     assert.throws(() => plan({ queues: { q: { type: 'classic', deliveryLimit: 3 } } }), /quorum queues only/);
+    assert.throws(
+      () => plan({ queues: { q: { arguments: { 'x-queue-version': 2 } } } }),
+      /q\.arguments\['x-queue-version'\] applies to classic queues only .*quorum queue/,
+    );
+    assert.doesNotThrow(() =>
+      plan({ queues: { q: { type: 'classic', arguments: { 'x-queue-version': 2 } } } }),
+    );
   });
 
   it('routes a job through the exchange whose binding matches its name, else straight to its queue', () => {
