@@ -1,6 +1,7 @@
 import * as amqp from 'amqplib';
 import { createWarren, type Warren, type WarrenOptions } from '../../src';
 import type { TopologyPlan } from '../../src/ops';
+import { deleteNamespaceEntities, planNamespaceRemoval } from '../../src/topology';
 import { planOf } from '../../src/warren';
 import { testNamespace, testWarrenOptions } from '../../src/testing';
 
@@ -59,37 +60,35 @@ export async function cleanup(): Promise<void> {
   }
 }
 
-/** Deletes a plan's queues, streams and exchanges over a fresh connection (the warren may be closed already). */
+/**
+ * Deletes what removing the plan's namespace deletes (`planNamespaceRemoval`: its queues, streams, markers,
+ * side streams, every delay level and exchange) over a fresh connection, as `removeNamespace` does but
+ * without asking who else runs there (the warren may be closed already). Deleting what is absent succeeds;
+ * should one deletion fail (another connection's exclusive queue closes the channel), the rest go one
+ * channel each, so a test's cleanup always gets as far as it can.
+ */
 export async function deletePlanEntities(plan: TopologyPlan): Promise<void> {
-  const connection = await amqp.connect(BROKER_URL);
+  const removal = planNamespaceRemoval(plan);
+  const connection = await rawConnection();
+  const openChannel = () => connection.createChannel();
   try {
-    // A pause leaves its marker queue, which is not in the plan (it exists only while paused).
-    const markers = plan.queues.flatMap((q) =>
-      q.role === 'job' ? [{ name: plan.naming.pauseMarker(q.key) }] : [],
-    );
-    // the offset indexes a query declares beside the history and the dead-letter log, the history
-    // index's checkpoints and the history's lookup queue; and the dead-letter log itself, which `ops.dead`
-    // reads (declaring it) in a namespace whose config does not plan it
-    const indexes = [
-      plan.naming.deadLetterLog(),
-      plan.naming.deadLetterLogIndex(),
-      plan.naming.jobHistoryIndex(),
-      plan.naming.jobHistoryCheckpoints(),
-      plan.naming.historyLookups(),
-    ].map((name) => ({ name }));
-    for (const queue of [...plan.queues, ...markers, ...indexes]) {
-      const ch = await connection.createChannel();
-      ch.on('error', () => undefined);
-      await ch.deleteQueue(queue.name).catch(() => undefined);
-      await ch.close().catch(() => undefined);
-    }
-    const ch = await connection.createChannel();
-    ch.on('error', () => undefined);
-    for (const exchange of plan.exchanges) await ch.deleteExchange(exchange.name).catch(() => undefined);
-    await ch.close().catch(() => undefined);
+    await deleteNamespaceEntities(removal, openChannel).catch(async () => {
+      for (const name of removal.queues) await deleteAlone(openChannel, (ch) => ch.deleteQueue(name));
+      for (const name of removal.exchanges) await deleteAlone(openChannel, (ch) => ch.deleteExchange(name));
+    });
   } finally {
     await connection.close().catch(() => undefined);
   }
+}
+
+async function deleteAlone(
+  openChannel: () => Promise<amqp.Channel>,
+  deletion: (channel: amqp.Channel) => Promise<unknown>,
+): Promise<void> {
+  const channel = await openChannel();
+  channel.on('error', () => undefined);
+  await deletion(channel).catch(() => undefined);
+  await channel.close().catch(() => undefined);
 }
 
 /** A plain amqplib connection for tests that play a foreign publisher or inspect queues. */
