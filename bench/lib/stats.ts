@@ -15,14 +15,18 @@ export interface Spread {
   max: number;
 }
 
+/** The lower middle of an ascending-sorted array: with an even count, still a value that was measured. */
+function lowerMiddle(sorted: readonly number[]): number {
+  return sorted[Math.floor((sorted.length - 1) / 2)];
+}
+
 /** The median; with an even count the lower middle value, so it is always a value that was measured. */
 export function median(values: readonly number[]): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.floor((sorted.length - 1) / 2)];
+  return lowerMiddle([...values].sort((a, b) => a - b));
 }
 
 /** The smallest, the median (as `median` takes it) and the largest value. */
 export function spread(values: number[]): Spread {
   const sorted = [...values].sort((a, b) => a - b);
-  return { min: sorted[0], median: median(sorted), max: sorted[sorted.length - 1] };
+  return { min: sorted[0], median: lowerMiddle(sorted), max: sorted[sorted.length - 1] };
 }
