@@ -8,7 +8,7 @@ import { ManagedChannel } from './managed-channel';
 import { PendingMessages } from './pending-messages';
 import { newPending, type Batch, type OutgoingMessage, type Pending } from './pending-publish';
 
-export type { OutgoingMessage } from './pending-publish';
+export { OutgoingPublish, type OutgoingMessage } from './pending-publish';
 
 export interface ConfirmPublisherOptions {
   /** Messages held while the broker is away, blocked or the socket is full; one more fails at once. */

@@ -1,7 +1,12 @@
 export { ConnectionManager, type ConnectionEvents } from './connection-manager';
 export { runReadySteps, type ReadyStep } from './ready-steps';
 export { ManagedChannel, type ManagedChannelOptions } from './managed-channel';
-export { ConfirmPublisher, type OutgoingMessage, type ConfirmPublisherOptions } from './confirm-publisher';
+export {
+  ConfirmPublisher,
+  OutgoingPublish,
+  type OutgoingMessage,
+  type ConfirmPublisherOptions,
+} from './confirm-publisher';
 export {
   resolveConnectionOptions,
   redactUrl,

@@ -6,19 +6,15 @@ export {
   LAST_ERROR_MAX_CHARS,
   type DeadReason,
 } from './headers';
+export { encodeBody, jobProperties, decodeJob, type OutgoingJob, type DecodedJob } from './envelope';
 export {
-  encodeBody,
-  jobProperties,
-  decodeJob,
   republishProperties,
   replayProperties,
   deadLetterProperties,
   describeError,
   withOwnHeadersOnly,
-  type OutgoingJob,
-  type DecodedJob,
   type DeadLetterInfo,
-} from './envelope';
+} from './republish-properties';
 export {
   DIRECT_REPLY_TO,
   isDirectReplyAddress,

@@ -113,9 +113,10 @@ export interface DelayRoute {
  * `queueName`.
  */
 export function delayRoute(plan: DelayPlan, delayMs: number, queueName: string): DelayRoute {
+  // instances of a class, as every object of a retry's copy (see OutgoingPublish in connection)
   if (plan.holds.length > 0) {
     const hold = plan.holds.find((h) => h.ttlMs === delayMs && h.queueName === queueName);
-    if (hold !== undefined) return { exchange: '', routingKey: hold.name, delayedMs: delayMs };
+    if (hold !== undefined) return new Route('', hold.name, delayMs);
   }
   const maxUnits = 2 ** plan.levelCount - 1;
   const units = Math.min(maxUnits, Math.max(0, Math.ceil(delayMs / plan.unitMs)));
@@ -129,9 +130,13 @@ export function delayRoute(plan: DelayPlan, delayMs: number, queueName: string):
   }
   // Enter at the highest level whose bit is set: the levels above it would only pass the message down
   // through one topic exchange each, and under load that routing is what makes delays late.
-  return {
-    exchange: plan.levels[highest]!.name,
-    routingKey: `${bits.join('.')}.${queueName}`,
-    delayedMs: units * plan.unitMs,
-  };
+  return new Route(plan.levels[highest]!.name, `${bits.join('.')}.${queueName}`, units * plan.unitMs);
+}
+
+class Route implements DelayRoute {
+  constructor(
+    readonly exchange: string,
+    readonly routingKey: string,
+    readonly delayedMs: number,
+  ) {}
 }

@@ -1,6 +1,6 @@
 import type * as amqp from 'amqplib';
-import { PublishError, type EmitEvent, type Logger } from '../core';
-import type { ConfirmPublisher } from '../connection';
+import { PublishError, type EmitEvent, type Logger, type WarrenErrorContext } from '../core';
+import { OutgoingPublish, type ConfirmPublisher } from '../connection';
 import {
   deadLetterProperties,
   HEADERS,
@@ -20,6 +20,37 @@ export interface RepublisherDeps {
 }
 
 type RepublishContext = { jobId: string; name: string; queue: string; attempt: number };
+
+/*
+ * A retry's objects live until the broker confirms its copy. Built as object literals, V8 pretenured them
+ * for good after one burst outlived a young-generation collection (see PendingPublish): classes instead.
+ */
+
+/** The job a retry's copy is of, for its log lines. */
+class RetryContext implements RepublishContext {
+  constructor(
+    readonly jobId: string,
+    readonly name: string,
+    readonly queue: string,
+    readonly attempt: number,
+  ) {}
+}
+
+/** The job a copy is of, for the PublishError of a copy the broker does not confirm. */
+class CopyErrorContext implements WarrenErrorContext {
+  constructor(
+    readonly jobId: string,
+    readonly jobName: string,
+    readonly queue: string,
+    readonly attempt: number,
+  ) {}
+}
+
+/** A copy back to its queue at once, through the default exchange. */
+class QueueRoute implements Route {
+  readonly exchange = '';
+  constructor(readonly routingKey: string) {}
+}
 
 /** Where a copy goes: a delay level's exchange, the default exchange, or the queue's dead-letter exchange. */
 type Route = { readonly exchange: string; readonly routingKey: string };
@@ -42,13 +73,13 @@ export class Republisher {
     const delay = this.deps.delay;
     // added to the caller's own object: a spread with a computed key is built on V8's slow path, every retry
     headers[HEADERS.deliverAt] = delayMs > delay.maxDelayMs ? Date.now() + delayMs : undefined;
-    const route =
-      delayMs > 0 ? delayRoute(delay, delayMs, queue.name) : { exchange: '', routingKey: queue.name };
+    const route = delayMs > 0 ? delayRoute(delay, delayMs, queue.name) : new QueueRoute(queue.name);
+    const { job } = delivery;
     const sent = await this.republish(
       delivery,
       route,
       republishProperties(message.properties, headers),
-      delivery.eventBase(),
+      new RetryContext(job.jobId, job.name, queue.key, job.attempt),
     );
     if (typeof sent === 'boolean') return sent;
     // The broker will not take this message back (it closed the channel for it alone, or its
@@ -154,19 +185,16 @@ export class Republisher {
     properties: amqp.Options.Publish,
     context: RepublishContext,
   ): Promise<void> {
-    return this.deps.confirms.send({
-      exchange: route.exchange,
-      routingKey: route.routingKey,
-      content: delivery.message.content,
-      properties,
-      deadline: Date.now() + this.deps.republishTimeoutMs,
-      context: {
-        jobId: context.jobId,
-        jobName: context.name,
-        queue: context.queue,
-        attempt: context.attempt,
-      },
-    });
+    return this.deps.confirms.send(
+      new OutgoingPublish(
+        route.exchange,
+        route.routingKey,
+        delivery.message.content,
+        properties,
+        Date.now() + this.deps.republishTimeoutMs,
+        new CopyErrorContext(context.jobId, context.name, context.queue, context.attempt),
+      ),
+    );
   }
 }
 

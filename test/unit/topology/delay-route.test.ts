@@ -15,6 +15,8 @@ describe('delayRoute', () => {
     // it enters at its highest set bit (level 3), skipping the levels that would only pass it down
     assert.equal(route.exchange, 'warren.delay.03');
     assert.equal(route.delayedMs, 1300);
+    // a class instance, never an object literal V8 could pretenure (test/unit/worker/retry-copy-objects.test.ts)
+    assert.notEqual(Object.getPrototypeOf(route), Object.prototype);
   });
 
   it('rounds up to the unit, never early', () => {
@@ -65,11 +67,14 @@ describe('delayRoute', () => {
       ],
     );
     // one hop, through the default exchange, like raw amqplib's TTL queue
-    assert.deepEqual(delayRoute(withHolds.delay, 1000, 'app.q'), {
-      exchange: '',
-      routingKey: 'app.warren.delay.hold.q.1000ms',
-      delayedMs: 1000,
-    });
+    assert.deepEqual(
+      { ...delayRoute(withHolds.delay, 1000, 'app.q') },
+      {
+        exchange: '',
+        routingKey: 'app.warren.delay.hold.q.1000ms',
+        delayedMs: 1000,
+      },
+    );
     // 250 is not a multiple of the unit: the hold is exact where the levels would round up to 300
     assert.equal(delayRoute(withHolds.delay, 250, 'app.q').delayedMs, 250);
     assert.equal(delayRoute(withHolds.delay, 1100, 'app.q').exchange, 'app.warren.delay.03');
