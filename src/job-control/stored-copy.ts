@@ -2,7 +2,7 @@ import type * as amqp from 'amqplib';
 import type { OutgoingMessage } from '../connection';
 import { JobControlError } from '../core';
 import { HEADERS, JSON_CONTENT_TYPE, SENDER_ROUTING_HEADERS } from '../message';
-import { delayRoute, type DelayPlan, type PlannedJob } from '../topology';
+import { routeAfter, type DelayPlan, type PlannedJob } from '../topology';
 import type { ControlRecord } from './control-record';
 
 /** Header names a stored copy never passes on: the broker's `x-` ones, and sender-selected distribution. */
@@ -39,8 +39,7 @@ export function storedCopyMessage(
     );
   const { delayMs, delay } = options;
   const now = Date.now();
-  const route =
-    delayMs > 0 ? delayRoute(delay, delayMs, job.queueName) : { exchange: '', routingKey: job.queueName };
+  const route = routeAfter(delay, delayMs, job.queueName);
   const headers: Record<string, unknown> = {};
   for (const [key, value] of Object.entries(stored.h ?? {}))
     if (!key.startsWith('x-') && !UNCOPIED_HEADERS.has(key)) headers[key] = value;

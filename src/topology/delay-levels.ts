@@ -113,7 +113,6 @@ export interface DelayRoute {
  * `queueName`.
  */
 export function delayRoute(plan: DelayPlan, delayMs: number, queueName: string): DelayRoute {
-  // instances of a class, as every object of a retry's copy (see OutgoingPublish in connection)
   if (plan.holds.length > 0) {
     const hold = plan.holds.find((h) => h.ttlMs === delayMs && h.queueName === queueName);
     if (hold !== undefined) return new Route('', hold.name, delayMs);
@@ -133,6 +132,15 @@ export function delayRoute(plan: DelayPlan, delayMs: number, queueName: string):
   return new Route(plan.levels[highest]!.name, `${bits.join('.')}.${queueName}`, units * plan.unitMs);
 }
 
+/**
+ * Route of a copy sent back to `queueName` after `delayMs` (a retry, a re-delay): through the delay levels or
+ * a hold, or at once (0 or less) straight to the queue through the default exchange.
+ */
+export function routeAfter(plan: DelayPlan, delayMs: number, queueName: string): DelayRoute {
+  return delayMs > 0 ? delayRoute(plan, delayMs, queueName) : new Route('', queueName, 0);
+}
+
+/** An instance of a class, as every object of a retry's copy (see OutgoingPublish in connection). */
 class Route implements DelayRoute {
   constructor(
     readonly exchange: string,

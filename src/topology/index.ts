@@ -37,7 +37,7 @@ export { planFairness, DEFAULT_LANES, MAX_LANES } from './plan-lanes';
 export { MAX_PARTITIONS } from './plan-partitions';
 export { MAX_PER_KEY_CONCURRENCY, MAX_PER_KEY_RATE } from './plan-key-limits';
 export { isJobQueue, isDeclaredJobQueue, isStream, plannedStream, requireStream } from './topology-plan';
-export { delayRoute, type DelayPlan, type DelayLevel, type DelayRoute } from './delay-levels';
+export { delayRoute, routeAfter, type DelayPlan, type DelayLevel, type DelayRoute } from './delay-levels';
 export { applyTopology, deleteTopology, deleteNamespaceEntities } from './apply-topology';
 export { planNamespaceRemoval, sideStreamsOf, type NamespaceRemoval } from './plan-removal';
 export { requireBrokerFeatures } from './broker-features';

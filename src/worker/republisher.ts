@@ -8,7 +8,7 @@ import {
   withOwnHeadersOnly,
   type DeadReason,
 } from '../message';
-import { delayRoute, type DelayPlan } from '../topology';
+import { routeAfter, type DelayPlan } from '../topology';
 import type { Delivery, JobDelivery } from './delivery';
 
 export interface RepublisherDeps {
@@ -46,12 +46,6 @@ class CopyErrorContext implements WarrenErrorContext {
   ) {}
 }
 
-/** A copy back to its queue at once, through the default exchange. */
-class QueueRoute implements Route {
-  readonly exchange = '';
-  constructor(readonly routingKey: string) {}
-}
-
 /** Where a copy goes: a delay level's exchange, the default exchange, or the queue's dead-letter exchange. */
 type Route = { readonly exchange: string; readonly routingKey: string };
 
@@ -73,7 +67,7 @@ export class Republisher {
     const delay = this.deps.delay;
     // added to the caller's own object: a spread with a computed key is built on V8's slow path, every retry
     headers[HEADERS.deliverAt] = delayMs > delay.maxDelayMs ? Date.now() + delayMs : undefined;
-    const route = delayMs > 0 ? delayRoute(delay, delayMs, queue.name) : new QueueRoute(queue.name);
+    const route = routeAfter(delay, delayMs, queue.name);
     const { job } = delivery;
     const sent = await this.republish(
       delivery,

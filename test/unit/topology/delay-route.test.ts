@@ -1,6 +1,6 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { delayRoute, planTopology, resolveTopologyOptions } from '../../../src/topology';
+import { delayRoute, planTopology, resolveTopologyOptions, routeAfter } from '../../../src/topology';
 
 const plan = planTopology({
   topology: { queues: { q: {} } },
@@ -17,6 +17,13 @@ describe('delayRoute', () => {
     assert.equal(route.delayedMs, 1300);
     // a class instance, never an object literal V8 could pretenure (test/unit/worker/retry-copy-objects.test.ts)
     assert.notEqual(Object.getPrototypeOf(route), Object.prototype);
+  });
+
+  it('routes a copy after no delay straight to its queue, and after a delay as delayRoute does', () => {
+    assert.deepEqual({ ...routeAfter(plan.delay, 0, 'q') }, { exchange: '', routingKey: 'q', delayedMs: 0 });
+    assert.deepEqual({ ...routeAfter(plan.delay, -5, 'q') }, { exchange: '', routingKey: 'q', delayedMs: 0 });
+    assert.deepEqual({ ...routeAfter(plan.delay, 1300, 'q') }, { ...delayRoute(plan.delay, 1300, 'q') });
+    assert.notEqual(Object.getPrototypeOf(routeAfter(plan.delay, 0, 'q')), Object.prototype);
   });
 
   it('rounds up to the unit, never early', () => {
