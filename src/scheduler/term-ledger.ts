@@ -19,7 +19,7 @@ export interface TermLedgerDeps {
 
 /**
  * The cron ledger as one leadership term knows it: read once per term (merged with this process's own
- * firings), then advanced by the term's firings. Writes are coalesced, never precede the term's read,
+ * firings of earlier terms), then advanced by the term's firings. Writes are coalesced, never precede the term's read,
  * and stop as soon as the term ends.
  */
 export class TermLedger {
@@ -32,10 +32,13 @@ export class TermLedger {
   /** The ledger of `term`, read from the broker on first use in the term. */
   of(term: number): Promise<Map<string, number>> {
     if (this.current?.term !== term) {
+      // This process's firings before the term began: one of this term that fires while the read is still
+      // out (a slow broker) must not pass for the last tick a leader fired, or the missed tick never fires.
+      const firedBefore = [...this.deps.lastFiredHere()];
       const loaded = this.deps.ledger.read().then(
         (stored) => {
           const merged = new Map(stored);
-          for (const [id, lastFiredAt] of this.deps.lastFiredHere()) {
+          for (const [id, lastFiredAt] of firedBefore) {
             if (lastFiredAt > (merged.get(id) ?? -Infinity)) merged.set(id, lastFiredAt);
           }
           return merged;

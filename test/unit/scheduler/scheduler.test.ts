@@ -67,9 +67,18 @@ class FakeLeadership implements LeadershipSignal {
 
 class FakeLedger implements TickLedger {
   writes: Map<string, number>[] = [];
+  private readGate: Promise<void> = Promise.resolve();
   constructor(public stored = new Map<string, number>()) {}
   async read() {
-    return new Map(this.stored);
+    const stored = new Map(this.stored);
+    await this.readGate;
+    return stored;
+  }
+  /** Reads answer only once the returned function is called: a slow broker. */
+  holdReads(): () => void {
+    let release!: () => void;
+    this.readGate = new Promise((resolve) => (release = resolve));
+    return release;
   }
   async write(lastFired: ReadonlyMap<string, number>) {
     this.stored = new Map(lastFired);
@@ -176,6 +185,20 @@ describe('Scheduler', () => {
     await s.clock.advanceTo(T0 + 6_100);
     assert.deepEqual(s.ids().sort(), ['tick@2025-06-01T10:00:05.000Z', 'tick@2025-06-01T10:00:06.000Z']);
     assert.equal(s.ledger.stored.get('tick'), T0 + 6_000, 'the ledger follows the firings');
+  });
+
+  it("under 'run-once', fires the missed tick even when the ledger's read answers after the term's first tick fired", async () => {
+    const s = setup({ ledger: new FakeLedger(new Map([['tick', T0 + 1_000]])) });
+    s.scheduler.add(everySecond('tick', 'run-once'));
+    s.scheduler.start();
+    await s.clock.advanceTo(T0 + 5_500);
+    const release = s.ledger.holdReads();
+    s.leadership.set(true);
+    await s.clock.advanceTo(T0 + 6_100); // 10:00:06 fired while the read of the ledger is still out
+    release();
+    await s.clock.advanceTo(T0 + 6_200);
+    assert.deepEqual(s.ids().sort(), ['tick@2025-06-01T10:00:05.000Z', 'tick@2025-06-01T10:00:06.000Z']);
+    assert.equal(s.ledger.stored.get('tick'), T0 + 6_000);
   });
 
   it("under 'run-once', fires nothing extra when the last tick was already fired, or never fired anywhere", async () => {
