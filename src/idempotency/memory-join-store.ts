@@ -1,16 +1,20 @@
 import {
-  arrivalOf,
-  failureOf,
-  isSettled,
+  reportArrival,
+  reportFailure,
+  reportUndone,
   type JoinArrival,
   type JoinBranchState,
   type JoinFailure,
+  type JoinRecords,
+  type JoinRows,
   type JoinStore,
 } from './join-store';
 
 interface MemoryJoin {
   faulted: boolean;
   branches: Map<number, { state: JoinBranchState; result: unknown }>;
+  /** Each duty's holder (see {@link JoinRecords.claim}). */
+  duties: Map<string, number>;
 }
 
 /**
@@ -20,33 +24,44 @@ interface MemoryJoin {
  */
 export class MemoryJoinStore implements JoinStore {
   private readonly joins = new Map<string, MemoryJoin>();
+  private readonly records: JoinRecords = {
+    record: async (joinId, branch, state, result) => {
+      const join = this.join(joinId);
+      if (!join.branches.has(branch)) join.branches.set(branch, { state, result });
+    },
+    markFaulted: async (joinId) => {
+      this.join(joinId).faulted = true;
+    },
+    markUndone: async (joinId, branch) => {
+      const row = this.join(joinId).branches.get(branch);
+      if (row?.state === 'done') row.state = 'undone';
+    },
+    read: async (joinId): Promise<JoinRows> => this.join(joinId),
+    claim: async (joinId, duty, claimant) => {
+      const duties = this.join(joinId).duties;
+      if (!duties.has(duty)) duties.set(duty, claimant);
+      return duties.get(duty) === claimant;
+    },
+  };
 
   constructor(private readonly maxJoins = 100_000) {}
 
-  async arrive(joinId: string, branches: number, branch: number, result: unknown): Promise<JoinArrival> {
-    const join = this.join(joinId);
-    if (!join.branches.has(branch)) join.branches.set(branch, { state: 'done', result });
-    return arrivalOf(join, branches);
+  arrive(joinId: string, branches: number, branch: number, result: unknown): Promise<JoinArrival> {
+    return reportArrival(this.records, joinId, branches, branch, result);
   }
 
-  async fail(joinId: string, branches: number, branch: number): Promise<JoinFailure> {
-    const join = this.join(joinId);
-    join.faulted = true;
-    if (!join.branches.has(branch)) join.branches.set(branch, { state: 'failed', result: null });
-    return failureOf(join, branches);
+  fail(joinId: string, branches: number, branch: number): Promise<JoinFailure> {
+    return reportFailure(this.records, joinId, branches, branch);
   }
 
-  async undone(joinId: string, branches: number, branch: number): Promise<{ readonly settled: boolean }> {
-    const join = this.join(joinId);
-    const row = join.branches.get(branch);
-    if (row?.state === 'done') row.state = 'undone';
-    return { settled: isSettled(join, branches) };
+  undone(joinId: string, branches: number, branch: number): Promise<{ readonly settled: boolean }> {
+    return reportUndone(this.records, joinId, branches, branch);
   }
 
   private join(joinId: string): MemoryJoin {
     let join = this.joins.get(joinId);
     if (!join) {
-      join = { faulted: false, branches: new Map() };
+      join = { faulted: false, branches: new Map(), duties: new Map() };
       this.joins.set(joinId, join);
       for (const oldest of this.joins.keys()) {
         if (this.joins.size <= this.maxJoins) break;

@@ -1,25 +1,29 @@
 import { ConfigurationError, lostCreateRace, validationMessage } from '../core';
 import {
-  arrivalOf,
-  failureOf,
-  isSettled,
+  reportArrival,
+  reportFailure,
+  reportUndone,
   type JoinArrival,
   type JoinBranchState,
   type JoinFailure,
+  type JoinRecords,
   type JoinRows,
   type JoinStore,
 } from './join-store';
 import type { PgPool } from './options';
 
 /**
- * The table (created if missing). One row per reported branch, plus branch -1 once the join faulted:
- *   join_id     `<slipId>.<step>` (or `<slipId>.<step>.undo` when undoing a completed parallel step)
- *   branch      the branch's index, -1 for the fault flag
- *   state       'done' | 'failed' | 'undone' | 'faulted'
- *   result      the branch's log entry (jsonb) when done
+ * The table (created if missing). One row per reported branch, plus branch -1 once the join faulted,
+ * plus one row per duty given (branch -2):
+ *   join_id     `<slipId>.<step>` (or `<slipId>.<step>.undo` when undoing a completed parallel step);
+ *               a duty's row: `<join_id>|complete`, `|settled` or `|undo.<branch>`
+ *   branch      the branch's index, -1 for the fault flag, -2 for a duty
+ *   state       'done' | 'failed' | 'undone' | 'faulted' | 'claimed'
+ *   result      the branch's log entry (jsonb) when done; a duty's holder (the branch's index)
  *   created_at  for your own clean-up: rows are not deleted by warren (yet)
  * Each report is an insert that does nothing on conflict (the first report wins) followed by a read
- * of the join's rows: of two concurrent reports, the later one always sees both.
+ * of the join's rows: of two concurrent reports, the later one always sees both. Both may see the set
+ * complete; the duty's row then gives it to one of them.
  */
 const TABLE_PATTERN = /^([a-z_][a-z0-9_]*\.)?[a-z_][a-z0-9_]*$/;
 
@@ -61,24 +65,38 @@ export class PostgresJoinStore implements JoinStore {
       });
   }
 
-  async arrive(joinId: string, branches: number, branch: number, result: unknown): Promise<JoinArrival> {
-    await this.insert(joinId, branch, 'done', result);
-    return arrivalOf(await this.rows(joinId), branches);
+  arrive(joinId: string, branches: number, branch: number, result: unknown): Promise<JoinArrival> {
+    return reportArrival(this.records, joinId, branches, branch, result);
   }
 
-  async fail(joinId: string, branches: number, branch: number): Promise<JoinFailure> {
-    await this.insert(joinId, -1, 'faulted', null);
-    await this.insert(joinId, branch, 'failed', null);
-    return failureOf(await this.rows(joinId), branches);
+  fail(joinId: string, branches: number, branch: number): Promise<JoinFailure> {
+    return reportFailure(this.records, joinId, branches, branch);
   }
 
-  async undone(joinId: string, branches: number, branch: number): Promise<{ readonly settled: boolean }> {
-    await this.pool.query(
-      `UPDATE ${this.table} SET state = 'undone' WHERE join_id = $1 AND branch = $2 AND state = 'done'`,
-      [joinId, branch],
-    );
-    return { settled: isSettled(await this.rows(joinId), branches) };
+  undone(joinId: string, branches: number, branch: number): Promise<{ readonly settled: boolean }> {
+    return reportUndone(this.records, joinId, branches, branch);
   }
+
+  private readonly records: JoinRecords = {
+    record: (joinId, branch, state, result) => this.insert(joinId, branch, state, result),
+    markFaulted: (joinId) => this.insert(joinId, -1, 'faulted', null),
+    markUndone: async (joinId, branch) => {
+      await this.pool.query(
+        `UPDATE ${this.table} SET state = 'undone' WHERE join_id = $1 AND branch = $2 AND state = 'done'`,
+        [joinId, branch],
+      );
+    },
+    read: (joinId) => this.rows(joinId),
+    claim: async (joinId, duty, claimant) => {
+      // One statement: of two racing claims, the later waits for the first and reads its holder.
+      const { rows } = await this.pool.query<{ result: unknown }>(
+        `INSERT INTO ${this.table} AS j (join_id, branch, state, result) VALUES ($1, -2, 'claimed', $2::jsonb)
+          ON CONFLICT (join_id, branch) DO UPDATE SET result = j.result RETURNING result`,
+        [`${joinId}|${duty}`, JSON.stringify(claimant)],
+      );
+      return rows[0]?.result === claimant;
+    },
+  };
 
   private async insert(joinId: string, branch: number, state: string, result: unknown): Promise<void> {
     await this.pool.query(
@@ -97,7 +115,8 @@ export class PostgresJoinStore implements JoinStore {
     let faulted = false;
     for (const row of rows) {
       if (row.branch === -1) faulted = true;
-      else branches.set(row.branch, { state: row.state as JoinBranchState, result: row.result });
+      else if (row.branch >= 0)
+        branches.set(row.branch, { state: row.state as JoinBranchState, result: row.result });
     }
     return { faulted, branches };
   }

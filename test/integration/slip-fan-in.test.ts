@@ -147,5 +147,48 @@ for (const backend of ['memory', 'postgres'] as const) {
       assert.equal((await store.undone(failed, 3, 2)).settled, true);
       assert.equal((await store.undone(failed, 3, 2)).settled, true, 'again: still settled, counted once');
     });
+
+    it('gives each duty to exactly one branch however their reports race, and again to its redelivery', async () => {
+      const store = joins();
+      await store.prepare?.();
+      const run = randomBytes(3).toString('hex');
+      const ids = Array.from({ length: 30 }, (_, n) => `race-${run}-${n}`);
+      const count = <T>(items: T[], keep: (item: T) => boolean) => items.filter(keep).length;
+
+      // Three branches completing at once: one report goes on with the slip.
+      for (const id of ids) {
+        const arrivals = await Promise.all([0, 1, 2].map((branch) => store.arrive(id, 3, branch, branch)));
+        assert.equal(
+          count(arrivals, (a) => a.status === 'complete'),
+          1,
+          `${id}: one report completes the join`,
+        );
+        const winner = arrivals.findIndex((a) => a.status === 'complete');
+        assert.equal(
+          (await store.arrive(id, 3, winner, 'again')).status,
+          'complete',
+          'its redelivery, again',
+        );
+        assert.equal(
+          (await store.arrive(id, 3, (winner + 1) % 3, 'again')).status,
+          'open',
+          'not another branch',
+        );
+      }
+
+      // A branch failing while another completes: each completed branch is undone by one report only.
+      for (const id of ids.map((id) => `${id}.f`)) {
+        await store.arrive(id, 3, 0, 'a');
+        const [failure, late] = await Promise.all([store.fail(id, 3, 1), store.arrive(id, 3, 2, 'c')]);
+        const undoes = [...failure.done.map((d) => d.branch), ...(late.status === 'faulted' ? [2] : [])];
+        assert.deepEqual(undoes.sort(), [0, 2], `${id}: branches 0 and 2 undone once each`);
+        const settled = await Promise.all([store.undone(id, 3, 0), store.undone(id, 3, 2)]);
+        assert.equal(
+          count(settled, (s) => s.settled),
+          1,
+          `${id}: one report goes on compensating`,
+        );
+      }
+    });
   });
 }
