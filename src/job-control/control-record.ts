@@ -11,6 +11,8 @@
  * - `debounce`: a debounced publish (`j` its debounce id, `debounce:<job>:<key>`): `c` the copy it sent,
  *   `u` when that copy is due, `f` when the burst it belongs to began (for `maxWaitMs`), `l` the last copy
  *   of the burst before (which still runs, though later records exist).
+ * - `m` (never on the stream, only in a reader's state and its checkpoints): the newest `t` of every record
+ *   of the id read up to this one, when that is later than its own `t` (see {@link placeRecord}).
  */
 import { MAX_DELAY_MS, parseJsonObject } from '../core';
 
@@ -24,6 +26,7 @@ export interface ControlRecord {
   readonly c?: string;
   readonly f?: number;
   readonly l?: string;
+  readonly m?: number;
   readonly q?: string;
   readonly b?: string;
   readonly h?: Record<string, unknown>;
@@ -63,6 +66,11 @@ export function parseControlRecord(content: Buffer, now = Date.now()): ControlRe
   if (record.l !== undefined && (typeof record.l !== 'string' || record.l.length > MAX_ID_CHARS))
     return undefined;
   if (record.f !== undefined && (!isTime(record.f) || record.f > record.t)) return undefined;
+  if (
+    record.m !== undefined &&
+    (!isTime(record.m) || record.m < record.t || record.m > now + MAX_CLOCK_AHEAD_MS)
+  )
+    return undefined;
   if (record.a === 'debounce' && (record.c === undefined || record.u === undefined || record.f === undefined))
     return undefined;
   if (record.a !== 'mark' && record.j.length === 0) return undefined;
@@ -95,7 +103,7 @@ export function copyId(at: number, random: string): string {
 export function judge(record: ControlRecord | undefined, copy: unknown, now: number): JobVerdict {
   if (typeof copy === 'string') {
     if (record === undefined || record.c === copy) return 'run';
-    return Number(copy.split(':')[0]) > record.t ? 'run' : 'drop';
+    return isNewerThanRead(copy, record) ? 'run' : 'drop';
   }
   if (record === undefined) return 'run';
   if (record.a === 'cancel') return 'drop';
@@ -114,7 +122,29 @@ export function judgeDebounced(record: ControlRecord | undefined, copy: unknown)
   if (record === undefined) return 'run';
   if (typeof copy !== 'string') return 'drop';
   if (record.c === copy || record.l === copy) return 'run';
-  return Number(copy.split(':')[0]) > record.t ? 'run' : 'drop';
+  return isNewerThanRead(copy, record) ? 'run' : 'drop';
+}
+
+/**
+ * Whether a copy was made after every record of its id this process has read: its own record is then still
+ * on its way. Against the newest time read, not the latest record's: two publishes racing can land on the
+ * stream in the other order than their times, and the copy of the earlier-appended one, whose record was
+ * read and superseded, would otherwise pass for newer than the latest and run beside it.
+ */
+export function isNewerThanRead(copy: string, record: ControlRecord): boolean {
+  return Number(copy.split(':')[0]) > (record.m ?? record.t);
+}
+
+/**
+ * A decision as a reader keeps it, placed after `previous` (the id's decision before it on the stream): a
+ * debounce record in its burst ({@link inBurst}), and `m`, the newest time of the two, when `previous` was
+ * newer (a publisher's `m` is ignored).
+ */
+export function placeRecord(record: ControlRecord, previous: ControlRecord | undefined): ControlRecord {
+  const { m: _forged, ...own } = record;
+  const placed = own.a === 'debounce' ? inBurst(own, previous) : own;
+  const newest = previous === undefined ? placed.t : Math.max(previous.m ?? previous.t, placed.t);
+  return newest > placed.t ? { ...placed, m: newest } : placed;
 }
 
 /**

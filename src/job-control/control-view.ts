@@ -19,7 +19,7 @@ import {
   type StoredCopyRef,
 } from './control-checkpoints';
 import { dueAfter } from './cancelled-job';
-import { inBurst, parseControlRecord, type ControlRecord } from './control-record';
+import { parseControlRecord, placeRecord, type ControlRecord } from './control-record';
 
 /** Reading the stream to its end (to this process's own mark) fails when no record came for this long. */
 const CATCH_UP_TIMEOUT_MS = 15_000;
@@ -267,11 +267,7 @@ export class ControlView {
     }
     if (parsed.a === 'mark') this.marks.get(parsed.c ?? '')?.();
     else if (parsed.a === 'stored') this.copies.set(parsed.j, storedCopyRef(parsed, record.offset));
-    else
-      this.decisions.set(
-        parsed.j,
-        parsed.a === 'debounce' ? inBurst(parsed, this.decisions.get(parsed.j)) : parsed,
-      );
+    else this.decisions.set(parsed.j, placeRecord(parsed, this.decisions.get(parsed.j)));
     if (++this.seen % SWEEP_EVERY === 0) this.sweep(Date.now() - CONTROL_RETENTION_MS);
     this.offerCheckpoint();
   }

@@ -8,6 +8,7 @@ export { CONTROL_RETENTION_MS, JOB_CONTROL_RETENTION, READ_AHEAD_SETTLE_MS } fro
 export {
   judge,
   inBurst,
+  placeRecord,
   judgeDebounced,
   parseControlRecord,
   type ControlAction,

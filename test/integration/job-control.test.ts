@@ -111,6 +111,24 @@ describe('cancel, promote and reschedule delayed jobs', () => {
     assert.equal(handler.runs.length, 1);
   });
 
+  it('two promotes of one job racing from two instances run it once', async () => {
+    const { handler, worker, other, namespace } = await pair();
+    const third = await testWarren({ namespace, topology, jobs: [BuildReport] });
+    await worker.start();
+    const ids = ['race-a', 'race-b', 'race-c'];
+    const discarded: string[] = [];
+    worker.on('discarded', (e: { jobId: string }) => discarded.push(e.jobId));
+    for (const jobId of ids)
+      await other.publish('report.build', { n: 1 }, { jobId, delayMs: 2500, controllable: true });
+    await Promise.all(ids.flatMap((id) => [other.delayed.promote(id), third.delayed.promote(id)]));
+    // each original comes due and is dropped: by then a second run of a promoted copy would have happened
+    await waitFor(() => ids.every((id) => discarded.includes(id)), {
+      what: 'the originals dropped',
+      timeoutMs: 8000,
+    });
+    assert.deepEqual(handler.runs.map((r) => r.jobId).sort(), ids, 'each job once');
+  });
+
   it('keeps the deprecated Warren aliases working until their next minor release', async () => {
     const { handler, worker, other } = await pair();
     await worker.start();

@@ -1,6 +1,12 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { inBurst, judgeDebounced, parseControlRecord, type ControlRecord } from '../../../src/job-control';
+import {
+  inBurst,
+  judgeDebounced,
+  parseControlRecord,
+  placeRecord,
+  type ControlRecord,
+} from '../../../src/job-control';
 
 describe('judging a debounced copy that came due', () => {
   const latest: ControlRecord = {
@@ -81,5 +87,18 @@ describe('judging a debounced copy that came due', () => {
     assert.deepEqual([next.f, next.l], [6_000, '2000:b']);
     assert.equal(inBurst(later, { j: id, a: 'cancel', t: 5_500 }).l, undefined);
     assert.deepEqual(inBurst(later, undefined), later);
+  });
+
+  it('runs one copy when two publishes race and land on the stream in the other order than their times', () => {
+    const id = latest.j;
+    // P took 1,000 and Q 1,001; Q's record was appended first, so P's is the latest
+    const q: ControlRecord = { j: id, a: 'debounce', t: 1_001, u: 4_001, c: '1001:q', f: 1_001 };
+    const p: ControlRecord = { j: id, a: 'debounce', t: 1_000, u: 4_000, c: '1000:p', f: 1_000 };
+    const last = placeRecord(p, placeRecord(q, undefined));
+    assert.equal(judgeDebounced(last, '1000:p'), 'run', 'the latest record’s copy');
+    assert.equal(judgeDebounced(last, '1001:q'), 'drop', 'its record was read: superseded, though newer');
+    assert.equal(judgeDebounced(last, '1002:r'), 'run', 'a copy newer than every record read');
+    assert.equal(last.m, 1_001);
+    assert.equal(placeRecord({ ...q, m: 9_999 }, undefined).m, undefined, 'a publisher’s `m` is ignored');
   });
 });

@@ -1,6 +1,6 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { judge, parseControlRecord } from '../../../src/job-control';
+import { judge, parseControlRecord, placeRecord } from '../../../src/job-control';
 
 describe('judging a delayed job that came due', () => {
   const now = 10_000;
@@ -20,6 +20,15 @@ describe('judging a delayed job that came due', () => {
     assert.equal(judge(promoted, '6:newer', now), 'run');
     assert.equal(judge(undefined, '6:newer', now), 'run');
     assert.equal(judge({ j: 'a', a: 'cancel', t: 7 }, '5:x', now), 'drop');
+  });
+
+  it('runs one of two promotes that raced and landed on the stream in the other order than their times', () => {
+    const second = { j: 'a', a: 'promote', t: 6, c: '6:second' } as const;
+    const first = { j: 'a', a: 'promote', t: 5, c: '5:first' } as const;
+    const latest = placeRecord(first, placeRecord(second, undefined));
+    assert.equal(judge(latest, '5:first', now), 'run');
+    assert.equal(judge(latest, '6:second', now), 'drop', 'its record was read and superseded');
+    assert.equal(judge(latest, '7:newer', now), 'run', 'its record is on its way');
   });
 
   it('ignores records that are not job-control records', () => {
