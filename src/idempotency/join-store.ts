@@ -63,7 +63,24 @@ export interface JoinRecords {
 
 const OPEN: JoinArrival = { status: 'open' };
 
-export async function reportArrival(
+/** A join store over its {@link JoinRecords}: what each report decides, and which duty it is given. */
+export abstract class RecordedJoinStore implements JoinStore {
+  protected abstract readonly records: JoinRecords;
+
+  arrive(joinId: string, branches: number, branch: number, result: unknown): Promise<JoinArrival> {
+    return reportArrival(this.records, joinId, branches, branch, result);
+  }
+
+  fail(joinId: string, branches: number, branch: number): Promise<JoinFailure> {
+    return reportFailure(this.records, joinId, branches, branch);
+  }
+
+  undone(joinId: string, branches: number, branch: number): Promise<{ readonly settled: boolean }> {
+    return reportUndone(this.records, joinId, branches, branch);
+  }
+}
+
+async function reportArrival(
   records: JoinRecords,
   joinId: string,
   branches: number,
@@ -77,7 +94,7 @@ export async function reportArrival(
   return (await records.claim(joinId, duty, branch)) ? arrival : OPEN;
 }
 
-export async function reportFailure(
+async function reportFailure(
   records: JoinRecords,
   joinId: string,
   branches: number,
@@ -94,7 +111,7 @@ export async function reportFailure(
   return { done, settled: await settles(records, joinId, rows, branches, branch) };
 }
 
-export async function reportUndone(
+async function reportUndone(
   records: JoinRecords,
   joinId: string,
   branches: number,

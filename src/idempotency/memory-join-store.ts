@@ -1,14 +1,4 @@
-import {
-  reportArrival,
-  reportFailure,
-  reportUndone,
-  type JoinArrival,
-  type JoinBranchState,
-  type JoinFailure,
-  type JoinRecords,
-  type JoinRows,
-  type JoinStore,
-} from './join-store';
+import { RecordedJoinStore, type JoinBranchState, type JoinRecords, type JoinRows } from './join-store';
 
 interface MemoryJoin {
   faulted: boolean;
@@ -22,9 +12,9 @@ interface MemoryJoin {
  * processes running branches of the same slips need {@link PostgresJoinStore}. Keeps the latest
  * `maxJoins` joins (default 100 000); the oldest are forgotten first.
  */
-export class MemoryJoinStore implements JoinStore {
+export class MemoryJoinStore extends RecordedJoinStore {
   private readonly joins = new Map<string, MemoryJoin>();
-  private readonly records: JoinRecords = {
+  protected readonly records: JoinRecords = {
     record: async (joinId, branch, state, result) => {
       const join = this.join(joinId);
       if (!join.branches.has(branch)) join.branches.set(branch, { state, result });
@@ -44,18 +34,8 @@ export class MemoryJoinStore implements JoinStore {
     },
   };
 
-  constructor(private readonly maxJoins = 100_000) {}
-
-  arrive(joinId: string, branches: number, branch: number, result: unknown): Promise<JoinArrival> {
-    return reportArrival(this.records, joinId, branches, branch, result);
-  }
-
-  fail(joinId: string, branches: number, branch: number): Promise<JoinFailure> {
-    return reportFailure(this.records, joinId, branches, branch);
-  }
-
-  undone(joinId: string, branches: number, branch: number): Promise<{ readonly settled: boolean }> {
-    return reportUndone(this.records, joinId, branches, branch);
+  constructor(private readonly maxJoins = 100_000) {
+    super();
   }
 
   private join(joinId: string): MemoryJoin {

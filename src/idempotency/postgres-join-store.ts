@@ -1,15 +1,5 @@
 import { ConfigurationError, lostCreateRace, validationMessage } from '../core';
-import {
-  reportArrival,
-  reportFailure,
-  reportUndone,
-  type JoinArrival,
-  type JoinBranchState,
-  type JoinFailure,
-  type JoinRecords,
-  type JoinRows,
-  type JoinStore,
-} from './join-store';
+import { RecordedJoinStore, type JoinBranchState, type JoinRecords, type JoinRows } from './join-store';
 import type { PgPool } from './options';
 
 /**
@@ -35,11 +25,12 @@ export interface PostgresJoinStoreOptions {
 }
 
 /** Fan-in counters in PostgreSQL, shared by every worker process (see {@link JoinStore}). */
-export class PostgresJoinStore implements JoinStore {
+export class PostgresJoinStore extends RecordedJoinStore {
   private readonly pool: PgPool;
   private readonly table: string;
 
   constructor(options: PostgresJoinStoreOptions) {
+    super();
     const tableName = options.tableName ?? 'warren_slip_joins';
     if (!TABLE_PATTERN.test(tableName))
       throw new ConfigurationError(
@@ -65,19 +56,7 @@ export class PostgresJoinStore implements JoinStore {
       });
   }
 
-  arrive(joinId: string, branches: number, branch: number, result: unknown): Promise<JoinArrival> {
-    return reportArrival(this.records, joinId, branches, branch, result);
-  }
-
-  fail(joinId: string, branches: number, branch: number): Promise<JoinFailure> {
-    return reportFailure(this.records, joinId, branches, branch);
-  }
-
-  undone(joinId: string, branches: number, branch: number): Promise<{ readonly settled: boolean }> {
-    return reportUndone(this.records, joinId, branches, branch);
-  }
-
-  private readonly records: JoinRecords = {
+  protected readonly records: JoinRecords = {
     record: (joinId, branch, state, result) => this.insert(joinId, branch, state, result),
     markFaulted: (joinId) => this.insert(joinId, -1, 'faulted', null),
     markUndone: async (joinId, branch) => {
