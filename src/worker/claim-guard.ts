@@ -7,7 +7,7 @@ import type { PostponingGuardDeps } from './guard-deps';
 const CLAIM_MARGIN_MS = 30_000;
 
 export interface ClaimGuardDeps extends PostponingGuardDeps {
-  readonly idempotency: Pick<IdempotencyStore, 'claim'>;
+  readonly idempotency: Pick<IdempotencyStore, 'claim' | 'release'>;
   /** The delay levels' unit: a copy that waits for another worker's claim waits at least this long, ms. */
   readonly delayUnitMs: number;
 }
@@ -46,5 +46,18 @@ export class ClaimGuard {
     }
     await this.deps.republisher.delayed(delivery, decided, {});
     return false;
+  }
+
+  /**
+   * Gives back the claim `admit` took for a delivery that does not run here after all (its ordered partition
+   * was fenced during the guards): the next owner's claim of it then runs it instead of re-delaying it until
+   * the lease runs out.
+   */
+  async release(delivery: JobDelivery): Promise<void> {
+    await this.deps.idempotency
+      .release(delivery.job.jobId)
+      .catch((error: unknown) =>
+        this.deps.log.warn({ err: error, ...delivery.eventBase() }, 'could not release the claim'),
+      );
   }
 }

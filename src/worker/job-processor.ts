@@ -115,7 +115,10 @@ export class JobProcessor {
       // an ordered partition fenced during the guards' awaits: its delivery is the next owner's, unstarted
       if (delivery.checkOwnership !== undefined) {
         delivery.checkOwnership();
-        if (delivery.lostReason !== undefined) return delivery.requeue();
+        if (delivery.lostReason !== undefined) {
+          await deps.claims?.release(delivery);
+          return delivery.requeue();
+        }
       }
       // The run stays in this async function: a helper returning its promise would add promise hops per job.
       const scope = deps.instrumentation?.process?.(processInfo(delivery));

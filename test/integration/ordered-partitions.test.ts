@@ -1,6 +1,13 @@
 import { afterEach, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { defineJob, defineTopology, PublishError, TopologyError } from '../../src';
+import {
+  defineJob,
+  defineTopology,
+  MemoryIdempotencyStore,
+  PublishError,
+  TopologyError,
+  type IdempotencyStore,
+} from '../../src';
 import { checkQueueIfExists } from '../../src/connection';
 import { ChildWorkers } from '../fixtures/child-workers';
 import { checkLedger } from '../fixtures/partition-ledger';
@@ -195,6 +202,51 @@ describe('ordered partitions', () => {
       seen[1]!.at >= handlerReturnedAt,
       `the next run started after the fenced handler returned (${seen[1]!.at} < ${handlerReturnedAt})`,
     );
+  });
+
+  it('gives back the idempotency claim of a job whose partition was fenced during the claim, so it runs when it comes back', async () => {
+    // The busy wait stands for a freeze while the store answers: the lease check after the guards fences the
+    // partition, the delivery goes back unstarted, and the next owner's claim must find it free.
+    const store = new MemoryIdempotencyStore();
+    let claims = 0;
+    const freezing: IdempotencyStore = {
+      async claim(jobId, leaseMs) {
+        const answer = await store.claim(jobId, leaseMs);
+        if (++claims === 1) {
+          const until = performance.now() + 1_000;
+          while (performance.now() < until);
+        }
+        return answer;
+      },
+      complete: (jobId) => store.complete(jobId),
+      release: (jobId) => store.release(jobId),
+    };
+    const runs: number[] = [];
+    const job = defineJob(
+      'ordered.claimed',
+      { queue: 'ordered', concurrency: 1, key: (j: { key: string }) => j.key },
+      async () => {
+        runs.push(claims);
+      },
+    );
+    const warren = await testWarren({
+      topology: partitionTopology(1),
+      handlers: [job],
+      idempotency: freezing,
+      worker: { partitionHeartbeatMs: 100 },
+    });
+    await warren.start();
+    await waitFor(
+      () => warren.health().consumers.find((c) => c.queue === 'ordered')?.partitions?.owned.length === 1,
+      { what: 'the partition to be owned' },
+    );
+    await warren.publish(job, { key: 'k' });
+    // without the claim given back, the copy would wait out the lease (the job's timeout and 30 s)
+    await waitFor(() => runs.length === 1, {
+      timeoutMs: 10_000,
+      what: 'the job to run once its partition is back',
+    });
+    assert.deepEqual(runs, [2], 'it ran on its second claim, the first one given back');
   });
 
   it('changes the partition count without reordering a key: the old partitions drain before the new ones run', async () => {
