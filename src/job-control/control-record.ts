@@ -131,7 +131,7 @@ export function judgeDebounced(record: ControlRecord | undefined, copy: unknown)
  * stream in the other order than their times, and the copy of the earlier-appended one, whose record was
  * read and superseded, would otherwise pass for newer than the latest and run beside it.
  */
-export function isNewerThanRead(copy: string, record: ControlRecord): boolean {
+function isNewerThanRead(copy: string, record: ControlRecord): boolean {
   return Number(copy.split(':')[0]) > (record.m ?? record.t);
 }
 

@@ -86,9 +86,9 @@ export class JobControl {
   /** What a worker does with a delayed job of this id (and copy header) that came due now. */
   async decide(jobId: string, copy: unknown, now: number): Promise<JobVerdict> {
     await this.view.follow();
-    const verdict = judge(this.view.decisions.get(jobId), copy, now);
-    if (verdict !== 'run' || typeof copy !== 'string' || this.view.decisions.get(jobId)?.c === copy)
-      return verdict;
+    const record = this.view.decisions.get(jobId);
+    const verdict = judge(record, copy, now);
+    if (verdict !== 'run' || typeof copy !== 'string' || record?.c === copy) return verdict;
     // A copy newer than every record read (a promote's comes at once): its record, and a racing promote's,
     // may be on the stream already; read up to a mark so that only the latest of them runs.
     await this.view.sync();

@@ -1,3 +1,4 @@
+import type { Logger } from '../core';
 import type { ClaimResult, IdempotencyStore } from '../idempotency';
 import { decideClaim } from './delivery-triage';
 import type { JobDelivery } from './delivery';
@@ -53,11 +54,20 @@ export class ClaimGuard {
    * was fenced during the guards): the next owner's claim of it then runs it instead of re-delaying it until
    * the lease runs out.
    */
-  async release(delivery: JobDelivery): Promise<void> {
-    await this.deps.idempotency
-      .release(delivery.job.jobId)
-      .catch((error: unknown) =>
-        this.deps.log.warn({ err: error, ...delivery.eventBase() }, 'could not release the claim'),
-      );
+  release(delivery: JobDelivery): Promise<void> {
+    return releaseClaim(this.deps.idempotency, delivery, this.deps.log);
   }
+}
+
+/** Drops a delivery's claim so that a later copy may run; a store that fails to is logged, not thrown. */
+export async function releaseClaim(
+  idempotency: Pick<IdempotencyStore, 'release'>,
+  delivery: JobDelivery,
+  log: Logger,
+): Promise<void> {
+  await idempotency
+    .release(delivery.job.jobId)
+    .catch((error: unknown) =>
+      log.warn({ err: error, ...delivery.eventBase() }, 'could not release the claim'),
+    );
 }

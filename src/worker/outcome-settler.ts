@@ -2,6 +2,7 @@ import { CircuitOpenError, type EmitEvent, type ListensTo, type Logger } from '.
 import type { IdempotencyStore } from '../idempotency';
 import { HEADERS } from '../message';
 import { decideFailure } from '../retry';
+import { releaseClaim } from './claim-guard';
 import type { DedupRelease } from './dedup-release';
 import type { JobDelivery } from './delivery';
 import type { RegisteredJob } from './registered-job';
@@ -85,12 +86,7 @@ export class OutcomeSettler {
         });
       return;
     }
-    if (idempotency)
-      await idempotency
-        .release(job.jobId)
-        .catch((error: unknown) =>
-          this.deps.log.warn({ err: error, ...delivery.eventBase() }, 'could not release the claim'),
-        );
+    if (idempotency) await releaseClaim(idempotency, delivery, this.deps.log);
     return this.handleFailure(delivery, registered, outcome.error);
   }
 
