@@ -10,7 +10,7 @@ import type { PgPool } from './options';
  *   branch      the branch's index, -1 for the fault flag, -2 for a duty
  *   state       'done' | 'failed' | 'undone' | 'faulted' | 'claimed'
  *   result      the branch's log entry (jsonb) when done; a duty's holder (the branch's index)
- *   created_at  for your own clean-up: rows are not deleted by warren (yet)
+ *   created_at  when the row was last written: a join none of whose rows is newer than `retentionMs` is deleted
  * Each report is an insert that does nothing on conflict (the first report wins) followed by a read
  * of the join's rows: of two concurrent reports, the later one always sees both. Both may see the set
  * complete; the duty's row then gives it to one of them.
@@ -22,12 +22,34 @@ export interface PostgresJoinStoreOptions {
   readonly pool: PgPool;
   /** Default `warren_slip_joins`; lowercase letters, digits and `_`, optionally schema-qualified. */
   readonly tableName?: string;
+  /**
+   * A join's rows are deleted once none of them is newer than this: longer than any parallel step takes
+   * from its first branch's report to its last (retries and backoff included) and than its undoing takes.
+   * 0 keeps every row. Default 7 days.
+   */
+  readonly retentionMs?: number;
+  /**
+   * Joins past their retention are deleted at most this often, in the background of a report (no timer,
+   * nothing to stop). 0: only when you call `sweep()`. Default 60 000 ms.
+   */
+  readonly sweepIntervalMs?: number;
 }
+
+export const JOIN_RETENTION_DEFAULTS = Object.freeze({
+  retentionMs: 7 * 24 * 3_600_000,
+  sweepIntervalMs: 60_000,
+});
+
+/** Rows deleted per sweep statement, so that a sweep never holds locks on a large backlog for long. */
+const SWEEP_BATCH = 1_000;
 
 /** Fan-in counters in PostgreSQL, shared by every worker process (see {@link JoinStore}). */
 export class PostgresJoinStore extends RecordedJoinStore {
   private readonly pool: PgPool;
   private readonly table: string;
+  private readonly retentionMs: number;
+  private readonly sweepIntervalMs: number;
+  private lastSweepAt = Date.now();
 
   constructor(options: PostgresJoinStoreOptions) {
     super();
@@ -41,6 +63,36 @@ export class PostgresJoinStore extends RecordedJoinStore {
       .split('.')
       .map((part) => `"${part}"`)
       .join('.');
+    this.retentionMs = checkDuration('retentionMs', options.retentionMs, JOIN_RETENTION_DEFAULTS.retentionMs);
+    this.sweepIntervalMs = checkDuration(
+      'sweepIntervalMs',
+      options.sweepIntervalMs,
+      JOIN_RETENTION_DEFAULTS.sweepIntervalMs,
+    );
+  }
+
+  /**
+   * Deletes now the joins past their retention: the rows of each join none of whose rows is newer than
+   * `retentionMs` (a duty's row counts with its join). Resolves with the number of rows deleted; 0 when
+   * `retentionMs` is 0.
+   */
+  async sweep(): Promise<number> {
+    if (this.retentionMs === 0) return 0;
+    await this.prepare();
+    let deleted = 0;
+    for (;;) {
+      const { rowCount } = await this.pool.query(
+        `DELETE FROM ${this.table} WHERE (join_id, branch) IN (
+           SELECT o.join_id, o.branch FROM ${this.table} o
+            WHERE o.created_at < now() - $1 * interval '1 millisecond'
+              AND NOT EXISTS (SELECT 1 FROM ${this.table} n WHERE n.join_id = split_part(o.join_id, '|', 1)
+                                AND n.created_at >= now() - $1 * interval '1 millisecond')
+            LIMIT ${SWEEP_BATCH})`,
+        [this.retentionMs],
+      );
+      deleted += rowCount ?? 0;
+      if ((rowCount ?? 0) < SWEEP_BATCH) return deleted;
+    }
   }
 
   async prepare(): Promise<void> {
@@ -57,11 +109,14 @@ export class PostgresJoinStore extends RecordedJoinStore {
   }
 
   protected readonly records: JoinRecords = {
-    record: (joinId, branch, state, result) => this.insert(joinId, branch, state, result),
+    record: (joinId, branch, state, result) => {
+      this.maybeSweep();
+      return this.insert(joinId, branch, state, result);
+    },
     markFaulted: (joinId) => this.insert(joinId, -1, 'faulted', null),
     markUndone: async (joinId, branch) => {
       await this.pool.query(
-        `UPDATE ${this.table} SET state = 'undone' WHERE join_id = $1 AND branch = $2 AND state = 'done'`,
+        `UPDATE ${this.table} SET state = 'undone', created_at = now() WHERE join_id = $1 AND branch = $2 AND state = 'done'`,
         [joinId, branch],
       );
     },
@@ -76,6 +131,14 @@ export class PostgresJoinStore extends RecordedJoinStore {
       return rows[0]?.result === claimant;
     },
   };
+
+  /** At most once per sweepIntervalMs, beside a report; a failed sweep only delays the clean-up. */
+  private maybeSweep(): void {
+    const now = Date.now();
+    if (this.sweepIntervalMs === 0 || now - this.lastSweepAt < this.sweepIntervalMs) return;
+    this.lastSweepAt = now;
+    this.sweep().catch(() => undefined);
+  }
 
   private async insert(joinId: string, branch: number, state: string, result: unknown): Promise<void> {
     await this.pool.query(
@@ -99,4 +162,13 @@ export class PostgresJoinStore extends RecordedJoinStore {
     }
     return { faulted, branches };
   }
+}
+
+function checkDuration(option: string, value: number | undefined, fallback: number): number {
+  const ms = value ?? fallback;
+  if (!Number.isSafeInteger(ms) || ms < 0)
+    throw new ConfigurationError(
+      validationMessage(`PostgresJoinStore ${option}`, 'must be a whole number of milliseconds >= 0', value),
+    );
+  return ms;
 }

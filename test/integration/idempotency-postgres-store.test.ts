@@ -3,6 +3,7 @@ import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { Pool } from 'pg';
 import {
+  ConfigurationError,
   IdempotencyStoreError,
   PostgresDedupStore,
   PostgresIdempotencyStore,
@@ -233,6 +234,95 @@ describe('PostgresIdempotencyStore', () => {
       (error: unknown) => error instanceof IdempotencyStoreError && error.operation === 'claim',
     );
     assert.deepEqual(await store.claim('k', 60_000), { status: 'claimed' });
+  });
+});
+
+describe('PostgresJoinStore retention', () => {
+  let pool: Pool;
+  const tables: string[] = [];
+  const tableName = () => {
+    const name = `warren_join_t_${randomBytes(4).toString('hex')}`;
+    tables.push(name);
+    return name;
+  };
+  /** Makes every row of these joins (their duties' rows too) look written `minutes` ago. */
+  const age = (table: string, joins: string[], minutes: number) =>
+    pool.query(
+      `UPDATE "${table}" SET created_at = now() - $2 * interval '1 minute' WHERE split_part(join_id, '|', 1) = ANY($1)`,
+      [joins, minutes],
+    );
+  const joinsIn = async (table: string) =>
+    (
+      await pool.query(`SELECT DISTINCT split_part(join_id, '|', 1) AS j FROM "${table}" ORDER BY 1`)
+    ).rows.map((r) => r.j as string);
+
+  before(() => {
+    pool = new Pool({ connectionString: PG_URL, max: 5 });
+  });
+  afterEach(async () => {
+    for (const name of tables.splice(0)) await pool.query(`DROP TABLE IF EXISTS "${name}"`);
+  });
+  after(() => pool.end());
+
+  it('sweep() deletes the joins none of whose rows is newer than retentionMs, duties included, and keeps the rest', async () => {
+    const table = tableName();
+    const store = new PostgresJoinStore({ pool, tableName: table, retentionMs: 60_000, sweepIntervalMs: 0 });
+    await store.prepare();
+    await store.arrive('old-complete.1', 2, 0, { a: 1 });
+    assert.equal((await store.arrive('old-complete.1', 2, 1, { b: 2 })).status, 'complete'); // + its duty row
+    await store.arrive('old-open.1', 2, 0, null);
+    await store.fail('old-faulted.1', 2, 0);
+    await store.arrive('mixed.1', 2, 0, null); // its first branch long ago, its second just now
+    await store.arrive('new.1', 2, 0, null);
+    await age(table, ['old-complete.1', 'old-open.1', 'old-faulted.1', 'mixed.1'], 5);
+    await store.arrive('mixed.1', 2, 1, null);
+
+    assert.equal(await store.sweep(), 3 + 1 + 2); // complete: 2 branches + duty; open: 1; faulted: branch + flag
+    assert.deepEqual(await joinsIn(table), ['mixed.1', 'new.1']);
+    assert.equal(await store.sweep(), 0);
+    // the join kept is whole: its first branch still counts
+    assert.equal((await store.arrive('mixed.1', 2, 1, null)).status, 'complete');
+  });
+
+  it('keeps every row with retentionMs 0, and sweeps in the background of reports at most once per sweepIntervalMs', async () => {
+    const kept = tableName();
+    const keeper = new PostgresJoinStore({ pool, tableName: kept, retentionMs: 0, sweepIntervalMs: 1 });
+    await keeper.prepare();
+    await keeper.arrive('a.1', 2, 0, null);
+    await age(kept, ['a.1'], 60 * 24 * 365);
+    assert.equal(await keeper.sweep(), 0);
+    await new Promise((resolve) => setTimeout(resolve, 5));
+    await keeper.arrive('b.1', 2, 0, null);
+    assert.deepEqual(await joinsIn(kept), ['a.1', 'b.1']);
+
+    const swept = tableName();
+    const sweeper = new PostgresJoinStore({
+      pool,
+      tableName: swept,
+      retentionMs: 60_000,
+      sweepIntervalMs: 1_500,
+    });
+    await sweeper.prepare();
+    await sweeper.arrive('a.1', 2, 0, null);
+    await age(swept, ['a.1'], 5);
+    await new Promise((resolve) => setTimeout(resolve, 1_600));
+    await sweeper.arrive('b.1', 2, 0, null); // past the interval: sweeps beside this report
+    await waitFor(async () => ((await joinsIn(swept)).includes('a.1') ? undefined : true), {
+      timeoutMs: 5_000,
+      what: () => 'the background sweep of join a.1',
+    });
+    await sweeper.arrive('c.1', 2, 0, null);
+    await age(swept, ['c.1'], 5);
+    await sweeper.arrive('d.1', 2, 0, null); // within the interval: no sweep
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    assert.deepEqual(await joinsIn(swept), ['b.1', 'c.1', 'd.1']);
+  });
+
+  it('refuses a retention or sweep interval that is not a whole number of milliseconds >= 0', () => {
+    for (const bad of [-1, 1.5, Number.NaN, Number.POSITIVE_INFINITY]) {
+      assert.throws(() => new PostgresJoinStore({ pool, retentionMs: bad }), ConfigurationError);
+      assert.throws(() => new PostgresJoinStore({ pool, sweepIntervalMs: bad }), ConfigurationError);
+    }
   });
 });
 
