@@ -186,9 +186,9 @@ export const SUITES: readonly Suite[] = [
   {
     name: 'wire-cost',
     summary:
-      "what each part of warren's wire contract (exchange routing, mandatory, properties, headers) costs the broker: raw amqplib in windows of 1,000, interleaved rounds (issue 30)",
+      "what each part of warren's wire contract (exchange routing, mandatory, properties, headers) costs the broker, and bare messages padded to the same size: raw amqplib in windows of 1,000, interleaved rounds (issue 30)",
     usage:
-      '[--broker=3.10|4.3] [--queue=classic|quorum] [--jobs=20000] [--rounds=5] [--variants=bare,exchange,...]',
+      '[--broker=3.10|4.3] [--queue=classic|quorum] [--jobs=20000] [--rounds=5] [--window=1000] [--variants=bare,exchange,...,padded]',
     quickArgs: ['--jobs=2000', '--rounds=1'],
     load: () => import('./wire-cost'),
   },

@@ -1,12 +1,16 @@
 // Suite `wire-cost`: npm run bench -- wire-cost [--broker=3.10|4.3] [--queue=classic|quorum] [--jobs=N] [--rounds=N]
+//                                               [--window=N] [--variants=bare,padded,wire]
 // What each part of warren's wire contract costs the broker (issue 30): raw amqplib publishes the bench's job
-// in windows of 1,000 (each window's confirms awaited), bare and with one part of the contract added at a
-// time, then with all of it, in interleaved rounds; per variant the median jobs/s and the broker's CPU per
-// message (its beam.smp, from /proc: anything else using that broker counts too, so read medians).
+// in windows of 1,000 (each window's confirms awaited; `--window` sets it, as large as `--jobs` for all at
+// once), bare and with one part of the contract added at a time, then with all of it, and bare with its body
+// padded by as many bytes as the contract adds (`padded`: is the cost the parts, or only the bytes?), in
+// interleaved rounds; per variant the median jobs/s and the broker's CPU per message (its beam.smp, from
+// /proc: anything else using that broker counts too, so read medians).
 import { randomBytes, randomUUID } from 'node:crypto';
 import { loadavg } from 'node:os';
 import { performance } from 'node:perf_hooks';
 import type * as amqp from 'amqplib';
+import { publishFramesSize } from '../../src/connection/publish-frames';
 import { jobProperties } from '../../src/message';
 import { connectAmqp } from '../adapters/amqplib';
 import { findBrokerPids } from '../lib/broker-processes';
@@ -22,6 +26,8 @@ interface Variant {
   readonly what: string;
   readonly viaExchange: boolean;
   properties(): amqp.Options.Publish;
+  /** Spaces appended to the JSON body (still valid JSON). */
+  readonly paddingBytes?: number;
 }
 
 /** warren's properties of a first attempt (message/envelope.ts), as its publisher sends them. */
@@ -68,7 +74,20 @@ const VARIANTS: Record<string, Variant> = {
     viaExchange: true,
     properties: wireProperties,
   },
+  padded: {
+    what: 'bare, its body longer by the bytes the contract adds to the properties',
+    viaExchange: false,
+    properties: () => BARE,
+    paddingBytes: contractBytes(),
+  },
 };
+
+/** How many bytes warren's properties take on the wire beyond the bare ones (the same body and route). */
+function contractBytes(): number {
+  const message = { exchange: '', routingKey: 'q', content: Buffer.alloc(10) };
+  const size = (properties: amqp.Options.Publish) => publishFramesSize({ ...message, properties }, 131_072)!;
+  return size(wireProperties()) - size(BARE);
+}
 
 interface Round {
   jobsPerSec: number;
@@ -87,6 +106,8 @@ async function main(argv: string[]): Promise<void> {
   const queueType = flags.get('queue') ?? 'classic';
   const jobs = Number(flags.get('jobs') ?? 20_000);
   const rounds = Number(flags.get('rounds') ?? 5);
+  const window = Math.min(jobs, Number(flags.get('window') ?? WINDOW));
+  if (!(window >= 1)) throw new Error('--window takes a number of messages, 1 or more');
   const names = (flags.get('variants') ?? Object.keys(VARIANTS).join(',')).split(',');
   for (const name of names) if (!VARIANTS[name]) throw new Error(`unknown variant ${name}`);
   const pid = findBrokerPids(port, 0).rabbitmq;
@@ -104,7 +125,10 @@ async function main(argv: string[]): Promise<void> {
       new Promise<void>((resolve) => {
         let open = count;
         for (let i = 0; i < count; i++) {
-          const body = Buffer.from(JSON.stringify(makeJob(first + i)));
+          const json = JSON.stringify(makeJob(first + i));
+          const body = Buffer.from(
+            variant.paddingBytes ? json.padEnd(json.length + variant.paddingBytes) : json,
+          );
           channel.publish(
             variant.viaExchange ? exchange : '',
             variant.viaExchange ? 'bench.job' : queue,
@@ -120,11 +144,12 @@ async function main(argv: string[]): Promise<void> {
       const order = [...names.slice(round % names.length), ...names.slice(0, round % names.length)];
       for (const name of order) {
         const variant = VARIANTS[name]!;
-        await send(variant, WINDOW, 0); // warm-up
+        await send(variant, Math.min(window, WINDOW), 0); // warm-up
         const brokerStart = processCpuMs(pid);
         const load = loadavg()[0]!;
         const start = performance.now();
-        for (let first = 0; first < jobs; first += WINDOW) await send(variant, WINDOW, first);
+        for (let first = 0; first < jobs; first += window)
+          await send(variant, Math.min(window, jobs - first), first);
         const wallMs = performance.now() - start;
         const brokerEnd = processCpuMs(pid);
         await channel.purgeQueue(queue);
@@ -148,7 +173,7 @@ async function main(argv: string[]): Promise<void> {
   const baseJobs = median(base.map((r) => r.jobsPerSec));
   const baseBroker = median(base.map((r) => r.brokerUsPerJob ?? Number.NaN));
   console.log(
-    `\nwire-cost: RabbitMQ ${broker} (port ${port}), ${queueType} queue, ${jobs.toLocaleString('en')} jobs in windows of ${WINDOW.toLocaleString('en')}, ${rounds} interleaved rounds, medians; 1-minute load ${Math.min(...[...results.values()].flat().map((r) => r.load)).toFixed(1)}–${Math.max(...[...results.values()].flat().map((r) => r.load)).toFixed(1)}\n`,
+    `\nwire-cost: RabbitMQ ${broker} (port ${port}), ${queueType} queue, ${jobs.toLocaleString('en')} jobs in windows of ${window.toLocaleString('en')}, ${rounds} interleaved rounds, medians; 1-minute load ${Math.min(...[...results.values()].flat().map((r) => r.load)).toFixed(1)}–${Math.max(...[...results.values()].flat().map((r) => r.load)).toFixed(1)}\n`,
   );
   console.log(`| variant | what | jobs/s | × ${names[0]} | broker µs/msg | × ${names[0]} |`);
   console.log('|---|---|---:|---:|---:|---:|');
