@@ -96,16 +96,23 @@ export class PostgresJoinStore extends RecordedJoinStore {
   }
 
   async prepare(): Promise<void> {
-    await this.pool
-      .query(
-        `CREATE TABLE IF NOT EXISTS ${this.table} (join_id text NOT NULL, branch integer NOT NULL,
+    await this.createIfMissing(
+      `CREATE TABLE IF NOT EXISTS ${this.table} (join_id text NOT NULL, branch integer NOT NULL,
         state text NOT NULL, result jsonb, created_at timestamptz NOT NULL DEFAULT now(),
         PRIMARY KEY (join_id, branch))`,
-      )
-      .catch((error: unknown) => {
-        // another process created it at the same moment
-        if (!lostCreateRace(error)) throw error;
-      });
+    );
+    // what a sweep looks for, so that it reads only the old rows (a table made before retention gets it too)
+    const table = this.table.split('.').pop()!.slice(1, -1);
+    await this.createIfMissing(
+      `CREATE INDEX IF NOT EXISTS "${table}_created_at" ON ${this.table} (created_at)`,
+    );
+  }
+
+  private async createIfMissing(ddl: string): Promise<void> {
+    await this.pool.query(ddl).catch((error: unknown) => {
+      // another process created it at the same moment
+      if (!lostCreateRace(error)) throw error;
+    });
   }
 
   protected readonly records: JoinRecords = {

@@ -268,6 +268,13 @@ describe('PostgresJoinStore retention', () => {
     const table = tableName();
     const store = new PostgresJoinStore({ pool, tableName: table, retentionMs: 60_000, sweepIntervalMs: 0 });
     await store.prepare();
+    const indexes = await pool.query('SELECT indexname FROM pg_indexes WHERE tablename = $1 ORDER BY 1', [
+      table,
+    ]);
+    assert.deepEqual(
+      indexes.rows.map((r) => r.indexname),
+      [`${table}_created_at`, `${table}_pkey`],
+    );
     await store.arrive('old-complete.1', 2, 0, { a: 1 });
     assert.equal((await store.arrive('old-complete.1', 2, 1, { b: 2 })).status, 'complete'); // + its duty row
     await store.arrive('old-open.1', 2, 0, null);
