@@ -46,7 +46,8 @@ export type WarrenErrorCode =
   | 'ISOLATE_LOAD_FAILED'
   | 'MARK_INVALID'
   | 'PARTITION_LOST'
-  | 'LIMIT_INVALID';
+  | 'LIMIT_INVALID'
+  | 'DEAD_LETTER_LOG_BUSY';
 
 export interface WarrenErrorContext {
   jobName?: string;

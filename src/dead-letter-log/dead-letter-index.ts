@@ -70,6 +70,24 @@ export class DeadLetterIndex {
     return this.syncing;
   }
 
+  /**
+   * Brings the index up to the log's end as it is now, past what the follower delivered so far: a
+   * replay's or purge's selection must see every marker appended before it (another process's replay
+   * that just ended, say), where a search may lag by the follower's milliseconds.
+   */
+  async syncToEnd(): Promise<void> {
+    await this.sync();
+    await readToEnd(
+      this.openChannel,
+      this.stream,
+      Math.max(this.next, this.first),
+      { idleMs: this.idleMs, prefetch: SCAN_PREFETCH },
+      (r) => {
+        if (r.offset >= this.next) this.onRecord(r);
+      },
+    );
+  }
+
   /** Stops following the log. */
   async close(): Promise<void> {
     await this.follower?.close();

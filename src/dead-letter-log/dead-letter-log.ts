@@ -1,6 +1,6 @@
 import type * as amqp from 'amqplib';
 import { ConfigurationError, type Logger } from '../core';
-import { withThrowawayChannel, type OutgoingMessage } from '../connection';
+import { checkQueueIfExists, withThrowawayChannel, type OutgoingMessage } from '../connection';
 import type { QueueAssertion } from '../topology';
 import { DeadLetterCollector, type ParkingQueue } from './dead-letter-collector';
 import { DeadLetterIndex, type IndexedLetter, type IndexStats } from './dead-letter-index';
@@ -15,6 +15,7 @@ import {
   type MarkerAction,
 } from './log-record';
 import type { ResolvedDeadLetterLogOptions } from './options';
+import { LogLock } from './log-lock';
 import { replayLetters, type ReplayOptions, type ReplayResult } from './replay-letters';
 import { memoryQueries, ScanQueries, type LetterQueries } from './scan-queries';
 import { lastOffset, readStream, type StreamRecord } from '../streams';
@@ -74,6 +75,7 @@ export class DeadLetterLog {
   private readonly collector: DeadLetterCollector;
   private declared: Promise<void> | undefined;
   private readonly queries: LetterQueries;
+  private readonly lock: LogLock;
 
   constructor(private readonly deps: DeadLetterLogDeps) {
     this.index = new DeadLetterIndex(
@@ -84,6 +86,7 @@ export class DeadLetterLog {
     );
     this.collector = new DeadLetterCollector({ ...deps });
     this.queries = deps.index === 'scan' ? new ScanQueries(deps) : memoryQueries(this.index);
+    this.lock = new LogLock(deps.openChannel, deps.stream);
   }
 
   /** Declares the stream (durable, retention by age and size). Idempotent. */
@@ -184,14 +187,25 @@ export class DeadLetterLog {
     await this.ensure();
     const stats = await this.queries.stats();
     let parked = 0;
-    for (const q of this.deps.queues) parked += await this.parkedCount(q.deadQueue);
+    for (const q of this.deps.queues) {
+      const counts = await checkQueueIfExists(this.deps.openChannel, q.deadQueue).catch(() => undefined);
+      parked += counts?.messageCount ?? 0;
+    }
     return { ...stats, stream: this.deps.stream, parked };
   }
 
-  /** Replays the dead letters matching the filter; see {@link replayLetters}. */
+  /**
+   * Replays the dead letters matching the filter ({@link replayLetters}), holding the log ({@link LogLock}:
+   * one replay or purge at a time, a dry run excepted) from before its selection.
+   */
   async replay(filter: LetterFilter, options: ReplayOptions = {}): Promise<ReplayResult> {
     if (options.to !== undefined) this.queueName(options.to);
     await this.ensure();
+    if (options.dryRun) return this.replaySelected(filter, options);
+    return this.lock.run('replay', () => this.replaySelected(filter, options));
+  }
+
+  private async replaySelected(filter: LetterFilter, options: ReplayOptions): Promise<ReplayResult> {
     const { letters: selected, upTo, records } = await this.queries.select(filter, options.limit);
     const dryRun = options.dryRun ?? false;
     // Before any republish: a queue the configuration no longer declares, or a job the target queue
@@ -222,11 +236,15 @@ export class DeadLetterLog {
   /** Marks the dead letters matching the filter purged (the log is append-only; retention removes them). */
   async purge(filter: LetterFilter, options: { dryRun?: boolean } = {}): Promise<PurgeResult> {
     await this.ensure();
-    const selected = (await this.queries.select(filter)).letters.map((l) => l.offset);
     const dryRun = options.dryRun ?? false;
-    if (!dryRun)
-      for (let i = 0; i < selected.length; i += 5000) await this.mark('purged', selected.slice(i, i + 5000));
-    return { selected: selected.length, purged: dryRun ? 0 : selected.length, dryRun };
+    const purge = async () => {
+      const selected = (await this.queries.select(filter)).letters.map((l) => l.offset);
+      if (!dryRun)
+        for (let i = 0; i < selected.length; i += 5000)
+          await this.mark('purged', selected.slice(i, i + 5000));
+      return { selected: selected.length, purged: dryRun ? 0 : selected.length, dryRun };
+    };
+    return dryRun ? purge() : this.lock.run('purge', purge);
   }
 
   private async mark(action: MarkerAction, offsets: readonly number[], to?: string): Promise<void> {
@@ -267,15 +285,6 @@ export class DeadLetterLog {
         `unknown queue '${key}' (declared: ${this.deps.queues.map((q) => q.key).join(', ')})`,
       );
     return queue.name;
-  }
-
-  private async parkedCount(queue: string): Promise<number> {
-    return withThrowawayChannel(this.deps.openChannel, (channel) =>
-      channel.checkQueue(queue).then(
-        (counts) => counts.messageCount,
-        () => 0,
-      ),
-    );
   }
 
   private async declare(): Promise<void> {

@@ -46,7 +46,7 @@ export function memoryQueries(index: DeadLetterIndex): LetterQueries {
       return index.stats();
     },
     select: async (filter, limit) => {
-      await index.sync();
+      await index.syncToEnd();
       const upTo = index.stats().nextOffset - 1;
       const letters = index.search({ ...filter, state: 'dead' }, limit).filter((l) => l.offset <= upTo);
       return { letters, upTo };

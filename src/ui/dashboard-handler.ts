@@ -251,7 +251,8 @@ function sendFailure(response: ServerResponse, error: unknown): void {
     return;
   }
   const code = (error as { code?: unknown }).code;
-  const status = code === 'UNKNOWN_QUEUE' || code === 'UNKNOWN_JOB' ? 400 : 500;
+  const status =
+    code === 'UNKNOWN_QUEUE' || code === 'UNKNOWN_JOB' ? 400 : code === 'DEAD_LETTER_LOG_BUSY' ? 409 : 500;
   sendJson(response, status, {
     error: redactCredentials(error instanceof Error ? error.message : String(error)),
     ...(typeof code === 'string' ? { code } : {}),

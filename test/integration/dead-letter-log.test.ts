@@ -4,7 +4,7 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createOps, UnknownQueueError, type WarrenOps } from '../../src/ops';
-import { ConfigurationError } from '../../src';
+import { ConfigurationError, WarrenError } from '../../src';
 import { Charge, ChargeSwitch, deadLogOptions, Refund, StalePing } from '../fixtures/dead-log-jobs';
 import { cleanup, deletePlanEntities, testNamespace, testWarren } from '../support/test-broker';
 import { ROOT, runCli } from '../support/run-cli';
@@ -133,6 +133,61 @@ describe('dead-letter log', () => {
       original.map((l) => (l.data as { id: string }).id).sort(),
     );
     assert.equal((await ops.dead.search({ state: 'dead' })).length, 0);
+    await warren.close();
+  });
+
+  it('lets one replay of the same letters run at a time across processes: each letter runs once', async () => {
+    const namespace = testNamespace('dlog');
+    const state = new ChargeSwitch();
+    const warren = await startWorker(namespace, state);
+    for (let i = 0; i < 30; i += 1)
+      await warren.publish('billing.charge', { id: `p${i}`, customer: { id: 'x' } });
+    // two operators, each with an index already built and following the log (their own connections)
+    const [a, b] = [opsFor(namespace), opsFor(namespace)];
+    await deadLetters(a, 30);
+    await deadLetters(b, 30);
+    state.fixed = true;
+
+    const both = await Promise.allSettled([
+      a.dead.replay({ name: 'billing.charge' }, { ratePerSecond: 100 }),
+      b.dead.replay({ name: 'billing.charge' }, { ratePerSecond: 100 }),
+    ]);
+    const replayed = both.map((r) => (r.status === 'fulfilled' ? r.value.replayed : 0));
+    assert.equal(replayed[0]! + replayed[1]!, 30, JSON.stringify(both));
+    for (const r of both)
+      if (r.status === 'rejected') {
+        assert.ok(r.reason instanceof WarrenError, String(r.reason));
+        assert.equal(r.reason.code, 'DEAD_LETTER_LOG_BUSY');
+        assert.match(r.reason.message, /already running in another process/);
+      }
+    await waitFor(() => state.ran.length >= 30, { what: 'every replayed job to run' });
+    // the loser, run again at once, finds nothing left: its index read the winner's markers first
+    const after = await (replayed[0] === 30 ? b : a).dead.replay(
+      { name: 'billing.charge' },
+      { ratePerSecond: 0 },
+    );
+    assert.deepEqual([after.selected, after.replayed], [0, 0]);
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    assert.equal(state.ran.length, 30, 'no letter replayed twice');
+    assert.equal(new Set(state.ran.map((r) => r.id)).size, 30);
+
+    // in one process, a purge (or a second replay) while a replay runs is refused; a dry run is not
+    state.fixed = false;
+    for (let i = 0; i < 5; i += 1)
+      await warren.publish('billing.charge', { id: `q${i}`, customer: { id: 'x' } });
+    await deadLetters(a, 5);
+    const slow = a.dead.replay({ name: 'billing.charge' }, { ratePerSecond: 20 });
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    await assert.rejects(a.dead.purge({ name: 'billing.charge' }), (error: unknown) => {
+      assert.ok(error instanceof WarrenError, String(error));
+      assert.equal(error.code, 'DEAD_LETTER_LOG_BUSY');
+      assert.match(error.message, /already running in this process/);
+      return true;
+    });
+    assert.equal((await a.dead.replay({ name: 'billing.charge' }, { dryRun: true })).dryRun, true);
+    assert.equal((await slow).replayed, 5);
+    await deadLetters(a, 5); // they died again
+    assert.equal((await a.dead.purge({ name: 'billing.charge' })).purged, 5); // the lock was given back
     await warren.close();
   });
 

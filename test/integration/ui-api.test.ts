@@ -91,6 +91,30 @@ describe('dashboard API', () => {
     );
   });
 
+  it('answers a replay while another process replays the log with 409 DEAD_LETTER_LOG_BUSY, and replays nothing', async () => {
+    for (let i = 0; i < 4; i += 1)
+      await warren.publish('billing.charge', { id: `b${i}`, customer: { id: 'cu2' } });
+    const filter = { queue: 'billing', state: 'dead' } as const;
+    await waitFor(async () => (await ops.dead.count(filter)) >= 4 || undefined, {
+      what: 'four dead letters',
+      intervalMs: 100,
+    });
+    const other = createOps({ ...deadLogOptions(namespace), replyTimeoutMs: 300 });
+    try {
+      const slow = other.dead.replay(filter, { ratePerSecond: 4 }); // about a second
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      const post = await admin();
+      const refused = await post('replay', { filter });
+      assert.equal(refused.status, 409);
+      const body = (await refused.json()) as { code: string; error: string };
+      assert.equal(body.code, 'DEAD_LETTER_LOG_BUSY');
+      assert.match(body.error, /another process/);
+      assert.ok((await slow).replayed >= 4);
+    } finally {
+      await other.close();
+    }
+  });
+
   it('shows each queue’s processing rate from the processes’ handled counters', async () => {
     type Snapshot = {
       queues: { key: string; rate?: number }[];
