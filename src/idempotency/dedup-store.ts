@@ -18,10 +18,18 @@ export type ReserveResult =
  * {@link PostgresDedupStore} (every process); any object with these methods works.
  */
 export interface DedupStore {
-  /** Atomically reserves `job.jobId` for `ttlMs`, or returns the live reservation's job. */
-  reserve(job: DedupRecord, ttlMs: number): Promise<ReserveResult>;
-  /** The job finished (or its publish failed): the id may be published again. */
-  release(jobId: string): Promise<void>;
+  /**
+   * Atomically reserves `job.jobId` for `ttlMs`, or returns the live reservation's job. `token` names this
+   * reservation (the publish's `warren-enqueued-at`): keep it for `release`.
+   */
+  reserve(job: DedupRecord, ttlMs: number, token?: string): Promise<ReserveResult>;
+  /**
+   * The job finished (or its publish failed): the id may be published again. With a `token`, only the
+   * reservation it names is freed: a job that ends after its reservation expired and a later publish
+   * reserved the id again must not free that one (its copy still waits). A store that ignores tokens
+   * frees the id whichever reservation holds it.
+   */
+  release(jobId: string, token?: string): Promise<void>;
   /** Optional: made ready (the table created); `createWarren` awaits it. */
   prepare?(): Promise<void>;
 }

@@ -6,7 +6,10 @@ import type { DedupRecord, DedupStore, ReserveResult } from './dedup-store';
  * work, since the worker that releases the id must see the publisher's reservation.
  */
 export class MemoryDedupStore implements DedupStore {
-  private readonly reserved = new Map<string, { readonly job: DedupRecord; readonly until: number }>();
+  private readonly reserved = new Map<
+    string,
+    { readonly job: DedupRecord; readonly until: number; readonly token: string | undefined }
+  >();
 
   constructor(private readonly now: () => number = Date.now) {}
 
@@ -18,18 +21,21 @@ export class MemoryDedupStore implements DedupStore {
     return live;
   }
 
-  async reserve(job: DedupRecord, ttlMs: number): Promise<ReserveResult> {
+  async reserve(job: DedupRecord, ttlMs: number, token?: string): Promise<ReserveResult> {
     const now = this.now();
     const existing = this.reserved.get(job.jobId);
     if (existing !== undefined && existing.until > now) return { status: 'exists', job: existing.job };
     this.reserved.set(job.jobId, {
       job: { jobId: job.jobId, name: job.name, queue: job.queue },
       until: now + ttlMs,
+      token,
     });
     return { status: 'reserved' };
   }
 
-  async release(jobId: string): Promise<void> {
+  async release(jobId: string, token?: string): Promise<void> {
+    const held = this.reserved.get(jobId)?.token;
+    if (token !== undefined && held !== undefined && held !== token) return; // a later publish's reservation
     this.reserved.delete(jobId);
   }
 }

@@ -36,13 +36,12 @@ export interface ValidatedJob extends PublishedJob {
   readonly payload: unknown;
 }
 
+type Reserved = { readonly status: 'reserved' } | { readonly status: 'exists'; readonly job: PublishedJob };
+
 /** What the publisher needs of a deduplication store (`createWarren({ deduplication })`). */
 export interface DedupReserver {
-  reserve(
-    job: PublishedJob,
-    ttlMs: number,
-  ): Promise<{ readonly status: 'reserved' } | { readonly status: 'exists'; readonly job: PublishedJob }>;
-  release(jobId: string): Promise<void>;
+  reserve(job: PublishedJob, ttlMs: number, token: string): Promise<Reserved>;
+  release(jobId: string, token: string): Promise<void>;
 }
 
 /** A batch job without options: read only, never written to, so one for all. */
@@ -119,12 +118,13 @@ export class JobPublisher {
     const dedup = this.dedup!;
     const ttlMs = typeof options.deduplicate === 'object' ? options.deduplicate.ttlMs : DEDUP_TTL_MS;
     const dueIn = options.runAt ? options.runAt.getTime() - now : (options.delayMs ?? 0);
-    const reserved = await dedup.reserve(published, Math.max(0, dueIn) + ttlMs);
+    const token = String(now); // the job's `warren-enqueued-at`: the worker releases this reservation by it
+    const reserved = await dedup.reserve(published, Math.max(0, dueIn) + ttlMs, token);
     if (reserved.status === 'exists') return { ...reserved.job, deduplicated: true };
     try {
       await this.sendPrepared(prepared, origin);
     } catch (error) {
-      await dedup.release(published.jobId).catch(() => undefined);
+      await dedup.release(published.jobId, token).catch(() => undefined);
       throw error;
     }
     return published;

@@ -169,4 +169,36 @@ describe('deduplicated publishing', () => {
     await waitFor(() => handler.runs.length === 2, { what: 'the new job to run' });
     assert.equal(await messageCount(queue), 0);
   });
+  for (const kind of ['memory', 'PostgreSQL'] as const)
+    it(`${kind}: a job ending after its reservation expired and the id was published again keeps the new reservation`, async () => {
+      const tableName = `warren_dedup_t_${randomBytes(4).toString('hex')}`;
+      tables.push(tableName);
+      const deduplication =
+        kind === 'memory' ? new MemoryDedupStore() : new PostgresDedupStore({ pool, tableName });
+      const handler = new BuildReport();
+      const worker = await testWarren({ topology, handlers: [handler], deduplication });
+      const open = gated(handler);
+      await worker.start();
+      const id = { jobId: 'late-1' };
+      await worker.publish('report.build', {}, { ...id, deduplicate: { ttlMs: 300 } });
+      await waitFor(() => handler.runs.length === 1, { what: 'the first job to start' });
+      // its reservation expires while it runs: the id is published again (a second copy, delayed 3 s)
+      const again = { ...id, deduplicate: { ttlMs: 60_000 }, delayMs: 3_000 };
+      await waitFor(async () => (await worker.publish('report.build', {}, again)).deduplicated !== true, {
+        what: 'the first reservation to expire',
+      });
+      const completed = nextEvent(worker, 'completed', () => true);
+      open();
+      await completed;
+      await new Promise((resolve) => setTimeout(resolve, 300)); // the first job's release has run
+      assert.equal(
+        (await worker.publish('report.build', {}, again)).deduplicated,
+        true,
+        'the second copy still waits: its reservation holds',
+      );
+      await waitFor(() => handler.runs.length === 2, { what: 'the second copy to run', timeoutMs: 10_000 });
+      await waitFor(async () => (await worker.publish('report.build', {}, again)).deduplicated !== true, {
+        what: 'the second copy to release its own reservation',
+      });
+    });
 });

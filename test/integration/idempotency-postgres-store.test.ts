@@ -50,6 +50,32 @@ describe('PostgresIdempotencyStore', () => {
     }
   });
 
+  it('gives a deduplication table of an earlier release its token column, once, from many stores at once', async () => {
+    const name = tableName();
+    await pool.query(
+      `CREATE TABLE "${name}" (job_id text PRIMARY KEY, name text NOT NULL, queue text NOT NULL, expires_at timestamptz NOT NULL)`,
+    );
+    await pool.query(
+      `INSERT INTO "${name}" VALUES ('old', 'report.build', 'reports', now() + interval '1 hour')`,
+    );
+    const stores = Array.from({ length: 4 }, () => new PostgresDedupStore({ pool, tableName: name }));
+    await Promise.all(stores.map((store) => store.prepare()));
+    const columns = await pool.query(
+      'SELECT column_name FROM information_schema.columns WHERE table_name = $1 ORDER BY ordinal_position',
+      [name],
+    );
+    assert.deepEqual(
+      columns.rows.map((r) => r.column_name),
+      ['job_id', 'name', 'queue', 'expires_at', 'token'],
+    );
+    const job = { jobId: 'old', name: 'report.build', queue: 'reports' };
+    assert.equal((await stores[0]!.reserve(job, 60_000, '1')).status, 'exists'); // the old row still holds
+    await stores[1]!.release('old', '2'); // a reservation made before tokens is freed by any release
+    assert.equal((await stores[2]!.reserve(job, 60_000, '3')).status, 'reserved');
+    await stores[3]!.release('old', '4');
+    assert.equal((await stores[0]!.reserve(job, 60_000, '5')).status, 'exists');
+  });
+
   it('creates its table and index if missing, and prepare() may run from many stores at once', async () => {
     const name = tableName();
     await Promise.all(
