@@ -77,15 +77,7 @@ export class DeadLetterIndex {
    */
   async syncToEnd(): Promise<void> {
     await this.sync();
-    await readToEnd(
-      this.openChannel,
-      this.stream,
-      Math.max(this.next, this.first),
-      { idleMs: this.idleMs, prefetch: SCAN_PREFETCH },
-      (r) => {
-        if (r.offset >= this.next) this.onRecord(r);
-      },
-    );
+    await this.readTail();
   }
 
   /** Stops following the log. */
@@ -168,17 +160,25 @@ export class DeadLetterIndex {
 
   private async catchUp(): Promise<void> {
     await this.checkRetention();
-    await readToEnd(
+    await this.readTail();
+    this.follower = await followStream(this.openChannel, this.stream, this.next, this.onNewRecord);
+  }
+
+  /** Reads from where the index stopped to the log's end as it is now. */
+  private readTail(): Promise<unknown> {
+    return readToEnd(
       this.openChannel,
       this.stream,
       Math.max(this.next, this.first),
       { idleMs: this.idleMs, prefetch: SCAN_PREFETCH },
-      (r) => this.onRecord(r),
+      this.onNewRecord,
     );
-    this.follower = await followStream(this.openChannel, this.stream, this.next, (r) => {
-      if (r.offset >= this.next) this.onRecord(r);
-    });
   }
+
+  /** A record the index has not applied yet (a read and the follower may both deliver it). */
+  private readonly onNewRecord = (r: StreamRecord): void => {
+    if (r.offset >= this.next) this.onRecord(r);
+  };
 
   private onRecord(r: StreamRecord): void {
     this.next = Math.max(this.next, r.offset + 1);
