@@ -9,7 +9,7 @@ import { WarrenError } from '../core';
  * dead and both republish them.
  */
 export class LogLock {
-  private heldBy: string | undefined;
+  private held = false;
 
   constructor(
     private readonly openChannel: OpenChannel,
@@ -18,8 +18,8 @@ export class LogLock {
   ) {}
 
   async run<T>(action: 'replay' | 'purge', work: () => Promise<T>): Promise<T> {
-    if (this.heldBy !== undefined) throw busy(this.stream, action, 'this process');
-    this.heldBy = action;
+    if (this.held) throw busy(this.stream, action, 'this process');
+    this.held = true;
     const lock = `${this.stream}.lock`;
     try {
       await withThrowawayChannel(this.openChannel, (channel) =>
@@ -37,7 +37,7 @@ export class LogLock {
         );
       }
     } finally {
-      this.heldBy = undefined;
+      this.held = false;
     }
   }
 }

@@ -1,4 +1,4 @@
-import { ConfigurationError, lostCreateRace, validationMessage } from '../core';
+import { checkInteger, ConfigurationError, lostCreateRace, validationMessage } from '../core';
 import { RecordedJoinStore, type JoinBranchState, type JoinRecords, type JoinRows } from './join-store';
 import type { PgPool } from './options';
 
@@ -63,11 +63,12 @@ export class PostgresJoinStore extends RecordedJoinStore {
       .split('.')
       .map((part) => `"${part}"`)
       .join('.');
-    this.retentionMs = checkDuration('retentionMs', options.retentionMs, JOIN_RETENTION_DEFAULTS.retentionMs);
-    this.sweepIntervalMs = checkDuration(
-      'sweepIntervalMs',
-      options.sweepIntervalMs,
-      JOIN_RETENTION_DEFAULTS.sweepIntervalMs,
+    const { retentionMs, sweepIntervalMs } = JOIN_RETENTION_DEFAULTS;
+    this.retentionMs = checkInteger('PostgresJoinStore retentionMs', options.retentionMs ?? retentionMs, 0);
+    this.sweepIntervalMs = checkInteger(
+      'PostgresJoinStore sweepIntervalMs',
+      options.sweepIntervalMs ?? sweepIntervalMs,
+      0,
     );
   }
 
@@ -79,6 +80,11 @@ export class PostgresJoinStore extends RecordedJoinStore {
   async sweep(): Promise<number> {
     if (this.retentionMs === 0) return 0;
     await this.prepare();
+    return this.deleteExpired();
+  }
+
+  /** sweep() past the table's creation: a background sweep runs after `createWarren` prepared the store. */
+  private async deleteExpired(): Promise<number> {
     let deleted = 0;
     for (;;) {
       const { rowCount } = await this.pool.query(
@@ -142,9 +148,10 @@ export class PostgresJoinStore extends RecordedJoinStore {
   /** At most once per sweepIntervalMs, beside a report; a failed sweep only delays the clean-up. */
   private maybeSweep(): void {
     const now = Date.now();
-    if (this.sweepIntervalMs === 0 || now - this.lastSweepAt < this.sweepIntervalMs) return;
+    if (this.retentionMs === 0 || this.sweepIntervalMs === 0 || now - this.lastSweepAt < this.sweepIntervalMs)
+      return;
     this.lastSweepAt = now;
-    this.sweep().catch(() => undefined);
+    this.deleteExpired().catch(() => undefined);
   }
 
   private async insert(joinId: string, branch: number, state: string, result: unknown): Promise<void> {
@@ -169,13 +176,4 @@ export class PostgresJoinStore extends RecordedJoinStore {
     }
     return { faulted, branches };
   }
-}
-
-function checkDuration(option: string, value: number | undefined, fallback: number): number {
-  const ms = value ?? fallback;
-  if (!Number.isSafeInteger(ms) || ms < 0)
-    throw new ConfigurationError(
-      validationMessage(`PostgresJoinStore ${option}`, 'must be a whole number of milliseconds >= 0', value),
-    );
-  return ms;
 }
