@@ -63,7 +63,7 @@ export class OutcomeSettler {
     const { job } = delivery;
     const { idempotency } = this.deps;
     if (outcome.kind === 'aborted') {
-      if (idempotency) await idempotency.release(job.jobId).catch(() => undefined);
+      if (idempotency) await releaseClaim(idempotency, delivery, this.deps.log);
       delivery.requeue();
       return;
     }

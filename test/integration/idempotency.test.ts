@@ -18,6 +18,7 @@ import { dedupTopology, DedupJob, type WorkerReport } from '../fixtures/idempote
 import { cleanup, rawConnection, testNamespace, testWarren } from '../support/test-broker';
 import { nextEvent, waitFor } from '../support/wait-for';
 import { planOf } from '../../src/warren';
+import { createRecordingLogger } from '../../src/testing';
 
 const PG_URL = process.env.WARREN_TEST_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 
@@ -281,6 +282,35 @@ describe('idempotency keys', () => {
     assert.equal((await completed).attempt, 1);
     assert.deepEqual(runs, ['during-outage']);
     assert.equal(await warren.deadLetters.count('dedup'), 0);
+  });
+
+  it('logs a claim it could not release when a shutdown returns a running job to its queue', async () => {
+    // The store's release fails as a database that went away would; what is observed is the worker's
+    // answer to it: a warning naming the job (the claim then holds until its lease ends), not silence.
+    const memory = new MemoryIdempotencyStore({ recheckMs: 200 });
+    const failingRelease: IdempotencyStore = {
+      claim: (jobId, leaseMs) => memory.claim(jobId, leaseMs),
+      complete: (jobId) => memory.complete(jobId),
+      release: () => Promise.reject(new Error('connection terminated')),
+    };
+    const namespace = testNamespace('idem');
+    const recording = createRecordingLogger('warn');
+    const started: string[] = [];
+    const first = await testWarren({
+      namespace,
+      topology: dedupTopology,
+      handlers: [new DedupJob((ctx) => started.push(ctx.jobId))],
+      idempotency: failingRelease,
+      logger: recording.logger,
+    });
+    await first.start();
+    await first.publish(DedupJob, { workMs: 60_000 }, { jobId: 'shut-1' });
+    await waitFor(() => started.includes('shut-1'), { what: 'the job to start' });
+    await first.close({ graceMs: 100 });
+    const warning = recording.entries.find((e) => e.msg === 'could not release the claim');
+    assert.ok(warning, `a warning about the claim; logged: ${JSON.stringify(recording.entries)}`);
+    assert.equal(warning.jobId, 'shut-1');
+    assert.equal(warning.level, 'warn');
   });
 
   it('fails createWarren with a typed error when the store cannot be prepared', async () => {
