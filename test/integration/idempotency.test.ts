@@ -304,7 +304,8 @@ describe('idempotency keys', () => {
       logger: recording.logger,
     });
     await first.start();
-    await first.publish(DedupJob, { workMs: 60_000 }, { jobId: 'shut-1' });
+    // 3 s: still running when the 100 ms grace ends, and no timer left for long after the test
+    await first.publish(DedupJob, { workMs: 3_000 }, { jobId: 'shut-1' });
     await waitFor(() => started.includes('shut-1'), { what: 'the job to start' });
     await first.close({ graceMs: 100 });
     const warning = recording.entries.find((e) => e.msg === 'could not release the claim');
