@@ -39,6 +39,8 @@ export class ConnectionManager extends EventEmitter<ConnectionEvents> {
    */
   username: string | undefined;
   lastError: Error | undefined;
+  /** The callers of `connected` waiting for a reconnect: called with nothing when it comes, with why not on close. */
+  private readonly waiting = new Set<(error?: Error) => void>();
 
   constructor(
     private readonly options: ResolvedConnectionOptions,
@@ -71,6 +73,33 @@ export class ConnectionManager extends EventEmitter<ConnectionEvents> {
   useReadySteps(steps: readonly ReadyStep[]): void {
     if (this.steps !== undefined) throw new Error('the ready steps of a connection are given once');
     this.steps = steps;
+  }
+
+  /**
+   * Resolves once the connection is up (at once when it is), or fails with CONNECTION_LOST after
+   * `timeoutMs` or when the manager closes meanwhile.
+   */
+  async connected(timeoutMs: number): Promise<void> {
+    if (this.model !== undefined) return;
+    if (this.closing) throw new ConnectionError('CONNECTION_LOST', 'the connection is closed');
+    await new Promise<void>((resolve, reject) => {
+      const done = (error?: Error) => {
+        clearTimeout(timer);
+        this.waiting.delete(done);
+        if (error) reject(error);
+        else resolve();
+      };
+      const timer = setTimeout(
+        () =>
+          done(
+            new ConnectionError('CONNECTION_LOST', `not connected to RabbitMQ again within ${timeoutMs} ms`, {
+              cause: this.lastError,
+            }),
+          ),
+        timeoutMs,
+      );
+      this.waiting.add(done);
+    });
   }
 
   /** First connection: keeps trying every URL until `connectTimeoutMs`, then fails with CONNECTION_FAILED. */
@@ -111,6 +140,8 @@ export class ConnectionManager extends EventEmitter<ConnectionEvents> {
   async close(): Promise<void> {
     this.closing = true;
     if (this.reconnectTimer) clearTimeout(this.reconnectTimer);
+    for (const done of [...this.waiting])
+      done(new ConnectionError('CONNECTION_LOST', 'the connection is closed'));
     const model = this.model;
     this.model = undefined;
     if (model) await model.close().catch(() => undefined);
@@ -181,6 +212,7 @@ export class ConnectionManager extends EventEmitter<ConnectionEvents> {
     const features = this.broker ? describeFeatures(this.broker.features) : 'unknown';
     this.log.info({ url: redactUrl(url), generation, broker, features }, 'connected');
     this.emit('connected', { url: redactUrl(url), generation });
+    for (const done of [...this.waiting]) done();
   }
 
   private handleClose(model: amqp.ChannelModel, error: Error | undefined): void {
