@@ -28,19 +28,20 @@ export async function lookupJob(
   idleMs: number,
   jobId: string,
 ): Promise<JobStatus> {
-  const { manager, confirms } = await connection.open();
-  const openChannel = () => manager.openChannel();
-  const stream =
-    plannedStream(plan, 'history') ?? planStream('history', resolveHistoryOptions(history), plan.naming);
-  const index = historyIndex({ plan, stream, manager, trust, idleMs, send: (m) => confirms.send(m) });
-  const queue = plan.naming.historyLookups();
-  const served = await askLookupServer(openChannel, queue, jobId, trust, manager.username);
-  try {
-    return await findJob(openChannel, stream.name, jobId, idleMs, trust.reader('history'), index, served);
-  } catch (error) {
-    if (isAmqpReply(error, 'NOT_FOUND')) return jobStatus(jobId, [], Date.now());
-    throw error;
-  }
+  return connection.read(async ({ manager, confirms }) => {
+    const openChannel = () => manager.openChannel();
+    const stream =
+      plannedStream(plan, 'history') ?? planStream('history', resolveHistoryOptions(history), plan.naming);
+    const index = historyIndex({ plan, stream, manager, trust, idleMs, send: (m) => confirms.send(m) });
+    const queue = plan.naming.historyLookups();
+    const served = await askLookupServer(openChannel, queue, jobId, trust, manager.username);
+    try {
+      return await findJob(openChannel, stream.name, jobId, idleMs, trust.reader('history'), index, served);
+    } catch (error) {
+      if (isAmqpReply(error, 'NOT_FOUND')) return jobStatus(jobId, [], Date.now());
+      throw error;
+    }
+  });
 }
 
 /** The newest outcomes kept per list by `ops.recentJobs`. */
@@ -58,21 +59,22 @@ export async function lookupRecentJobs(
   idleMs: number,
   queue: string | undefined,
 ): Promise<RecentJobs | undefined> {
-  const { manager } = await connection.open();
-  const openChannel = () => manager.openChannel();
-  const stream =
-    plannedStream(plan, 'history') ?? planStream('history', resolveHistoryOptions(history), plan.naming);
-  try {
-    return await recentJobs(
-      openChannel,
-      stream.name,
-      trust.reader('history'),
-      queue,
-      RECENT_JOBS_LIMIT,
-      idleMs,
-    );
-  } catch (error) {
-    if (isAmqpReply(error, 'NOT_FOUND')) return undefined;
-    throw error;
-  }
+  return connection.read(async ({ manager }) => {
+    const openChannel = () => manager.openChannel();
+    const stream =
+      plannedStream(plan, 'history') ?? planStream('history', resolveHistoryOptions(history), plan.naming);
+    try {
+      return await recentJobs(
+        openChannel,
+        stream.name,
+        trust.reader('history'),
+        queue,
+        RECENT_JOBS_LIMIT,
+        idleMs,
+      );
+    } catch (error) {
+      if (isAmqpReply(error, 'NOT_FOUND')) return undefined;
+      throw error;
+    }
+  });
 }

@@ -15,6 +15,9 @@ import {
 } from '../warren';
 import type { OpsOptions } from './options';
 
+/** How long a read that lost its connection waits for the next one before it fails with its own error, ms. */
+const READ_RECONNECT_WAIT_MS = 10_000;
+
 /** An opened ops connection: the connection and the same publishing parts a warren wires. */
 export interface OpenedOps extends PublishingParts {
   readonly manager: ConnectionManager;
@@ -59,6 +62,28 @@ export class OpsConnection {
 
   async jobControl(): Promise<JobControl> {
     return (await this.open()).jobControl;
+  }
+
+  /**
+   * Runs a read, and once more on the next connection when the connection was lost under it. On RabbitMQ
+   * 3.10 a stream that another connection is still creating kills the connection of a consumer reading it
+   * (541, docs/guide/topology.md): a lookup in a fresh process while a worker's first index round declares
+   * the history's index streams. For reads: run twice, a lookup's index round appends what the next round
+   * reads past.
+   */
+  async read<T>(run: (opened: OpenedOps) => Promise<T>): Promise<T> {
+    const opened = await this.open();
+    const { manager } = opened;
+    const generation = manager.generation;
+    try {
+      return await run(opened);
+    } catch (error) {
+      if (manager.isConnected && manager.generation === generation) throw error;
+      await manager.connected(READ_RECONNECT_WAIT_MS).catch(() => {
+        throw error;
+      });
+      return run(opened);
+    }
   }
 
   /** Stops the job control, closes the confirm channel and the connection (if one was opened). */
