@@ -10,9 +10,14 @@ import {
   type RecentJobs,
 } from '../history';
 import type { RecordTrust } from '../records';
-import { plannedStream, planStream, type TopologyPlan } from '../topology';
+import { plannedStream, planStream, type PlannedStream, type TopologyPlan } from '../topology';
 import { historyIndex } from '../warren';
 import type { OpsConnection } from './ops-connection';
+
+/** The history stream as the plan has it, or as `history` would plan it (a config that does not plan it). */
+function historyStream(plan: TopologyPlan, history: HistoryOptions | undefined): PlannedStream {
+  return plannedStream(plan, 'history') ?? planStream('history', resolveHistoryOptions(history), plan.naming);
+}
 
 /**
  * `ops.job(id)`: the job's events from the history, through its index (history-index.ts: an index stream
@@ -28,10 +33,9 @@ export async function lookupJob(
   idleMs: number,
   jobId: string,
 ): Promise<JobStatus> {
+  const stream = historyStream(plan, history);
   return connection.read(async ({ manager, confirms }) => {
     const openChannel = () => manager.openChannel();
-    const stream =
-      plannedStream(plan, 'history') ?? planStream('history', resolveHistoryOptions(history), plan.naming);
     const index = historyIndex({ plan, stream, manager, trust, idleMs, send: (m) => confirms.send(m) });
     const queue = plan.naming.historyLookups();
     const served = await askLookupServer(openChannel, queue, jobId, trust, manager.username);
@@ -59,10 +63,9 @@ export async function lookupRecentJobs(
   idleMs: number,
   queue: string | undefined,
 ): Promise<RecentJobs | undefined> {
+  const stream = historyStream(plan, history);
   return connection.read(async ({ manager }) => {
     const openChannel = () => manager.openChannel();
-    const stream =
-      plannedStream(plan, 'history') ?? planStream('history', resolveHistoryOptions(history), plan.naming);
     try {
       return await recentJobs(
         openChannel,
