@@ -26,6 +26,12 @@ export interface ConfirmPublisherOptions {
 const NACKS_BEFORE_NEW_CHANNEL = 4;
 
 /**
+ * A nacked publish is sent again only when its answer is due this long (beyond twice the last round trip)
+ * before its deadline: the deadline sweep runs every 100 ms, and a copy in flight at it times out unsure.
+ */
+const NACK_ANSWER_MARGIN_MS = 100;
+
+/**
  * Publishing with broker confirms on one confirm channel, many messages in flight. A promise
  * resolves only on the broker's ack. Unroutable messages (`mandatory`, basic.return) reject with
  * PUBLISH_UNROUTABLE; nacks are retried with backoff; messages in flight when the channel or the
@@ -199,8 +205,15 @@ export class ConfirmPublisher {
     else this.pending.requeue(pending, generation);
   }
 
-  /** Nacked: sent again after a backoff, on a new channel after NACKS_BEFORE_NEW_CHANNEL nacks. */
+  /**
+   * Nacked: sent again after a backoff, on a new channel after NACKS_BEFORE_NEW_CHANNEL nacks. Not sent
+   * again when its answer could not come before the deadline (twice the last attempt's round trip and a
+   * margin): it waits out its deadline backing off and fails as PUBLISH_NACKED, not stored, rather than
+   * as a PUBLISH_TIMEOUT that leaves the caller unsure whether its last copy was stored.
+   */
   private retryNacked(pending: Pending, generation: number): void {
+    const now = Date.now();
+    const roundTripMs = pending.resentAt > 0 ? now - pending.resentAt : 0;
     pending.nacks += 1;
     this.pending.backOff(pending);
     const delay = jitteredBackoff(pending.nacks, 50, 2000, 0.3);
@@ -210,7 +223,12 @@ export class ConfirmPublisher {
     );
     if (pending.nacks % NACKS_BEFORE_NEW_CHANNEL === 0) this.renewChannel(generation);
     setTimeout(() => {
+      const resentAt = Date.now();
+      // too late to be answered: it stays backing off, and the deadline sweep fails it as nacked
+      if (!pending.settled && resentAt + 2 * roundTripMs + NACK_ANSWER_MARGIN_MS >= pending.message.deadline)
+        return;
       if (!this.pending.backedOff(pending)) return;
+      pending.resentAt = resentAt;
       if (this.writer.canWrite() && this.pending.bufferedCount === 0) this.writer.write(pending);
       else {
         this.pending.sendAgain(pending);

@@ -52,6 +52,8 @@ export interface Pending {
   refusals: number;
   /** Sent only alone on the channel: it was lost with a refused message that could not be named. */
   mustGoAlone: boolean;
+  /** When it was last sent again after a nack (ms since epoch; 0: never): that attempt's round trip. */
+  resentAt: number;
 }
 
 export function newPending(
@@ -80,6 +82,7 @@ class PendingPublish implements Pending {
   lostOn = 0;
   refusals = 0;
   mustGoAlone = false;
+  resentAt = 0;
 
   constructor(
     readonly message: OutgoingMessage,

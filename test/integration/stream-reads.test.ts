@@ -5,56 +5,10 @@
  */
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { connect as connectTcp, createServer, type Server, type Socket } from 'node:net';
 import * as amqp from 'amqplib';
 import { lastOffset, readStream, readToEnd } from '../../src/streams';
+import { slowProxy } from '../support/slow-proxy';
 import { BROKER_URL, rawConnection, testNamespace } from '../support/test-broker';
-
-/**
- * A TCP proxy to the broker that holds every chunk the broker sends for `delayMs` (in order). With `pause`,
- * it also cuts what the broker sends into pieces of `bytes` and sends them `gapMs` apart: a broker that
- * pauses in the middle of a stream's chunk, as a loaded one does.
- */
-async function slowProxy(
-  delayMs: number,
-  pause?: { bytes: number; gapMs: number },
-): Promise<{ url: string; close(): Promise<void> }> {
-  const broker = new URL(BROKER_URL);
-  const sockets = new Set<Socket>();
-  const server: Server = createServer((client) => {
-    const upstream = connectTcp(Number(broker.port || 5672), broker.hostname);
-    for (const s of [client, upstream]) {
-      sockets.add(s);
-      s.on('error', () => undefined);
-      s.on('close', () => sockets.delete(s));
-    }
-    client.pipe(upstream);
-    let nextSendAt = 0;
-    const sendAt = (at: number, piece: Buffer) =>
-      setTimeout(() => client.destroyed || client.write(piece), at - Date.now());
-    upstream.on('data', (chunk: Buffer) => {
-      if (!pause) return sendAt(Date.now() + delayMs, chunk);
-      for (let start = 0; start < chunk.length; start += pause.bytes) {
-        nextSendAt = Math.max(Date.now() + delayMs, nextSendAt + pause.gapMs);
-        sendAt(nextSendAt, chunk.subarray(start, start + pause.bytes));
-      }
-    });
-    upstream.on('close', () => setTimeout(() => client.destroy(), delayMs));
-    client.on('close', () => upstream.destroy());
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const port = (server.address() as { port: number }).port;
-  const url = new URL(BROKER_URL);
-  url.hostname = '127.0.0.1';
-  url.port = String(port);
-  return {
-    url: url.href,
-    close: async () => {
-      for (const s of sockets) s.destroy();
-      await new Promise<void>((resolve) => server.close(() => resolve()));
-    },
-  };
-}
 
 describe('reading a stream from a slow broker', () => {
   const stream = `${testNamespace('reads')}.stream`;
@@ -100,12 +54,12 @@ describe('reading a stream from a slow broker', () => {
   }
 
   it('finds the end of a stream whose replies come 700 ms late, past the 500 ms first wait', async () => {
-    await assertEndFoundThrough(await slowProxy(700));
+    await assertEndFoundThrough(await slowProxy(BROKER_URL, 700));
   });
 
   it('finds the end of a stream whose last chunk the broker sends with pauses in the middle', async () => {
     // 40 ms between pieces of 400 bytes: about five records a piece, four quiets of a last-chunk read each
-    await assertEndFoundThrough(await slowProxy(0, { bytes: 400, gapMs: 40 }));
+    await assertEndFoundThrough(await slowProxy(BROKER_URL, 0, { bytes: 400, gapMs: 40 }));
   });
 
   it('reads on when the end it was given says "empty" after records came', async () => {

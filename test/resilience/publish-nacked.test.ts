@@ -2,6 +2,7 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { defineTopology, Job, PublishError, ShutdownError, type JobHandler } from '../../src';
 import { createRecordingLogger } from '../../src/testing';
+import { slowProxy } from '../support/slow-proxy';
 import { testNamespace } from '../support/test-broker';
 import { waitFor } from '../support/wait-for';
 import { privateWarren, useSingleNode } from './private-warren';
@@ -38,6 +39,36 @@ describe('publishes the broker keeps nacking', () => {
     );
     const elapsed = Date.now() - started;
     assert.ok(elapsed >= 1_400 && elapsed < 4_000, `failed at its deadline (${elapsed} ms)`);
+  });
+
+  it('fails a publish nacked until its deadline over a slow link with PUBLISH_NACKED, not PUBLISH_TIMEOUT', {
+    timeout: TEST_TIMEOUT_MS,
+  }, async () => {
+    // once the instance is up, every answer of the broker takes 500 ms: the second nack comes ~1.05 s in, and
+    // a copy sent again after it would still be in flight at the deadline, so a publish that was not stored
+    // would fail as "may or may not have reached the broker"
+    const proxy = await slowProxy(node.url, 0);
+    try {
+      const warren = await privateWarren(proxy.url, {
+        namespace: testNamespace('nacked'),
+        topology,
+        jobs: [FullJob],
+      });
+      await warren.publish(FullJob, { n: 1 });
+      proxy.setDelay(500);
+      const outcomes = await Promise.all(
+        Array.from({ length: 8 }, (_, n) =>
+          warren.publish(FullJob, { n: n + 2 }, { timeoutMs: 1_500 }).then(
+            () => 'confirmed',
+            (error: unknown) => (error instanceof PublishError ? error.code : String(error)),
+          ),
+        ),
+      );
+      assert.deepEqual(outcomes, Array(8).fill('PUBLISH_NACKED'));
+      await warren.close({ graceMs: 200 });
+    } finally {
+      await proxy.close();
+    }
   });
 
   it('fails a publish that is waiting out a nack backoff when the instance closes, instead of leaving it pending', {
