@@ -17,6 +17,9 @@ import { waitFor } from '../support/wait-for';
  * Per-key limits changed at run time (docs/guide/per-key-limits.md#changing-limits-at-run-time): a rate raised with
  * ops.limits reaches every owner within the stated bound; a record forged by another vhost user is skipped.
  */
+/** How much later than the owner's start decision a handler may stamp its start on a loaded machine. */
+const STAMP_SLACK_MS = 150;
+
 describe('per-key limit overrides', () => {
   const workers = new ChildWorkers<KeyLimitWorkerMessage>('../fixtures/key-limit-worker');
   const opened: WarrenOps[] = [];
@@ -32,7 +35,7 @@ describe('per-key limit overrides', () => {
   };
 
   it('applies a rate raised with ops.limits in every owner within 1 s', async (t) => {
-    const { namespace, events, publish } = await keyLimitFleet(workers, {
+    const { namespace, events, publish, moves } = await keyLimitFleet(workers, {
       rateMax: 2,
       rateMs: 1000,
       concurrency: 4,
@@ -61,9 +64,21 @@ describe('per-key limit overrides', () => {
     const delayMs = over()! - setAt;
     t.diagnostic(`the raised rate showed ${delayMs.toFixed(0)} ms after ops.limits.set resolved`);
     assert.ok(delayMs <= 1000, `the raised rate showed after ${delayMs.toFixed(0)} ms (bound 1000)`);
+    // The owner's limit is exact in its own clock (integer ms, at the start decision); a handler stamps its
+    // start a little later, more under load, so a burst stamped late and the next one on time look closer
+    // than a window. At most 2 within any window shortened by that slack; a handover may double it (the guide's
+    // guarantee: the new owner's log starts empty).
     const before = starts().filter((s) => s < calledAt);
-    const mostBefore = Math.max(...before.map((s) => before.filter((o) => o >= s && o < s + 1000).length));
-    assert.ok(mostBefore <= 3, `at most 2 (+1) per second before the raise (${mostBefore})`);
+    const windowMs = 1000 - STAMP_SLACK_MS;
+    const mostBefore = Math.max(
+      ...before.map((s) => before.filter((o) => o >= s && o < s + windowMs).length),
+    );
+    const bound = moves() > 0 ? 4 : 2;
+    assert.ok(
+      mostBefore <= bound,
+      `at most ${bound} within ${windowMs} ms before the raise (${mostBefore}; ${moves()} partition moves; ` +
+        `starts ${before.map((s) => (s - before[0]!).toFixed(0)).join(', ')} ms)`,
+    );
     assert.deepEqual(await ops.limits.get('limited.rated', key), record);
     assert.deepEqual(
       (await ops.limits.list()).map((r) => [r.target, r.key, r.max]),
