@@ -73,6 +73,20 @@ export function isConsumerTimeout(error: unknown): boolean {
   return typeof text === 'string' && text.includes('delivery acknowledgement') && text.includes('timed out');
 }
 
+/**
+ * True for the 406 RabbitMQ 3.10 closes a stream consumer's channel with while the stream's replica on the
+ * node is still starting (`... does not have a replica on the local node`): another connection is creating
+ * the stream at that moment.
+ */
+export function isStreamStarting(error: unknown): boolean {
+  const text = (error as { message?: unknown } | null | undefined)?.message;
+  return (
+    isAmqpReply(error, 'PRECONDITION_FAILED') &&
+    typeof text === 'string' &&
+    text.includes('does not have a replica on the local node')
+  );
+}
+
 /** What the text of a refusal close (406, 403) says about the message it refused. */
 export interface RefusalDetails {
   /** `ACCESS_REFUSED - write access to exchange 'x' ...`: the exchange written to. */

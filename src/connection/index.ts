@@ -33,6 +33,7 @@ export {
   amqpReplyOf,
   isAmqpReply,
   isConsumerTimeout,
+  isStreamStarting,
   AMQP_REPLY_CODES,
   type AmqpReply,
   type AmqpReplyKind,

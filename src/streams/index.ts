@@ -14,16 +14,8 @@ export {
   watchForStaleCheckpoint,
   type CheckpointKeeperDeps,
 } from './stream-checkpoints';
-export {
-  readStream,
-  readToEnd,
-  lastOffset,
-  firstOffset,
-  LAST_CHUNK_PREFETCH,
-  type StreamRecord,
-  type StreamStart,
-  type ReadOptions,
-} from './stream-reader';
+export { readStream, type StreamRecord, type StreamStart, type ReadOptions } from './stream-reader';
+export { readToEnd, lastOffset, firstOffset, LAST_CHUNK_PREFETCH } from './stream-ends';
 export { appendAndLocate } from './located-append';
 export { readLastChunk, readOffsets } from './offset-reads';
 export { consumeNoWait } from './nowait-consume';

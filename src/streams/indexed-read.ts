@@ -1,6 +1,7 @@
 import type * as amqp from 'amqplib';
 import { decodeBlock, encodeBlock, IndexBuilder, uncovered } from './offset-index';
-import { firstOffset, lastOffset, readStream, readToEnd, type StreamRecord } from './stream-reader';
+import { firstOffset, lastOffset, readToEnd } from './stream-ends';
+import { readStream, type StreamRecord } from './stream-reader';
 
 /** A stream and its offset index, as a reader through the index sees them. */
 export interface IndexedStream {

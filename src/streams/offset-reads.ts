@@ -1,5 +1,6 @@
 import type * as amqp from 'amqplib';
-import { readLast, readStream, type StreamRecord } from './stream-reader';
+import { readLast } from './stream-ends';
+import { readStream, type StreamRecord } from './stream-reader';
 
 /**
  * The records of the stream's last chunk (delivered whole when a read starts at `last`) and its last offset

@@ -5,21 +5,12 @@ import { consumeNoWait } from './nowait-consume';
 import { KEPT, PREFETCH_SET, type ReadChannel } from './read-channel';
 import { offsetArgument, type ReadOptions, type StreamRecord, type StreamStart } from './read-options';
 import { visitSafely } from './visit-safely';
+import { whileStreamStarts } from './starting-stream';
 
 export type { ReadOptions, StreamRecord, StreamStart } from './read-options';
 
 const FIRST_RECORD_WAIT_FACTOR = 5;
 const FIRST_RECORD_MIN_WAIT_MS = 1000;
-/**
- * The last chunk comes in one burst once a read at `last` starts (a few ms): this long without a record
- * after it means the burst is over. The end of a stream is never announced over AMQP 0-9-1; before issue 33
- * every lookup waited the read's whole idle time (200 ms) here.
- */
-const LAST_CHUNK_QUIET_MS = 10;
-/** Records in flight when reading a stream's last chunk: all of it at once. */
-export const LAST_CHUNK_PREFETCH = 1000;
-/** No record for this long after a read at `last` starts means the stream is empty. */
-const LAST_CHUNK_FIRST_WAIT_MS = 500;
 /**
  * A read whose consume-ok has not come this long after it asked fails (ConnectionError, CONNECTION_LOST) instead of waiting on:
  * a loaded broker answers within seconds, and a channel that ended without a word must not hold the read, and
@@ -34,13 +25,23 @@ export const CONSUME_OK_WAIT_MS = 30_000;
  * arrived for `idleMs`. `visit` sees every record in offset order; the return value is how many it saw
  * and the last offset.
  */
-// size-exception: one consumer's life; its ends (max, until, an end still being found, quiet) share its state.
-export async function readStream(
+export function readStream(
   openChannel: () => Promise<amqp.Channel>,
   stream: string,
   from: StreamStart,
   options: ReadOptions,
   /** Returning false ends the read. */
+  visit: (record: StreamRecord) => unknown,
+): Promise<{ count: number; lastOffset: number | undefined }> {
+  return whileStreamStarts(() => readOnce(openChannel, stream, from, options, visit));
+}
+
+// size-exception: one consumer's life; its ends (max, until, an end still being found, quiet) share its state.
+async function readOnce(
+  openChannel: () => Promise<amqp.Channel>,
+  stream: string,
+  from: StreamStart,
+  options: ReadOptions,
   visit: (record: StreamRecord) => unknown,
 ): Promise<{ count: number; lastOffset: number | undefined }> {
   const channel: ReadChannel = await openChannel();
@@ -199,100 +200,4 @@ export async function readStream(
     else channel.close().catch(() => undefined);
   }
   return { count, lastOffset };
-}
-
-/** A gap this long in the middle of a read with a known end means the records are gone (retention). */
-const KNOWN_END_IDLE_MS = 5000;
-
-/**
- * Reads from `from` to the stream's end as it was when the read began: finds the last offset (the last
- * chunk, delivered whole) while it reads, and stops there. Unlike a read that stops at the first quiet
- * `idleMs`, a pause of a loaded broker mid-read does not cut it short; and since the end is found beside
- * the read rather than before it, a short stream is read in the time of two round trips and quiets of
- * LAST_CHUNK_QUIET_MS, not of `idleMs` (the end's read is fenced by a basic.qos round trip, so a broker that
- * pauses mid-way through sending the last chunk does not give an earlier end: a read that stopped there
- * would miss the stream's newest records, a schedule of the registry, a limit override).
- */
-export async function readToEnd(
-  openChannel: () => Promise<amqp.Channel>,
-  stream: string,
-  from: StreamStart,
-  options: Omit<ReadOptions, 'max' | 'until'>,
-  visit: (record: StreamRecord) => void,
-): Promise<{ count: number; lastOffset: number | undefined }> {
-  const end = lastOffset(openChannel, stream, options.idleMs);
-  // The read's own failure is the one to report; the end's is reported through `until`.
-  end.catch(() => undefined);
-  const read = await readStream(
-    openChannel,
-    stream,
-    from,
-    {
-      ...options,
-      max: Number.POSITIVE_INFINITY,
-      until: end,
-      idleMs: Math.max(options.idleMs, KNOWN_END_IDLE_MS),
-    },
-    visit,
-  );
-  await end;
-  return read;
-}
-
-/** The offset of the stream's last record, or undefined when it is empty. */
-export async function lastOffset(
-  openChannel: () => Promise<amqp.Channel>,
-  stream: string,
-  idleMs: number,
-): Promise<number | undefined> {
-  let end: number | undefined;
-  await readLast(openChannel, stream, idleMs, (r) => {
-    end = r.offset;
-  });
-  return end;
-}
-
-/**
- * Reads the stream's last chunk (delivered whole when a read starts at `last`) to `visit`: it ends
- * LAST_CHUNK_QUIET_MS after the burst, or LAST_CHUNK_FIRST_WAIT_MS (at least) after the start when the stream
- * is empty.
- */
-export async function readLast(
-  openChannel: () => Promise<amqp.Channel>,
-  stream: string,
-  idleMs: number,
-  visit: (record: StreamRecord) => void,
-): Promise<void> {
-  await readStream(
-    openChannel,
-    stream,
-    'last',
-    {
-      max: Number.POSITIVE_INFINITY,
-      idleMs: Math.min(idleMs, LAST_CHUNK_QUIET_MS),
-      firstWaitMs: Math.max(idleMs, LAST_CHUNK_FIRST_WAIT_MS),
-      prefetch: LAST_CHUNK_PREFETCH,
-      quietAfterBarrier: true,
-    },
-    visit,
-  );
-}
-
-/** The offset of the stream's first kept record, or undefined when it is empty. */
-export async function firstOffset(
-  openChannel: () => Promise<amqp.Channel>,
-  stream: string,
-  idleMs: number,
-): Promise<number | undefined> {
-  let first: number | undefined;
-  await readStream(
-    openChannel,
-    stream,
-    'first',
-    { max: 1, idleMs, firstWaitMs: Math.max(idleMs, LAST_CHUNK_FIRST_WAIT_MS), prefetch: 1 },
-    (r) => {
-      first = r.offset;
-    },
-  );
-  return first;
 }

@@ -14,8 +14,9 @@ const ALLOWED: Record<string, readonly string[]> = {
   breaker: ['core'],
   decorators: ['core'],
   idempotency: ['core'],
-  // Stream readers, and the checkpoints they start from (proven by the record codec).
-  streams: ['core', 'topology', 'records'],
+  // Stream readers, and the checkpoints they start from (proven by the record codec); what the broker's
+  // refusals mean is read in connection (amqp-reply.ts).
+  streams: ['core', 'topology', 'connection', 'records'],
   // The record codec: proofs over warren's own records; its header name comes from message.
   records: ['core', 'message'],
   retry: ['core', 'topology'],

@@ -5,6 +5,7 @@ import {
   isAmqpReply,
   isConsumerTimeout,
   isNack,
+  isStreamStarting,
   missingExchangeOf,
   refusalDetailsOf,
 } from '../../../src/connection/amqp-reply';
@@ -81,5 +82,16 @@ describe("the broker's text, where the code does not say enough", () => {
     assert.equal(isNack(new Error('message nacked')), true);
     assert.equal(isNack(closeError(406, 'x')), false);
     assert.equal(isNack(null), false);
+  });
+
+  it('tells the refusal of a consumer of a stream still starting (RabbitMQ 3.10, as seen)', () => {
+    const starting = closeError(
+      406,
+      "PRECONDITION_FAILED - queue 'queue 'ns.warren.dead-log' in vhost '/'' does not have a replica on the local node",
+    );
+    assert.equal(isStreamStarting(starting), true);
+    assert.equal(isStreamStarting(closeError(406, 'PRECONDITION_FAILED - inequivalent arg')), false);
+    assert.equal(isStreamStarting(closeError(404, 'does not have a replica on the local node')), false);
+    assert.equal(isStreamStarting(undefined), false);
   });
 });
