@@ -21,6 +21,8 @@ export interface LogConnection {
   readonly openChannel: () => Promise<amqp.Channel>;
   readonly send: (message: OutgoingMessage) => Promise<void>;
   readonly trust: RecordTrust;
+  /** Runs a read, and once more on the next connection when the connection was lost under it (OpsConnection.read). */
+  readonly read: <T>(run: () => Promise<T>) => Promise<T>;
 }
 
 /**
@@ -29,6 +31,7 @@ export interface LogConnection {
  */
 export class DeadLetterOps {
   private log: DeadLetterLog | undefined;
+  private connection: LogConnection | undefined;
 
   /** Made by createOps (`ops.dead`); not meant to be called directly. */
   constructor(
@@ -46,12 +49,12 @@ export class DeadLetterOps {
 
   /** A page of letters from an offset (default the oldest kept), without consuming anything. */
   async page(from?: number, limit?: number): Promise<LogPage> {
-    return (await this.open()).page(from, limit);
+    return this.reading((log) => log.page(from, limit));
   }
 
   /** The newest letters. */
   async tail(limit?: number): Promise<LogPage> {
-    return (await this.open()).tail(limit);
+    return this.reading((log) => log.tail(limit));
   }
 
   /**
@@ -59,18 +62,18 @@ export class DeadLetterOps {
    * record in the stream: the search index keeps only the error's first line.
    */
   async show(offset: number): Promise<ShownLetter | undefined> {
-    return (await this.open()).show(offset);
+    return this.reading((log) => log.show(offset));
   }
 
   async search(filter: LetterFilter, limit?: number): Promise<IndexedLetter[]> {
     this.checkQueue(filter.queue);
-    return (await this.open()).search(filter, limit);
+    return this.reading((log) => log.search(filter, limit));
   }
 
   /** How many letters match the filter (no results built: cheaper than `search` for a large match). */
   async count(filter: LetterFilter): Promise<number> {
     this.checkQueue(filter.queue);
-    return (await this.open()).count(filter);
+    return this.reading((log) => log.count(filter));
   }
 
   /**
@@ -91,7 +94,7 @@ export class DeadLetterOps {
 
   /** Counts by state, what expired, what still waits in the parking queues. */
   async stats(): Promise<LogStats> {
-    return (await this.open()).stats();
+    return this.reading((log) => log.stats());
   }
 
   /** Stops following the log (createOps' `close` calls this). */
@@ -105,9 +108,17 @@ export class DeadLetterOps {
     if (!keys.includes(key)) throw new UnknownQueueError(key, keys);
   }
 
+  /** A read of the log: once more on the next connection when the connection was lost under it. */
+  private async reading<T>(run: (log: DeadLetterLog) => Promise<T>): Promise<T> {
+    const log = await this.open();
+    const connection = this.connection ?? (await this.connect());
+    return connection.read(() => run(log));
+  }
+
   private async open(): Promise<DeadLetterLog> {
     if (this.log) return this.log;
     const connection = await this.connect();
+    this.connection = connection;
     // A config without deadLetterLog does not plan the log; ops.dead still reads (and collects into) it.
     const stream =
       plannedStream(this.plan, 'dead-letter-log') ??

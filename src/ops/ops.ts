@@ -107,7 +107,12 @@ export class WarrenOps {
       resolvePublisherOptions(input.publisher).timeoutMs,
       async () => {
         const { manager, confirms, trust } = await this.connection.open();
-        return { openChannel: () => manager.openChannel(), send: (m) => confirms.send(m), trust };
+        return {
+          openChannel: () => manager.openChannel(),
+          send: (m) => confirms.send(m),
+          trust,
+          read: (run) => this.connection.read(run),
+        };
       },
     );
   }

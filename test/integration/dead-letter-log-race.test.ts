@@ -1,0 +1,80 @@
+/**
+ * The dead-letter log's first readers on RabbitMQ 3.10, where a consumer of a stream that another connection
+ * is still creating loses its connection (541, docs/guide/topology.md): an operator's first `warren dead`
+ * (or the dashboard's) at the moment a worker starting up declares the log. ops reads once more on the next
+ * connection. On 4.3 there is no race, and the test checks the same answers.
+ */
+import { afterEach, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { createOps, type WarrenOps } from '../../src/ops';
+import { requireStream } from '../../src/topology';
+import { deadLogOptions } from '../fixtures/dead-log-jobs';
+import { rawConnection, testNamespace } from '../support/test-broker';
+
+describe('dead-letter log: first readers', () => {
+  const opened: WarrenOps[] = [];
+  afterEach(async () => {
+    for (const ops of opened.splice(0)) await ops.close().catch(() => undefined);
+  });
+
+  it('answers a search, a page, the stats and a count when another connection creates the log at that moment', async (t) => {
+    const namespaces = 24;
+    const atOnce = 6;
+    const connection = await rawConnection();
+    const failures: string[] = [];
+    let reads = 0;
+    let raced = 0;
+    const race = async () => {
+      const namespace = testNamespace('dlrace');
+      // one with the in-process index (the default), one reading the log's index stream (`scan`)
+      const all = (['memory', 'scan'] as const).map((deadLetterIndex) =>
+        createOps({ ...deadLogOptions(namespace), replyTimeoutMs: 500, deadLetterIndex }),
+      );
+      opened.push(...all);
+      const log = requireStream(all[0]!.plan, 'dead-letter-log');
+      const index = all[0]!.plan.naming.deadLetterLogIndex();
+      const racing = await rawConnection();
+      const racer = await racing.createChannel();
+      racer.on('error', () => undefined);
+      // connected first (the queues' overview declares nothing), so that the reads declare as the racer does
+      await Promise.all(all.map((ops) => ops.queues()));
+      // the racer declares 0 to 20 ms after the reads start: the reads' own declares come first, and the
+      // window in which 3.10 refuses or kills a consumer falls on their consumes in some of the races
+      const lag = (raced++ % 6) * 4;
+      const declared = sleep(lag).then(() =>
+        Promise.allSettled([
+          racer.assertQueue(log.name, log.assertion),
+          racer.assertQueue(index, log.assertion),
+        ]),
+      );
+      const [searchOps, otherOps] = all as [WarrenOps, WarrenOps];
+      const answers = await Promise.allSettled([
+        searchOps.dead.search({}).then((letters) => assert.deepEqual(letters, [])),
+        otherOps.dead.page().then((page) => assert.deepEqual(page.letters, [])),
+      ]);
+      await declared;
+      const after = await Promise.allSettled([
+        searchOps.dead.count({}).then((n) => assert.equal(n, 0)),
+        otherOps.dead.stats().then((stats) => assert.equal(stats.letters, 0)),
+      ]);
+      await racing.close().catch(() => undefined);
+      for (const answer of [...answers, ...after]) {
+        reads += 1;
+        if (answer.status === 'rejected') failures.push(String((answer.reason as Error).message));
+      }
+      for (const ops of all) await ops.close();
+      const channel = await connection.createChannel();
+      for (const name of [log.name, index]) await channel.deleteQueue(name);
+      await channel.close();
+    };
+    try {
+      for (let done = 0; done < namespaces; done += atOnce)
+        await Promise.all(Array.from({ length: atOnce }, race));
+    } finally {
+      await connection.close().catch(() => undefined);
+    }
+    t.diagnostic(`${reads} reads in ${namespaces} namespaces, ${failures.length} failed`);
+    assert.deepEqual(failures, [], 'every read answered');
+  });
+});
