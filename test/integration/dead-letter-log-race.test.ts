@@ -10,6 +10,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { createOps, type WarrenOps } from '../../src/ops';
 import { requireStream } from '../../src/topology';
 import { deadLogOptions } from '../fixtures/dead-log-jobs';
+import { inRounds } from '../support/rounds';
 import { rawConnection, testNamespace } from '../support/test-broker';
 
 describe('dead-letter log: first readers', () => {
@@ -69,8 +70,7 @@ describe('dead-letter log: first readers', () => {
       await channel.close();
     };
     try {
-      for (let done = 0; done < namespaces; done += atOnce)
-        await Promise.all(Array.from({ length: atOnce }, race));
+      await inRounds(namespaces, atOnce, race);
     } finally {
       await connection.close().catch(() => undefined);
     }

@@ -17,6 +17,7 @@ import { encodeBlock, lastOffset, readToEnd } from '../../src/streams';
 import { configDir, runCli } from '../support/run-cli';
 import { createBrokerUser, deleteBrokerUser, type BrokerUser } from '../support/broker-user';
 import { BROKER_URL, cleanup, rawConnection, testNamespace, testWarren } from '../support/test-broker';
+import { inRounds } from '../support/rounds';
 import { waitFor } from '../support/wait-for';
 
 const topology = defineTopology({ queues: { work: {} } });
@@ -246,8 +247,7 @@ describe('the history index (issue 33)', () => {
       await channel.close();
     };
     try {
-      for (let done = 0; done < namespaces; done += atOnce)
-        await Promise.all(Array.from({ length: atOnce }, race));
+      await inRounds(namespaces, atOnce, race);
     } finally {
       await connection.close().catch(() => undefined);
     }
