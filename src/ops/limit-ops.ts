@@ -39,13 +39,20 @@ export function limitOps(plan: TopologyPlan, connection: OpsConnection, trust: R
       trust,
     });
   };
+  // the stream read whole, once more on the next connection when RabbitMQ 3.10 killed this one under the read
+  // (OpsConnection.read)
+  const readLimits = () =>
+    connection.read(async () => {
+      const stream = await open();
+      return { stream, overrides: await stream.read() };
+    });
   return {
-    list: async () => [...(await (await open()).read()).values()].sort((a, b) => a.at - b.at),
-    get: async (target, key) => (await (await open()).read()).get(limitId(target, key)),
+    list: async () => [...(await readLimits()).overrides.values()].sort((a, b) => a.at - b.at),
+    get: async (target, key) => (await readLimits()).overrides.get(limitId(target, key)),
     set: async (input) => {
       checkLimitTarget(plan.jobs.values(), input);
-      const stream = await open();
-      const current = (await stream.read()).get(limitId(input?.target, input?.key));
+      const { stream, overrides } = await readLimits();
+      const current = overrides.get(limitId(input?.target, input?.key));
       const record = limitRecordOf(input, current, Date.now());
       await stream.append(record);
       return record;

@@ -1,25 +1,26 @@
 /**
- * The dead-letter log's first readers on RabbitMQ 3.10, where a consumer of a stream that another connection
- * is still creating loses its connection (541, docs/guide/topology.md): an operator's first `warren dead`
- * (or the dashboard's) at the moment a worker starting up declares the log. ops reads once more on the next
- * connection. On 4.3 there is no race, and the test checks the same answers.
+ * ops' first reads of warren's streams on RabbitMQ 3.10, where a consumer of a stream that another connection
+ * is still creating is refused (406) or loses its connection (541, docs/guide/topology.md): an operator's
+ * first `warren dead` or `warren limits` (or the dashboard's) at the moment a worker starting up declares the
+ * stream. A read tries again while the stream starts, and ops reads once more on the next connection. On 4.3
+ * there is no race, and the test checks the same answers. (The history's lookups: history-index.test.ts.)
  */
 import { afterEach, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { createOps, type WarrenOps } from '../../src/ops';
-import { requireStream } from '../../src/topology';
+import { planStream, requireStream } from '../../src/topology';
 import { deadLogOptions } from '../fixtures/dead-log-jobs';
 import { inRounds } from '../support/rounds';
 import { rawConnection, testNamespace } from '../support/test-broker';
 
-describe('dead-letter log: first readers', () => {
+describe('ops: first reads of a stream another connection creates', () => {
   const opened: WarrenOps[] = [];
   afterEach(async () => {
     for (const ops of opened.splice(0)) await ops.close().catch(() => undefined);
   });
 
-  it('answers a search, a page, the stats and a count when another connection creates the log at that moment', async (t) => {
+  it("answers the dead-letter log's search, page, count and stats, and the limits, when another connection creates their streams at that moment", async (t) => {
     const namespaces = 24;
     const atOnce = 6;
     const connection = await rawConnection();
@@ -35,6 +36,7 @@ describe('dead-letter log: first readers', () => {
       opened.push(...all);
       const log = requireStream(all[0]!.plan, 'dead-letter-log');
       const index = all[0]!.plan.naming.deadLetterLogIndex();
+      const limits = planStream('limits', undefined, all[0]!.plan.naming);
       const racing = await rawConnection();
       const racer = await racing.createChannel();
       racer.on('error', () => undefined);
@@ -47,12 +49,14 @@ describe('dead-letter log: first readers', () => {
         Promise.allSettled([
           racer.assertQueue(log.name, log.assertion),
           racer.assertQueue(index, log.assertion),
+          racer.assertQueue(limits.name, limits.assertion),
         ]),
       );
       const [searchOps, otherOps] = all as [WarrenOps, WarrenOps];
       const answers = await Promise.allSettled([
         searchOps.dead.search({}).then((letters) => assert.deepEqual(letters, [])),
         otherOps.dead.page().then((page) => assert.deepEqual(page.letters, [])),
+        otherOps.limits.list().then((overrides) => assert.deepEqual(overrides, [])),
       ]);
       await declared;
       const after = await Promise.allSettled([
@@ -66,7 +70,7 @@ describe('dead-letter log: first readers', () => {
       }
       for (const ops of all) await ops.close();
       const channel = await connection.createChannel();
-      for (const name of [log.name, index]) await channel.deleteQueue(name);
+      for (const name of [log.name, index, limits.name]) await channel.deleteQueue(name);
       await channel.close();
     };
     try {
