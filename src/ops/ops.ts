@@ -97,7 +97,7 @@ export class WarrenOps {
         const { manager, confirms, publisher, trust } = await this.connection.open();
         const publish = (job: string, data: unknown, jobId: string) =>
           publisher.publish(job, data, { jobId });
-        return { manager, confirms, publish, trust };
+        return { manager, confirms, publish, trust, read: (run) => this.connection.read(run) };
       },
     );
     this.dead = new DeadLetterOps(

@@ -22,12 +22,15 @@ export interface ScheduleOpsConnection {
   readonly confirms: ConfirmPublisher;
   readonly publish: (job: string, data: unknown, jobId: string) => Promise<unknown>;
   readonly trust: RecordTrust;
+  /** Runs a read, and once more on the next connection when the connection was lost under it (OpsConnection.read). */
+  readonly read: <T>(run: () => Promise<T>) => Promise<T>;
 }
 
 /** Quiet time after the registry's last chunk that ends a read of it, ms. */
 const REGISTRY_END_IDLE_MS = 200;
 
 interface Parts {
+  readonly read: ScheduleOpsConnection['read'];
   readonly runtime: RuntimeSchedules;
   readonly registry: ScheduleRegistry;
   readonly isSchedulerRunning: () => Promise<boolean>;
@@ -79,10 +82,9 @@ export class ScheduleOps {
    */
   async read(): Promise<RegistryView> {
     const parts = await this.open();
-    const [entries, running] = await Promise.all([
-      parts.registry.snapshot(REGISTRY_END_IDLE_MS),
-      parts.isSchedulerRunning(),
-    ]);
+    const [entries, running] = await parts.read(() =>
+      Promise.all([parts.registry.snapshot(REGISTRY_END_IDLE_MS), parts.isSchedulerRunning()]),
+    );
     const now = Date.now();
     const schedules: DeclaredSchedule[] = [];
     const paused = new Set<string>();
@@ -109,7 +111,7 @@ export class ScheduleOps {
   }
 
   private open(): Promise<Parts> {
-    this.parts ??= this.connect().then(({ manager, confirms, publish, trust }) => {
+    this.parts ??= this.connect().then(({ manager, confirms, publish, trust, read }) => {
       const log = createSilentLogger();
       const stream = requireStream(this.plan, 'schedules');
       const registry = new ScheduleRegistry({
@@ -138,7 +140,7 @@ export class ScheduleOps {
         log,
       });
       for (const spec of this.crons) runtime.addLocal(spec);
-      return { runtime, registry, isSchedulerRunning: running };
+      return { read, runtime, registry, isSchedulerRunning: running };
     });
     return this.parts;
   }

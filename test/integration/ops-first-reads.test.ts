@@ -1,7 +1,7 @@
 /**
  * ops' first reads of warren's streams on RabbitMQ 3.10, where a consumer of a stream that another connection
  * is still creating is refused (406) or loses its connection (541, docs/guide/topology.md): an operator's
- * first `warren dead` or `warren limits` (or the dashboard's) at the moment a worker starting up declares the
+ * first `warren dead`, `warren limits` or `warren schedules` (or the dashboard's) at the moment a worker starting up declares the
  * stream. A read tries again while the stream starts, and ops reads once more on the next connection. On 4.3
  * there is no race, and the test checks the same answers. (The history's lookups: history-index.test.ts.)
  */
@@ -37,6 +37,9 @@ describe('ops: first reads of a stream another connection creates', () => {
       const log = requireStream(all[0]!.plan, 'dead-letter-log');
       const index = all[0]!.plan.naming.deadLetterLogIndex();
       const limits = planStream('limits', undefined, all[0]!.plan.naming);
+      const schedules = (['schedules', 'schedules-checkpoints'] as const).map((kind) =>
+        requireStream(all[0]!.plan, kind),
+      );
       const racing = await rawConnection();
       const racer = await racing.createChannel();
       racer.on('error', () => undefined);
@@ -50,6 +53,7 @@ describe('ops: first reads of a stream another connection creates', () => {
           racer.assertQueue(log.name, log.assertion),
           racer.assertQueue(index, log.assertion),
           racer.assertQueue(limits.name, limits.assertion),
+          ...schedules.map((stream) => racer.assertQueue(stream.name, stream.assertion)),
         ]),
       );
       const [searchOps, otherOps] = all as [WarrenOps, WarrenOps];
@@ -57,6 +61,7 @@ describe('ops: first reads of a stream another connection creates', () => {
         searchOps.dead.search({}).then((letters) => assert.deepEqual(letters, [])),
         otherOps.dead.page().then((page) => assert.deepEqual(page.letters, [])),
         otherOps.limits.list().then((overrides) => assert.deepEqual(overrides, [])),
+        searchOps.schedules().then((found) => assert.deepEqual(found, [])),
       ]);
       await declared;
       const after = await Promise.allSettled([
@@ -70,7 +75,8 @@ describe('ops: first reads of a stream another connection creates', () => {
       }
       for (const ops of all) await ops.close();
       const channel = await connection.createChannel();
-      for (const name of [log.name, index, limits.name]) await channel.deleteQueue(name);
+      for (const name of [log.name, index, limits.name, ...schedules.map((s) => s.name)])
+        await channel.deleteQueue(name);
       await channel.close();
     };
     try {
