@@ -249,13 +249,20 @@ export class WarrenOps {
     return (await this.connection.publisher()).publish(job, data, options);
   }
 
-  /** Delayed jobs by id, as `warren.delayed.*` (docs/guide/job-control.md); each reads the control stream first. */
+  /**
+   * Delayed jobs by id, as `warren.delayed.*` (docs/guide/job-control.md); each reads the control stream first
+   * (once more on the next connection when the connection was lost under the read; a cancel records itself
+   * without what it could not read).
+   */
   readonly delayed = {
     cancel: async (jobId: string): Promise<CancelledJob> =>
       (await this.connection.jobControl()).cancel(jobId),
-    promote: async (jobId: string): Promise<void> => (await this.connection.jobControl()).promote(jobId),
-    reschedule: async (jobId: string, options: RescheduleOptions): Promise<void> =>
-      (await this.connection.jobControl()).reschedule(jobId, rescheduleAt(jobId, options)),
+    promote: (jobId: string): Promise<void> =>
+      this.connection.read(async ({ jobControl }) => jobControl.promote(jobId)),
+    reschedule: (jobId: string, options: RescheduleOptions): Promise<void> =>
+      this.connection.read(async ({ jobControl }) =>
+        jobControl.reschedule(jobId, rescheduleAt(jobId, options)),
+      ),
     /**
      * The `controllable` delayed jobs due next, soonest first (at most `limit`, default 20), of one job
      * queue or of all. Jobs published without `controllable` keep no copy on the stream: not listed.
@@ -274,7 +281,9 @@ export class WarrenOps {
           `delayed.dueNext: limit must be a whole number from 1 to 1000 (got ${String(limit)})`,
         );
       const keys = new Map(this.plan.queues.filter((q) => q.role === 'job').map((q) => [q.name, q.key]));
-      return (await this.connection.jobControl()).dueNext(limit, (name) => keys.get(name), queue);
+      return this.connection.read(({ jobControl }) =>
+        jobControl.dueNext(limit, (name) => keys.get(name), queue),
+      );
     },
   };
 

@@ -1,9 +1,11 @@
 /**
  * ops' first reads of warren's streams on RabbitMQ 3.10, where a consumer of a stream that another connection
  * is still creating is refused (406) or loses its connection (541, docs/guide/topology.md): an operator's
- * first `warren dead`, `warren limits` or `warren schedules` (or the dashboard's) at the moment a worker starting up declares the
- * stream. A read tries again while the stream starts, and ops reads once more on the next connection. On 4.3
- * there is no race, and the test checks the same answers. (The history's lookups: history-index.test.ts.)
+ * first `warren dead`, `warren limits`, `warren schedules` or `warren job promote` (or the dashboard's) at the
+ * moment a worker starting up declares the stream; a lost connection also fails the same process's other
+ * reads under way. A read tries again while the stream starts, and ops reads once more on the next
+ * connection. On 4.3 there is no race, and the test checks the same answers. (The history's lookups:
+ * history-index.test.ts.)
  */
 import { afterEach, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
@@ -20,7 +22,7 @@ describe('ops: first reads of a stream another connection creates', () => {
     for (const ops of opened.splice(0)) await ops.close().catch(() => undefined);
   });
 
-  it("answers the dead-letter log's search, page, count and stats, and the limits, when another connection creates their streams at that moment", async (t) => {
+  it("answers the dead-letter log's search, page, count and stats, the limits, the schedules and the delayed jobs, when another connection creates their streams at that moment", async (t) => {
     const namespaces = 24;
     const atOnce = 6;
     const connection = await rawConnection();
@@ -37,6 +39,7 @@ describe('ops: first reads of a stream another connection creates', () => {
       const log = requireStream(all[0]!.plan, 'dead-letter-log');
       const index = all[0]!.plan.naming.deadLetterLogIndex();
       const limits = planStream('limits', undefined, all[0]!.plan.naming);
+      const control = requireStream(all[0]!.plan, 'job-control');
       const schedules = (['schedules', 'schedules-checkpoints'] as const).map((kind) =>
         requireStream(all[0]!.plan, kind),
       );
@@ -54,28 +57,39 @@ describe('ops: first reads of a stream another connection creates', () => {
           racer.assertQueue(index, log.assertion),
           racer.assertQueue(limits.name, limits.assertion),
           ...schedules.map((stream) => racer.assertQueue(stream.name, stream.assertion)),
+          racer.assertQueue(control.name, control.assertion),
         ]),
       );
       const [searchOps, otherOps] = all as [WarrenOps, WarrenOps];
-      const answers = await Promise.allSettled([
-        searchOps.dead.search({}).then((letters) => assert.deepEqual(letters, [])),
-        otherOps.dead.page().then((page) => assert.deepEqual(page.letters, [])),
-        otherOps.limits.list().then((overrides) => assert.deepEqual(overrides, [])),
-        searchOps.schedules().then((found) => assert.deepEqual(found, [])),
-      ]);
+      const labelled = (reads: Record<string, () => Promise<unknown>>) =>
+        Promise.all(
+          Object.entries(reads).map(([what, read]) =>
+            read().then(
+              () => undefined,
+              (error: unknown) => `${what}: ${(error as Error).message}`,
+            ),
+          ),
+        );
+      const answers = await labelled({
+        'dead.search': () => searchOps.dead.search({}).then((letters) => assert.deepEqual(letters, [])),
+        'dead.page': () => otherOps.dead.page().then((page) => assert.deepEqual(page.letters, [])),
+        'limits.list': () => otherOps.limits.list().then((overrides) => assert.deepEqual(overrides, [])),
+        schedules: () => searchOps.schedules().then((found) => assert.deepEqual(found, [])),
+        'delayed.dueNext': () => otherOps.delayed.dueNext().then((due) => assert.deepEqual(due, [])),
+      });
       await declared;
-      const after = await Promise.allSettled([
-        searchOps.dead.count({}).then((n) => assert.equal(n, 0)),
-        otherOps.dead.stats().then((stats) => assert.equal(stats.letters, 0)),
-      ]);
+      const after = await labelled({
+        'dead.count': () => searchOps.dead.count({}).then((n) => assert.equal(n, 0)),
+        'dead.stats': () => otherOps.dead.stats().then((stats) => assert.equal(stats.letters, 0)),
+      });
       await racing.close().catch(() => undefined);
-      for (const answer of [...answers, ...after]) {
+      for (const failure of [...answers, ...after]) {
         reads += 1;
-        if (answer.status === 'rejected') failures.push(String((answer.reason as Error).message));
+        if (failure !== undefined) failures.push(failure);
       }
       for (const ops of all) await ops.close();
       const channel = await connection.createChannel();
-      for (const name of [log.name, index, limits.name, ...schedules.map((s) => s.name)])
+      for (const name of [log.name, index, limits.name, control.name, ...schedules.map((s) => s.name)])
         await channel.deleteQueue(name);
       await channel.close();
     };
