@@ -14,15 +14,15 @@ import { BROKER_URL, cleanup, testNamespace, testWarren } from '../support/test-
 import { waitFor } from '../support/wait-for';
 
 /**
- * Per-key limits changed at run time (docs/guide/per-key-limits.md#changing-limits-at-run-time): a rate raised with
- * ops.limits reaches every owner within the stated bound; a record forged by another vhost user is skipped.
- */
-/**
  * How much later than the owner's start decision a handler may stamp its start on a loaded machine (as in
  * per-key-limits.test.ts).
  */
 const STAMP_SLACK_MS = 200;
 
+/**
+ * Per-key limits changed at run time (docs/guide/per-key-limits.md#changing-limits-at-run-time): a rate raised with
+ * ops.limits reaches every owner within the stated bound; a record forged by another vhost user is skipped.
+ */
 describe('per-key limit overrides', () => {
   const workers = new ChildWorkers<KeyLimitWorkerMessage>('../fixtures/key-limit-worker');
   const opened: WarrenOps[] = [];

@@ -1,10 +1,10 @@
 import { connect as connectTcp, createServer, type Server, type Socket } from 'node:net';
 
 /**
- * A TCP proxy to the broker at `brokerUrl` that holds every chunk the broker sends for `delayMs` (in order). With `pause`,
- * it also cuts what the broker sends into pieces of `bytes` and sends them `gapMs` apart: a broker that
- * pauses in the middle of a stream's chunk, as a loaded one does. `setDelay` changes the hold of what comes
- * next (never reordering what is held).
+ * A TCP proxy to the broker at `brokerUrl` that holds every chunk the broker sends for `delayMs` (in order).
+ * With `pause`, it also cuts what the broker sends into pieces of `bytes` and sends them `gapMs` apart: a
+ * broker that pauses in the middle of a stream's chunk, as a loaded one does. `setDelay` changes the hold of
+ * what comes next (never reordering what is held).
  */
 export async function slowProxy(
   brokerUrl: string,
