@@ -15,14 +15,14 @@ import {
 } from '../dead-letter-log';
 import type { RecordTrust } from '../records';
 import { isDeclaredJobQueue, plannedStream, planStream, type TopologyPlan } from '../topology';
+import type { ReadAgain } from './ops-connection';
 import { UnknownQueueError } from './ops-errors';
 
 export interface LogConnection {
   readonly openChannel: () => Promise<amqp.Channel>;
   readonly send: (message: OutgoingMessage) => Promise<void>;
   readonly trust: RecordTrust;
-  /** Runs a read, and once more on the next connection when the connection was lost under it (OpsConnection.read). */
-  readonly read: <T>(run: () => Promise<T>) => Promise<T>;
+  readonly read: ReadAgain;
 }
 
 /**
@@ -31,7 +31,6 @@ export interface LogConnection {
  */
 export class DeadLetterOps {
   private log: DeadLetterLog | undefined;
-  private connection: LogConnection | undefined;
 
   /** Made by createOps (`ops.dead`); not meant to be called directly. */
   constructor(
@@ -111,14 +110,12 @@ export class DeadLetterOps {
   /** A read of the log: once more on the next connection when the connection was lost under it. */
   private async reading<T>(run: (log: DeadLetterLog) => Promise<T>): Promise<T> {
     const log = await this.open();
-    const connection = this.connection ?? (await this.connect());
-    return connection.read(() => run(log));
+    return (await this.connect()).read(() => run(log));
   }
 
   private async open(): Promise<DeadLetterLog> {
     if (this.log) return this.log;
     const connection = await this.connect();
-    this.connection = connection;
     // A config without deadLetterLog does not plan the log; ops.dead still reads (and collects into) it.
     const stream =
       plannedStream(this.plan, 'dead-letter-log') ??

@@ -18,6 +18,9 @@ import type { OpsOptions } from './options';
 /** How long a read that lost its connection waits for the next one before it fails with its own error, ms. */
 const READ_RECONNECT_WAIT_MS = 10_000;
 
+/** {@link OpsConnection.read}, as the operations that read through it are given it. */
+export type ReadAgain = <T>(run: () => Promise<T>) => Promise<T>;
+
 /** An opened ops connection: the connection and the same publishing parts a warren wires. */
 export interface OpenedOps extends PublishingParts {
   readonly manager: ConnectionManager;

@@ -15,6 +15,7 @@ import {
 import type { RecordTrust } from '../records';
 import { requireStream, type TopologyPlan } from '../topology';
 import type { DeclaredSchedule, RegistryView } from './describe-plan';
+import type { ReadAgain } from './ops-connection';
 
 /** What the schedule operations need from the ops connection (opened on first use). */
 export interface ScheduleOpsConnection {
@@ -22,15 +23,14 @@ export interface ScheduleOpsConnection {
   readonly confirms: ConfirmPublisher;
   readonly publish: (job: string, data: unknown, jobId: string) => Promise<unknown>;
   readonly trust: RecordTrust;
-  /** Runs a read, and once more on the next connection when the connection was lost under it (OpsConnection.read). */
-  readonly read: <T>(run: () => Promise<T>) => Promise<T>;
+  readonly read: ReadAgain;
 }
 
 /** Quiet time after the registry's last chunk that ends a read of it, ms. */
 const REGISTRY_END_IDLE_MS = 200;
 
 interface Parts {
-  readonly read: ScheduleOpsConnection['read'];
+  readonly read: ReadAgain;
   readonly runtime: RuntimeSchedules;
   readonly registry: ScheduleRegistry;
   readonly isSchedulerRunning: () => Promise<boolean>;
