@@ -1,6 +1,7 @@
 import type * as amqp from 'amqplib';
 import { X_ARGS } from '../topology';
 import { rejectWhenStalled } from './stall-timer';
+import { whileStreamStarts } from './starting-stream';
 
 /** No record of the append delivered for this long (after its confirms) means it is not coming, ms. */
 const LOCATE_STALL_MS = 5000;
@@ -13,7 +14,18 @@ const LOCATE_STALL_MS = 5000;
  * Resolves with the offsets in the append's order once every one was seen; rejects when `append` fails or
  * they do not all come back.
  */
-export async function appendAndLocate(
+export function appendAndLocate(
+  openChannel: () => Promise<amqp.Channel>,
+  stream: string,
+  count: number,
+  append: () => Promise<void>,
+  which: (properties: amqp.MessageProperties) => number | undefined,
+): Promise<number[]> {
+  // a refusal of a stream still starting answers the consume, before anything was appended
+  return whileStreamStarts(() => locate(openChannel, stream, count, append, which));
+}
+
+async function locate(
   openChannel: () => Promise<amqp.Channel>,
   stream: string,
   count: number,

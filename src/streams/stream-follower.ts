@@ -1,6 +1,7 @@
 import type * as amqp from 'amqplib';
 import { X_ARGS } from '../topology';
 import type { StreamRecord } from './stream-reader';
+import { whileStreamStarts } from './starting-stream';
 import { visitSafely } from './visit-safely';
 import { closeChannel } from '../core';
 
@@ -22,7 +23,16 @@ const PREFETCH = 2000;
  * Follows a stream from an offset: what an index keeps open so that a warm query needs no read at all.
  * Acks (credit only) every half prefetch.
  */
-export async function followStream(
+export function followStream(
+  openChannel: () => Promise<amqp.Channel>,
+  stream: string,
+  from: number,
+  visit: (record: StreamRecord) => void,
+): Promise<StreamFollower> {
+  return whileStreamStarts(() => follow(openChannel, stream, from, visit));
+}
+
+async function follow(
   openChannel: () => Promise<amqp.Channel>,
   stream: string,
   from: number,

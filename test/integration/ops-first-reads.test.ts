@@ -11,7 +11,8 @@ import { afterEach, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { createOps, type WarrenOps } from '../../src/ops';
-import { planStream, requireStream } from '../../src/topology';
+import { followStream } from '../../src/streams';
+import { CHECKPOINT_RETENTION, planStream, requireStream, streamAssertion } from '../../src/topology';
 import { deadLogOptions } from '../fixtures/dead-log-jobs';
 import { inRounds } from '../support/rounds';
 import { rawConnection, testNamespace } from '../support/test-broker';
@@ -100,5 +101,54 @@ describe('ops: first reads of a stream another connection creates', () => {
     }
     t.diagnostic(`${reads} reads in ${namespaces} namespaces, ${failures.length} failed`);
     assert.deepEqual(failures, [], 'every read answered');
+  });
+  it('follows a stream it declared while another connection creates it: no consume is refused as still starting', async (t) => {
+    // A worker follows the limits, schedule and job-control streams right after declaring them. 3.10 may
+    // refuse the consume (406) or kill the connection (541): the first is waited out, the second is the
+    // reconnect's (a worker's ready steps run again), so only the refusals count here.
+    const args = streamAssertion(CHECKPOINT_RETENTION);
+    const admin = await rawConnection();
+    const refused: string[] = [];
+    let followed = 0;
+    let raced = 0;
+    const race = async () => {
+      const stream = `${testNamespace('frace')}.stream`;
+      const [racing, follower] = [await rawConnection(), await rawConnection()];
+      for (const c of [racing, follower]) c.on('error', () => undefined);
+      const racer = await racing.createChannel();
+      racer.on('error', () => undefined);
+      const declared = sleep((raced++ % 6) * 2).then(() =>
+        racer.assertQueue(stream, args).catch(() => undefined),
+      );
+      try {
+        const channel = await follower.createChannel();
+        channel.on('error', () => undefined);
+        await channel.assertQueue(stream, args);
+        await (
+          await followStream(
+            () => follower.createChannel(),
+            stream,
+            0,
+            () => undefined,
+          )
+        ).close();
+        followed += 1;
+      } catch (error) {
+        const message = String((error as Error).message);
+        if (/does not have a replica on the local node/.test(message)) refused.push(message);
+      }
+      await declared;
+      for (const c of [racing, follower]) await c.close().catch(() => undefined);
+      const channel = await admin.createChannel();
+      await channel.deleteQueue(stream);
+      await channel.close();
+    };
+    try {
+      await inRounds(48, 6, race);
+    } finally {
+      await admin.close().catch(() => undefined);
+    }
+    t.diagnostic(`48 followers, ${followed} followed, ${refused.length} refused as still starting`);
+    assert.deepEqual(refused, [], 'no consume refused as still starting');
   });
 });
